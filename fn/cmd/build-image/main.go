@@ -1,0 +1,77 @@
+// Command build-image packages a static nrl-k8s binary into a container
+// image tarball without Docker, for `docker load` / `podman load` or for
+// pushing with crane/skopeo. It prints the image digest so release notes
+// can pin it.
+//
+//	CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w" -o nrl-k8s ./fn/cmd/nrl-k8s
+//	go run ./fn/cmd/build-image --binary nrl-k8s --tag ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/ociimage"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "build-image:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("build-image", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	binary := fs.String("binary", "", "path to the statically linked linux binary (required)")
+	tag := fs.String("tag", "ghcr.io/nemo-rl-krm/nrl-k8s:dev", "image reference written into the tarball")
+	out := fs.String("out", "nrl-k8s-image.tar", "output tarball path")
+	arch := fs.String("arch", ociimage.DefaultArchitecture, "image architecture (GOARCH), must match the binary")
+	version := fs.String("version", "", "org.opencontainers.image.version label (default: the tag's version)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *binary == "" {
+		return errors.New("--binary is required")
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	ref, err := name.NewTag(*tag)
+	if err != nil {
+		return fmt.Errorf("--tag: %w", err)
+	}
+	if *version == "" {
+		*version = ref.TagStr()
+	}
+
+	img, err := ociimage.Build(ociimage.Options{
+		BinaryPath:   *binary,
+		Architecture: *arch,
+		Labels: map[string]string{
+			"org.opencontainers.image.source":  "https://github.com/nemo-rl-krm/nemo-rl-krm",
+			"org.opencontainers.image.title":   "nrl-k8s",
+			"org.opencontainers.image.version": *version,
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if err := ociimage.WriteTarball(img, *tag, *out); err != nil {
+		return err
+	}
+	digest, err := ociimage.Digest(img)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, digest)
+	return err
+}
