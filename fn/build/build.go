@@ -1,0 +1,175 @@
+// Package build turns a resolved profile and the run parameters into typed
+// Kubernetes objects: RayJob or RayClusters, the DRA objects their workers
+// claim, Deployments and Services, and the dev pod. It does no I/O.
+package build
+
+import (
+	"fmt"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
+)
+
+// Mode is what a render produces.
+type Mode string
+
+const (
+	// RayJob: one ephemeral RayJob (KubeRay creates and tears down the cluster).
+	RayJob Mode = "rayjob"
+	// RayCluster: long-lived RayClusters plus RayJobs submitted to them.
+	RayCluster Mode = "raycluster"
+	// Dev: the CPU-only dev pod.
+	Dev Mode = "dev"
+)
+
+// Modes lists the valid modes.
+var Modes = []Mode{RayJob, RayCluster, Dev}
+
+// Params are the run parameters that are not in the profile.
+type Params struct {
+	Mode Mode
+	// RunID names this run: it suffixes the submitted job and is exported as
+	// NRL_K8S_RUN_ID to the training entrypoint in raycluster mode.
+	RunID string
+	// User is the normalised submitting user.
+	User string
+	// Name overrides the RayJob name (rayjob mode) or the training job name.
+	Name string
+	// Overrides are extra Hydra overrides appended to the training driver.
+	Overrides []string
+}
+
+// Object is one rendered object (a typed KubeRay / Kubernetes struct).
+type Object struct {
+	Obj any
+}
+
+// Build renders every object the run needs. Findings that do not stop the
+// render (warnings) are returned beside the objects.
+func Build(in *profile.Infra, file string, p Params) ([]Object, diag.List) {
+	var ds diag.List
+	var out []Object
+	switch p.Mode {
+	case RayJob:
+		objs, err := rayJobMode(in, p, &ds, file)
+		if err != nil {
+			ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
+			return nil, ds
+		}
+		out = objs
+	case RayCluster:
+		objs, err := rayClusterMode(in, p, &ds, file)
+		if err != nil {
+			ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
+			return nil, ds
+		}
+		out = objs
+	case Dev:
+		out = []Object{{Obj: devPod(in, p.User)}}
+		return out, ds
+	default:
+		ds.Errorf("", "mode", "found %q; expected one of rayjob, raycluster, dev", p.Mode)
+		return nil, ds
+	}
+	out = append(out, deploymentObjects(in)...)
+	return out, ds
+}
+
+// fieldError is an error tied to a profile field.
+type fieldError struct {
+	field string
+	msg   string
+}
+
+func (e *fieldError) Error() string { return e.field + ": " + e.msg }
+
+func errAt(field, format string, args ...any) error {
+	return &fieldError{field: field, msg: fmt.Sprintf(format, args...)}
+}
+
+func fieldOf(err error) string {
+	if fe, ok := err.(*fieldError); ok {
+		return fe.field
+	}
+	return ""
+}
+
+func msgOf(err error) string {
+	if fe, ok := err.(*fieldError); ok {
+		return fe.msg
+	}
+	return err.Error()
+}
+
+func rayJobMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]Object, error) {
+	c := in.Kuberay.Training
+	if c == nil {
+		return nil, errAt("kuberay.training", "is not defined; rayjob mode needs the training cluster")
+	}
+	for _, rc := range in.Kuberay.ByRole() {
+		if rc.Role != "training" {
+			ds.Warnf(file, "kuberay."+rc.Role, "rayjob mode renders only the training cluster; cluster %q is not part of this run (use --mode raycluster)", rc.Cluster.Name)
+		}
+	}
+	r, err := renderClusterSpec(in, "training", c)
+	if err != nil {
+		return nil, errAt("kuberay.training.spec.workerGroupSpecs", "%v", err)
+	}
+	job, err := newRayJob(in, c, r.spec, p)
+	if err != nil {
+		return nil, err
+	}
+	out := draObjects(in, c, r.claims)
+	return append(out, Object{Obj: job}), nil
+}
+
+func rayClusterMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]Object, error) {
+	var out []Object
+	roles := in.Kuberay.ByRole()
+	if len(roles) == 0 {
+		return nil, errAt("kuberay", "declares no cluster; expected at least kuberay.training")
+	}
+	for _, rc := range roles {
+		r, err := renderClusterSpec(in, rc.Role, rc.Cluster)
+		if err != nil {
+			return nil, errAt("kuberay."+rc.Role+".spec.workerGroupSpecs", "%v", err)
+		}
+		out = append(out, draObjects(in, rc.Cluster, r.claims)...)
+		out = append(out, Object{Obj: newRayCluster(in, rc.Cluster, r.spec)})
+	}
+	for _, rc := range roles {
+		if rc.Cluster.Daemon != nil {
+			job, err := newDaemonJob(in, rc.Role, rc.Cluster)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Object{Obj: job})
+		}
+	}
+	if in.Kuberay.Training == nil {
+		ds.Warnf(file, "kuberay.training", "no training cluster: only the clusters are rendered, no training job")
+		return out, nil
+	}
+	if in.Launch.Entrypoint == nil || *in.Launch.Entrypoint == "" {
+		ds.Warnf(file, "launch.entrypoint", "is empty: the clusters are rendered without a training job")
+		return out, nil
+	}
+	job, err := newTrainingJob(in, in.Kuberay.Training, p)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, Object{Obj: job}), nil
+}
+
+func deploymentObjects(in *profile.Infra) []Object {
+	var out []Object
+	for _, k := range tree.SortedKeys(in.Deployments) {
+		d := in.Deployments[k]
+		out = append(out, Object{Obj: newDeployment(in, d)})
+		if svc := newService(in, d); svc != nil {
+			out = append(out, Object{Obj: svc})
+		}
+	}
+	return out
+}

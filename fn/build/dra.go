@@ -1,0 +1,119 @@
+package build
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The claim names a worker pod uses to ask for the DRA objects we create.
+const (
+	ComputeDomainClaim = "compute-domain-channel"
+	RoCEClaim          = "roce-channel"
+)
+
+// draKind says which object a known claim needs.
+type draKind int
+
+const (
+	computeDomainKind draKind = iota
+	roceKind
+)
+
+// DRA object names: `<prefix><cluster>-<role>`. The role is appended even
+// when the cluster name already ends in it (nrl-k8s does the same, and
+// running clusters are named that way).
+func computeDomainName(cluster, role string) string { return "compute-domain-" + cluster + "-" + role }
+func roceName(cluster, role string) string          { return "roce-" + cluster + "-" + role }
+
+// draClaim is one distinct claim found in a cluster's worker pods.
+type draClaim struct {
+	kind draKind
+	name string
+}
+
+// rewriteClaims points the known claims of worker pods at the per-cluster
+// templates and returns them in first-seen order. Head pods are left alone.
+func rewriteClaims(pods []*corev1.PodSpec, cluster, role string) []draClaim {
+	var found []draClaim
+	seen := map[draKind]bool{}
+	for _, spec := range pods {
+		for i := range spec.ResourceClaims {
+			rc := &spec.ResourceClaims[i]
+			var k draKind
+			var name string
+			switch rc.Name {
+			case ComputeDomainClaim:
+				k, name = computeDomainKind, computeDomainName(cluster, role)
+			case RoCEClaim:
+				k, name = roceKind, roceName(cluster, role)
+			default:
+				continue
+			}
+			rc.ResourceClaimTemplateName = ptr(name)
+			rc.ResourceClaimName = nil
+			if !seen[k] {
+				seen[k] = true
+				found = append(found, draClaim{kind: k, name: name})
+			}
+		}
+	}
+	return found
+}
+
+// ComputeDomain is NVIDIA's resource.nvidia.com/v1beta1 ComputeDomain. Its Go
+// module is not available here, so the fields we set are declared locally and
+// checked against the CRD schema (shared/crds) in tests.
+type ComputeDomain struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              ComputeDomainSpec `json:"spec"`
+}
+
+// ComputeDomainSpec is the part of the CRD spec we render.
+type ComputeDomainSpec struct {
+	Channel  ComputeDomainChannel `json:"channel"`
+	NumNodes int64                `json:"numNodes"`
+}
+
+// ComputeDomainChannel names the ResourceClaimTemplate the driver creates.
+type ComputeDomainChannel struct {
+	ResourceClaimTemplate ComputeDomainTemplateRef `json:"resourceClaimTemplate"`
+}
+
+// ComputeDomainTemplateRef is the template's name.
+type ComputeDomainTemplateRef struct {
+	Name string `json:"name"`
+}
+
+func newComputeDomain(name, namespace string, numNodes int64) *ComputeDomain {
+	return &ComputeDomain{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.nvidia.com/v1beta1", Kind: "ComputeDomain"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: draLabels()},
+		Spec: ComputeDomainSpec{
+			Channel:  ComputeDomainChannel{ResourceClaimTemplate: ComputeDomainTemplateRef{Name: name}},
+			NumNodes: numNodes,
+		},
+	}
+}
+
+// newRoCETemplate requests count RoCE NICs of the given device class.
+func newRoCETemplate(name, namespace string, count int64, class string) *resourcev1.ResourceClaimTemplate {
+	return &resourcev1.ResourceClaimTemplate{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaimTemplate"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: draLabels()},
+		Spec: resourcev1.ResourceClaimTemplateSpec{
+			Spec: resourcev1.ResourceClaimSpec{
+				Devices: resourcev1.DeviceClaim{
+					Requests: []resourcev1.DeviceRequest{{
+						Name: "roce",
+						Exactly: &resourcev1.ExactDeviceRequest{
+							DeviceClassName: class,
+							Count:           count,
+						},
+					}},
+				},
+			},
+		},
+	}
+}

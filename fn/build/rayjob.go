@@ -1,0 +1,167 @@
+package build
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
+)
+
+// RunIDLabel carries --run-id on the jobs we submit.
+const RunIDLabel = "nemo-rl.nvidia.com/run-id"
+
+// trainingEntrypoint is launch.entrypoint with the run's extra overrides.
+func trainingEntrypoint(in *profile.Infra, p Params) (string, error) {
+	if in.Launch.Entrypoint == nil || strings.TrimSpace(*in.Launch.Entrypoint) == "" {
+		return "", errAt("launch.entrypoint", "infra.launch.entrypoint is empty; expected the training command")
+	}
+	ep, err := hydra.AppendOverrides(*in.Launch.Entrypoint, p.Overrides)
+	if err != nil {
+		return "", errAt("launch.entrypoint", "%v", err)
+	}
+	return ep, nil
+}
+
+func runLabels(p Params) map[string]string {
+	if p.RunID == "" {
+		return nil
+	}
+	return map[string]string{RunIDLabel: p.RunID}
+}
+
+// newRayJob is the ephemeral run (§4.5): KubeRay creates the cluster from
+// rayClusterSpec, runs the entrypoint verbatim and tears the cluster down.
+// HTTPMode by default: K8sJobMode's extra Job breaks KAI gang scheduling.
+func newRayJob(in *profile.Infra, c *profile.Cluster, spec *rayv1.RayClusterSpec, p Params) (*rayv1.RayJob, error) {
+	ep, err := trainingEntrypoint(in, p)
+	if err != nil {
+		return nil, err
+	}
+	opts := in.Launch.RayJob
+	name := c.Name
+	if opts.Name != nil && *opts.Name != "" {
+		name = *opts.Name
+	}
+	if p.Name != "" {
+		name = p.Name
+	}
+	job := &rayv1.RayJob{
+		TypeMeta: metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayJob"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Namespace:   in.Namespace,
+			Labels:      objectLabels(in.Labels, c.Labels, runLabels(p)),
+			Annotations: objectAnnotations(in.Annotations, c.Annotations),
+		},
+		Spec: rayv1.RayJobSpec{
+			Entrypoint:               ep,
+			SubmissionMode:           rayv1.JobSubmissionMode(opts.SubmissionMode),
+			ShutdownAfterJobFinishes: opts.ShutdownAfterJobFinishes,
+			TTLSecondsAfterFinished:  int32(opts.TTLSecondsAfterFinished),
+			RayClusterSpec:           spec,
+		},
+	}
+	if opts.ActiveDeadlineSeconds != nil {
+		job.Spec.ActiveDeadlineSeconds = ptr(int32(*opts.ActiveDeadlineSeconds))
+	}
+	return job, nil
+}
+
+// submitJob is a RayJob that runs on an existing RayCluster (clusterSelector)
+// instead of creating one: KubeRay's own way to submit to a long-lived
+// cluster, so the submission is a reviewable object, not a CLI side effect.
+func submitJob(in *profile.Infra, c *profile.Cluster, name, entrypoint string, labels map[string]string) *rayv1.RayJob {
+	return &rayv1.RayJob{
+		TypeMeta: metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayJob"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      name,
+			Namespace: in.Namespace,
+			Labels:    objectLabels(in.Labels, c.Labels, labels),
+			// Cluster annotations configure the cluster KubeRay creates from a
+			// RayJob; a job submitted to an existing cluster takes only the
+			// profile's.
+			Annotations: objectAnnotations(in.Annotations, nil),
+		},
+		Spec: rayv1.RayJobSpec{
+			Entrypoint:      entrypoint,
+			SubmissionMode:  rayv1.JobSubmissionMode(in.Launch.RayJob.SubmissionMode),
+			ClusterSelector: map[string]string{"ray.io/cluster": c.Name},
+			// The cluster outlives the job: never shut it down from here.
+			ShutdownAfterJobFinishes: false,
+		},
+	}
+}
+
+// newDaemonJob submits a role's daemon; daemons get their env through
+// runtime_env.env_vars, as in nrl-k8s.
+func newDaemonJob(in *profile.Infra, role string, c *profile.Cluster) (*rayv1.RayJob, error) {
+	d := c.Daemon
+	name := c.Name + "-daemon"
+	job := submitJob(in, c, name, d.Entrypoint, map[string]string{"nemo-rl.nvidia.com/job": "daemon"})
+	if d.SubmissionID != nil && *d.SubmissionID != "" {
+		job.Spec.JobId = *d.SubmissionID
+	}
+	if len(d.Env) > 0 {
+		env, err := yaml.Marshal(map[string]any{"env_vars": d.Env})
+		if err != nil {
+			return nil, errAt("kuberay."+role+".daemon.env", "%v", err)
+		}
+		job.Spec.RuntimeEnvYAML = string(env)
+	}
+	return job, nil
+}
+
+var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// newTrainingJob submits training to the long-lived training cluster. Env is
+// exported in front of the entrypoint (nrl-k8s's port-forward submitter does
+// the same: Ray refuses to merge runtime_env env_vars with the cluster's).
+func newTrainingJob(in *profile.Infra, c *profile.Cluster, p Params) (*rayv1.RayJob, error) {
+	ep, err := trainingEntrypoint(in, p)
+	if err != nil {
+		return nil, err
+	}
+	env := map[string]string{}
+	for k, v := range in.Launch.Env {
+		env[k] = v
+	}
+	if p.RunID != "" {
+		if _, set := env["NRL_K8S_RUN_ID"]; !set {
+			env["NRL_K8S_RUN_ID"] = p.RunID
+		}
+	}
+	var lines []string
+	for _, k := range tree.SortedKeys(env) {
+		if !envKeyRE.MatchString(k) {
+			return nil, errAt("launch.env."+k, "is not a shell variable name; expected [A-Za-z_][A-Za-z0-9_]*")
+		}
+		lines = append(lines, fmt.Sprintf("export %s=%s", k, hydra.ShellQuote(env[k])))
+	}
+	if len(lines) > 0 {
+		ep = strings.Join(lines, "\n") + "\n" + ep
+	}
+	name := c.Name + "-train"
+	if p.RunID != "" {
+		name += "-" + p.RunID
+	}
+	if p.Name != "" {
+		name = p.Name
+	}
+	labels := map[string]string{"nemo-rl.nvidia.com/job": "training"}
+	for k, v := range runLabels(p) {
+		labels[k] = v
+	}
+	job := submitJob(in, c, name, ep, labels)
+	job.Spec.TTLSecondsAfterFinished = int32(in.Launch.RayJob.TTLSecondsAfterFinished)
+	if p.RunID != "" {
+		job.Spec.JobId = p.RunID
+	}
+	return job, nil
+}

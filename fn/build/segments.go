@@ -1,0 +1,45 @@
+package build
+
+import (
+	"fmt"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+)
+
+// splitSegments replaces each worker group of R replicas with R/size groups
+// `<group>-segment-<i>` of size replicas each, so KAI can place every segment
+// in one topology domain. A group no larger than size is kept as is; R not
+// divisible by size is an error.
+func splitSegments(groups []rayv1.WorkerGroupSpec, size int32) ([]rayv1.WorkerGroupSpec, error) {
+	var out []rayv1.WorkerGroupSpec
+	for _, g := range groups {
+		var r int32
+		if g.Replicas != nil {
+			r = *g.Replicas
+		}
+		if r <= size {
+			out = append(out, g)
+			continue
+		}
+		if r%size != 0 {
+			name := g.GroupName
+			if name == "" {
+				name = "<unnamed>"
+			}
+			return nil, fmt.Errorf("workerGroup '%s' has replicas=%d which is not evenly divisible by segmentSize=%d", name, r, size)
+		}
+		base := g.GroupName
+		if base == "" {
+			base = "workers"
+		}
+		for i := int32(0); i < r/size; i++ {
+			seg := *g.DeepCopy()
+			seg.GroupName = fmt.Sprintf("%s-segment-%d", base, i)
+			seg.Replicas, seg.MinReplicas, seg.MaxReplicas = ptr(size), ptr(size), ptr(size)
+			out = append(out, seg)
+		}
+	}
+	return out, nil
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,335 @@
+package check
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
+)
+
+// UploadSizer measures the working dir that codeSource=upload would send.
+type UploadSizer func(paths []string) (int64, error)
+
+// RayUploadLimit is Ray's cap on an uploaded working_dir.
+const RayUploadLimit = 100 << 20
+
+// Input is what the checks read.
+type Input struct {
+	Profile    *profile.Loaded
+	Recipe     *Recipe
+	Params     build.Params
+	UploadSize UploadSizer
+}
+
+// Run applies every pre-apply check.
+func Run(in Input) diag.List {
+	var ds diag.List
+	f := in.Profile.File
+	infra := in.Profile.Infra
+	if in.Recipe != nil {
+		recipeVsCluster(&ds, f, infra, in.Recipe)
+		megatron(&ds, f, in.Recipe)
+	}
+	for _, rc := range infra.Kuberay.ByRole() {
+		segments(&ds, f, rc)
+		webhookFields(&ds, f, rc)
+		placement(&ds, f, rc)
+	}
+	secrets(&ds, f, infra)
+	upload(&ds, f, infra, in.Params, in.UploadSize)
+	return ds
+}
+
+// gpusPerWorker is nvidia.com/gpu of a worker's containers (limits, else
+// requests), summed over containers.
+func gpusPerWorker(spec *corev1.PodSpec) (int64, bool) {
+	var total int64
+	found := false
+	for _, c := range spec.Containers {
+		q, ok := c.Resources.Limits["nvidia.com/gpu"]
+		if !ok {
+			q, ok = c.Resources.Requests["nvidia.com/gpu"]
+		}
+		if ok {
+			total += q.Value()
+			found = true
+		}
+	}
+	return total, found
+}
+
+func asInt(v any) (int64, bool) {
+	switch t := v.(type) {
+	case int64:
+		return t, true
+	case float64:
+		if t == float64(int64(t)) {
+			return int64(t), true
+		}
+	case string:
+		var n int64
+		if _, err := fmt.Sscan(strings.TrimSpace(t), &n); err == nil {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// recipeVsCluster compares what the recipe asks for with what the training
+// cluster provides; a mismatch would otherwise show up as Pending pods or a
+// Ray job waiting forever for nodes.
+func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
+	c := infra.Kuberay.Training
+	if c == nil || c.Spec == nil {
+		return
+	}
+	gpuV, hasGPU, gpuDyn := r.Value("cluster.gpus_per_node")
+	gpus, gpuOK := asInt(gpuV)
+	var capacity int64
+	for i, g := range c.Spec.WorkerGroupSpecs {
+		field := fmt.Sprintf("kuberay.training.spec.workerGroupSpecs[%d]", i)
+		replicas := int64(0)
+		if g.Replicas != nil {
+			replicas = int64(*g.Replicas)
+		}
+		hosts := int64(g.NumOfHosts)
+		if hosts == 0 {
+			hosts = 1
+		}
+		perWorker, found := gpusPerWorker(&g.Template.Spec)
+		if !found || perWorker == 0 {
+			continue // a CPU group gives no GPU nodes
+		}
+		capacity += replicas * hosts
+		if hasGPU && gpuOK && !gpuDyn && perWorker != gpus {
+			ds.Errorf(f, field+".template.spec.containers[*].resources.limits[nvidia.com/gpu]",
+				"found %d GPUs per worker in group %q; expected %d, the recipe's cluster.gpus_per_node (set by %s)",
+				perWorker, g.GroupName, gpus, r.Origin("cluster.gpus_per_node"))
+		}
+	}
+	nodesV, hasNodes, nodesDyn := r.Value("cluster.num_nodes")
+	nodes, nodesOK := asInt(nodesV)
+	if !hasNodes || !nodesOK || nodesDyn || capacity == 0 {
+		return
+	}
+	field := "kuberay.training.spec.workerGroupSpecs[*].replicas"
+	switch {
+	case nodes > capacity:
+		ds.Errorf(f, field, "the training cluster provides %d GPU nodes (replicas × numOfHosts); expected at least %d, the recipe's cluster.num_nodes (set by %s): Ray would wait forever for the missing nodes",
+			capacity, nodes, r.Origin("cluster.num_nodes"))
+	case nodes < capacity:
+		ds.Warnf(f, field, "the training cluster provides %d GPU nodes but the recipe's cluster.num_nodes is %d (set by %s): %d nodes will sit idle",
+			capacity, nodes, r.Origin("cluster.num_nodes"), capacity-nodes)
+	}
+	if col, ok, _ := r.Value("policy.generation.colocated.enabled"); ok && col == false {
+		gn, okN, dynN := r.Value("policy.generation.colocated.resources.num_nodes")
+		if n, isInt := asInt(gn); okN && isInt && !dynN && n >= nodes {
+			ds.Errorf(r.File, "policy.generation.colocated.resources.num_nodes",
+				"found %d generation nodes (set by %s); expected fewer than cluster.num_nodes=%d so that training keeps nodes",
+				n, r.Origin("policy.generation.colocated.resources.num_nodes"), nodes)
+		}
+	}
+}
+
+// megatron: both backends on, or deleting optimizer kwargs Megatron needs.
+func megatron(ds *diag.List, f string, r *Recipe) {
+	meg, _, _ := r.Value("policy.megatron_cfg.enabled")
+	dt, _, _ := r.Value("policy.dtensor_cfg.enabled")
+	if isTrue(meg) && isTrue(dt) {
+		ds.Errorf(r.File, "policy.megatron_cfg.enabled", "found policy.megatron_cfg.enabled=true (set by %s) together with policy.dtensor_cfg.enabled=true (set by %s); expected exactly one training backend",
+			r.Origin("policy.megatron_cfg.enabled"), r.Origin("policy.dtensor_cfg.enabled"))
+	}
+	if !isTrue(meg) {
+		return
+	}
+	for _, o := range r.Overrides {
+		k := o.Override.Key.String()
+		if o.Override.Op == hydra.Delete && (k == "policy.optimizer.kwargs.foreach" || k == "policy.optimizer.kwargs.fused") {
+			file := r.File
+			if o.Origin == "entrypoint" {
+				file = f
+			}
+			ds.Errorf(file, k, "override %q deletes a key Megatron's optimizer needs (it crashes at start-up); expected no deletion on a Megatron recipe (policy.megatron_cfg.enabled=true)", o.Override.Raw)
+		}
+	}
+}
+
+func segments(ds *diag.List, f string, rc profile.RoleCluster) {
+	c := rc.Cluster
+	if c.SegmentSize == nil || c.Spec == nil || *c.SegmentSize <= 0 {
+		return
+	}
+	size := int64(*c.SegmentSize)
+	for i, g := range c.Spec.WorkerGroupSpecs {
+		if g.Replicas == nil {
+			continue
+		}
+		r := int64(*g.Replicas)
+		if r > size && r%size != 0 {
+			ds.Errorf(f, fmt.Sprintf("kuberay.%s.spec.workerGroupSpecs[%d].replicas", rc.Role, i),
+				"found %d replicas in group %q; expected a multiple of segmentSize=%d (kuberay.%s.segmentSize)", r, g.GroupName, size, rc.Role)
+		}
+	}
+}
+
+// webhookFields: GB300 clusters inject ephemeral-storage and readiness probes
+// by admission webhook; a hand-written value fights the webhook.
+func webhookFields(ds *diag.List, f string, rc profile.RoleCluster) {
+	if rc.Cluster.Spec == nil {
+		return
+	}
+	visit := func(base string, spec *corev1.PodSpec) {
+		for i, c := range spec.Containers {
+			cf := fmt.Sprintf("%s.containers[%d]", base, i)
+			for kind, list := range map[string]corev1.ResourceList{"limits": c.Resources.Limits, "requests": c.Resources.Requests} {
+				if _, ok := list[corev1.ResourceEphemeralStorage]; ok {
+					ds.Errorf(f, cf+".resources."+kind+".ephemeral-storage", "is set by hand; expected it unset: the cluster's admission webhook injects ephemeral-storage")
+				}
+			}
+			if c.ReadinessProbe != nil {
+				ds.Errorf(f, cf+".readinessProbe", "is set by hand; expected it unset: the cluster's admission webhook injects the Ray readiness probe")
+			}
+		}
+	}
+	base := "kuberay." + rc.Role + ".spec"
+	visit(base+".headGroupSpec.template.spec", &rc.Cluster.Spec.HeadGroupSpec.Template.Spec)
+	for i := range rc.Cluster.Spec.WorkerGroupSpecs {
+		visit(fmt.Sprintf("%s.workerGroupSpecs[%d].template.spec", base, i), &rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec)
+	}
+}
+
+// placement warnings: untolerated GPU workers, DRA claims without KAI
+// topology, heads on GPU nodes.
+func placement(ds *diag.List, f string, rc profile.RoleCluster) {
+	spec := rc.Cluster.Spec
+	if spec == nil {
+		return
+	}
+	base := "kuberay." + rc.Role + ".spec"
+	for i, g := range spec.WorkerGroupSpecs {
+		gf := fmt.Sprintf("%s.workerGroupSpecs[%d].template", base, i)
+		if len(g.Template.Spec.Tolerations) == 0 {
+			ds.Warnf(f, gf+".spec.tolerations", "worker group %q has no tolerations; expected tolerations for the GPU nodes' taints, or its pods stay Pending", g.GroupName)
+		}
+		hasCD := false
+		for _, c := range g.Template.Spec.ResourceClaims {
+			if c.Name == build.ComputeDomainClaim {
+				hasCD = true
+			}
+		}
+		if hasCD && g.Template.Annotations["kai.scheduler/topology"] == "" {
+			ds.Warnf(f, gf+".metadata.annotations", "worker group %q claims a ComputeDomain spanning nodes but has no kai.scheduler/topology annotation; expected KAI topology so the workers land in one NVLink domain", g.GroupName)
+		}
+	}
+	head := spec.HeadGroupSpec.Template.Spec
+	hf := base + ".headGroupSpec.template.spec"
+	for k := range head.NodeSelector {
+		if strings.HasPrefix(k, "nvidia.com/gpu") {
+			ds.Warnf(f, hf+".nodeSelector."+k, "the head pod selects GPU nodes; expected a CPU node group (the head runs no GPU work)")
+		}
+	}
+	if n, ok := gpusPerWorker(&head); ok && n > 0 {
+		ds.Warnf(f, hf+".containers[*].resources", "the head pod requests %d GPUs; expected none (the head runs no GPU work)", n)
+	}
+}
+
+// secretKeyRE matches env names that hold credentials.
+var secretKeyRE = regexp.MustCompile(`(?i)(TOKEN|API_?KEY|SECRET|PASSWORD|PASSWD|CRED|PRIVATE_?KEY|ACCESS_?KEY)`)
+
+// LooksSecret reports whether an env var name holds a credential.
+func LooksSecret(name string) bool { return secretKeyRE.MatchString(name) }
+
+// secrets: a literal value under a credential-looking name is an inlined
+// secret; the value itself is never repeated in the message.
+func secrets(ds *diag.List, f string, infra *profile.Infra) {
+	msg := "holds a literal value under a credential-looking name; expected valueFrom.secretKeyRef (or envFrom.secretRef) so the secret is referenced, never embedded"
+	visit := func(base string, spec *corev1.PodSpec) {
+		for _, group := range []struct {
+			name string
+			cs   []corev1.Container
+		}{{"containers", spec.Containers}, {"initContainers", spec.InitContainers}} {
+			for i, c := range group.cs {
+				for j, e := range c.Env {
+					if e.Value != "" && LooksSecret(e.Name) {
+						ds.Errorf(f, fmt.Sprintf("%s.%s[%d].env[%d] (%s)", base, group.name, i, j, e.Name), "%s", msg)
+					}
+				}
+			}
+		}
+	}
+	for _, rc := range infra.Kuberay.ByRole() {
+		if rc.Cluster.Spec == nil {
+			continue
+		}
+		base := "kuberay." + rc.Role + ".spec"
+		visit(base+".headGroupSpec.template.spec", &rc.Cluster.Spec.HeadGroupSpec.Template.Spec)
+		for i := range rc.Cluster.Spec.WorkerGroupSpecs {
+			visit(fmt.Sprintf("%s.workerGroupSpecs[%d].template.spec", base, i), &rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec)
+		}
+		if d := rc.Cluster.Daemon; d != nil {
+			for _, k := range tree.SortedKeys(d.Env) {
+				if d.Env[k] != "" && LooksSecret(k) {
+					ds.Errorf(f, "kuberay."+rc.Role+".daemon.env."+k, "%s", msg)
+				}
+			}
+		}
+	}
+	for _, k := range tree.SortedKeys(infra.Deployments) {
+		if d := infra.Deployments[k]; d != nil && d.Spec != nil {
+			visit("deployments."+k+".spec.template.spec", &d.Spec.Template.Spec)
+		}
+	}
+	for _, m := range []struct {
+		field string
+		env   map[string]string
+	}{{"launch.env", infra.Launch.Env}, {"networking.extra_env", infra.Networking.ExtraEnv}} {
+		for _, k := range tree.SortedKeys(m.env) {
+			if m.env[k] != "" && LooksSecret(k) {
+				ds.Errorf(f, m.field+"."+k, "%s", msg)
+			}
+		}
+	}
+}
+
+// defaultUploadPaths is nrl-k8s's built-in upload list (§7.4).
+var defaultUploadPaths = []string{
+	"nemo_rl", "examples", "infra/examples", "tests/check_metrics.py", "tests/json_dump_tb_logs.py",
+	"3rdparty/Gym-workspace/Gym/nemo_gym", "3rdparty/Gym-workspace/Gym/resources_servers",
+	"3rdparty/Gym-workspace/Gym/responses_api_models/vllm_model",
+	"3rdparty/Gym-workspace/Gym/responses_api_agents/simple_agent",
+	"3rdparty/Gym-workspace/Gym/pyproject.toml", "3rdparty/Gym-workspace/Gym/uv.lock",
+	"3rdparty/Megatron-Bridge-workspace/Megatron-Bridge/3rdparty/Megatron-LM/megatron",
+}
+
+// UploadPaths is the list codeSource=upload stages.
+func UploadPaths(infra *profile.Infra) []string {
+	if len(infra.Launch.RayUploadPaths) > 0 {
+		return infra.Launch.RayUploadPaths
+	}
+	return defaultUploadPaths
+}
+
+func upload(ds *diag.List, f string, infra *profile.Infra, p build.Params, size UploadSizer) {
+	if infra.Launch.CodeSource != "upload" || p.Mode == build.Dev {
+		return
+	}
+	ds.Warnf(f, "launch.codeSource", "is upload: a manifest cannot carry a local working dir, so the rendered jobs run the code baked into the image; expected codeSource image or lustre with codePath for a run that is fully described by its manifests")
+	if size == nil {
+		return
+	}
+	n, err := size(UploadPaths(infra))
+	if err != nil {
+		ds.Errorf(f, "launch.rayUploadPaths", "cannot measure the upload working dir: %v", err)
+		return
+	}
+	if n > RayUploadLimit {
+		ds.Errorf(f, "launch.rayUploadPaths", "the upload working dir is %d bytes (%.1f MiB); expected at most Ray's 100 MiB cap: trim rayUploadPaths or use codeSource image|lustre", n, float64(n)/(1<<20))
+	}
+}

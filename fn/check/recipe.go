@@ -1,0 +1,190 @@
+// Package check finds what nrl-k8s does not: a recipe that asks for GPUs or
+// nodes the cluster spec does not provide, inlined secrets, fields cluster
+// webhooks own, crashing Megatron settings, and output the operators would
+// reject. Each rule names file, field path, what it found and what it expected.
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
+)
+
+// Env is what recipe interpolation may read.
+type Env struct {
+	User string
+	Env  func(string) (string, bool)
+}
+
+// Recipe is the effective recipe: the `defaults:` chain, then the Hydra
+// overrides the entrypoint passes to run_*.py, then the run's overrides.
+type Recipe struct {
+	File string
+	// Files is the defaults chain, base first.
+	Files []string
+	// Tree is the merged recipe with overrides applied, unresolved.
+	Tree *tree.Map
+	// Resolved is Tree with interpolations resolved (nil if that failed).
+	Resolved *tree.Map
+	// Invocation is the driver call found in the entrypoint, if any.
+	Invocation *hydra.Invocation
+	// Overrides are all overrides applied, in order, with where they came from.
+	Overrides []AppliedOverride
+	loader    *recipe.Loader
+}
+
+// AppliedOverride is an override and its origin.
+type AppliedOverride struct {
+	Override hydra.Override
+	Origin   string // "entrypoint" or "run"
+}
+
+// EffectiveRecipe builds the recipe the training driver will see.
+func EffectiveRecipe(l *recipe.Loader, rec *recipe.Loaded, file string, prof *profile.Loaded, runOverrides []string, env Env) (*Recipe, diag.List) {
+	var ds diag.List
+	r := &Recipe{File: file, Files: rec.Files, Tree: tree.Copy(rec.Tree).(*tree.Map), loader: l}
+	if ep := prof.Infra.Launch.Entrypoint; ep != nil {
+		if inv, ok := hydra.FindInvocation(*ep); ok {
+			r.Invocation = &inv
+			for _, raw := range inv.Overrides {
+				o, err := hydra.Parse(raw)
+				if err != nil {
+					ds.Errorf(prof.File, "launch.entrypoint", "line %d: %v", inv.Line, err)
+					continue
+				}
+				r.apply(&ds, prof.File, "launch.entrypoint", o, "entrypoint")
+			}
+		}
+	}
+	for _, raw := range runOverrides {
+		o, err := hydra.Parse(raw)
+		if err != nil {
+			ds.Errorf("", raw, "%v", err)
+			continue
+		}
+		r.apply(&ds, file, o.Key.String(), o, "run")
+	}
+	resolved, err := interp.New(r.Tree, interp.Options{
+		User: env.User, Env: env.Env,
+		// The recipe is resolved again in the pod, where ${oc.env:...} reads
+		// the pod's environment: an unset variable here is not an error.
+		Resolvers: map[string]interp.Func{"oc.env": podEnvResolver(env.Env)},
+	}).Value(nil)
+	if err != nil {
+		if ie, ok := err.(*interp.Error); ok {
+			ds.Errorf(r.fileOf(tree.ParsePath(ie.Path)), ie.Path, "cannot resolve %q: %s", ie.Value, ie.Msg)
+		} else {
+			ds.Errorf(file, "", "%v", err)
+		}
+	} else {
+		r.Resolved = resolved.(*tree.Map)
+	}
+	return r, ds
+}
+
+func (r *Recipe) apply(ds *diag.List, file, field string, o hydra.Override, origin string) {
+	if s, ok := o.Value.(string); ok && o.Dynamic {
+		// The pod's shell expands ${VAR} before Hydra reads it: to us the
+		// value is text, not an OmegaConf interpolation.
+		o.Value = strings.ReplaceAll(s, "${", `\${`)
+	}
+	if err := hydra.Apply(r.Tree, o); err != nil {
+		ds.Errorf(file, field, "%v", err)
+		return
+	}
+	r.Overrides = append(r.Overrides, AppliedOverride{Override: o, Origin: origin})
+}
+
+// podEnvResolver reads the render's environment and, for a variable that is
+// not set, keeps the interpolation for the pod to resolve.
+func podEnvResolver(env func(string) (string, bool)) interp.Func {
+	return func(args []any) (any, error) {
+		if len(args) < 1 || len(args) > 2 {
+			return nil, fmt.Errorf("takes a variable name and an optional default")
+		}
+		name, ok := args[0].(string)
+		if !ok {
+			return nil, fmt.Errorf("variable name must be a string")
+		}
+		if env != nil {
+			if v, ok := env(name); ok {
+				return v, nil
+			}
+		}
+		if len(args) == 2 {
+			if args[1] == nil {
+				return nil, nil
+			}
+			return interp.ToString(args[1])
+		}
+		return "${oc.env:" + name + "}", nil
+	}
+}
+
+// Value returns the resolved value at a dotted path, and whether a dynamic
+// (pod-side shell) override set it.
+func (r *Recipe) Value(path string) (v any, ok bool, dynamic bool) {
+	p := tree.ParsePath(path)
+	for i := len(r.Overrides) - 1; i >= 0; i-- {
+		if r.Overrides[i].Override.Key.String() == p.String() {
+			if r.Overrides[i].Override.Dynamic {
+				return nil, false, true
+			}
+			break
+		}
+	}
+	if r.Resolved == nil {
+		v, ok = tree.Lookup(r.Tree, p)
+		return v, ok, false
+	}
+	v, ok = tree.Lookup(r.Resolved, p)
+	return v, ok, false
+}
+
+// Origin says where the value at path was set: the last override that set
+// it, else the last file of the chain that holds it.
+func (r *Recipe) Origin(path string) string {
+	p := tree.ParsePath(path)
+	for i := len(r.Overrides) - 1; i >= 0; i-- {
+		o := r.Overrides[i]
+		if o.Override.Key.String() == p.String() {
+			if o.Origin == "entrypoint" {
+				return fmt.Sprintf("entrypoint override %q", o.Override.Raw)
+			}
+			return fmt.Sprintf("run override %q", o.Override.Raw)
+		}
+	}
+	return r.fileOf(p)
+}
+
+func (r *Recipe) fileOf(p tree.Path) string {
+	if r.loader == nil {
+		return r.File
+	}
+	for i := len(r.Files) - 1; i >= 0; i-- {
+		m, err := r.loader.Parse(r.Files[i])
+		if err != nil {
+			continue
+		}
+		if _, ok := tree.Lookup(m, p); ok {
+			return r.Files[i]
+		}
+	}
+	return r.File
+}
+
+func isTrue(v any) bool {
+	switch t := v.(type) {
+	case bool:
+		return t
+	case string:
+		return strings.EqualFold(t, "true")
+	}
+	return false
+}

@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	"github.com/spf13/cobra"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+)
+
+func checkCmd() *cobra.Command {
+	var f runFlags
+	var repoRoot string
+	c := &cobra.Command{
+		Use:     "check RECIPE [OVERRIDES...] --infra INFRA",
+		Aliases: []string{"validate"},
+		Short:   "Validate a run and print a summary; exit 1 on errors",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req, err := f.request(args)
+			if err != nil {
+				return err
+			}
+			if repoRoot != "" {
+				req.UploadSize = dirSizer(repoRoot)
+			}
+			res := pipeline.Run(recipe.NewLoader(source.Disk{}), req)
+			w := cmd.OutOrStdout()
+			if res.Profile != nil {
+				summary(w, res)
+			}
+			fmt.Fprintln(w)
+			printFindings(w, res.Diags)
+			if res.Diags.HasErrors() {
+				return exitError{ExitError}
+			}
+			return nil
+		},
+	}
+	f.register(c, true)
+	c.Flags().StringVar(&repoRoot, "repo-root", "", "NeMo-RL checkout: measure the codeSource=upload working dir against Ray's 100 MiB cap")
+	return c
+}
+
+func printFindings(w io.Writer, ds diag.List) {
+	errs, warns := 0, 0
+	for _, d := range ds {
+		switch d.Severity {
+		case diag.Error:
+			errs++
+		case diag.Warning:
+			warns++
+		}
+	}
+	fmt.Fprintf(w, "CHECKS\n------\n")
+	for _, d := range ds.Sorted() {
+		fmt.Fprintf(w, "  %s\n", d.String())
+	}
+	fmt.Fprintf(w, "  %d error(s), %d warning(s)\n", errs, warns)
+}
+
+// summary prints what the run asks for, in the spirit of nrl-k8s check.
+func summary(w io.Writer, res *pipeline.Result) {
+	in := res.Profile.Infra
+	fmt.Fprintf(w, "namespace:   %s\n", in.Namespace)
+	fmt.Fprintf(w, "image:       %s\n", in.Image)
+	if len(in.ImagePullSecrets) > 0 {
+		fmt.Fprintf(w, "pullSecrets: %s\n", strings.Join(in.ImagePullSecrets, ", "))
+	}
+	if in.ServiceAccount != nil {
+		fmt.Fprintf(w, "sa:          %s\n", *in.ServiceAccount)
+	}
+	sched := in.Scheduler.Kind
+	if in.Scheduler.Queue != nil {
+		sched += fmt.Sprintf(" (queue=%s)", *in.Scheduler.Queue)
+	}
+	fmt.Fprintf(w, "scheduler:   %s\n", sched)
+	fmt.Fprintf(w, "launch.mode: %s\n", in.Launch.Mode)
+	if res.Recipe != nil {
+		fmt.Fprintf(w, "recipe:      %s\n", strings.Join(res.Recipe.Files, " <- "))
+		for _, k := range []string{"cluster.gpus_per_node", "cluster.num_nodes"} {
+			if v, ok, _ := res.Recipe.Value(k); ok {
+				fmt.Fprintf(w, "  %s = %v (%s)\n", k, v, res.Recipe.Origin(k))
+			}
+		}
+	}
+	if in.Launch.Entrypoint != nil {
+		fmt.Fprintln(w, "entrypoint:")
+		for _, l := range strings.Split(*in.Launch.Entrypoint, "\n") {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+	fmt.Fprint(w, "\nKUBERAY\n-------\n")
+	for _, rc := range in.Kuberay.ByRole() {
+		clusterSummary(w, rc)
+	}
+	if len(in.Deployments) > 0 {
+		fmt.Fprint(w, "\nDEPLOYMENTS\n-----------\n")
+		for _, d := range res.Docs {
+			if d.Kind == "Deployment" {
+				fmt.Fprintf(w, "  %s\n", d.Name)
+			}
+		}
+	}
+	var svc, dra []string
+	for _, d := range res.Docs {
+		switch d.Kind {
+		case "Service":
+			svc = append(svc, d.Name)
+		case "ComputeDomain", "ResourceClaimTemplate":
+			dra = append(dra, d.Kind+": "+d.Name)
+		}
+	}
+	if len(svc) > 0 {
+		fmt.Fprint(w, "\nSERVICES\n--------\n")
+		for _, s := range svc {
+			fmt.Fprintf(w, "  %s\n", s)
+		}
+	}
+	if len(dra) > 0 {
+		fmt.Fprint(w, "\nDRA RESOURCES\n-------------\n")
+		for _, s := range dra {
+			fmt.Fprintf(w, "  %s\n", s)
+		}
+	}
+}
+
+func clusterSummary(w io.Writer, rc profile.RoleCluster) {
+	c := rc.Cluster
+	fmt.Fprintf(w, "  %s: %s\n", rc.Role, c.Name)
+	if c.Spec == nil {
+		return
+	}
+	head := c.Spec.HeadGroupSpec.Template.Spec
+	if len(head.Containers) > 0 {
+		l := head.Containers[0].Resources.Limits
+		fmt.Fprintf(w, "    head    cpu=%s mem=%s\n", l.Cpu(), l.Memory())
+	}
+	var total, gpus int64
+	for _, g := range c.Spec.WorkerGroupSpecs {
+		total += replicas(g) * hosts(g)
+		for _, ct := range g.Template.Spec.Containers {
+			if q, ok := ct.Resources.Limits["nvidia.com/gpu"]; ok {
+				gpus += q.Value() * replicas(g) * hosts(g)
+			}
+		}
+	}
+	seg := ""
+	if c.SegmentSize != nil && *c.SegmentSize > 0 && total > int64(*c.SegmentSize) {
+		seg = fmt.Sprintf(" (%d segments x %d)", total/int64(*c.SegmentSize), *c.SegmentSize)
+	}
+	cpu, mem := "-", "-"
+	if len(c.Spec.WorkerGroupSpecs) > 0 && len(c.Spec.WorkerGroupSpecs[0].Template.Spec.Containers) > 0 {
+		l := c.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Resources.Limits
+		cpu, mem = l.Cpu().String(), l.Memory().String()
+	}
+	fmt.Fprintf(w, "    workers %dx%s cpu=%s mem=%s gpu=%d\n", total, seg, cpu, mem, gpus)
+	if c.Daemon != nil {
+		id := "—"
+		if c.Daemon.SubmissionID != nil {
+			id = *c.Daemon.SubmissionID
+		}
+		fmt.Fprintf(w, "    daemon  %s\n", id)
+	} else {
+		fmt.Fprintln(w, "    daemon  —")
+	}
+}
+
+func replicas(g rayv1.WorkerGroupSpec) int64 {
+	if g.Replicas == nil {
+		return 0
+	}
+	return int64(*g.Replicas)
+}
+
+func hosts(g rayv1.WorkerGroupSpec) int64 {
+	if g.NumOfHosts <= 0 {
+		return 1
+	}
+	return int64(g.NumOfHosts)
+}
+
+// dirSizer sums file sizes under root for the given repo-relative paths,
+// skipping what nrl-k8s's staging skips.
+func dirSizer(root string) func([]string) (int64, error) {
+	skip := map[string]bool{".gitignore": true, "__pycache__": true, ".venv": true, ".git": true, ".mypy_cache": true, ".pytest_cache": true, ".ruff_cache": true}
+	return func(paths []string) (int64, error) {
+		var total int64
+		for _, p := range paths {
+			full := filepath.Join(root, filepath.FromSlash(p))
+			if _, err := os.Stat(full); err != nil {
+				continue // missing paths are skipped, as in nrl-k8s
+			}
+			err := filepath.WalkDir(full, func(path string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				name := d.Name()
+				if skip[name] || strings.HasSuffix(name, ".egg-info") {
+					if d.IsDir() {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				if strings.HasSuffix(name, ".pyc") || strings.HasSuffix(name, ".pyo") || d.IsDir() {
+					return nil
+				}
+				info, err := d.Info()
+				if err != nil {
+					return err
+				}
+				total += info.Size()
+				return nil
+			})
+			if err != nil {
+				return 0, err
+			}
+		}
+		return total, nil
+	}
+}

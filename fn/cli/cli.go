@@ -1,0 +1,166 @@
+// Package cli is the nrl-k8s command line: a thin adapter that turns flags
+// into a pipeline.Request and results into files, text and exit codes.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitError = 1 // the inputs are invalid
+	ExitUsage = 2 // the command line is wrong
+)
+
+// Version is set at link time.
+var Version = "dev"
+
+type usageError struct{ error }
+
+// Main runs the CLI and returns the exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRoot(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return ExitUsage
+	}
+	var ex exitError
+	if errors.As(err, &ex) {
+		return ex.code
+	}
+	fmt.Fprintf(stderr, "error: %v\n", err)
+	return ExitError
+}
+
+// exitError carries a code after the command already reported its findings.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "unknown flag") || strings.HasPrefix(s, "unknown shorthand") ||
+		strings.HasPrefix(s, "unknown command") || strings.Contains(s, "flag needs an argument") ||
+		strings.HasPrefix(s, "invalid argument") || strings.Contains(s, "accepts ") || strings.Contains(s, "requires at least")
+}
+
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "nrl-k8s",
+		Short:         "Render and check NeMo-RL runs as KubeRay manifests",
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(renderCmd(), checkCmd(), valuesCmd())
+	for _, extra := range extraCommands {
+		root.AddCommand(extra())
+	}
+	return root
+}
+
+// extraCommands lets other files of the package register commands.
+var extraCommands []func() *cobra.Command
+
+// runFlags are the flags every recipe-taking command shares.
+type runFlags struct {
+	infra     string
+	defaults  string
+	mode      string
+	user      string
+	namespace string
+	runID     string
+	name      string
+}
+
+func (f *runFlags) register(c *cobra.Command, withMode bool) {
+	c.Flags().StringVar(&f.infra, "infra", "", "infra profile (<recipe>.<profile>.infra.yaml); optional when the recipe has an infra: mapping")
+	c.Flags().StringVar(&f.defaults, "defaults", os.Getenv("NRL_K8S_DEFAULTS"), "user defaults layer for the profile (default $NRL_K8S_DEFAULTS)")
+	c.Flags().StringVar(&f.user, "user", "", "submitting user for ${user:} (default $NRL_K8S_USER, else the OS user)")
+	c.Flags().StringVarP(&f.namespace, "namespace", "n", "", "namespace (overrides the profile's)")
+	c.Flags().StringVar(&f.runID, "run-id", "", "run id: labels the jobs; in raycluster mode names the training job and sets NRL_K8S_RUN_ID")
+	c.Flags().StringVar(&f.name, "name", "", "RayJob name (default: the training cluster's name)")
+	if withMode {
+		c.Flags().StringVar(&f.mode, "mode", string(build.RayJob), "rayjob | raycluster | dev")
+	} else {
+		f.mode = string(build.RayJob)
+	}
+}
+
+// request builds the pipeline request from args (RECIPE, then overrides).
+func (f *runFlags) request(args []string) (pipeline.Request, error) {
+	if len(args) == 0 {
+		return pipeline.Request{}, usageError{errors.New("missing RECIPE argument")}
+	}
+	mode := build.Mode(f.mode)
+	valid := false
+	for _, m := range build.Modes {
+		valid = valid || m == mode
+	}
+	if !valid {
+		return pipeline.Request{}, usageError{fmt.Errorf("--mode %q: expected rayjob, raycluster or dev", f.mode)}
+	}
+	u, err := resolveUser(f.user)
+	if err != nil {
+		return pipeline.Request{}, usageError{err}
+	}
+	return pipeline.Request{
+		Recipe:       cleanPath(args[0]),
+		Profile:      cleanPath(f.infra),
+		UserDefaults: cleanPath(f.defaults),
+		Mode:         mode,
+		RunID:        f.runID,
+		User:         u,
+		Name:         f.name,
+		Namespace:    f.namespace,
+		Overrides:    args[1:],
+		Env:          os.LookupEnv,
+	}, nil
+}
+
+func cleanPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	return filepath.ToSlash(filepath.Clean(p))
+}
+
+// resolveUser: --user, else NRL_K8S_USER, else the OS user; normalised.
+func resolveUser(flag string) (string, error) {
+	u := flag
+	if u == "" {
+		u = os.Getenv("NRL_K8S_USER")
+	}
+	if u == "" {
+		if cu, err := user.Current(); err == nil {
+			u = cu.Username
+		}
+	}
+	u = interp.NormalizeUser(u)
+	if u == "" {
+		return "", errors.New("no user: pass --user or set NRL_K8S_USER")
+	}
+	return u, nil
+}

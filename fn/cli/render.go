@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+)
+
+func renderCmd() *cobra.Command {
+	var f runFlags
+	var out string
+	c := &cobra.Command{
+		Use:   "render RECIPE [OVERRIDES...] --infra INFRA [--mode rayjob|raycluster|dev]",
+		Short: "Write every object the run needs as a YAML stream",
+		Long: `Render a run: the RayJob (or RayClusters and the jobs submitted to them),
+the DRA ComputeDomain / RoCE ResourceClaimTemplate its workers claim, and the
+profile's Deployments and Services, in Helm's install order with sorted keys.
+OVERRIDES are Hydra overrides: infra.* change the profile, the rest are
+appended to the training driver call and checked against the cluster.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req, err := f.request(args)
+			if err != nil {
+				return err
+			}
+			res := pipeline.Run(recipe.NewLoader(source.Disk{}), req)
+			printDiags(cmd.ErrOrStderr(), res.Diags)
+			if res.Diags.HasErrors() {
+				return exitError{ExitError}
+			}
+			data, err := emit.Stream(res.Docs)
+			if err != nil {
+				return err
+			}
+			return writeOutput(cmd.OutOrStdout(), out, data)
+		},
+	}
+	f.register(c, true)
+	c.Flags().StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
+	return c
+}
+
+func writeOutput(stdout io.Writer, file string, data []byte) error {
+	if file == "" || file == "-" {
+		_, err := stdout.Write(data)
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(file, data, 0o644)
+}
+
+// printDiags writes findings, errors first, one per line.
+func printDiags(w io.Writer, ds diag.List) {
+	for _, d := range ds.Sorted() {
+		fmt.Fprintln(w, d.String())
+	}
+}

@@ -1,0 +1,141 @@
+// Package pipeline is the one path every entry point takes: load → resolve →
+// check → build → emit. The CLI, the KRM function, the chart generator and
+// render-all are thin adapters over Run.
+package pipeline
+
+import (
+	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
+)
+
+// Request is one run to render.
+type Request struct {
+	// Recipe is the recipe file; Profile the infra file ("" when the recipe
+	// carries an `infra:` mapping).
+	Recipe  string
+	Profile string
+	// UserDefaults is an optional user defaults layer for the profile.
+	UserDefaults string
+	// Mode, RunID, User, Name: see build.Params. User must be normalised.
+	Mode  build.Mode
+	RunID string
+	User  string
+	Name  string
+	// Namespace overrides the profile's.
+	Namespace string
+	// Overrides are Hydra overrides: `infra.`-prefixed ones change the
+	// profile, the rest change the recipe and are appended to the training
+	// driver call.
+	Overrides []string
+	// Env answers ${oc.env:...}; nil means an empty environment.
+	Env func(string) (string, bool)
+	// UploadSize measures the working dir nrl-k8s would upload; nil skips
+	// the 100 MiB check (the KRM function cannot read a checkout).
+	UploadSize check.UploadSizer
+}
+
+// Result is everything a render found and made.
+type Result struct {
+	Recipe  *check.Recipe
+	Profile *profile.Loaded
+	Docs    []emit.Doc
+	Diags   diag.List
+}
+
+// SplitOverrides separates `infra.` overrides (prefix removed) from recipe
+// overrides (NRL_K8S_BEHAVIOUR.md §2.2).
+func SplitOverrides(all []string) (infra, rec []string) {
+	for _, o := range all {
+		body := strings.TrimLeft(o, "+~")
+		if body == "infra" || strings.HasPrefix(body, "infra.") || strings.HasPrefix(body, "infra=") {
+			prefix := o[:len(o)-len(body)]
+			infra = append(infra, prefix+strings.TrimPrefix(strings.TrimPrefix(body, "infra"), "."))
+			continue
+		}
+		rec = append(rec, o)
+	}
+	return infra, rec
+}
+
+// Run renders one request. A nil Docs with errors in Diags means nothing
+// should be written.
+func Run(l *recipe.Loader, req Request) *Result {
+	res := &Result{}
+	infraOv, recipeOv := SplitOverrides(req.Overrides)
+	for _, o := range infraOv {
+		if strings.HasPrefix(o, "+") || strings.HasPrefix(o, "~") {
+			res.Diags.Errorf("", o, "infra overrides take no +/~ prefix (a plain dotlist merge, as in nrl-k8s); expected infra.KEY=VALUE")
+		}
+	}
+	for _, o := range recipeOv {
+		if _, err := hydra.Parse(o); err != nil {
+			res.Diags.Errorf("", o, "%v", err)
+		}
+	}
+	if res.Diags.HasErrors() {
+		return res
+	}
+	rec, err := l.Load(req.Recipe)
+	if err != nil {
+		res.Diags = append(res.Diags, diag.FromError(err, req.Recipe)...)
+		return res
+	}
+	var recipeInfra *tree.Map
+	if v, ok := rec.Tree.Get("infra"); ok {
+		m, isMap := v.(*tree.Map)
+		if !isMap {
+			res.Diags.Errorf(req.Recipe, "infra", "recipe `infra:` key must be a mapping; found a %s", tree.KindOf(v))
+			return res
+		}
+		recipeInfra = m
+		rec.Tree.Delete("infra")
+	}
+	prof, ds := profile.Load(profile.Input{
+		Loader: l, UserDefaults: req.UserDefaults, File: req.Profile,
+		RecipeInfra: recipeInfra, RecipeFile: req.Recipe,
+		Overrides: infraOv, User: req.User, Namespace: req.Namespace, Env: req.Env,
+	})
+	res.Diags = append(res.Diags, ds...)
+	if prof == nil || ds.HasErrors() {
+		return res
+	}
+	res.Profile = prof
+	params := build.Params{Mode: req.Mode, RunID: req.RunID, User: req.User, Name: req.Name, Overrides: recipeOv}
+	effective, cds := check.EffectiveRecipe(l, rec, req.Recipe, prof, recipeOv, check.Env{User: req.User, Env: req.Env})
+	res.Recipe = effective
+	res.Diags = append(res.Diags, cds...)
+	res.Diags = append(res.Diags, check.Run(check.Input{
+		Profile: prof, Recipe: effective, Params: params, UploadSize: req.UploadSize,
+	})...)
+	if res.Diags.HasErrors() {
+		return res
+	}
+	objs, bds := build.Build(prof.Infra, prof.File, params)
+	res.Diags = append(res.Diags, bds...)
+	if res.Diags.HasErrors() {
+		return res
+	}
+	typed := make([]any, len(objs))
+	for i, o := range objs {
+		typed[i] = o.Obj
+	}
+	docs, err := emit.Convert(typed)
+	if err != nil {
+		res.Diags.Errorf(prof.File, "", "%v", err)
+		return res
+	}
+	res.Diags = append(res.Diags, check.Output(prof.File, docs)...)
+	if res.Diags.HasErrors() {
+		return res
+	}
+	res.Docs = docs
+	return res
+}

@@ -1,0 +1,248 @@
+package profile
+
+import (
+	_ "embed"
+	"fmt"
+	"regexp"
+	"strings"
+
+	kjson "sigs.k8s.io/json"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
+)
+
+//go:embed defaults.yaml
+var defaultsYAML []byte
+
+// DefaultNamespace is used when neither the profile nor the run names one.
+// nrl-k8s asks the kubeconfig; a render must not depend on the machine.
+const DefaultNamespace = "default"
+
+// Input names the layers of a profile, lowest first (NRL_K8S_BEHAVIOUR.md §2.4).
+type Input struct {
+	Loader *recipe.Loader
+	// UserDefaults is an optional user defaults file (layer 2).
+	UserDefaults string
+	// File is the --infra file (layer 3a); empty when the recipe carries it.
+	File string
+	// RecipeInfra is the recipe's own `infra:` mapping (layer 3b).
+	RecipeInfra *tree.Map
+	RecipeFile  string
+	// Overrides are `infra.`-side overrides with the prefix removed (layer 4).
+	Overrides []string
+	User      string
+	// Namespace, when set, wins over the profile's.
+	Namespace string
+	Env       func(string) (string, bool)
+}
+
+// Loaded is a resolved, validated profile.
+type Loaded struct {
+	Infra *Infra
+	// Tree is the resolved profile as data, in the order the files give.
+	Tree *tree.Map
+	// File is the profile's path (for diagnostics).
+	File string
+}
+
+// Load merges, resolves, decodes and validates a profile.
+func Load(in Input) (*Loaded, diag.List) {
+	var ds diag.List
+	file := in.File
+	if file == "" {
+		file = in.RecipeFile
+	}
+	base, err := tree.Parse("defaults.yaml", defaultsYAML)
+	if err != nil {
+		ds.Errorf("defaults.yaml", "", "%v", err)
+		return nil, ds
+	}
+	merged := base
+	if in.UserDefaults != "" {
+		m, err := in.Loader.Load(in.UserDefaults)
+		if err != nil {
+			return nil, diag.FromError(err, in.UserDefaults)
+		}
+		merged = tree.Merge(merged, unwrap(m.Tree))
+	}
+	switch {
+	case in.File != "" && in.RecipeInfra != nil:
+		ds.Errorf(in.RecipeFile, "infra", "infra config supplied via --infra but the recipe also contains an `infra:` key — choose one or the other")
+		return nil, ds
+	case in.File != "":
+		m, err := in.Loader.Load(in.File)
+		if err != nil {
+			return nil, diag.FromError(err, in.File)
+		}
+		merged = tree.Merge(merged, stripPrivate(unwrap(m.Tree)))
+	case in.RecipeInfra != nil:
+		merged = tree.Merge(merged, stripPrivate(tree.Copy(in.RecipeInfra).(*tree.Map)))
+	default:
+		ds.Errorf("", "", "no infra profile: pass --infra FILE or put an `infra:` mapping in the recipe")
+		return nil, ds
+	}
+	root := merged.(*tree.Map)
+	for _, o := range in.Overrides {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok {
+			ds.Errorf(file, o, "infra override %q: expected infra.KEY=VALUE", o)
+			continue
+		}
+		val, err := tree.Parse("override", []byte(v))
+		if err != nil {
+			val = v
+		}
+		if m, isMap := val.(*tree.Map); isMap && m.Len() == 0 && strings.TrimSpace(v) != "{}" {
+			val = v
+		}
+		if err := tree.SetPath(root, tree.ParsePath(k), val); err != nil {
+			ds.Errorf(file, k, "infra override %q: %v", o, err)
+		}
+	}
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	resolved, err := interp.Resolve(root, interp.Options{User: in.User, Env: in.Env})
+	if err != nil {
+		if ie, ok := err.(*interp.Error); ok {
+			ds.Errorf(file, ie.Path, "cannot resolve %q: %s", ie.Value, ie.Msg)
+		} else {
+			ds.Errorf(file, "", "%v", err)
+		}
+		return nil, ds
+	}
+	rt := resolved.(*tree.Map)
+	if in.Namespace != "" {
+		rt.Set("namespace", in.Namespace)
+	}
+	if ns, _ := rt.Get("namespace"); ns == nil || ns == "" {
+		rt.Set("namespace", DefaultNamespace)
+	}
+	stripSchemaStrings(rt, nil)
+	infra, dds := decode(file, rt)
+	ds = append(ds, dds...)
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	ds = append(ds, validate(file, infra)...)
+	return &Loaded{Infra: infra, Tree: rt, File: file}, ds
+}
+
+// unwrap takes the body of `{infra: {...}}`; sibling keys are dropped.
+func unwrap(m *tree.Map) *tree.Map {
+	if v, ok := m.Get("infra"); ok {
+		if im, ok := v.(*tree.Map); ok {
+			return im
+		}
+	}
+	return m
+}
+
+// stripPrivate drops top-level `_`-prefixed keys (`_shared:`): they hold
+// YAML anchors only, which the parser has already expanded.
+func stripPrivate(m *tree.Map) *tree.Map {
+	for _, k := range m.Keys() {
+		if strings.HasPrefix(k, "_") {
+			m.Delete(k)
+		}
+	}
+	return m
+}
+
+// stripSchemaStrings trims every string of the schema (pydantic's
+// str_strip_whitespace), but not inside the embedded Kubernetes specs.
+func stripSchemaStrings(v any, p tree.Path) {
+	switch t := v.(type) {
+	case *tree.Map:
+		for _, k := range t.Keys() {
+			child, _ := t.Get(k)
+			cp := append(append(tree.Path(nil), p...), k)
+			if isSpecBody(cp) {
+				continue
+			}
+			if s, ok := child.(string); ok {
+				t.Set(k, strings.TrimSpace(s))
+				continue
+			}
+			stripSchemaStrings(child, cp)
+		}
+	case []any:
+		for i, e := range t {
+			if s, ok := e.(string); ok {
+				t[i] = strings.TrimSpace(s)
+				continue
+			}
+			stripSchemaStrings(e, p)
+		}
+	}
+}
+
+func isSpecBody(p tree.Path) bool {
+	return len(p) == 3 && (p[0] == "kuberay" || p[0] == "deployments") && p[2] == "spec"
+}
+
+var jsonFieldRE = regexp.MustCompile(`Go struct field [A-Za-z]+\.(\S+) of type (\S+)`)
+
+// decode turns the resolved tree into the typed profile. Unknown keys at any
+// depth, inside the KubeRay and Deployment specs too, are errors.
+func decode(file string, rt *tree.Map) (*Infra, diag.List) {
+	var ds diag.List
+	data, err := rt.MarshalJSON()
+	if err != nil {
+		ds.Errorf(file, "", "cannot encode profile: %v", err)
+		return nil, ds
+	}
+	var infra Infra
+	strict, err := kjson.UnmarshalStrict(data, &infra)
+	if err != nil {
+		msg := err.Error()
+		field := ""
+		if m := jsonFieldRE.FindStringSubmatch(msg); m != nil {
+			field = m[1]
+			msg = fmt.Sprintf("wrong type; expected %s", friendlyType(m[2]))
+			if i := strings.Index(err.Error(), "cannot unmarshal "); i >= 0 {
+				found := strings.Fields(err.Error()[i+len("cannot unmarshal "):])
+				if len(found) > 0 {
+					msg = fmt.Sprintf("found a %s; expected %s", found[0], friendlyType(m[2]))
+				}
+			}
+		}
+		ds.Errorf(file, field, "%s", strings.TrimPrefix(msg, "json: "))
+		return nil, ds
+	}
+	for _, se := range strict {
+		msg := se.Error()
+		field := ""
+		if i := strings.Index(msg, `unknown field "`); i >= 0 {
+			field = strings.TrimSuffix(msg[i+len(`unknown field "`):], `"`)
+			msg = "unknown key; not part of the infra schema (or of the KubeRay/Kubernetes type at this path)"
+		} else if i := strings.Index(msg, `duplicate field "`); i >= 0 {
+			field = strings.TrimSuffix(msg[i+len(`duplicate field "`):], `"`)
+			msg = "duplicate key"
+		}
+		ds.Errorf(file, field, "%s", msg)
+	}
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	return &infra, ds
+}
+
+func friendlyType(t string) string {
+	switch {
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "map["):
+		return "a mapping"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.Contains(t, "int"), strings.HasSuffix(t, ".Int"):
+		return "an integer"
+	case t == "bool":
+		return "a boolean"
+	}
+	return t
+}

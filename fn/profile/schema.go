@@ -1,0 +1,280 @@
+// Package profile is the typed infra profile (NRL_K8S_BEHAVIOUR.md §3): every
+// key nrl-k8s accepts, with its defaults, plus the few we add (DRA device
+// settings, RayJob knobs, dev pod). Embedded Kubernetes specs decode into
+// the real KubeRay / Kubernetes types so a typo inside them is caught too.
+package profile
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	appsv1 "k8s.io/api/apps/v1"
+)
+
+// Roles are fixed and always processed in this order (nrl-k8s rule).
+var Roles = []string{"generation", "gym", "training"}
+
+// Infra is the whole profile.
+type Infra struct {
+	Namespace        string                 `json:"namespace"`
+	Image            string                 `json:"image"`
+	ImagePullSecrets []string               `json:"imagePullSecrets"`
+	RayVersion       *string                `json:"rayVersion"`
+	ServiceAccount   *string                `json:"serviceAccount"`
+	Scheduler        Scheduler              `json:"scheduler"`
+	Placement        Placement              `json:"placement"`
+	Networking       Networking             `json:"networking"`
+	Workspace        Workspace              `json:"workspace"`
+	HFCache          Volume                 `json:"hf_cache"`
+	Checkpoints      Volume                 `json:"checkpoints"`
+	Submit           Submit                 `json:"submit"`
+	Launch           Launch                 `json:"launch"`
+	Resources        Resources              `json:"resources"`
+	Kuberay          Clusters               `json:"kuberay"`
+	Deployments      map[string]*Deployment `json:"deployments"`
+	Labels           map[string]string      `json:"labels"`
+	Annotations      map[string]string      `json:"annotations"`
+	// Ours: DRA device settings nrl-k8s hard-codes.
+	DRA DRA `json:"dra"`
+	// Ours: the CPU-only dev pod (`nrl-k8s dev connect`).
+	Dev Dev `json:"dev"`
+}
+
+// Scheduler is printed by check; nothing injects it (the profiles write KAI
+// fields into the pod specs by hand).
+type Scheduler struct {
+	Kind  string  `json:"kind"`
+	Queue *string `json:"queue"`
+}
+
+// Placement is inert in nrl-k8s; kept for schema compatibility.
+type Placement struct {
+	NodeSelector map[string]string `json:"nodeSelector"`
+	Tolerations  []Toleration      `json:"tolerations"`
+	Affinity     map[string]any    `json:"affinity"`
+}
+
+// Toleration mirrors nrl-k8s's TolerationSpec.
+type Toleration struct {
+	Key               string  `json:"key"`
+	Operator          string  `json:"operator"`
+	Value             *string `json:"value"`
+	Effect            string  `json:"effect"`
+	TolerationSeconds *Int    `json:"tolerationSeconds"`
+}
+
+// Networking is inert in nrl-k8s.
+type Networking struct {
+	HostNetwork      bool              `json:"hostNetwork"`
+	GlooSocketIfname *string           `json:"gloo_socket_ifname"`
+	NCCLSocketIfname *string           `json:"nccl_socket_ifname"`
+	NCCLIBDisable    bool              `json:"nccl_ib_disable"`
+	NCCLNet          *string           `json:"nccl_net"`
+	ExtraEnv         map[string]string `json:"extra_env"`
+}
+
+// Workspace is inert in nrl-k8s (mounts are written by hand in the specs).
+type Workspace struct {
+	Kind       string  `json:"kind"`
+	PVCName    *string `json:"pvcName"`
+	MountPath  string  `json:"mountPath"`
+	RepoSubdir string  `json:"repoSubdir"`
+	Size       *string `json:"size"`
+	HostPath   *string `json:"hostPath"`
+}
+
+// Volume is hf_cache / checkpoints.
+type Volume struct {
+	Kind      string  `json:"kind"`
+	PVCName   *string `json:"pvcName"`
+	MountPath string  `json:"mountPath"`
+}
+
+// Submit is runtime-only except for the submitter check.
+type Submit struct {
+	Kind               string `json:"kind"`
+	PortForward        string `json:"portForward"`
+	DevPod             string `json:"devPod"`
+	LocalDashboardPort Int    `json:"localDashboardPort"`
+	Submitter          string `json:"submitter"`
+	ExecTmpDir         string `json:"execTmpDir"`
+}
+
+// Launch holds the training entrypoint and how it is submitted.
+type Launch struct {
+	Mode           string            `json:"mode"`
+	RunMode        string            `json:"runMode"`
+	Attach         Attach            `json:"attach"`
+	PeerWatcher    bool              `json:"peerWatcher"`
+	Entrypoint     *string           `json:"entrypoint"`
+	Env            map[string]string `json:"env"`
+	RayUploadPaths []string          `json:"rayUploadPaths"`
+	CodeSource     string            `json:"codeSource"`
+	CodePath       *string           `json:"codePath"`
+	// Ours: knobs of the rendered RayJob.
+	RayJob RayJobOptions `json:"rayjob"`
+	// Ours: measured size of the upload working dir, for the 100 MiB check
+	// (a render cannot read the user's checkout, so the caller states it).
+	UploadBytes *Int `json:"uploadBytes"`
+}
+
+// Attach names clusters for mode=attach.
+type Attach struct {
+	Generation *string `json:"generation"`
+	Gym        *string `json:"gym"`
+	Training   *string `json:"training"`
+}
+
+// RayJobOptions are the RayJob fields nrl-k8s sets from CLI flags.
+type RayJobOptions struct {
+	Name                     *string `json:"name"`
+	SubmissionMode           string  `json:"submissionMode"`
+	ShutdownAfterJobFinishes bool    `json:"shutdownAfterJobFinishes"`
+	TTLSecondsAfterFinished  Int     `json:"ttlSecondsAfterFinished"`
+	ActiveDeadlineSeconds    *Int    `json:"activeDeadlineSeconds"`
+}
+
+// Resources is inert in nrl-k8s.
+type Resources struct {
+	Training   RoleResources `json:"training"`
+	Generation RoleResources `json:"generation"`
+	Gym        RoleResources `json:"gym"`
+}
+
+// RoleResources is head and worker sizing (inert).
+type RoleResources struct {
+	Head   NodeResources `json:"head"`
+	Worker NodeResources `json:"worker"`
+}
+
+// NodeResources is one node's sizing (inert).
+type NodeResources struct {
+	CPU    *string `json:"cpu"`
+	Memory *string `json:"memory"`
+	GPU    *Int    `json:"gpu"`
+}
+
+// Clusters is kuberay.<role>; any other role is an unknown-key error.
+type Clusters struct {
+	Training   *Cluster `json:"training"`
+	Generation *Cluster `json:"generation"`
+	Gym        *Cluster `json:"gym"`
+}
+
+// ByRole returns the declared clusters in role order.
+func (c Clusters) ByRole() []RoleCluster {
+	var out []RoleCluster
+	for _, r := range Roles {
+		var cl *Cluster
+		switch r {
+		case "generation":
+			cl = c.Generation
+		case "gym":
+			cl = c.Gym
+		case "training":
+			cl = c.Training
+		}
+		if cl != nil {
+			out = append(out, RoleCluster{Role: r, Cluster: cl})
+		}
+	}
+	return out
+}
+
+// RoleCluster pairs a cluster with its role.
+type RoleCluster struct {
+	Role    string
+	Cluster *Cluster
+}
+
+// Cluster is one RayCluster.
+type Cluster struct {
+	Name        string                `json:"name"`
+	Spec        *rayv1.RayClusterSpec `json:"spec"`
+	Labels      map[string]string     `json:"labels"`
+	Annotations map[string]string     `json:"annotations"`
+	SegmentSize *Int                  `json:"segmentSize"`
+	Daemon      *Daemon               `json:"daemon"`
+	// Ours: per-cluster DRA settings over the profile's.
+	DRA *DRA `json:"dra"`
+}
+
+// Daemon is a long-lived job submitted to a cluster before training.
+type Daemon struct {
+	Entrypoint          string            `json:"entrypoint"`
+	SubmissionID        *string           `json:"submissionId"`
+	Env                 map[string]string `json:"env"`
+	HealthCheckURL      *string           `json:"healthCheckUrl"`
+	HealthCheckTimeoutS Int               `json:"healthCheckTimeoutS"`
+	RayUploadPaths      []string          `json:"rayUploadPaths"`
+}
+
+// Deployment is a Deployment (+ Service) rendered beside the clusters.
+type Deployment struct {
+	Name                string                 `json:"name"`
+	Spec                *appsv1.DeploymentSpec `json:"spec"`
+	Labels              map[string]string      `json:"labels"`
+	Annotations         map[string]string      `json:"annotations"`
+	HealthCheckURL      *string                `json:"healthCheckUrl"`
+	HealthCheckTimeoutS Int                    `json:"healthCheckTimeoutS"`
+}
+
+// DRA are the device settings of the objects we create for DRA claims.
+type DRA struct {
+	RoCE          *RoCE          `json:"roce"`
+	ComputeDomain *ComputeDomain `json:"computeDomain"`
+}
+
+// RoCE is the RoCE NIC ResourceClaimTemplate request.
+type RoCE struct {
+	Count           *Int    `json:"count"`
+	DeviceClassName *string `json:"deviceClassName"`
+}
+
+// ComputeDomain settings; numNodes 0 lets the driver follow the pods.
+type ComputeDomain struct {
+	NumNodes *Int `json:"numNodes"`
+}
+
+// Dev is the dev pod.
+type Dev struct {
+	Image      string `json:"image"`
+	PVCName    string `json:"pvcName"`
+	SecretName string `json:"secretName"`
+}
+
+// Int accepts a JSON number or a numeric string (pydantic's lax int), and
+// rejects fractions.
+type Int int64
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (i *Int) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if strings.HasPrefix(s, `"`) {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		s = strings.TrimSpace(str)
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*i = Int(n)
+		return nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f == float64(int64(f)) {
+		*i = Int(int64(f))
+		return nil
+	}
+	return fmt.Errorf("expected an integer, found %s", string(b))
+}
+
+// Value returns the int, or def for nil.
+func (i *Int) Value(def int64) int64 {
+	if i == nil {
+		return def
+	}
+	return int64(*i)
+}

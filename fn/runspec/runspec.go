@@ -1,0 +1,142 @@
+// Package runspec is the NemoRLRun resource: one run's recipe, profile and
+// parameters. It is the KRM function's config and the file render-all reads
+// from runs/<run>/run.yaml, so both entry points describe a run the same way.
+package runspec
+
+import (
+	"fmt"
+	"strings"
+
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+)
+
+// APIVersion and Kind of the resource.
+const (
+	Group      = "nemo-rl.nvidia.com"
+	APIVersion = Group + "/v1alpha1"
+	Kind       = "NemoRLRun"
+)
+
+// Run is a NemoRLRun.
+type Run struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Spec       Spec     `json:"spec"`
+}
+
+// Metadata is the part of ObjectMeta a run uses.
+type Metadata struct {
+	Name        string            `json:"name"`
+	Namespace   string            `json:"namespace,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// Spec names the inputs and the run parameters.
+type Spec struct {
+	// Recipe and Profile are paths: relative to the run file for render-all,
+	// item paths (config.kubernetes.io/path or our file annotation) for the
+	// KRM function.
+	Recipe  string `json:"recipe"`
+	Profile string `json:"profile,omitempty"`
+	// Defaults is an optional user defaults layer for the profile.
+	Defaults string `json:"defaults,omitempty"`
+	// Mode is rayjob (default), raycluster or dev.
+	Mode      string   `json:"mode,omitempty"`
+	User      string   `json:"user"`
+	Namespace string   `json:"namespace,omitempty"`
+	RunID     string   `json:"runId,omitempty"`
+	Name      string   `json:"name,omitempty"`
+	Overrides []string `json:"overrides,omitempty"`
+	// Env answers ${oc.env:VAR}; a render never reads the process
+	// environment of kustomize, kpt or CI.
+	Env map[string]string `json:"env,omitempty"`
+}
+
+// Parse reads a NemoRLRun strictly (unknown fields are errors).
+func Parse(file string, data []byte) (*Run, error) {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	var r Run
+	strict, err := kjson.UnmarshalStrict(js, &r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(strict) > 0 {
+		var msgs []string
+		for _, e := range strict {
+			msgs = append(msgs, e.Error())
+		}
+		return nil, fmt.Errorf("%s: %s; expected the fields of %s %s", file, strings.Join(msgs, "; "), APIVersion, Kind)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &r, nil
+}
+
+// Validate checks the fields a render needs.
+func (r *Run) Validate() error {
+	if r.APIVersion != APIVersion || r.Kind != Kind {
+		return fmt.Errorf("found %s %s; expected apiVersion %s, kind %s", r.APIVersion, r.Kind, APIVersion, Kind)
+	}
+	if r.Metadata.Name == "" {
+		return fmt.Errorf("metadata.name: is required")
+	}
+	if r.Spec.Recipe == "" {
+		return fmt.Errorf("spec.recipe: is required; expected the path of the NeMo-RL recipe")
+	}
+	if strings.TrimSpace(r.Spec.User) == "" {
+		return fmt.Errorf("spec.user: is required (a render must not depend on who runs it)")
+	}
+	switch build.Mode(r.Mode()) {
+	case build.RayJob, build.RayCluster, build.Dev:
+	default:
+		return fmt.Errorf("spec.mode: found %q; expected rayjob, raycluster or dev", r.Spec.Mode)
+	}
+	return nil
+}
+
+// Mode is the mode with its default.
+func (r *Run) Mode() string {
+	if r.Spec.Mode == "" {
+		return string(build.RayJob)
+	}
+	return r.Spec.Mode
+}
+
+// Request turns the run into a pipeline request; paths are resolved
+// relative to base (a file path whose directory they are relative to).
+func (r *Run) Request(base string) pipeline.Request {
+	rel := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		return source.Join(base, p)
+	}
+	env := r.Spec.Env
+	return pipeline.Request{
+		Recipe:       rel(r.Spec.Recipe),
+		Profile:      rel(r.Spec.Profile),
+		UserDefaults: rel(r.Spec.Defaults),
+		Mode:         build.Mode(r.Mode()),
+		RunID:        r.Spec.RunID,
+		User:         interp.NormalizeUser(r.Spec.User),
+		Name:         r.Spec.Name,
+		Namespace:    r.Spec.Namespace,
+		Overrides:    r.Spec.Overrides,
+		Env: func(k string) (string, bool) {
+			v, ok := env[k]
+			return v, ok
+		},
+	}
+}
