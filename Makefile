@@ -1,0 +1,63 @@
+# nemo-rl-krm. `make test` is what CI runs (see .ci/run and README).
+GO        ?= go
+BIN       := bin/nrl-k8s
+VERSION   ?= v0.1.0
+IMAGE     ?= ghcr.io/nemo-rl-krm/nrl-k8s:$(VERSION)
+EXAMPLES  := ../shared/nemo-rl-examples
+LDFLAGS   := -s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/cli.Version=$(VERSION)
+TOOLS_ENV  = $(shell ./hack/tools.sh)
+
+.PHONY: all build test unit e2e golden fmt vet lint image fuzz bench manifests chart tools clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./fn/cmd/nrl-k8s
+
+tools:
+	./hack/tools.sh
+
+# Every test, the end-to-end ones against the pinned kustomize and helm CLIs too.
+test: vet build
+	$(TOOLS_ENV); $(GO) test -count=1 ./...
+
+# Unit tests only (no CLIs needed).
+unit:
+	$(GO) test -count=1 -short ./...
+
+# Regenerate every golden file; review the diff before committing.
+golden:
+	$(GO) test -count=1 ./... -run 'Golden' -update
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin dist
+
+# Container image of the KRM function, built without Docker (go-containerregistry).
+image:
+	mkdir -p dist
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/nrl-k8s-linux-amd64 ./fn/cmd/nrl-k8s
+	$(GO) run ./fn/cmd/build-image --binary dist/nrl-k8s-linux-amd64 --tag $(IMAGE) --out dist/nrl-k8s-image.tar
+
+# Regenerate the chart's packaged profile data from profiles/ (single source: the Go engine).
+chart: build
+	$(BIN) chart-data --chart charts/nemo-rl-run
+	$(TOOLS_ENV); $$NRL_HELM3 lint charts/nemo-rl-run
+
+# Render every run of the example runs repository into its committed output tree.
+manifests: build
+	$(BIN) render-all examples/runs-repo
+
+# Longer fuzzing than CI's smoke run.
+FUZZTIME ?= 60s
+fuzz:
+	./hack/fuzz.sh $(FUZZTIME)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
