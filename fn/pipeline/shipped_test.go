@@ -1,0 +1,119 @@
+package pipeline_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/internal/testenv"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+)
+
+// Shipped is one of NeMo-RL's three GB300 examples and its recipe.
+type shipped struct{ name, recipe, profile string }
+
+func shippedCases(t *testing.T) []shipped {
+	ex := testenv.Examples(t)
+	j := func(p string) string { return filepath.ToSlash(filepath.Join(ex, p)) }
+	return []shipped{
+		{"qwen3_30b_math_4n_4gpu", j("configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"), j("infra/qwen3_30b_math_4n_4gpu.gb300.infra.yaml")},
+		{"ultra_48n_pipeclean", j("configs/grpo_ultra_64n4g_pipeclean.yaml"), j("infra/ultra_48n_pipeclean.gb300.infra.yaml")},
+		{"ultra_64n_pipeclean", j("configs/grpo_ultra_64n4g_pipeclean.yaml"), j("infra/ultra_64n_pipeclean.gb300.infra.yaml")},
+	}
+}
+
+func referenceEntrypoint(t *testing.T, name string) string {
+	b, err := os.ReadFile(filepath.Join(testenv.Examples(t), "reference", name+".rayjob-dryrun.yaml"))
+	require.NoError(t, err)
+	var ref struct {
+		Spec struct {
+			Entrypoint string `json:"entrypoint"`
+		} `json:"spec"`
+	}
+	require.NoError(t, yaml.Unmarshal(b, &ref))
+	require.NotEmpty(t, ref.Spec.Entrypoint)
+	return ref.Spec.Entrypoint
+}
+
+// The acid test of interpolation and escaping: after resolution, each
+// shipped entrypoint equals what nrl-k8s produced, byte for byte.
+func TestShippedEntrypointsMatchReference(t *testing.T) {
+	for _, c := range shippedCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+				Recipe: c.recipe, Profile: c.profile, Mode: build.RayJob, User: "alice",
+			})
+			require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+			want := referenceEntrypoint(t, c.name)
+			require.Equal(t, want, *res.Profile.Infra.Launch.Entrypoint)
+			var job map[string]any
+			for _, d := range res.Docs {
+				if d.Kind == "RayJob" {
+					job = d.Data
+				}
+			}
+			require.NotNil(t, job)
+			require.Equal(t, want, job["spec"].(map[string]any)["entrypoint"])
+		})
+	}
+}
+
+// Only the expected findings: the ultra profiles have more workers than
+// the recipe uses (48/64 vs 42/58), which is a warning, not an error.
+func TestShippedProfilesCheckClean(t *testing.T) {
+	want := map[string][]string{
+		"qwen3_30b_math_4n_4gpu": nil,
+		"ultra_48n_pipeclean":    {"warning: kuberay.training.spec.workerGroupSpecs[*].replicas: the training cluster provides 48 GPU nodes but the recipe's cluster.num_nodes is 42 (set by entrypoint override \"cluster.num_nodes=42\"): 6 nodes will sit idle"},
+		"ultra_64n_pipeclean":    {"warning: kuberay.training.spec.workerGroupSpecs[*].replicas: the training cluster provides 64 GPU nodes but the recipe's cluster.num_nodes is 58 (set by entrypoint override \"cluster.num_nodes=58\"): 6 nodes will sit idle"},
+	}
+	for _, c := range shippedCases(t) {
+		for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+			t.Run(c.name+"/"+string(mode), func(t *testing.T) {
+				res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+					Recipe: c.recipe, Profile: c.profile, Mode: mode, User: "alice",
+				})
+				var got []string
+				for _, d := range res.Diags {
+					got = append(got, string(d.Severity)+": "+d.Field+": "+d.Message)
+					require.Equal(t, c.profile, d.File)
+				}
+				require.Equal(t, want[c.name], got)
+				require.NotEmpty(t, res.Docs)
+			})
+		}
+	}
+}
+
+// Same inputs, same bytes, across renders and loaders.
+func TestRenderIsDeterministic(t *testing.T) {
+	for _, c := range shippedCases(t) {
+		var first []byte
+		for i := 0; i < 20; i++ {
+			res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+				Recipe: c.recipe, Profile: c.profile, Mode: build.RayCluster, User: "alice",
+			})
+			require.False(t, res.Diags.HasErrors())
+			b := streamOf(t, res)
+			if first == nil {
+				first = b
+				continue
+			}
+			require.Equal(t, string(first), string(b), c.name)
+		}
+	}
+}
+
+func streamOf(t *testing.T, res *pipeline.Result) []byte {
+	t.Helper()
+	require.False(t, res.Diags.HasErrors(), "%v", diag.List(res.Diags))
+	b, err := emitStream(res)
+	require.NoError(t, err)
+	return b
+}

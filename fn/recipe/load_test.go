@@ -1,0 +1,181 @@
+package recipe_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/internal/testenv"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
+)
+
+func yamlFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".yaml") {
+			rel, _ := filepath.Rel(root, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	}))
+	sort.Strings(out)
+	return out
+}
+
+// outsideBases are the recipes whose `defaults:` name a base outside
+// examples/configs (NeMo-RL's examples/modelopt and examples/nemo_gym), which
+// the shared copy does not carry. They must fail for exactly that reason,
+// naming the base as it lies in a NeMo-RL checkout.
+var outsideBases = map[string]string{
+	"recipes/llm/distillation-nano3-30ba3b-4n4g-megatron-qa-nvfp4-modelopt-spec.yaml":                           "examples/modelopt/qa_distillation_nano3_megatron.yaml",
+	"recipes/llm/distillation-qwen3-1.7b-1n8g-megatron-qa-nvfp4.yaml":                                           "examples/modelopt/qa_distillation_math_megatron.yaml",
+	"recipes/llm/gdpo-qwen2.5-1.5b-1n8g-gym-multireward.yaml":                                                   "nemo_gym/gdpo_example_tool_call_multireward.yaml",
+	"recipes/llm/grpo-nanov3-30BA3B-2n8g-megatron_generation-async-gym.yaml":                                    "nemo_gym/grpo_nanov3.yaml",
+	"recipes/llm/grpo-nanov3-30ba3b-3n8g-megatron-dynamo-swe1.yaml":                                             "nemo_gym/grpo_nanov3.yaml",
+	"recipes/llm/grpo-nanov3-30ba3b-4n4g-megatron-qa-nvfp4-w4a16-real.yaml":                                     "examples/modelopt/qa_grpo_nano3_megatron.yaml",
+	"recipes/llm/grpo-qwen3-1.7b-1n8g-megatron-super-swe1.yaml":                                                 "nemo_gym/nemotron-3-super/stage2_swe1.yaml",
+	"recipes/llm/grpo-qwen3-1.7b-2n8g-megatron-super-rlhf.yaml":                                                 "nemo_gym/nemotron-3-super/stage3_rlhf.yaml",
+	"recipes/llm/grpo-qwen3-1.7b-6n8g-megatron-super-rlvr.yaml":                                                 "nemo_gym/nemotron-3-super/stage1_rlvr.yaml",
+	"recipes/llm/grpo-qwen3-30ba3b-4n4g-megatron-qa-nvfp4-w4a4-real.yaml":                                       "examples/modelopt/qa_grpo_qwen3_30ba3b_megatron.yaml",
+	"recipes/llm/grpo-qwen3-30ba3b-4n8g-megatron-qa-nvfp4.yaml":                                                 "examples/modelopt/qa_grpo_qwen3_30ba3b_megatron.yaml",
+	"recipes/llm/grpo-qwen3-30ba3b-thinking-swe1-16n8g-megatron-cp2-r3-async-gym.yaml":                          "nemo_gym/grpo_qwen3_30ba3b_thinking_swe1.yaml",
+	"recipes/vlm/mopd-nemotron-super-omni-120ba12b-10n8g-megatron-tp8ep16cp2-async-gym.v1.yaml":                 "nemo_gym/grpo_nanov3.yaml",
+	"recipes/vlm/mopd-nemotron-super-omni-120ba12b-4n8g-smoke.v1.yaml":                                          "nemo_gym/grpo_nanov3.yaml",
+	"recipes/vlm/vlm_grpo-nemotron-omni-30ba3b-16n8g-megatron-tp4ep4-async-gym-video.v1.yaml":                   "nemo_gym/grpo_nanov3.yaml",
+	"recipes/vlm/vlm_grpo-nemotron-omni-30ba3b-2n8g-megatron-tp4ep4-gym-video.v1.yaml":                          "nemo_gym/grpo_nanov3.yaml",
+	"recipes/vlm/vlm_grpo-nemotron-super-omni-120ba12b-16n8g-megatron-tp8ep16cp2-async-gym-mtp-specdec.v1.yaml": "nemo_gym/grpo_nanov3.yaml",
+	"recipes/vlm/vlm_grpo-nemotron-super-omni-120ba12b-16n8g-megatron-tp8ep16cp2-async-gym-mtp.v1.yaml":         "nemo_gym/grpo_nanov3.yaml",
+	"recipes/vlm/vlm_grpo-nemotron-super-omni-120ba12b-16n8g-megatron-tp8ep16cp2-async-gym.v1.yaml":             "nemo_gym/grpo_nanov3.yaml",
+}
+
+// Every recipe users bring loads (defaults chain, anchors, _override_) and
+// resolves (${...}, resolvers), from the shared copy and from recipes/.
+func TestEveryShippedRecipeLoadsAndResolves(t *testing.T) {
+	shared := filepath.Join(testenv.Examples(t), "configs")
+	ours := filepath.Join(testenv.RepoRoot(t), "recipes")
+	files := yamlFiles(t, shared)
+	require.Len(t, files, 296, "295 NeMo-RL recipes plus the ultra side-branch recipe")
+	require.Equal(t, files, yamlFiles(t, ours), "recipes/ must mirror the shared configs")
+	env := func(k string) (string, bool) {
+		if k == "HF_HOME" {
+			return "/mnt/hf", true
+		}
+		return "", false
+	}
+	for _, root := range []string{shared, ours} {
+		l := recipe.NewLoader(source.Disk{})
+		resolved := 0
+		for _, f := range files {
+			path := filepath.ToSlash(filepath.Join(root, f))
+			rec, err := l.Load(path)
+			if base, outside := outsideBases[f]; outside {
+				require.Error(t, err, f)
+				require.Contains(t, err.Error(), "defaults: base file ", f)
+				require.Contains(t, err.Error(), base+" not found", f)
+				continue
+			}
+			require.NoError(t, err, f)
+			require.NotEmpty(t, rec.Files)
+			require.Equal(t, path, rec.Files[len(rec.Files)-1], "the recipe itself is merged last")
+			_, hasDefaults := rec.Tree.Get("defaults")
+			require.False(t, hasDefaults, "%s: defaults key must be consumed", f)
+			_, err = interp.Resolve(rec.Tree, interp.Options{User: "alice", Env: env})
+			require.NoError(t, err, f)
+			resolved++
+			if root == ours {
+				a, _ := os.ReadFile(filepath.Join(shared, f))
+				b, _ := os.ReadFile(filepath.Join(ours, f))
+				require.Equal(t, string(a), string(b), "%s differs from the shared copy", f)
+			}
+		}
+		require.Equal(t, 296-len(outsideBases), resolved)
+	}
+}
+
+func TestChainOrderAndMerge(t *testing.T) {
+	ex := testenv.Examples(t)
+	l := recipe.NewLoader(source.Disk{})
+	leaf := filepath.ToSlash(filepath.Join(ex, "configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"))
+	rec, err := l.Load(leaf)
+	require.NoError(t, err)
+	require.Len(t, rec.Files, 3)
+	require.True(t, strings.HasSuffix(rec.Files[0], "configs/grpo_math_1B.yaml"))
+	require.True(t, strings.HasSuffix(rec.Files[1], "performance/grpo-qwen3-30ba3b-4n4g.yaml"))
+	for path, want := range map[string]int64{"cluster.gpus_per_node": 4, "cluster.num_nodes": 4, "cluster.segment_size": 2} {
+		v, ok := tree.Lookup(rec.Tree, tree.ParsePath(path))
+		require.True(t, ok, path)
+		require.Equal(t, want, v, path)
+	}
+}
+
+func TestLoaderErrors(t *testing.T) {
+	cases := []struct {
+		name  string
+		files source.Memory
+		entry string
+		want  string
+	}{
+		{"cycle", source.Memory{"a.yaml": []byte("defaults: b.yaml\nx: 1\n"), "b.yaml": []byte("defaults: a.yaml\n")},
+			"a.yaml", "b.yaml: defaults: cycle: a.yaml -> b.yaml -> a.yaml"},
+		{"self cycle", source.Memory{"a.yaml": []byte("defaults: ./a.yaml\n")},
+			"a.yaml", "a.yaml: defaults: cycle: a.yaml -> a.yaml"},
+		{"missing base", source.Memory{"dir/a.yaml": []byte("defaults: ../base.yaml\n")},
+			"dir/a.yaml", "dir/a.yaml: defaults: base file base.yaml not found (chain: dir/a.yaml -> base.yaml)"},
+		{"defaults not a path", source.Memory{"a.yaml": []byte("defaults: {x: 1}\n")},
+			"a.yaml", "a.yaml: defaults: found a mapping; expected a path or a list of paths"},
+		{"defaults list item", source.Memory{"a.yaml": []byte("defaults: [b.yaml, 3]\n"), "b.yaml": []byte("x: 1\n")},
+			"a.yaml", "a.yaml: defaults[1]: found a integer; expected a relative path to a base file"},
+		{"top level list", source.Memory{"a.yaml": []byte("- 1\n- 2\n")},
+			"a.yaml", "a.yaml: expected a mapping at the top level, found a list"},
+		{"duplicate key", source.Memory{"a.yaml": []byte("x: 1\nx: 2\n")},
+			"a.yaml", `a.yaml:2:1: duplicate key "x"`},
+		{"malformed", source.Memory{"a.yaml": []byte("a: [1, 2\n")},
+			"a.yaml", "a.yaml: "},
+		{"invalid escape in double quotes", source.Memory{"a.yaml": []byte(`x: "\${X}"` + "\n")},
+			"a.yaml", "a.yaml: "},
+		{"missing entry", source.Memory{}, "nope.yaml", "nope.yaml: file not found"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := recipe.NewLoader(tc.files).Load(tc.entry)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestListDefaultsMergeLeftToRight(t *testing.T) {
+	src := source.Memory{
+		"a.yaml": []byte("defaults: [b.yaml, c.yaml]\nkeep: a\n"),
+		"b.yaml": []byte("x: b\ny: b\nm: {p: b, q: b}\n"),
+		"c.yaml": []byte("y: c\nm: {q: c}\nl: [1]\n"),
+	}
+	rec, err := recipe.NewLoader(src).Load("a.yaml")
+	require.NoError(t, err)
+	js, _ := rec.Tree.MarshalJSON()
+	require.JSONEq(t, `{"x":"b","y":"c","m":{"p":"b","q":"c"},"l":[1],"keep":"a"}`, string(js))
+	require.Equal(t, []string{"b.yaml", "c.yaml", "a.yaml"}, rec.Files)
+}
+
+func TestOverrideMarkerReplacesParentMapping(t *testing.T) {
+	src := source.Memory{
+		"base.yaml": []byte("data:\n  train: {path: a}\n  validation: {path: b}\n"),
+		"leaf.yaml": []byte("defaults: base.yaml\ndata:\n  _override_: true\n  path: c\n"),
+	}
+	rec, err := recipe.NewLoader(src).Load("leaf.yaml")
+	require.NoError(t, err)
+	js, _ := rec.Tree.MarshalJSON()
+	require.JSONEq(t, `{"data":{"path":"c"}}`, string(js))
+}
