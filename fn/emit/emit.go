@@ -63,6 +63,7 @@ var noiseWhenEmpty = map[string]bool{
 	"metadata":      true,
 	"resources":     true,
 	"scaleStrategy": true,
+	"strategy":      true,
 	"status":        true,
 	"rayJobInfo":    true,
 }

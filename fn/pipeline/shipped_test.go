@@ -10,7 +10,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/internal/testenv"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/internal/testenv"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
