@@ -201,7 +201,7 @@ func decode(file string, rt *tree.Map) (*Infra, diag.List) {
 		msg := err.Error()
 		field := ""
 		if m := jsonFieldRE.FindStringSubmatch(msg); m != nil {
-			field = m[1]
+			field = jsonFieldPath(m[1])
 			msg = fmt.Sprintf("wrong type; expected %s", friendlyType(m[2]))
 			if i := strings.Index(err.Error(), "cannot unmarshal "); i >= 0 {
 				found := strings.Fields(err.Error()[i+len("cannot unmarshal "):])
@@ -229,6 +229,19 @@ func decode(file string, rt *tree.Map) (*Infra, diag.List) {
 		return nil, ds
 	}
 	return &infra, ds
+}
+
+// jsonFieldPath drops the Go names of embedded structs (ProbeHandler,
+// VolumeSource, ...) that encoding/json puts into a field path.
+func jsonFieldPath(p string) string {
+	var out []string
+	for _, seg := range strings.Split(p, ".") {
+		if seg != "" && seg[0] >= 'A' && seg[0] <= 'Z' {
+			continue
+		}
+		out = append(out, seg)
+	}
+	return strings.Join(out, ".")
 }
 
 func friendlyType(t string) string {

@@ -1,0 +1,163 @@
+package pipeline_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+)
+
+// A small valid profile; each case edits it with a string replacement.
+const goodProfile = `image: img:1
+launch:
+  codeSource: image
+  codePath: /opt/nemo-rl
+  entrypoint: |
+    python examples/run_grpo.py --config r.yaml cluster.num_nodes=2
+kuberay:
+  training:
+    name: ${user:}-c
+    segmentSize: 2
+    spec:
+      headGroupSpec:
+        template:
+          spec:
+            nodeSelector: {nodeGroup: cpu}
+            containers: [{name: ray-head}]
+      workerGroupSpecs:
+        - groupName: gpu
+          replicas: 2
+          template:
+            metadata:
+              annotations: {kai.scheduler/topology: t}
+            spec:
+              tolerations: [{operator: Exists}]
+              resourceClaims: [{name: compute-domain-channel}]
+              containers:
+                - name: ray-worker
+                  env: [{name: HF_TOKEN, valueFrom: {secretKeyRef: {name: s, key: k}}}]
+                  resources: {limits: {nvidia.com/gpu: "4"}}
+`
+
+const goodRecipe = `cluster:
+  gpus_per_node: 4
+  num_nodes: 1
+policy:
+  megatron_cfg: {enabled: false}
+  dtensor_cfg: {enabled: true}
+  optimizer: {kwargs: {foreach: false, fused: false}}
+`
+
+type finding struct{ sev, file, field, msg string }
+
+func run(t *testing.T, profile, rec string, overrides []string, mode build.Mode) diag.List {
+	t.Helper()
+	src := source.Memory{"p.infra.yaml": []byte(profile), "r.yaml": []byte(rec)}
+	res := pipeline.Run(recipe.NewLoader(src), pipeline.Request{
+		Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: mode, User: "alice", Overrides: overrides,
+	})
+	return res.Diags
+}
+
+func TestGoodProfileIsClean(t *testing.T) {
+	for _, m := range []build.Mode{build.RayJob, build.RayCluster} {
+		require.Empty(t, run(t, goodProfile, goodRecipe, nil, m))
+	}
+}
+
+// One bad input per check, each pinned to its file, field and message.
+func TestEveryCheckReportsFileFieldAndExpectation(t *testing.T) {
+	cases := []struct {
+		name      string
+		profile   [][2]string // replacements in goodProfile
+		recipe    string
+		overrides []string
+		want      finding
+	}{
+		{"gpus per node mismatch", nil, strings.Replace(goodRecipe, "gpus_per_node: 4", "gpus_per_node: 8", 1), nil,
+			finding{"error", "p.infra.yaml", "kuberay.training.spec.workerGroupSpecs[0].template.spec.containers[*].resources.limits[nvidia.com/gpu]",
+				`found 4 GPUs per worker in group "gpu"; expected 8, the recipe's cluster.gpus_per_node (set by r.yaml)`}},
+		{"more nodes than workers", [][2]string{{"cluster.num_nodes=2", "cluster.num_nodes=3"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "kuberay.training.spec.workerGroupSpecs[*].replicas",
+				`the training cluster provides 2 GPU nodes (replicas × numOfHosts); expected at least 3, the recipe's cluster.num_nodes (set by entrypoint override "cluster.num_nodes=3"): Ray would wait forever for the missing nodes`}},
+		{"fewer nodes than workers", nil, goodRecipe, []string{"cluster.num_nodes=1"},
+			finding{"warning", "p.infra.yaml", "kuberay.training.spec.workerGroupSpecs[*].replicas",
+				`the training cluster provides 2 GPU nodes but the recipe's cluster.num_nodes is 1 (set by run override "cluster.num_nodes=1"): 1 nodes will sit idle`}},
+		{"replicas not divisible by segmentSize", [][2]string{{"replicas: 2", "replicas: 3"}, {"cluster.num_nodes=2", "cluster.num_nodes=3"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "kuberay.training.spec.workerGroupSpecs[0].replicas",
+				`found 3 replicas in group "gpu"; expected a multiple of segmentSize=2 (kuberay.training.segmentSize)`}},
+		{"unknown codeSource", [][2]string{{"codeSource: image", "codeSource: git"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "launch.codeSource", `found "git"; expected one of upload, image, lustre`}},
+		{"unknown submitter", [][2]string{{"launch:\n", "submit: {submitter: ssh}\nlaunch:\n"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "submit.submitter", `found "ssh"; expected one of portForward, exec`}},
+		{"unknown launch mode", [][2]string{{"launch:\n", "launch:\n  mode: KAI\n"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "launch.mode", `found "KAI"; expected one of single, rayjob, attach, bringup`}},
+		{"image without codePath", [][2]string{{"  codePath: /opt/nemo-rl\n", ""}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "launch.codePath", `infra.launch.codePath is required when codeSource=image`}},
+		{"inlined secret", [][2]string{{"{name: HF_TOKEN, valueFrom: {secretKeyRef: {name: s, key: k}}}", "{name: HF_TOKEN, value: hf_abc123}"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "kuberay.training.spec.workerGroupSpecs[0].template.spec.containers[0].env[0] (HF_TOKEN)",
+				"holds a literal value under a credential-looking name; expected valueFrom.secretKeyRef (or envFrom.secretRef) so the secret is referenced, never embedded"}},
+		{"inlined secret in launch.env", [][2]string{{"  codeSource: image\n", "  codeSource: image\n  env: {WANDB_API_KEY: abc}\n"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "launch.env.WANDB_API_KEY",
+				"holds a literal value under a credential-looking name; expected valueFrom.secretKeyRef (or envFrom.secretRef) so the secret is referenced, never embedded"}},
+		{"hand-set ephemeral-storage", [][2]string{{`{limits: {nvidia.com/gpu: "4"}}`, `{limits: {nvidia.com/gpu: "4", ephemeral-storage: 10Gi}}`}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "kuberay.training.spec.workerGroupSpecs[0].template.spec.containers[0].resources.limits.ephemeral-storage",
+				"is set by hand; expected it unset: the cluster's admission webhook injects ephemeral-storage"}},
+		{"hand-set readinessProbe", [][2]string{{"containers: [{name: ray-head}]", "containers: [{name: ray-head, readinessProbe: {exec: {command: [cat, /tmp/ready]}}}]"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "kuberay.training.spec.headGroupSpec.template.spec.containers[0].readinessProbe",
+				"is set by hand; expected it unset: the cluster's admission webhook injects the Ray readiness probe"}},
+		{"megatron and dtensor", nil, strings.Replace(goodRecipe, "megatron_cfg: {enabled: false}", "megatron_cfg: {enabled: true}", 1), nil,
+			finding{"error", "r.yaml", "policy.megatron_cfg.enabled",
+				"found policy.megatron_cfg.enabled=true (set by r.yaml) together with policy.dtensor_cfg.enabled=true (set by r.yaml); expected exactly one training backend"}},
+		{"megatron optimizer deletion", [][2]string{{"cluster.num_nodes=2", "cluster.num_nodes=2 ~policy.optimizer.kwargs.foreach"}},
+			strings.Replace(strings.Replace(goodRecipe, "megatron_cfg: {enabled: false}", "megatron_cfg: {enabled: true}", 1), "dtensor_cfg: {enabled: true}", "dtensor_cfg: {enabled: false}", 1), nil,
+			finding{"error", "p.infra.yaml", "policy.optimizer.kwargs.foreach",
+				`override "~policy.optimizer.kwargs.foreach" deletes a key Megatron's optimizer needs (it crashes at start-up); expected no deletion on a Megatron recipe (policy.megatron_cfg.enabled=true)`}},
+		{"unresolvable profile interpolation", [][2]string{{"name: ${user:}-c", "name: ${kuberay.training.nme}"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "kuberay.training.name", `cannot resolve "${kuberay.training.nme}": interpolation key 'kuberay.training.nme' not found`}},
+		{"unresolvable recipe interpolation", nil, goodRecipe + "x: ${policy.nope}\n", nil,
+			finding{"error", "r.yaml", "x", `cannot resolve "${policy.nope}": interpolation key 'policy.nope' not found`}},
+		{"worker without tolerations", [][2]string{{"tolerations: [{operator: Exists}]", "tolerations: []"}}, goodRecipe, nil,
+			finding{"warning", "p.infra.yaml", "kuberay.training.spec.workerGroupSpecs[0].template.spec.tolerations",
+				`worker group "gpu" has no tolerations; expected tolerations for the GPU nodes' taints, or its pods stay Pending`}},
+		{"DRA without KAI topology", [][2]string{{"annotations: {kai.scheduler/topology: t}", "annotations: {}"}}, goodRecipe, nil,
+			finding{"warning", "p.infra.yaml", "kuberay.training.spec.workerGroupSpecs[0].template.metadata.annotations",
+				`worker group "gpu" claims a ComputeDomain spanning nodes but has no kai.scheduler/topology annotation; expected KAI topology so the workers land in one NVLink domain`}},
+		{"head on GPU nodes", [][2]string{{"nodeSelector: {nodeGroup: cpu}", "nodeSelector: {nvidia.com/gpu.product: NVIDIA-GB300}"}}, goodRecipe, nil,
+			finding{"warning", "p.infra.yaml", "kuberay.training.spec.headGroupSpec.template.spec.nodeSelector.nvidia.com/gpu.product",
+				"the head pod selects GPU nodes; expected a CPU node group (the head runs no GPU work)"}},
+		{"unknown key", [][2]string{{"image: img:1", "image: img:1\nimagePullSecret: [a]"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "imagePullSecret", "unknown key; not part of the infra schema (or of the KubeRay/Kubernetes type at this path)"}},
+		{"typo inside the RayCluster spec", [][2]string{{"groupName: gpu", "groupName: gpu\n          replica: 2"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "kuberay.training.spec.workerGroupSpecs[0].replica", "unknown key; not part of the infra schema (or of the KubeRay/Kubernetes type at this path)"}},
+		{"label value not a string", [][2]string{{"image: img:1", "image: img:1\nlabels: {a: 1}"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "labels", "found a number; expected a string"}},
+		{"segmentSize zero", [][2]string{{"segmentSize: 2", "segmentSize: 0"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "kuberay.training.segmentSize", "found 0; expected an integer greater than 0"}},
+		{"empty image", [][2]string{{"image: img:1", "image: ''"}}, goodRecipe, nil,
+			finding{"error", "p.infra.yaml", "image", "must not be empty; expected a container image reference"}},
+		{"override of a missing key", nil, goodRecipe, []string{"cluster.gpus=8"},
+			finding{"error", "r.yaml", "cluster.gpus", `override "cluster.gpus=8": key 'cluster.gpus' is not in the recipe; use +cluster.gpus=... to add it`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := goodProfile
+			for _, r := range tc.profile {
+				require.Contains(t, p, r[0], "replacement anchor")
+				p = strings.Replace(p, r[0], r[1], 1)
+			}
+			ds := run(t, p, tc.recipe, tc.overrides, build.RayJob)
+			var got []finding
+			for _, d := range ds {
+				got = append(got, finding{string(d.Severity), d.File, d.Field, d.Message})
+			}
+			require.Contains(t, got, tc.want)
+		})
+	}
+}
