@@ -1,0 +1,108 @@
+package hydra_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
+)
+
+func TestParseOverride(t *testing.T) {
+	cases := []struct {
+		raw  string
+		op   hydra.Op
+		key  string
+		val  any
+		dyn  bool
+		fail bool
+	}{
+		{raw: "cluster.num_nodes=58", op: hydra.Set, key: "cluster.num_nodes", val: int64(58)},
+		{raw: "+a.b=x", op: hydra.Add, key: "a.b", val: "x"},
+		{raw: "++a.b=[1,2]", op: hydra.Force, key: "a.b", val: []any{int64(1), int64(2)}},
+		{raw: "~policy.optimizer.kwargs.foreach", op: hydra.Delete, key: "policy.optimizer.kwargs.foreach"},
+		{raw: "policy.generation.colocated.enabled=False", op: hydra.Set, key: "policy.generation.colocated.enabled", val: false},
+		{raw: "policy.model_name=${NRL_MODEL_PATH}", op: hydra.Set, key: "policy.model_name", val: "${NRL_MODEL_PATH}", dyn: true},
+		{raw: "x=", op: hydra.Set, key: "x", val: ""},
+		{raw: "=3", fail: true},
+		{raw: "a..b=3", fail: true},
+		{raw: "novalue", fail: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.raw, func(t *testing.T) {
+			o, err := hydra.Parse(tc.raw)
+			if tc.fail {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.op, o.Op)
+			require.Equal(t, tc.key, o.Key.String())
+			require.Equal(t, tc.val, o.Value)
+			require.Equal(t, tc.dyn, o.Dynamic)
+		})
+	}
+}
+
+func TestApplyRules(t *testing.T) {
+	root, _ := tree.Parse("r", []byte("a: {b: 1}\n"))
+	m := root.(*tree.Map)
+	apply := func(s string) error {
+		o, err := hydra.Parse(s)
+		require.NoError(t, err)
+		return hydra.Apply(m, o)
+	}
+	require.NoError(t, apply("a.b=2"))
+	require.ErrorContains(t, apply("a.c=2"), "use +a.c=")
+	require.NoError(t, apply("+a.c=3"))
+	require.ErrorContains(t, apply("+a.c=4"), "already in the recipe")
+	require.NoError(t, apply("++a.c=5"))
+	require.NoError(t, apply("~a.b"))
+	require.ErrorContains(t, apply("~a.b"), "nothing to delete")
+	b, _ := m.MarshalJSON()
+	require.Equal(t, `{"a":{"c":5}}`, string(b))
+}
+
+const ultraLike = `set -eu
+# python run_grpo.py cluster.num_nodes=1 (a comment)
+OMP_NUM_THREADS=16 \
+python ./examples/nemo_gym/run_grpo_nemo_gym.py \
+  --config examples/configs/grpo_ultra_64n4g_pipeclean.yaml \
+  policy.model_name=${NRL_MODEL_PATH} \
+  cluster.num_nodes=58 \
+  "logger.wandb.name=a b" \
+  2>&1 | tee -a "${LOG}"`
+
+func TestFindInvocation(t *testing.T) {
+	inv, ok := hydra.FindInvocation(ultraLike)
+	require.True(t, ok)
+	require.Equal(t, "./examples/nemo_gym/run_grpo_nemo_gym.py", inv.Script)
+	require.Equal(t, "examples/configs/grpo_ultra_64n4g_pipeclean.yaml", inv.Config)
+	require.Equal(t, []string{"policy.model_name=${NRL_MODEL_PATH}", "cluster.num_nodes=58", "logger.wandb.name=a b"}, inv.Overrides)
+	require.Equal(t, 3, inv.Line)
+	_, ok = hydra.FindInvocation("echo hello")
+	require.False(t, ok)
+}
+
+func TestAppendOverrides(t *testing.T) {
+	got, err := hydra.AppendOverrides(ultraLike, []string{"grpo.max_num_steps=3", "logger.wandb.name=it's"})
+	require.NoError(t, err)
+	require.Contains(t, got, "  grpo.max_num_steps=3 'logger.wandb.name=it'\"'\"'s' 2>&1 | tee -a \"${LOG}\"")
+	inv, ok := hydra.FindInvocation(got)
+	require.True(t, ok)
+	require.Equal(t, []string{"policy.model_name=${NRL_MODEL_PATH}", "cluster.num_nodes=58", "logger.wandb.name=a b", "grpo.max_num_steps=3", "logger.wandb.name=it's"}, inv.Overrides)
+
+	plain, err := hydra.AppendOverrides("python run_sft.py a=1", []string{"b=2"})
+	require.NoError(t, err)
+	require.Equal(t, "python run_sft.py a=1 b=2", plain)
+
+	_, err = hydra.AppendOverrides("echo no driver", []string{"b=2"})
+	require.ErrorContains(t, err, "runs no NeMo-RL driver")
+	_, err = hydra.AppendOverrides("python run_sft.py", []string{"not an override"})
+	require.Error(t, err)
+
+	same, err := hydra.AppendOverrides(ultraLike, nil)
+	require.NoError(t, err)
+	require.Equal(t, ultraLike, same)
+}
