@@ -121,5 +121,6 @@ func FromError(err error, file string) List {
 	if errors.As(err, &le) {
 		return le.List
 	}
-	return List{{Severity: Error, File: file, Message: err.Error()}}
+	msg := strings.TrimPrefix(err.Error(), file+": ")
+	return List{{Severity: Error, File: file, Message: msg}}
 }
