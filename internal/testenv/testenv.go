@@ -45,3 +45,13 @@ func Tool(t testing.TB, env string) string {
 	return ""
 }
 
+
+// ReadFile reads a file or fails the test.
+func ReadFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return string(b)
+}
