@@ -49,27 +49,21 @@ type Object struct {
 // render (warnings) are returned beside the objects.
 func Build(in *profile.Infra, file string, p Params) ([]Object, diag.List) {
 	var ds diag.List
-	var out []Object
+	var render func(*profile.Infra, Params, *diag.List, string) ([]Object, error)
 	switch p.Mode {
 	case RayJob:
-		objs, err := rayJobMode(in, p, &ds, file)
-		if err != nil {
-			ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
-			return nil, ds
-		}
-		out = objs
+		render = rayJobMode
 	case RayCluster:
-		objs, err := rayClusterMode(in, p, &ds, file)
-		if err != nil {
-			ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
-			return nil, ds
-		}
-		out = objs
+		render = rayClusterMode
 	case Dev:
-		out = []Object{{Obj: devPod(in, p.User)}}
-		return out, ds
+		return []Object{{Obj: devPod(in, p.User)}}, ds
 	default:
 		ds.Errorf("", "mode", "found %q; expected one of rayjob, raycluster, dev", p.Mode)
+		return nil, ds
+	}
+	out, err := render(in, p, &ds, file)
+	if err != nil {
+		ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
 		return nil, ds
 	}
 	out = append(out, deploymentObjects(in)...)
