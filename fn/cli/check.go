@@ -14,8 +14,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
 func checkCmd() *cobra.Command {
@@ -27,14 +25,14 @@ func checkCmd() *cobra.Command {
 		Short:   "Validate a run and print a summary; exit 1 on errors",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := f.request(args)
+			res, err := f.run(args, func(req *pipeline.Request) {
+				if repoRoot != "" {
+					req.UploadSize = dirSizer(repoRoot)
+				}
+			})
 			if err != nil {
 				return err
 			}
-			if repoRoot != "" {
-				req.UploadSize = dirSizer(repoRoot)
-			}
-			res := pipeline.Run(recipe.NewLoader(source.Disk{}), req)
 			w := cmd.OutOrStdout()
 			if res.Profile != nil {
 				summary(w, res)

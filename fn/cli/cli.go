@@ -16,6 +16,8 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
 // Exit codes.
@@ -138,6 +140,18 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 		Overrides:    args[1:],
 		Env:          os.LookupEnv,
 	}, nil
+}
+
+// run renders the request built from args with the disk as source.
+func (f *runFlags) run(args []string, adjust func(*pipeline.Request)) (*pipeline.Result, error) {
+	req, err := f.request(args)
+	if err != nil {
+		return nil, err
+	}
+	if adjust != nil {
+		adjust(&req)
+	}
+	return pipeline.Run(recipe.NewLoader(source.Disk{}), req), nil
 }
 
 func cleanPath(p string) string {

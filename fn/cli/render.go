@@ -10,9 +10,6 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
 func renderCmd() *cobra.Command {
@@ -28,11 +25,10 @@ OVERRIDES are Hydra overrides: infra.* change the profile, the rest are
 appended to the training driver call and checked against the cluster.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := f.request(args)
+			res, err := f.run(args, nil)
 			if err != nil {
 				return err
 			}
-			res := pipeline.Run(recipe.NewLoader(source.Disk{}), req)
 			printDiags(cmd.ErrOrStderr(), res.Diags)
 			if res.Diags.HasErrors() {
 				return exitError{ExitError}

@@ -3,9 +3,6 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
@@ -25,11 +22,10 @@ func valuesCmd() *cobra.Command {
 		Short: "Print the resolved profile and the recipe keys the renderer reads",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := f.request(args)
+			res, err := f.run(args, nil)
 			if err != nil {
 				return err
 			}
-			res := pipeline.Run(recipe.NewLoader(source.Disk{}), req)
 			printDiags(cmd.ErrOrStderr(), res.Diags)
 			if res.Profile == nil {
 				return exitError{ExitError}

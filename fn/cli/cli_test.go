@@ -1,0 +1,71 @@
+package cli_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+)
+
+func runCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := cli.Main(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func qwen(t *testing.T) (string, string) {
+	root := testenv.RepoRoot(t)
+	return filepath.Join(root, "recipes/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"),
+		filepath.Join(root, "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml")
+}
+
+func TestCheckExitCodes(t *testing.T) {
+	r, p := qwen(t)
+	code, out, _ := runCLI("check", r, "--infra", p, "--user", "alice")
+	require.Equal(t, cli.ExitOK, code)
+	require.Contains(t, out, "training: alice-raycluster-qwen3-30b-math-gb300")
+	require.Contains(t, out, "workers 4x (4 segments x 1) cpu=132 mem=900Gi gpu=16")
+	require.Contains(t, out, "ComputeDomain: compute-domain-alice-raycluster-qwen3-30b-math-gb300-training")
+	require.Contains(t, out, "0 error(s), 0 warning(s)")
+
+	code, out, _ = runCLI("check", r, "cluster.gpus_per_node=8", "--infra", p, "--user", "alice")
+	require.Equal(t, cli.ExitError, code)
+	require.Contains(t, out, `expected 8, the recipe's cluster.gpus_per_node (set by run override "cluster.gpus_per_node=8")`)
+
+	code, _, errOut := runCLI("check", r, "--infra", p, "--mode", "nope")
+	require.Equal(t, cli.ExitUsage, code)
+	require.Contains(t, errOut, `--mode "nope"`)
+
+	code, _, _ = runCLI("check")
+	require.Equal(t, cli.ExitUsage, code)
+	code, _, _ = runCLI("check", r, "--no-such-flag")
+	require.Equal(t, cli.ExitUsage, code)
+}
+
+func TestRenderWritesFileAndNamespaceOverride(t *testing.T) {
+	r, p := qwen(t)
+	out := filepath.Join(t.TempDir(), "sub", "run.yaml")
+	code, stdout, stderr := runCLI("render", r, "--infra", p, "--user", "alice", "-n", "team-a", "-o", out)
+	require.Equal(t, cli.ExitOK, code, stderr)
+	require.Empty(t, stdout)
+	data := testenv.ReadFile(t, out)
+	require.Equal(t, 3, strings.Count(data, "\nkind: "))
+	require.Equal(t, 3, strings.Count(data, "namespace: team-a"))
+	require.NotContains(t, data, "&id")
+}
+
+func TestValuesPrintsResolvedProfileAndRecipeKeys(t *testing.T) {
+	r, p := qwen(t)
+	code, out, stderr := runCLI("values", r, "--infra", p, "--user", "Alice_X")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	require.Contains(t, out, "name: alice-x-raycluster-qwen3-30b-math-gb300")
+	require.Contains(t, out, "cluster.gpus_per_node: 4")
+	require.Contains(t, out, "cluster.num_nodes: 4")
+	require.NotContains(t, out, "_shared")
+	require.Contains(t, out, "LOG=${LOG_DIR}/alice-x-raycluster")
+}

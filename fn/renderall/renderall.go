@@ -1,0 +1,253 @@
+// Package renderall renders a repository of runs into its committed output
+// tree and tells whether that tree is stale. A repository is
+//
+//	DIR/runs/<run>/run.yaml   a NemoRLRun; metadata.name is <run>
+//	DIR/manifests/<run>.yaml  the run's render: exactly `nrl-k8s render`'s bytes
+//
+// One file per run, not per object: a reviewer reads one file per run, and it
+// is byte-identical to what the CLI, the KRM function and the chart emit for
+// the same run, so a PR diff shows precisely what would be applied.
+//
+// Discover reads the runs, Render runs each through pipeline.Run and Compare
+// is a pure function from (committed tree, render) to drift; the CLI adapter
+// does the remaining I/O.
+package renderall
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+)
+
+// Layout names inside a runs repository.
+const (
+	RunsDir      = "runs"
+	RunFile      = "run.yaml"
+	ManifestsDir = "manifests"
+	// Ext is the extension of one run's output file.
+	Ext = ".yaml"
+)
+
+// Run is one runs/<run>/run.yaml. Spec is nil when the file could not be
+// read or parsed; the run still counts (its committed output is kept, not
+// reported as an orphan) and its problem is in the Diags of Discover.
+type Run struct {
+	Name string
+	// Path is the slash path of run.yaml; the run's spec paths resolve
+	// against it.
+	Path string
+	Spec *runspec.Run
+}
+
+// Discover lists root/runs/*/run.yaml in name order. A missing runs/
+// directory is an error (rendering an empty set would delete every committed
+// manifest); a directory without run.yaml, an unreadable or invalid run file
+// and a metadata.name that is not the directory name are diagnostics on
+// that run. Entries that are not directories (a README) and hidden
+// directories are ignored.
+func Discover(root string) ([]Run, diag.List, error) {
+	root = filepath.ToSlash(filepath.Clean(root))
+	runsDir := path.Join(root, RunsDir)
+	entries, err := os.ReadDir(filepath.FromSlash(runsDir))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%s: not found; expected a runs repository with %s/<run>/%s files", runsDir, RunsDir, RunFile)
+		}
+		return nil, nil, err
+	}
+	var runs []Run
+	var ds diag.List
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		r := Run{Name: e.Name(), Path: path.Join(runsDir, e.Name(), RunFile)}
+		runs = append(runs, r)
+		if msgs := validation.IsDNS1123Subdomain(r.Name); len(msgs) > 0 {
+			ds.Errorf(path.Join(runsDir, r.Name), "", "run directory name %q: %s; expected a Kubernetes object name (it names the output file and the NemoRLRun)", r.Name, strings.Join(msgs, "; "))
+			continue
+		}
+		data, err := source.Disk{}.ReadFile(r.Path)
+		if err != nil {
+			if errors.Is(err, source.ErrNotFound) {
+				ds.Errorf(r.Path, "", "not found; expected every directory under %s/ to hold a %s %s", RunsDir, runspec.Kind, RunFile)
+			} else {
+				ds.Errorf(r.Path, "", "%v", err)
+			}
+			continue
+		}
+		spec, err := runspec.Parse(r.Path, data)
+		if err != nil {
+			// Parse already names the file.
+			ds = append(ds, diag.Diagnostic{Severity: diag.Error, Message: err.Error()})
+			continue
+		}
+		if spec.Metadata.Name != r.Name {
+			ds.Errorf(r.Path, "metadata.name", "found %q; expected %q, the name of the run's directory (it names the output file)", spec.Metadata.Name, r.Name)
+			continue
+		}
+		runs[len(runs)-1].Spec = spec
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
+	return runs, ds, nil
+}
+
+// Result is the render of a repository.
+type Result struct {
+	// Runs are all discovered run names, sorted, rendered or not.
+	Runs []string
+	// Files maps a run name to its output; a run that failed has no entry.
+	Files map[string][]byte
+	// Diags are every run's findings (warnings too), in run order.
+	Diags diag.List
+}
+
+// Failed reports the runs that have no output.
+func (r *Result) Failed() []string {
+	var out []string
+	for _, n := range r.Runs {
+		if _, ok := r.Files[n]; !ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Render renders every run with one loader, so a base recipe shared by many
+// runs is parsed once. A run that fails (nil Spec, or errors from the
+// pipeline) gets no output; the others still render.
+func Render(l *recipe.Loader, runs []Run) *Result {
+	res := &Result{Files: map[string][]byte{}}
+	for _, r := range runs {
+		res.Runs = append(res.Runs, r.Name)
+		if r.Spec == nil {
+			continue
+		}
+		pr := pipeline.Run(l, r.Spec.Request(r.Path))
+		res.Diags = append(res.Diags, pr.Diags.Sorted()...)
+		if pr.Diags.HasErrors() {
+			continue
+		}
+		data, err := emit.Stream(pr.Docs)
+		if err != nil {
+			res.Diags.Errorf(r.Path, "", "emit: %v", err)
+			continue
+		}
+		res.Files[r.Name] = data
+	}
+	return res
+}
+
+// Change says how a committed file differs from the render.
+type Change string
+
+const (
+	// Stale: the committed file differs from the render.
+	Stale Change = "stale"
+	// Missing: the run rendered but nothing is committed for it.
+	Missing Change = "missing"
+	// Orphan: a committed file whose run no longer exists.
+	Orphan Change = "orphan"
+)
+
+// Drift is one output file that is not what render-all would write.
+type Drift struct {
+	Run    string
+	Change Change
+	// File is the display path, e.g. manifests/<run>.yaml.
+	File string
+	// Data is what the file should hold; nil for an Orphan (delete it).
+	Data []byte
+	// Diff is a unified diff from the committed file to Data (a/ and b/
+	// prefixes, /dev/null for a side that does not exist), as git prints it.
+	Diff string
+}
+
+// Compare lists the output files that differ from the render, in run order.
+// committed maps a run name to its committed file's bytes; outDir is the
+// output directory as shown in diff headers (e.g. "manifests"). Runs that
+// failed are skipped: their committed file is neither stale nor an orphan,
+// only unknown, and the failure itself already fails the command.
+func Compare(outDir string, committed map[string][]byte, res *Result) []Drift {
+	known := map[string]bool{}
+	for _, n := range res.Runs {
+		known[n] = true
+	}
+	var out []Drift
+	names := make([]string, 0, len(committed)+len(res.Files))
+	for n := range committed {
+		names = append(names, n)
+	}
+	for n := range res.Files {
+		if _, ok := committed[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		file := path.Join(outDir, n+Ext)
+		old, hasOld := committed[n]
+		cur, hasNew := res.Files[n]
+		switch {
+		case hasOld && hasNew:
+			if string(old) == string(cur) {
+				continue
+			}
+			out = append(out, Drift{Run: n, Change: Stale, File: file, Data: cur, Diff: UnifiedDiff("a/"+file, "b/"+file, old, cur)})
+		case hasNew:
+			out = append(out, Drift{Run: n, Change: Missing, File: file, Data: cur, Diff: UnifiedDiff("/dev/null", "b/"+file, nil, cur)})
+		case !known[n]:
+			out = append(out, Drift{Run: n, Change: Orphan, File: file, Diff: UnifiedDiff("a/"+file, "/dev/null", old, nil)})
+		}
+	}
+	return out
+}
+
+// UnifiedDiff is a unified diff with three lines of context, "" when a and
+// b are equal.
+func UnifiedDiff(fromFile, toFile string, a, b []byte) string {
+	if string(a) == string(b) {
+		return ""
+	}
+	s, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: Lines(string(a)), B: Lines(string(b)),
+		FromFile: fromFile, ToFile: toFile, Context: 3,
+	})
+	if err != nil {
+		// Writing to a bytes.Buffer does not fail.
+		return fmt.Sprintf("--- %s\n+++ %s\n(diff failed: %v)\n", fromFile, toFile, err)
+	}
+	return s
+}
+
+// Lines splits s into lines that keep their "\n". Unlike
+// difflib.SplitLines it adds no empty line after a final newline, and an
+// empty s has no lines, so creating or deleting a file diffs as +N or -N
+// lines, nothing more.
+func Lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	} else {
+		lines[len(lines)-1] += "\n"
+	}
+	return lines
+}
