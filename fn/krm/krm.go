@@ -1,0 +1,359 @@
+// Package krm is the KRM function adapter: it turns a ResourceList (from
+// `kustomize build --enable-alpha-plugins --enable-exec` or `kpt fn
+// render`) into pipeline requests and the pipeline's documents and findings
+// back into items and results. It does no I/O of its own: the input files
+// arrive as ConfigMap items (see inputs.go), so it is tested directly on
+// ResourceLists and is safe to fuzz through Process.
+package krm
+
+import (
+	"fmt"
+	"path"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+)
+
+// Processor is the function as a kyaml ResourceListProcessor.
+type Processor struct{}
+
+// Process implements framework.ResourceListProcessor.
+func (Processor) Process(rl *framework.ResourceList) error { return Process(rl) }
+
+// Process renders every NemoRLRun of rl (its function config and its
+// NemoRLRun items) from the files its input ConfigMaps carry. Afterwards
+// rl.Items holds the items that are not ours, unchanged and in input order,
+// then each run's objects in emit order; rl.Results holds one result per
+// finding. The error is non-nil exactly when a result is an error, which is
+// what makes `nrl-k8s fn` exit non-zero as kustomize and kpt expect.
+func Process(rl *framework.ResourceList) error {
+	if rl == nil {
+		return fmt.Errorf("nil ResourceList")
+	}
+	in := classify(rl.Items)
+	var results framework.Results
+	results = append(results, in.results...)
+
+	runs, rs := collectRuns(rl.FunctionConfig, in.runs)
+	results = append(results, rs...)
+	if len(runs) == 0 && len(in.results) == 0 && len(rs) == 0 {
+		results = append(results, &framework.Result{
+			Severity: framework.Error,
+			Message: fmt.Sprintf("no run to render: expected the functionConfig or an item to be a %s %s "+
+				"(found functionConfig %s)", runspec.APIVersion, runspec.Kind, describe(rl.FunctionConfig)),
+		})
+	}
+
+	out := dropPrevious(in.passThrough, runs)
+	for _, o := range renderAll(in, runs) {
+		out = append(out, o.items...)
+		results = append(results, o.results...)
+	}
+	rl.Items = out
+	rl.Results = append(rl.Results, results...)
+	if rl.Results.ExitCode() != 0 {
+		return rl.Results
+	}
+	return nil
+}
+
+type rendered struct {
+	items   []*yaml.RNode
+	results framework.Results
+}
+
+// renderAll renders the runs on every core, collecting by index so the
+// output order does not depend on scheduling. Rendering every run of a
+// list in one process is what makes 1,000 runs affordable; each worker has
+// its own loader (the loader's cache is not safe for concurrent use, and
+// per worker it still parses each shared base once).
+func renderAll(in *inputs, runs []run) []rendered {
+	out := make([]rendered, len(runs))
+	workers := min(runtime.GOMAXPROCS(0), len(runs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := recipe.NewLoader(in.files)
+			for i := range next {
+				out[i].items, out[i].results = render(l, in, runs[i])
+			}
+		}()
+	}
+	for i := range runs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// run is one NemoRLRun to render, with where it came from.
+type run struct {
+	spec *runspec.Run
+	file string // the item's path annotation, for results
+	ref  *yaml.ResourceIdentifier
+}
+
+// collectRuns parses the function config (when it is a NemoRLRun) and the
+// NemoRLRun items. A kustomize generator is given its own config as an
+// item as well, so an item with the config's identity and spec is the
+// same run.
+func collectRuns(fnConfig *yaml.RNode, items []*yaml.RNode) ([]run, framework.Results) {
+	var runs []run
+	var results framework.Results
+	seen := map[string]bool{}
+	add := func(n *yaml.RNode, what string) {
+		file, _ := fileOf(n)
+		ref := refOf(n)
+		data, err := n.String()
+		if err != nil {
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref, File: fileRef(file),
+				Message: fmt.Sprintf("%s: cannot encode: %v", what, err)})
+			return
+		}
+		spec, err := runspec.Parse(file, []byte(data))
+		if err != nil {
+			field, msg := splitRunError(file, err)
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+				File: fileRef(file), Field: fieldRef(field), Message: what + ": " + msg})
+			return
+		}
+		if name := spec.Metadata.Name; strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+				File: fileRef(file), Field: fieldRef("metadata.name"),
+				Message: fmt.Sprintf("%s: metadata.name %q; expected a Kubernetes object name (it names the output directory)", what, name)})
+			return
+		}
+		if seen[spec.Metadata.Name] {
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+				File: fileRef(file), Field: fieldRef("metadata.name"),
+				Message: fmt.Sprintf("%s: a second NemoRLRun named %q; expected unique names (the name is the output directory)",
+					what, spec.Metadata.Name)})
+			return
+		}
+		seen[spec.Metadata.Name] = true
+		runs = append(runs, run{spec: spec, file: file, ref: ref})
+	}
+	var configID, configSpec string
+	if isRun(fnConfig) {
+		configID, configSpec = identity(fnConfig), specOf(fnConfig)
+		add(fnConfig, "functionConfig")
+	}
+	for _, n := range items {
+		if configID != "" && identity(n) == configID && specOf(n) == configSpec {
+			continue
+		}
+		add(n, "item")
+	}
+	return runs, results
+}
+
+func specOf(n *yaml.RNode) string {
+	f := n.Field("spec")
+	if f == nil || f.Value.IsNil() {
+		return ""
+	}
+	s, _ := f.Value.String()
+	return s
+}
+
+// render runs one request through the pipeline and converts its output.
+func render(l *recipe.Loader, in *inputs, r run) ([]*yaml.RNode, framework.Results) {
+	req := r.spec.Request("")
+	var results framework.Results
+	for _, f := range []struct{ field, path string }{
+		{"spec.recipe", req.Recipe}, {"spec.profile", req.Profile}, {"spec.defaults", req.UserDefaults},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if _, ok := in.files[f.path]; !ok {
+			results = append(results, &framework.Result{
+				Severity: framework.Error, ResourceRef: r.ref, File: fileRef(r.file), Field: fieldRef(f.field),
+				Message: fmt.Sprintf("run %s: %s: no input file %q; expected a ConfigMap annotated %s: %s with the data key %q (paths are relative to the package root; files given: %s)",
+					r.spec.Metadata.Name, f.field, f.path, FilesDirAnnotation, path.Dir(f.path), path.Base(f.path), in.listFiles()),
+			})
+		}
+	}
+	if len(results) > 0 {
+		return nil, results
+	}
+	res := pipeline.Run(l, req)
+	for _, d := range res.Diags.Sorted() {
+		results = append(results, toResult(locate(d, in.files), r.ref))
+	}
+	if res.Diags.HasErrors() {
+		return nil, results
+	}
+	items := make([]*yaml.RNode, 0, len(res.Docs))
+	index := map[string]int{}
+	for _, d := range res.Docs {
+		n, err := toItem(d)
+		if err != nil {
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: r.ref,
+				Message: fmt.Sprintf("run %s: %s %s: %v", r.spec.Metadata.Name, d.Kind, d.Name, err)})
+			return nil, results
+		}
+		p := OutputPath(r.spec.Metadata.Name, d)
+		if err := setPath(n, p, index[p]); err != nil {
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: r.ref,
+				Message: fmt.Sprintf("run %s: %s %s: %v", r.spec.Metadata.Name, d.Kind, d.Name, err)})
+			return nil, results
+		}
+		index[p]++
+		items = append(items, n)
+	}
+	return items, results
+}
+
+// dropPrevious removes what an earlier render wrote: kpt fn render feeds a
+// package's files back in, and the objects under <run>/ (OutputPath) are
+// about to be written again. Local config there is the user's and stays.
+func dropPrevious(items []*yaml.RNode, runs []run) []*yaml.RNode {
+	names := map[string]bool{}
+	for _, r := range runs {
+		names[r.spec.Metadata.Name] = true
+	}
+	out := make([]*yaml.RNode, 0, len(items))
+	for _, n := range items {
+		p, _ := fileOf(n)
+		dir, _, nested := strings.Cut(path.Clean(p), "/")
+		if nested && names[dir] && isMapping(n) && annotations(n)[LocalConfigAnnotation] != "true" {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// OutputPath is the file kpt fn render writes a document to: one directory
+// per run, one file per object, so a re-render diffs object by object.
+func OutputPath(run string, d emit.Doc) string {
+	return run + "/" + strings.ToLower(d.Kind) + "_" + d.Name + ".yaml"
+}
+
+// toItem parses the bytes nrl-k8s render would write for d, so that an
+// item serialised again is byte-identical to the CLI's document.
+func toItem(d emit.Doc) (*yaml.RNode, error) {
+	b, err := emit.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.Parse(string(b))
+}
+
+// pathAnnotations are the annotations setPath writes and StripPath removes.
+var pathAnnotations = []string{
+	kioutil.PathAnnotation, kioutil.IndexAnnotation,
+	kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation,
+}
+
+// setPath writes both the internal and the legacy path/index annotations:
+// kpt reads the internal ones, kustomize and older tools the legacy ones,
+// and framework.Execute then keeps only the form the input used.
+func setPath(n *yaml.RNode, p string, index int) error {
+	idx := strconv.Itoa(index)
+	for _, kv := range [][2]string{
+		{kioutil.PathAnnotation, p}, {kioutil.IndexAnnotation, idx},
+		{kioutil.LegacyPathAnnotation, p}, {kioutil.LegacyIndexAnnotation, idx},
+	} {
+		if err := n.PipeE(yaml.SetAnnotation(kv[0], kv[1])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StripPath removes the path and index annotations Process adds (and an
+// annotations or metadata mapping left empty), giving back the document as
+// nrl-k8s render writes it.
+func StripPath(n *yaml.RNode) error {
+	for _, k := range pathAnnotations {
+		if err := n.PipeE(yaml.ClearAnnotation(k)); err != nil {
+			return err
+		}
+	}
+	return yaml.ClearEmptyAnnotations(n)
+}
+
+// locate recovers file and field from a loader error that reached us as
+// text ("<file>: <field>: <message>", the form of recipe.Error once
+// diag.FromError has flattened it), so the result points at the file that
+// names a missing base rather than at the run's recipe.
+func locate(d diag.Diagnostic, files source.Memory) diag.Diagnostic {
+	if d.Field != "" {
+		return d
+	}
+	file, rest, ok := strings.Cut(d.Message, ": ")
+	if _, known := files[file]; !ok || !known {
+		return d
+	}
+	d.File, d.Message = file, rest
+	if field, msg, ok := strings.Cut(rest, ": "); ok && field != "" && !strings.ContainsAny(field, " \"'") {
+		d.Field, d.Message = field, msg
+	}
+	return d
+}
+
+// toResult carries one finding over; the run's reference says which of
+// many runs in one list it belongs to.
+func toResult(d diag.Diagnostic, ref *yaml.ResourceIdentifier) *framework.Result {
+	sev := framework.Info
+	switch d.Severity {
+	case diag.Error:
+		sev = framework.Error
+	case diag.Warning:
+		sev = framework.Warning
+	}
+	return &framework.Result{Severity: sev, Message: d.Message, ResourceRef: ref,
+		Field: fieldRef(d.Field), File: fileRef(d.File)}
+}
+
+func fieldRef(p string) *framework.Field {
+	if p == "" {
+		return nil
+	}
+	return &framework.Field{Path: p}
+}
+
+func fileRef(p string) *framework.File {
+	if p == "" {
+		return nil
+	}
+	return &framework.File{Path: p}
+}
+
+// splitRunError turns a runspec.Parse error into a field path and a
+// message: runspec prefixes the file, and its messages start with the field
+// ("spec.user: ...") or quote it (`unknown field "spec.recipee"`).
+func splitRunError(file string, err error) (field, msg string) {
+	msg = strings.TrimPrefix(err.Error(), file+": ")
+	if i := strings.Index(msg, `unknown field "`); i >= 0 {
+		rest := msg[i+len(`unknown field "`):]
+		if j := strings.IndexByte(rest, '"'); j > 0 {
+			return rest[:j], msg
+		}
+	}
+	if i := strings.Index(msg, ": "); i > 0 {
+		head := msg[:i]
+		if (strings.HasPrefix(head, "spec.") || strings.HasPrefix(head, "metadata.")) && !strings.ContainsAny(head, " \"") {
+			return head, msg
+		}
+	}
+	return "", msg
+}
