@@ -115,11 +115,23 @@ func (e *ListError) Error() string {
 	return strings.Join(parts, "\n")
 }
 
+// Located is an error that knows the file and field it is about (loader
+// and parser errors), so that entry points can report them as fields.
+type Located interface {
+	error
+	Location() (file, field, msg string)
+}
+
 // FromError recovers the findings carried by err, or wraps it as one error.
 func FromError(err error, file string) List {
 	var le *ListError
 	if errors.As(err, &le) {
 		return le.List
+	}
+	var loc Located
+	if errors.As(err, &loc) {
+		f, field, msg := loc.Location()
+		return List{{Severity: Error, File: f, Field: field, Message: msg}}
 	}
 	msg := strings.TrimPrefix(err.Error(), file+": ")
 	return List{{Severity: Error, File: file, Message: msg}}

@@ -10,10 +10,10 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 // Shipped is one of NeMo-RL's three GB300 examples and its recipe.

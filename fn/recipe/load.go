@@ -32,6 +32,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// Location implements diag.Located.
+func (e *Error) Location() (file, field, msg string) { return e.File, e.Field, e.Msg }
+
 // Loaded is a merged recipe and the files it came from, base first.
 type Loaded struct {
 	Tree  *tree.Map

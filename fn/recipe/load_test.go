@@ -10,11 +10,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 func yamlFiles(t *testing.T, root string) []string {

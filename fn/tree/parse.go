@@ -32,6 +32,14 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("%s: %s", e.File, e.Msg)
 }
 
+// Location implements diag.Located.
+func (e *ParseError) Location() (file, field, msg string) {
+	if e.Line > 0 {
+		return e.File, "", fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg)
+	}
+	return e.File, "", e.Msg
+}
+
 // Parse reads one YAML document into a tree. An empty document yields an
 // empty map. Anchors, aliases and `<<` merge keys are expanded; a duplicate
 // key is an error, as in OmegaConf's loader.
