@@ -2,39 +2,121 @@ package cli
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/review"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
 func diffCmd() *cobra.Command {
 	var output string
 	c := &cobra.Command{
 		Use:   "diff OLD NEW [--output text|markdown]",
-		Short: "Summarise what changes between two renders (files or trees): GPUs, nodes, images, objects, DRA, scheduler, entrypoints",
-		Args:  cobra.ExactArgs(2),
+		Short: "Summarise what changes between two renders (files or trees): GPUs, nodes, images, objects, DRA, scheduling, entrypoints",
+		Long: `Compare two renders and print what a reviewer needs: per run, GPU nodes and
+GPUs requested (before → after), image changes, new, removed and changed
+objects, DRA claims and objects, KAI scheduling fields, and entrypoint changes
+as a line diff. Unchanged runs are counted, not listed.
+
+OLD and NEW are each a render file or a tree (every *.yaml below it, one run
+per file, named after the file, e.g. a runs repository's manifests/). Two
+files are compared as one run, named after NEW. Typical use in a PR job:
+
+  git worktree add /tmp/base origin/main
+  nrl-k8s diff /tmp/base/runs-repo/manifests runs-repo/manifests --output markdown
+
+The command is informational: it exits 0 whatever changed, 1 only when an
+input cannot be read or is not a render.`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "markdown" {
 				return usageError{fmt.Errorf("--output %q: expected text or markdown", output)}
 			}
-			old, err := review.Load(args[0])
+			old, oldFile, err := readRender(args[0])
 			if err != nil {
 				return err
 			}
-			cur, err := review.Load(args[1])
+			cur, curFile, err := readRender(args[1])
 			if err != nil {
 				return err
+			}
+			if oldFile && curFile {
+				// Two files are two versions of one run, whatever they are called.
+				o, c := onlyRun(old), onlyRun(cur)
+				o.Name = c.Name
+				old = review.Render{c.Name: o}
 			}
 			s := review.Diff(old, cur)
+			text := s.Text()
 			if output == "markdown" {
-				_, err = fmt.Fprint(cmd.OutOrStdout(), s.Markdown())
-			} else {
-				_, err = fmt.Fprint(cmd.OutOrStdout(), s.Text())
+				text = s.Markdown()
 			}
+			_, err = fmt.Fprint(cmd.OutOrStdout(), text)
 			return err
 		},
 	}
-	c.Flags().StringVar(&output, "output", "text", "text or markdown (for a PR comment)")
+	c.Flags().StringVarP(&output, "output", "o", "text", "text, or markdown for a PR comment")
 	return c
+}
+
+// readRender parses a render file (one run named after it) or every *.yaml
+// and *.yml under a tree; isFile says which it was. Two files of a tree
+// with the same base name would be the same run: that is an error.
+func readRender(p string) (review.Render, bool, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, false, err
+	}
+	out := review.Render{}
+	from := map[string]string{}
+	add := func(file string) error {
+		data, err := source.Disk{}.ReadFile(filepath.ToSlash(file))
+		if err != nil {
+			return err
+		}
+		base := filepath.Base(file)
+		name := strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
+		if prev, dup := from[name]; dup {
+			return fmt.Errorf("%s: run %q is also %s; expected one file per run name in a tree", file, name, prev)
+		}
+		r, err := review.Parse(name, filepath.ToSlash(file), data)
+		if err != nil {
+			return err
+		}
+		from[name] = file
+		out[name] = r
+		return nil
+	}
+	if !st.IsDir() {
+		return out, true, add(p)
+	}
+	err = filepath.WalkDir(p, func(file string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if file != p && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(file, ".yaml") || strings.HasSuffix(file, ".yml") {
+			return add(file)
+		}
+		return nil
+	})
+	return out, false, err
+}
+
+// onlyRun is the run of a one-file render.
+func onlyRun(r review.Render) *review.Run {
+	for _, run := range r {
+		return run
+	}
+	return nil
 }

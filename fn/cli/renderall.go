@@ -55,12 +55,17 @@ whose manifests were not regenerated.`,
 
 func renderAll(cmd *cobra.Command, root, out string, check bool) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	runs, ds, err := renderall.Discover(root)
+	runs, err := renderall.Discover(root)
 	if err != nil {
 		return err
 	}
 	res := renderall.Render(recipe.NewLoader(source.Disk{}), runs)
-	printDiags(stderr, append(ds, res.Diags...))
+	// Prefixed with the run: one profile may serve several runs.
+	for _, name := range res.Runs {
+		for _, d := range res.Diags[name] {
+			fmt.Fprintf(stderr, "%s: %s\n", name, d)
+		}
+	}
 	committed, err := readManifests(out)
 	if err != nil {
 		return err
@@ -91,7 +96,7 @@ func renderAll(cmd *cobra.Command, root, out string, check bool) error {
 				fmt.Fprintf(stdout, "removed %s (no run %s/%s)\n", d.File, renderall.RunsDir, d.Run)
 				continue
 			}
-			if err := os.WriteFile(file, d.Data, 0o644); err != nil {
+			if err := writeAtomic(file, d.Data); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "wrote %s\n", d.File)
@@ -162,4 +167,24 @@ func displayDir(root, out string) string {
 		return path.Clean(filepath.ToSlash(out))
 	}
 	return filepath.ToSlash(rel)
+}
+
+// writeAtomic replaces file through a rename, so an interrupted render-all
+// leaves the old manifest or the new one, never half of one.
+func writeAtomic(file string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
 }

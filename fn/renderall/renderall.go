@@ -45,66 +45,71 @@ const (
 
 // Run is one runs/<run>/run.yaml. Spec is nil when the file could not be
 // read or parsed; the run still counts (its committed output is kept, not
-// reported as an orphan) and its problem is in the Diags of Discover.
+// reported as an orphan) and Diags says why.
 type Run struct {
 	Name string
 	// Path is the slash path of run.yaml; the run's spec paths resolve
 	// against it.
-	Path string
-	Spec *runspec.Run
+	Path  string
+	Spec  *runspec.Run
+	Diags diag.List
 }
 
 // Discover lists root/runs/*/run.yaml in name order. A missing runs/
 // directory is an error (rendering an empty set would delete every committed
 // manifest); a directory without run.yaml, an unreadable or invalid run file
-// and a metadata.name that is not the directory name are diagnostics on
-// that run. Entries that are not directories (a README) and hidden
-// directories are ignored.
-func Discover(root string) ([]Run, diag.List, error) {
+// and a metadata.name that is not the directory name are the run's Diags.
+// Entries that are not directories (a README) and hidden directories are
+// ignored.
+func Discover(root string) ([]Run, error) {
 	root = filepath.ToSlash(filepath.Clean(root))
 	runsDir := path.Join(root, RunsDir)
 	entries, err := os.ReadDir(filepath.FromSlash(runsDir))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("%s: not found; expected a runs repository with %s/<run>/%s files", runsDir, RunsDir, RunFile)
+			return nil, fmt.Errorf("%s: not found; expected a runs repository with %s/<run>/%s files", runsDir, RunsDir, RunFile)
 		}
-		return nil, nil, err
+		return nil, err
 	}
 	var runs []Run
-	var ds diag.List
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		r := Run{Name: e.Name(), Path: path.Join(runsDir, e.Name(), RunFile)}
-		runs = append(runs, r)
-		if msgs := validation.IsDNS1123Subdomain(r.Name); len(msgs) > 0 {
-			ds.Errorf(path.Join(runsDir, r.Name), "", "run directory name %q: %s; expected a Kubernetes object name (it names the output file and the NemoRLRun)", r.Name, strings.Join(msgs, "; "))
-			continue
-		}
-		data, err := source.Disk{}.ReadFile(r.Path)
-		if err != nil {
-			if errors.Is(err, source.ErrNotFound) {
-				ds.Errorf(r.Path, "", "not found; expected every directory under %s/ to hold a %s %s", RunsDir, runspec.Kind, RunFile)
-			} else {
-				ds.Errorf(r.Path, "", "%v", err)
-			}
-			continue
-		}
-		spec, err := runspec.Parse(r.Path, data)
-		if err != nil {
-			// Parse already names the file.
-			ds = append(ds, diag.Diagnostic{Severity: diag.Error, Message: err.Error()})
-			continue
-		}
-		if spec.Metadata.Name != r.Name {
-			ds.Errorf(r.Path, "metadata.name", "found %q; expected %q, the name of the run's directory (it names the output file)", spec.Metadata.Name, r.Name)
-			continue
-		}
-		runs[len(runs)-1].Spec = spec
+		runs = append(runs, discoverRun(runsDir, e.Name()))
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
-	return runs, ds, nil
+	return runs, nil
+}
+
+func discoverRun(runsDir, name string) Run {
+	r := Run{Name: name, Path: path.Join(runsDir, name, RunFile)}
+	ds := &r.Diags
+	if msgs := validation.IsDNS1123Subdomain(r.Name); len(msgs) > 0 {
+		ds.Errorf(path.Join(runsDir, r.Name), "", "run directory name %q: %s; expected a Kubernetes object name (it names the output file and the NemoRLRun)", r.Name, strings.Join(msgs, "; "))
+		return r
+	}
+	data, err := source.Disk{}.ReadFile(r.Path)
+	if err != nil {
+		if errors.Is(err, source.ErrNotFound) {
+			ds.Errorf(r.Path, "", "not found; expected every directory under %s/ to hold a %s %s", RunsDir, runspec.Kind, RunFile)
+		} else {
+			ds.Errorf(r.Path, "", "%v", err)
+		}
+		return r
+	}
+	spec, err := runspec.Parse(r.Path, data)
+	if err != nil {
+		// Parse already names the file.
+		*ds = append(*ds, diag.Diagnostic{Severity: diag.Error, Message: err.Error()})
+		return r
+	}
+	if spec.Metadata.Name != r.Name {
+		ds.Errorf(r.Path, "metadata.name", "found %q; expected %q, the name of the run's directory (it names the output file)", spec.Metadata.Name, r.Name)
+		return r
+	}
+	r.Spec = spec
+	return r
 }
 
 // Result is the render of a repository.
@@ -113,8 +118,8 @@ type Result struct {
 	Runs []string
 	// Files maps a run name to its output; a run that failed has no entry.
 	Files map[string][]byte
-	// Diags are every run's findings (warnings too), in run order.
-	Diags diag.List
+	// Diags are each run's findings, warnings too, sorted.
+	Diags map[string]diag.List
 }
 
 // Failed reports the runs that have no output.
@@ -132,25 +137,35 @@ func (r *Result) Failed() []string {
 // runs is parsed once. A run that fails (nil Spec, or errors from the
 // pipeline) gets no output; the others still render.
 func Render(l *recipe.Loader, runs []Run) *Result {
-	res := &Result{Files: map[string][]byte{}}
+	res := &Result{Files: map[string][]byte{}, Diags: map[string]diag.List{}}
 	for _, r := range runs {
 		res.Runs = append(res.Runs, r.Name)
-		if r.Spec == nil {
-			continue
+		ds := append(diag.List(nil), r.Diags...)
+		if data, ok := renderRun(l, r, &ds); ok {
+			res.Files[r.Name] = data
 		}
-		pr := pipeline.Run(l, r.Spec.Request(r.Path))
-		res.Diags = append(res.Diags, pr.Diags.Sorted()...)
-		if pr.Diags.HasErrors() {
-			continue
+		if len(ds) > 0 {
+			res.Diags[r.Name] = ds.Sorted()
 		}
-		data, err := emit.Stream(pr.Docs)
-		if err != nil {
-			res.Diags.Errorf(r.Path, "", "emit: %v", err)
-			continue
-		}
-		res.Files[r.Name] = data
 	}
 	return res
+}
+
+func renderRun(l *recipe.Loader, r Run, ds *diag.List) ([]byte, bool) {
+	if r.Spec == nil || ds.HasErrors() {
+		return nil, false
+	}
+	pr := pipeline.Run(l, r.Spec.Request(r.Path))
+	*ds = append(*ds, pr.Diags...)
+	if pr.Diags.HasErrors() {
+		return nil, false
+	}
+	data, err := emit.Stream(pr.Docs)
+	if err != nil {
+		ds.Errorf(r.Path, "", "emit: %v", err)
+		return nil, false
+	}
+	return data, true
 }
 
 // Change says how a committed file differs from the render.

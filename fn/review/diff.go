@@ -1,36 +1,63 @@
 package review
 
 import (
-	"fmt"
-	"sort"
-	"strings"
-
 	"github.com/pmezard/go-difflib/difflib"
 )
 
-// RunChange is what changed in one run.
-type RunChange struct {
-	Run                      string
-	Added, Removed           bool // the whole run
-	NodesOld, NodesNew       int64
-	GPUsOld, GPUsNew         int64
-	ImagesOld, ImagesNew     []string
-	ObjectsAdded             []string
-	ObjectsRemoved           []string
-	DRAAdded, DRARemoved     []string
-	SchedAdded, SchedRemoved []string
-	// EntrypointDiffs: RayJob name -> unified line diff.
-	EntrypointDiffs map[string]string
-}
+// Status is what happened to a run.
+type Status string
 
-// Summary is a review of OLD → NEW.
+const (
+	Changed Status = "changed"
+	Added   Status = "new run"
+	Removed Status = "removed run"
+)
+
+// Summary is the review of OLD → NEW.
 type Summary struct {
-	Changed   []RunChange
+	// Runs are the runs that changed, were added or were removed, by name.
+	Runs []RunDiff
+	// Unchanged counts runs present in both whose objects are all equal.
 	Unchanged int
+	// Before and After sum every run of each side.
+	Before, After Totals
 }
 
-// Diff compares two sets of run facts.
-func Diff(old, cur map[string]*Facts) Summary {
+// RunDiff is what changed in one run. A new run diffs against an empty one,
+// a removed run against nothing, so the totals say what the PR adds or frees.
+type RunDiff struct {
+	Name          string
+	Status        Status
+	Before, After Totals
+	// ImagesRemoved and ImagesAdded are the set differences of the images.
+	ImagesRemoved, ImagesAdded []string
+	// Objects as "Kind/name": Changed are in both with a different content.
+	ObjectsAdded, ObjectsRemoved, ObjectsChanged []string
+	Scheduling                                   []FieldChange
+	DRA                                          []FieldChange
+	// Entrypoints are the line diffs of RayJobs present on both sides whose
+	// entrypoint changed (a new job's entrypoint is in its object).
+	Entrypoints []EntrypointDiff
+}
+
+// FieldChange is one fact whose value changed; "" means absent.
+type FieldChange struct {
+	Key, Before, After string
+}
+
+// EntrypointDiff is a unified line diff (hunks only) of one job.
+type EntrypointDiff struct {
+	Job  string
+	Diff string
+}
+
+// EntrypointContext is the context lines around an entrypoint change: one
+// is enough to place a changed flag among the driver's arguments.
+const EntrypointContext = 1
+
+// Diff compares two renders run by run.
+func Diff(old, cur Render) *Summary {
+	s := &Summary{Before: old.Totals(), After: cur.Totals()}
 	names := map[string]bool{}
 	for n := range old {
 		names[n] = true
@@ -38,54 +65,72 @@ func Diff(old, cur map[string]*Facts) Summary {
 	for n := range cur {
 		names[n] = true
 	}
-	var sorted []string
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
-	var s Summary
-	for _, n := range sorted {
+	for _, n := range sortedKeys(names) {
 		o, c := old[n], cur[n]
-		rc := RunChange{Run: n, EntrypointDiffs: map[string]string{}}
+		d := RunDiff{Name: n, Status: Changed}
 		switch {
 		case o == nil:
-			rc.Added, o = true, &Facts{Entrypoints: map[string]string{}}
+			d.Status, o = Added, &Run{}
 		case c == nil:
-			rc.Removed, c = true, &Facts{Entrypoints: map[string]string{}}
-		}
-		rc.NodesOld, rc.NodesNew, rc.GPUsOld, rc.GPUsNew = o.Nodes, c.Nodes, o.GPUs, c.GPUs
-		if !equal(o.Images, c.Images) {
-			rc.ImagesOld, rc.ImagesNew = o.Images, c.Images
-		}
-		rc.ObjectsAdded, rc.ObjectsRemoved = setDiff(c.Objects, o.Objects), setDiff(o.Objects, c.Objects)
-		rc.DRAAdded, rc.DRARemoved = setDiff(c.DRA, o.DRA), setDiff(o.DRA, c.DRA)
-		rc.SchedAdded, rc.SchedRemoved = setDiff(c.Scheduler, o.Scheduler), setDiff(o.Scheduler, c.Scheduler)
-		for job, ep := range c.Entrypoints {
-			if old, ok := o.Entrypoints[job]; ok && old != ep {
-				rc.EntrypointDiffs[job] = lineDiff(old, ep)
-			}
-		}
-		if rc.empty() {
+			d.Status, c = Removed, &Run{}
+		case equalObjects(o.Objects, c.Objects):
 			s.Unchanged++
 			continue
 		}
-		s.Changed = append(s.Changed, rc)
+		d.Before, d.After = o.Totals(), c.Totals()
+		d.ImagesRemoved, d.ImagesAdded = minus(o.Images, c.Images), minus(c.Images, o.Images)
+		d.ObjectsAdded = minus(sortedKeys(c.Objects), sortedKeys(o.Objects))
+		d.ObjectsRemoved = minus(sortedKeys(o.Objects), sortedKeys(c.Objects))
+		for _, ref := range sortedKeys(c.Objects) {
+			if prev, ok := o.Objects[ref]; ok && prev != c.Objects[ref] {
+				d.ObjectsChanged = append(d.ObjectsChanged, ref)
+			}
+		}
+		d.Scheduling = fieldChanges(o.Scheduling, c.Scheduling)
+		d.DRA = fieldChanges(o.DRA, c.DRA)
+		for _, job := range sortedKeys(c.Entrypoints) {
+			prev, ok := o.Entrypoints[job]
+			if ok && prev != c.Entrypoints[job] {
+				d.Entrypoints = append(d.Entrypoints, EntrypointDiff{Job: job, Diff: lineDiff(prev, c.Entrypoints[job])})
+			}
+		}
+		s.Runs = append(s.Runs, d)
 	}
 	return s
 }
 
-func (rc RunChange) empty() bool {
-	return !rc.Added && !rc.Removed && rc.NodesOld == rc.NodesNew && rc.GPUsOld == rc.GPUsNew &&
-		rc.ImagesOld == nil && rc.ImagesNew == nil && len(rc.ObjectsAdded)+len(rc.ObjectsRemoved)+
-		len(rc.DRAAdded)+len(rc.DRARemoved)+len(rc.SchedAdded)+len(rc.SchedRemoved)+len(rc.EntrypointDiffs) == 0
+func equalObjects(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
 
-func equal(a, b []string) bool {
-	return strings.Join(a, "\x00") == strings.Join(b, "\x00")
+// fieldChanges lists the keys whose value differs, by key.
+func fieldChanges(old, cur map[string]string) []FieldChange {
+	keys := map[string]bool{}
+	for k := range old {
+		keys[k] = true
+	}
+	for k := range cur {
+		keys[k] = true
+	}
+	var out []FieldChange
+	for _, k := range sortedKeys(keys) {
+		if old[k] != cur[k] {
+			out = append(out, FieldChange{Key: k, Before: old[k], After: cur[k]})
+		}
+	}
+	return out
 }
 
-// setDiff is a minus b, in a's order.
-func setDiff(a, b []string) []string {
+// minus is a \ b, in a's order; a and b are sorted, so the result is too.
+func minus(a, b []string) []string {
 	in := map[string]bool{}
 	for _, x := range b {
 		in[x] = true
@@ -99,98 +144,32 @@ func setDiff(a, b []string) []string {
 	return out
 }
 
+// lineDiff is the hunks of a unified diff of two entrypoints, without file
+// headers: the job name is printed above it.
 func lineDiff(a, b string) string {
-	s, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(a + "\n"), B: difflib.SplitLines(b + "\n"), Context: 1,
+	s, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: lines(a), B: lines(b), Context: EntrypointContext,
 	})
+	if err != nil {
+		// Writing to a bytes.Buffer does not fail.
+		return "(diff failed: " + err.Error() + ")\n"
+	}
 	return s
 }
 
-func sortedKeys(m map[string]string) []string {
+// lines splits s keeping "\n" on every line, the last one included, so a
+// changed last line diffs as a change and not as a missing newline.
+func lines(s string) []string {
 	var out []string
-	for k := range m {
-		out = append(out, k)
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			out = append(out, s[start:i+1])
+			start = i + 1
+		}
 	}
-	sort.Strings(out)
+	if start < len(s) {
+		out = append(out, s[start:]+"\n")
+	}
 	return out
-}
-
-func arrow(o, n int64) string {
-	if o == n {
-		return fmt.Sprintf("%d (unchanged)", n)
-	}
-	return fmt.Sprintf("%d → %d (%+d)", o, n, n-o)
-}
-
-// Text renders the summary for a terminal.
-func (s Summary) Text() string {
-	var b strings.Builder
-	for _, rc := range s.Changed {
-		state := ""
-		if rc.Added {
-			state = " (new run)"
-		} else if rc.Removed {
-			state = " (removed run)"
-		}
-		fmt.Fprintf(&b, "run %s%s\n", rc.Run, state)
-		fmt.Fprintf(&b, "  nodes: %s\n", arrow(rc.NodesOld, rc.NodesNew))
-		fmt.Fprintf(&b, "  GPUs:  %s\n", arrow(rc.GPUsOld, rc.GPUsNew))
-		if rc.ImagesOld != nil || rc.ImagesNew != nil {
-			fmt.Fprintf(&b, "  images: %s → %s\n", strings.Join(rc.ImagesOld, ", "), strings.Join(rc.ImagesNew, ", "))
-		}
-		list := func(title, sign string, xs []string) {
-			for _, x := range xs {
-				fmt.Fprintf(&b, "  %s %s %s\n", title, sign, x)
-			}
-		}
-		list("object", "+", rc.ObjectsAdded)
-		list("object", "-", rc.ObjectsRemoved)
-		list("dra", "+", rc.DRAAdded)
-		list("dra", "-", rc.DRARemoved)
-		list("scheduler", "+", rc.SchedAdded)
-		list("scheduler", "-", rc.SchedRemoved)
-		for _, job := range sortedKeys(rc.EntrypointDiffs) {
-			fmt.Fprintf(&b, "  entrypoint of RayJob/%s:\n", job)
-			for _, l := range strings.Split(strings.TrimRight(rc.EntrypointDiffs[job], "\n"), "\n") {
-				fmt.Fprintf(&b, "    %s\n", l)
-			}
-		}
-	}
-	fmt.Fprintf(&b, "%d run(s) changed, %d unchanged\n", len(s.Changed), s.Unchanged)
-	return b.String()
-}
-
-// Markdown renders the summary for a pull-request comment.
-func (s Summary) Markdown() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "### nemo-rl-krm: %d run(s) changed, %d unchanged\n", len(s.Changed), s.Unchanged)
-	for _, rc := range s.Changed {
-		state := ""
-		if rc.Added {
-			state = " (new run)"
-		} else if rc.Removed {
-			state = " (removed run)"
-		}
-		fmt.Fprintf(&b, "\n#### `%s`%s\n\n| | before | after |\n|---|---|---|\n", rc.Run, state)
-		fmt.Fprintf(&b, "| nodes | %d | %d |\n| GPUs | %d | %d |\n", rc.NodesOld, rc.NodesNew, rc.GPUsOld, rc.GPUsNew)
-		if rc.ImagesOld != nil || rc.ImagesNew != nil {
-			fmt.Fprintf(&b, "| images | `%s` | `%s` |\n", strings.Join(rc.ImagesOld, "`, `"), strings.Join(rc.ImagesNew, "`, `"))
-		}
-		list := func(title, sign string, xs []string) {
-			for _, x := range xs {
-				fmt.Fprintf(&b, "- %s %s `%s`\n", title, sign, x)
-			}
-		}
-		b.WriteString("\n")
-		list("object", "added", rc.ObjectsAdded)
-		list("object", "removed", rc.ObjectsRemoved)
-		list("DRA", "added", rc.DRAAdded)
-		list("DRA", "removed", rc.DRARemoved)
-		list("scheduler", "added", rc.SchedAdded)
-		list("scheduler", "removed", rc.SchedRemoved)
-		for _, job := range sortedKeys(rc.EntrypointDiffs) {
-			fmt.Fprintf(&b, "\nEntrypoint of `RayJob/%s`:\n\n```diff\n%s```\n", job, rc.EntrypointDiffs[job])
-		}
-	}
-	return b.String()
 }

@@ -1,248 +1,266 @@
-// Package review reads two renders (files or trees) and says, in a few
-// lines a reviewer reads in seconds, what a change costs: GPUs and nodes per
-// run, images, objects added or removed, DRA claims, scheduler queue and
-// topology, and entrypoint changes as a line diff.
 package review
 
 import (
-	"bytes"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
-	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 )
 
-// Facts are what a reviewer of one run cares about.
-type Facts struct {
-	Run     string
-	Objects []string // "Kind/name", sorted
-	Nodes   int64    // GPU worker pods × hosts
-	GPUs    int64
-	Images  []string // sorted, unique
-	// DRA lists claims and DRA objects as readable lines, sorted.
-	DRA []string
-	// Scheduler lists schedulerName, queue and topology settings, sorted.
-	Scheduler []string
-	// Entrypoints by RayJob name.
-	Entrypoints map[string]string
+// Fact keys name where a value sits, at the coarsest level where it holds:
+//
+//	RayCluster/x queue                  every pod template of the object agrees
+//	RayCluster/x head topology          the head differs from the workers
+//	RayCluster/x workers topology       every worker group agrees
+//	RayCluster/x group g1 topology      worker groups differ
+//
+// Collapsing keeps the summary short and stable: splitting 64 workers into
+// four `segment` groups instead of three changes no scheduling or DRA fact,
+// only the node count, which is what the reviewer should see.
+
+// podGroups lists the owner's pods with their GPU requests.
+func podGroups(o owner) []PodGroup {
+	var out []PodGroup
+	for _, t := range o.templates {
+		out = append(out, PodGroup{Owner: o.ref, Group: t.group, Pods: t.pods, GPUsPerPod: gpusPerPod(&t.tmpl.Spec)})
+	}
+	return out
 }
 
-// Load reads a render: a file (one run, named after the file) or a tree
-// (every *.yaml below it, one run per file).
-func Load(path string) (map[string]*Facts, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
+// gpusPerPod sums nvidia.com/gpu over the pod's containers: the limit, else
+// the request (for extended resources the two must be equal, and a limit
+// alone implies the request). Init containers run before and release their
+// GPUs, so they do not add to what the pod holds.
+func gpusPerPod(spec *corev1.PodSpec) int64 {
+	var n int64
+	for _, c := range spec.Containers {
+		if q, ok := c.Resources.Limits[GPUResource]; ok {
+			n += q.Value()
+		} else if q, ok := c.Resources.Requests[GPUResource]; ok {
+			n += q.Value()
+		}
 	}
-	out := map[string]*Facts{}
-	if !st.IsDir() {
-		f, err := loadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		out[f.Run] = f
-		return out, nil
-	}
-	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
-			return err
-		}
-		f, err := loadFile(p)
-		if err != nil {
-			return err
-		}
-		out[f.Run] = f
-		return nil
-	})
-	return out, err
+	return n
 }
 
-func loadFile(path string) (*Facts, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+// collectImages gathers the image of every container, init container and
+// ephemeral container anywhere in obj, whatever its kind, so an image in an
+// object this package does not model still shows up.
+func collectImages(v any, into map[string]bool) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, child := range t {
+			if k == "containers" || k == "initContainers" || k == "ephemeralContainers" {
+				if list, ok := child.([]any); ok {
+					for _, c := range list {
+						if cm, ok := c.(map[string]any); ok {
+							if img, ok := cm["image"].(string); ok && img != "" {
+								into[img] = true
+							}
+						}
+					}
+				}
+			}
+			collectImages(child, into)
+		}
+	case []any:
+		for _, e := range t {
+			collectImages(e, into)
+		}
 	}
-	name := strings.TrimSuffix(filepath.Base(path), ".yaml")
-	f, err := Parse(name, data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return f, nil
 }
 
-// Parse reads one run's multi-document render.
-func Parse(run string, data []byte) (*Facts, error) {
-	f := &Facts{Run: run, Entrypoints: map[string]string{}}
-	images := map[string]bool{}
-	for i, doc := range splitDocs(data) {
-		var head struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if err := yaml.Unmarshal(doc, &head); err != nil {
-			return nil, fmt.Errorf("document %d: %w", i+1, err)
-		}
-		if head.Kind == "" {
-			return nil, fmt.Errorf("document %d: no kind; expected a Kubernetes object", i+1)
-		}
-		f.Objects = append(f.Objects, head.Kind+"/"+head.Metadata.Name)
-		switch head.Kind {
-		case "RayJob":
-			var j rayv1.RayJob
-			if err := yaml.Unmarshal(doc, &j); err != nil {
-				return nil, fmt.Errorf("RayJob %s: %w", j.Name, err)
+// schedulingFacts records what KAI reads: the scheduler, the queue (a pod
+// label, else the owning object's, which is where KAI's pod grouper looks
+// next), the topology and its placement annotations, the priority class.
+func schedulingFacts(o owner, facts map[string]string) {
+	fields := []struct {
+		name string
+		get  func(*corev1.PodTemplateSpec) string
+	}{
+		{"scheduler", func(t *corev1.PodTemplateSpec) string { return t.Spec.SchedulerName }},
+		{"queue", func(t *corev1.PodTemplateSpec) string {
+			if q := t.Labels[QueueLabel]; q != "" {
+				return q
 			}
-			f.Entrypoints[j.Name] = j.Spec.Entrypoint
-			if j.Spec.RayClusterSpec != nil {
-				f.cluster("RayJob/"+j.Name, j.Labels, j.Spec.RayClusterSpec, images)
-			}
-			if c := j.Spec.ClusterSelector["ray.io/cluster"]; c != "" {
-				f.Scheduler = append(f.Scheduler, fmt.Sprintf("RayJob/%s submits to %s", j.Name, c))
-			}
-		case "RayCluster":
-			var c rayv1.RayCluster
-			if err := yaml.Unmarshal(doc, &c); err != nil {
-				return nil, fmt.Errorf("RayCluster %s: %w", c.Name, err)
-			}
-			f.cluster("RayCluster/"+c.Name, c.Labels, &c.Spec, images)
-		case "ComputeDomain":
-			var cd struct {
-				Spec struct {
-					NumNodes int64 `json:"numNodes"`
-				} `json:"spec"`
-			}
-			_ = yaml.Unmarshal(doc, &cd)
-			f.DRA = append(f.DRA, fmt.Sprintf("ComputeDomain/%s numNodes=%d", head.Metadata.Name, cd.Spec.NumNodes))
-		case "ResourceClaimTemplate":
-			var rct struct {
-				Spec struct {
-					Spec struct {
-						Devices struct {
-							Requests []struct {
-								Name    string `json:"name"`
-								Exactly struct {
-									Count           int64  `json:"count"`
-									DeviceClassName string `json:"deviceClassName"`
-								} `json:"exactly"`
-							} `json:"requests"`
-						} `json:"devices"`
-					} `json:"spec"`
-				} `json:"spec"`
-			}
-			_ = yaml.Unmarshal(doc, &rct)
-			for _, r := range rct.Spec.Spec.Devices.Requests {
-				f.DRA = append(f.DRA, fmt.Sprintf("ResourceClaimTemplate/%s %s: %d × %s", head.Metadata.Name, r.Name, r.Exactly.Count, r.Exactly.DeviceClassName))
-			}
-		case "Deployment", "Pod":
-			var pt struct {
-				Spec struct {
-					Containers []corev1.Container `json:"containers"`
-					Template   struct {
-						Spec corev1.PodSpec `json:"spec"`
-					} `json:"template"`
-				} `json:"spec"`
-			}
-			if err := yaml.Unmarshal(doc, &pt); err != nil {
-				return nil, fmt.Errorf("%s %s: %w", head.Kind, head.Metadata.Name, err)
-			}
-			for _, c := range append(pt.Spec.Containers, pt.Spec.Template.Spec.Containers...) {
-				images[c.Image] = true
-			}
-		}
+			return o.labels[QueueLabel]
+		}},
+		{"topology", func(t *corev1.PodTemplateSpec) string { return t.Annotations[TopologyAnnotation] }},
+		{"required-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[RequiredPlacementAnn] }},
+		{"preferred-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[PreferredPlacementAn] }},
+		{"priority-class", func(t *corev1.PodTemplateSpec) string { return t.Spec.PriorityClassName }},
 	}
-	for im := range images {
-		if im != "" {
-			f.Images = append(f.Images, im)
-		}
+	for _, f := range fields {
+		collapse(o, f.name, func(t podTemplate) string { return f.get(t.tmpl) }, facts)
 	}
-	sort.Strings(f.Images)
-	sort.Strings(f.Objects)
-	sort.Strings(f.DRA)
-	sort.Strings(f.Scheduler)
-	return f, nil
 }
 
-// cluster adds a RayCluster spec's nodes, GPUs, images, claims and KAI fields.
-func (f *Facts) cluster(owner string, labels map[string]string, spec *rayv1.RayClusterSpec, images map[string]bool) {
-	if q := labels["kai.scheduler/queue"]; q != "" {
-		f.Scheduler = append(f.Scheduler, fmt.Sprintf("%s queue=%s", owner, q))
-	}
-	pods := []struct {
-		group string
-		n     int64
-		t     corev1.PodTemplateSpec
-	}{{"head", 1, spec.HeadGroupSpec.Template}}
-	for _, g := range spec.WorkerGroupSpecs {
-		n := int64(0)
-		if g.Replicas != nil {
-			n = int64(*g.Replicas)
+// claimFacts records which DRA object each pod resource claim points at.
+func claimFacts(o owner, facts map[string]string) {
+	names := map[string]bool{}
+	for _, t := range o.templates {
+		for _, rc := range t.tmpl.Spec.ResourceClaims {
+			names[rc.Name] = true
 		}
-		hosts := int64(g.NumOfHosts)
-		if hosts < 1 {
-			hosts = 1
-		}
-		pods = append(pods, struct {
-			group string
-			n     int64
-			t     corev1.PodTemplateSpec
-		}{g.GroupName, n * hosts, g.Template})
 	}
-	sched := map[string]bool{}
-	for _, p := range pods {
-		var gpus int64
-		for _, c := range p.t.Spec.Containers {
-			images[c.Image] = true
-			q, ok := c.Resources.Limits["nvidia.com/gpu"]
+	for _, n := range sortedKeys(names) {
+		collapse(o, "claim "+n, func(t podTemplate) string {
+			for _, rc := range t.tmpl.Spec.ResourceClaims {
+				if rc.Name != n {
+					continue
+				}
+				switch {
+				case rc.ResourceClaimTemplateName != nil:
+					return *rc.ResourceClaimTemplateName
+				case rc.ResourceClaimName != nil:
+					return "ResourceClaim/" + *rc.ResourceClaimName
+				}
+				return "(unresolved)"
+			}
+			return ""
+		}, facts)
+	}
+}
+
+// collapse sets field's value at the coarsest level that holds (see the
+// comment at the top of the file); empty values set nothing.
+func collapse(o owner, field string, value func(podTemplate) string, facts map[string]string) {
+	set := func(scope, v string) {
+		if v == "" {
+			return
+		}
+		key := o.ref + " " + field
+		if scope != "" {
+			key = o.ref + " " + scope + " " + field
+		}
+		facts[key] = v
+	}
+	var all, workers []string
+	for _, t := range o.templates {
+		v := value(t)
+		all = append(all, v)
+		if t.scope == "worker" {
+			workers = append(workers, v)
+		}
+	}
+	if allEqual(all) {
+		if len(all) > 0 {
+			set("", all[0])
+		}
+		return
+	}
+	for _, t := range o.templates {
+		if t.scope != "worker" {
+			set(t.scope, value(t))
+		}
+	}
+	if allEqual(workers) {
+		if len(workers) > 0 {
+			set("workers", workers[0])
+		}
+		return
+	}
+	for _, t := range o.templates {
+		if t.scope == "worker" {
+			set("group "+t.group, value(t))
+		}
+	}
+}
+
+func allEqual(vs []string) bool {
+	for _, v := range vs {
+		if v != vs[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// draObjectFacts records the DRA objects' sizes: a ComputeDomain's numNodes
+// and channel template, a ResourceClaimTemplate's device requests. They are
+// read as plain data because ComputeDomain has no Go type in our graph and
+// resource.k8s.io moved the request fields between versions (v1beta1 has
+// them on the request, v1 under `exactly`); a shape we do not know records
+// nothing rather than failing the review.
+func draObjectFacts(kind, ref string, obj map[string]any, facts map[string]string) {
+	switch kind {
+	case "ComputeDomain":
+		spec, _ := obj["spec"].(map[string]any)
+		if v, ok := spec["numNodes"]; ok {
+			facts[ref+" numNodes"] = scalar(v)
+		}
+		if ch, ok := spec["channel"].(map[string]any); ok {
+			if rct, ok := ch["resourceClaimTemplate"].(map[string]any); ok {
+				if n, ok := rct["name"].(string); ok {
+					facts[ref+" channel template"] = n
+				}
+			}
+		}
+	case "ResourceClaimTemplate":
+		spec, _ := obj["spec"].(map[string]any)
+		inner, _ := spec["spec"].(map[string]any)
+		devices, _ := inner["devices"].(map[string]any)
+		reqs, _ := devices["requests"].([]any)
+		for i, r := range reqs {
+			rm, ok := r.(map[string]any)
 			if !ok {
-				q, ok = c.Resources.Requests["nvidia.com/gpu"]
+				continue
 			}
-			if ok {
-				gpus += q.Value()
+			name, _ := rm["name"].(string)
+			if name == "" {
+				name = strconv.Itoa(i)
 			}
-		}
-		if gpus > 0 {
-			f.Nodes += p.n
-			f.GPUs += gpus * p.n
-		}
-		for _, rc := range p.t.Spec.ResourceClaims {
-			tpl := ""
-			if rc.ResourceClaimTemplateName != nil {
-				tpl = *rc.ResourceClaimTemplateName
-			}
-			sched[fmt.Sprintf("claim %s -> %s", rc.Name, tpl)] = true
-		}
-		if s := p.t.Spec.SchedulerName; s != "" {
-			sched["schedulerName="+s] = true
-		}
-		for _, k := range []string{"kai.scheduler/topology", "kai.scheduler/topology-required-placement"} {
-			if v := p.t.Annotations[k]; v != "" {
-				sched[k+"="+v] = true
-			}
-		}
-	}
-	for k := range sched {
-		if strings.HasPrefix(k, "claim ") {
-			f.DRA = append(f.DRA, owner+" "+k)
-		} else {
-			f.Scheduler = append(f.Scheduler, owner+" "+k)
+			facts[ref+" request "+name] = deviceRequest(rm)
 		}
 	}
 }
 
-func splitDocs(data []byte) [][]byte {
-	var out [][]byte
-	for _, part := range bytes.Split(append([]byte("\n"), data...), []byte("\n---\n")) {
-		if len(bytes.TrimSpace(part)) > 0 {
-			out = append(out, part)
+// deviceRequest renders one request as "8 × roce.networking.k8s.aws" (or
+// "all ×" for allocationMode All; alternatives of firstAvailable joined by
+// " | ").
+func deviceRequest(rm map[string]any) string {
+	if ex, ok := rm["exactly"].(map[string]any); ok {
+		rm = ex
+	} else if alts, ok := rm["firstAvailable"].([]any); ok {
+		var parts []string
+		for _, a := range alts {
+			if am, ok := a.(map[string]any); ok {
+				parts = append(parts, deviceRequest(am))
+			}
 		}
+		return strings.Join(parts, " | ")
 	}
+	class, _ := rm["deviceClassName"].(string)
+	count := "1" // the API default for ExactCount
+	if mode, _ := rm["allocationMode"].(string); mode == "All" {
+		count = "all"
+	} else if c, ok := rm["count"]; ok {
+		count = scalar(c)
+	}
+	return count + " × " + class
+}
+
+// scalar prints a decoded YAML scalar; JSON numbers arrive as float64.
+func scalar(v any) string {
+	switch t := v.(type) {
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case string:
+		return t
+	case bool:
+		return strconv.FormatBool(t)
+	case nil:
+		return "null"
+	}
+	return "(non-scalar)"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
 	return out
 }

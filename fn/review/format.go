@@ -1,0 +1,190 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+)
+
+// none stands for an absent value.
+const none = "(none)"
+
+// Text renders the summary for a terminal or a CI log: one block per run
+// that changed, then one line for the unchanged runs and one for the total.
+func (s *Summary) Text() string {
+	var b strings.Builder
+	for _, d := range s.Runs {
+		fmt.Fprintf(&b, "%s: %s\n", d.Name, d.Status)
+		row := func(label, value string) {
+			fmt.Fprintf(&b, "  %-11s %s\n", label, value)
+		}
+		rows := func(label string, values []string) {
+			for i, v := range values {
+				if i > 0 {
+					label = ""
+				}
+				row(label, v)
+			}
+		}
+		row("GPU nodes", arrow(d.Before.Nodes, d.After.Nodes))
+		row("GPUs", arrow(d.Before.GPUs, d.After.GPUs))
+		rows("image", imageLines(d))
+		var objs []string
+		for _, o := range d.ObjectsAdded {
+			objs = append(objs, "+ "+o)
+		}
+		for _, o := range d.ObjectsRemoved {
+			objs = append(objs, "- "+o)
+		}
+		for _, o := range d.ObjectsChanged {
+			objs = append(objs, "~ "+o)
+		}
+		rows("objects", objs)
+		rows("scheduling", changeLines(d.Scheduling))
+		rows("DRA", changeLines(d.DRA))
+		for _, e := range d.Entrypoints {
+			row("entrypoint", e.Job)
+			for _, l := range strings.Split(strings.TrimRight(e.Diff, "\n"), "\n") {
+				fmt.Fprintf(&b, "  %-11s   %s\n", "", l)
+			}
+		}
+	}
+	if s.Unchanged > 0 || len(s.Runs) == 0 {
+		fmt.Fprintf(&b, "%s unchanged\n", plural(s.Unchanged, "run"))
+	}
+	fmt.Fprintf(&b, "total: GPU nodes %s, GPUs %s\n", arrow(s.Before.Nodes, s.After.Nodes), arrow(s.Before.GPUs, s.After.GPUs))
+	return b.String()
+}
+
+// Markdown renders the summary as a pull-request comment: the totals, a
+// table per run that changed, its entrypoint changes as fenced diffs.
+func (s *Summary) Markdown() string {
+	var b strings.Builder
+	b.WriteString("### nrl-k8s diff\n\n")
+	fmt.Fprintf(&b, "Total: GPU nodes **%s**, GPUs **%s**; %s, %s unchanged.\n",
+		arrow(s.Before.Nodes, s.After.Nodes), arrow(s.Before.GPUs, s.After.GPUs),
+		plural(len(s.Runs), "run")+" changed", plural(s.Unchanged, "run"))
+	for _, d := range s.Runs {
+		fmt.Fprintf(&b, "\n#### %s (%s)\n\n", code(d.Name), d.Status)
+		b.WriteString("| | before | after |\n|---|---|---|\n")
+		row := func(label, before, after string) {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(label), cell(before), cell(after))
+		}
+		row("GPU nodes", fmt.Sprint(d.Before.Nodes), after(d.Before.Nodes, d.After.Nodes))
+		row("GPUs", fmt.Sprint(d.Before.GPUs), after(d.Before.GPUs, d.After.GPUs))
+		if len(d.ImagesRemoved)+len(d.ImagesAdded) > 0 {
+			row("images", codes(d.ImagesRemoved), codes(d.ImagesAdded))
+		}
+		if len(d.ObjectsRemoved)+len(d.ObjectsAdded) > 0 {
+			row("objects removed / new", codes(d.ObjectsRemoved), codes(d.ObjectsAdded))
+		}
+		if len(d.ObjectsChanged) > 0 {
+			row("objects changed", "", codes(d.ObjectsChanged))
+		}
+		for _, section := range []struct {
+			name    string
+			changes []FieldChange
+		}{{"scheduling", d.Scheduling}, {"DRA", d.DRA}} {
+			for _, c := range section.changes {
+				ref, field, _ := strings.Cut(c.Key, " ")
+				row(section.name+": "+code(ref)+" "+field, codeOrNone(c.Before), codeOrNone(c.After))
+			}
+		}
+		for _, e := range d.Entrypoints {
+			fence := fenceFor(e.Diff)
+			fmt.Fprintf(&b, "\nEntrypoint of %s:\n\n%sdiff\n%s%s\n", code(e.Job), fence, e.Diff, fence)
+		}
+	}
+	return b.String()
+}
+
+func arrow(before, after int64) string {
+	if before == after {
+		return fmt.Sprint(after)
+	}
+	return fmt.Sprintf("%d → %d (%+d)", before, after, after-before)
+}
+
+// after is the table's after cell: the value and, when it moved, the delta.
+func after(before, after int64) string {
+	if before == after {
+		return fmt.Sprint(after)
+	}
+	return fmt.Sprintf("%d (%+d)", after, after-before)
+}
+
+func imageLines(d RunDiff) []string {
+	if len(d.ImagesRemoved) == 1 && len(d.ImagesAdded) == 1 {
+		return []string{d.ImagesRemoved[0] + " → " + d.ImagesAdded[0]}
+	}
+	var out []string
+	for _, i := range d.ImagesRemoved {
+		out = append(out, "- "+i)
+	}
+	for _, i := range d.ImagesAdded {
+		out = append(out, "+ "+i)
+	}
+	return out
+}
+
+func changeLines(cs []FieldChange) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprintf("%s: %s → %s", c.Key, orNone(c.Before), orNone(c.After)))
+	}
+	return out
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return none
+	}
+	return v
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// code is an inline code span; a backtick in the value (no Kubernetes name
+// or image has one) would end the span early, so it is replaced.
+func code(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "'") + "`"
+}
+
+func codes(xs []string) string {
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, code(x))
+	}
+	return strings.Join(parts, "<br>")
+}
+
+func codeOrNone(v string) string {
+	if v == "" {
+		return "_none_"
+	}
+	return code(v)
+}
+
+// cell escapes the table separator.
+func cell(s string) string {
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// fenceFor is a code fence longer than any backtick run in s, so an
+// entrypoint that itself contains ``` cannot close the block.
+func fenceFor(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}
