@@ -14,11 +14,13 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/schema"
 )
 
 func checkCmd() *cobra.Command {
 	var f runFlags
 	var repoRoot string
+	var strict bool
 	c := &cobra.Command{
 		Use:     "check RECIPE [OVERRIDES...] --infra INFRA",
 		Aliases: []string{"validate"},
@@ -33,6 +35,11 @@ func checkCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if strict && res.Docs != nil {
+				// Only here: the CRDs are parsed on first use, so a plain
+				// render or check pays nothing for them.
+				res.Diags = append(res.Diags, schema.Validate(res.Profile.File, res.Docs)...)
+			}
 			w := cmd.OutOrStdout()
 			if res.Profile != nil {
 				summary(w, res)
@@ -46,6 +53,7 @@ func checkCmd() *cobra.Command {
 		},
 	}
 	f.register(c, true)
+	c.Flags().BoolVar(&strict, "strict", false, "also validate every rendered object against its kind's OpenAPI schema (KubeRay and ComputeDomain CRDs, k8s.io/api types)")
 	c.Flags().StringVar(&repoRoot, "repo-root", "", "NeMo-RL checkout: measure the codeSource=upload working dir against Ray's 100 MiB cap")
 	return c
 }

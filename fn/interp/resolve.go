@@ -44,6 +44,12 @@ const Missing = "???"
 // explode (each key naming the previous one twice) fail instead of hanging.
 const maxSteps = 1_000_000
 
+// maxProduced caps the bytes one resolver may build or copy: memoised keys
+// that each repeat the previous one twice (a "billion laughs" of
+// interpolations) double per key in a few bytes of input, and would
+// otherwise exhaust memory long before maxSteps.
+const maxProduced = 32 << 20
+
 // Resolver resolves values of one tree on demand, memoising each key so that
 // a value is resolved once and an escaped `${X}` is never read twice.
 type Resolver struct {
@@ -53,6 +59,8 @@ type Resolver struct {
 	memo   map[string]any
 	active map[string]bool
 	steps  int
+	// produced counts the bytes resolved values have cost so far.
+	produced int64
 }
 
 // New prepares a resolver over root (which it does not modify).
@@ -156,6 +164,9 @@ func (r *Resolver) node(p tree.Path, raw any) (any, error) {
 func (r *Resolver) str(p tree.Path, s string) (any, error) {
 	k := pathKey(p)
 	if v, ok := r.memo[k]; ok {
+		if err := r.charge(p, s, v); err != nil {
+			return nil, err
+		}
 		return tree.Copy(v), nil
 	}
 	if r.active[k] {
@@ -175,8 +186,50 @@ func (r *Resolver) str(p tree.Path, s string) (any, error) {
 		}
 		return nil, &Error{Path: p.String(), Value: s, Msg: err.Error()}
 	}
+	if err := r.charge(p, s, v); err != nil {
+		return nil, err
+	}
 	r.memo[k] = v
 	return tree.Copy(v), nil
+}
+
+// charge counts the copy of v that str hands out against maxProduced.
+func (r *Resolver) charge(p tree.Path, s string, v any) error {
+	r.produced += sizeOf(v)
+	if r.produced > maxProduced {
+		return &Error{Path: p.String(), Value: truncate(s), Msg: fmt.Sprintf("resolution produces more than %d bytes (interpolations that repeat each other?)", maxProduced)}
+	}
+	return nil
+}
+
+// sizeOf approximates the bytes a resolved value occupies.
+func sizeOf(v any) int64 {
+	switch t := v.(type) {
+	case string:
+		return int64(len(t)) + 16
+	case *tree.Map:
+		n := int64(48)
+		for _, k := range t.Keys() {
+			c, _ := t.Get(k)
+			n += int64(len(k)) + 16 + sizeOf(c)
+		}
+		return n
+	case []any:
+		n := int64(24)
+		for _, e := range t {
+			n += sizeOf(e)
+		}
+		return n
+	}
+	return 16
+}
+
+// truncate keeps error messages short when the offending value is not.
+func truncate(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
 }
 
 // eval evaluates a parsed sequence: one interpolation alone keeps its type,
@@ -202,6 +255,9 @@ func (r *Resolver) eval(p tree.Path, parts []part) (any, error) {
 		s, err := ToString(v)
 		if err != nil {
 			return nil, err
+		}
+		if int64(b.Len()+len(s)) > maxProduced-r.produced {
+			return nil, fmt.Errorf("resolution produces more than %d bytes (interpolations that repeat each other?)", maxProduced)
 		}
 		b.WriteString(s)
 	}

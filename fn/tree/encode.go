@@ -41,6 +41,9 @@ func toNode(v any) *yaml.Node {
 		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: t}
 		if bytes.ContainsRune([]byte(t), '\n') {
 			n.Style = yaml.LiteralStyle
+		} else if _, ok := yaml11Bools[t]; ok {
+			// yaml.v3 writes "yes" bare; PyYAML (and Parse) would read a bool.
+			n.Style = yaml.DoubleQuotedStyle
 		}
 		return n
 	case int64:

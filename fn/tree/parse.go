@@ -114,7 +114,7 @@ func (c *converter) convert(n *yaml.Node, depth int) (any, error) {
 }
 
 func (c *converter) mapping(n *yaml.Node, depth int) (any, error) {
-	out := NewMap()
+	out := newMapCap(len(n.Content) / 2)
 	var merges []*Map
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]

@@ -24,6 +24,11 @@ type Map struct {
 // NewMap returns an empty map.
 func NewMap() *Map { return &Map{vals: map[string]any{}} }
 
+// newMapCap returns an empty map sized for n keys: copies and parses know
+// the size up front, and growing a Go map step by step dominated the
+// memory of big recipes.
+func newMapCap(n int) *Map { return &Map{keys: make([]string, 0, n), vals: make(map[string]any, n)} }
+
 // Len is the number of keys.
 func (m *Map) Len() int {
 	if m == nil {
@@ -97,9 +102,10 @@ func (m *Map) MarshalJSON() ([]byte, error) {
 func Copy(v any) any {
 	switch t := v.(type) {
 	case *Map:
-		out := NewMap()
+		out := newMapCap(len(t.keys))
 		for _, k := range t.keys {
-			out.Set(k, Copy(t.vals[k]))
+			out.keys = append(out.keys, k)
+			out.vals[k] = Copy(t.vals[k])
 		}
 		return out
 	case []any:

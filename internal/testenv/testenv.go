@@ -45,7 +45,6 @@ func Tool(t testing.TB, env string) string {
 	return ""
 }
 
-
 // ReadFile reads a file or fails the test.
 func ReadFile(t testing.TB, path string) string {
 	t.Helper()

@@ -1,0 +1,239 @@
+// Package bad is the catalogue of bad inputs: each folder is one behaviour
+// (its inputs, a run.yaml naming them, and expected/ with what the CLI and
+// the KRM function say about them), in the spirit of kpt's function
+// catalog. The binary is exec'd, so exit codes and stderr are pinned as a
+// user sees them. Regenerate with `make golden` and review the diff.
+package bad
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected files")
+
+var bin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "bad-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "nrl-k8s")
+	cmd := exec.Command("go", "build", "-o", bin, "./fn/cmd/nrl-k8s")
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build ./fn/cmd/nrl-k8s: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// badCase is one folder.
+type badCase struct {
+	name string
+	dir  string
+	run  runspec.Run // read without validation: some cases are bad run files
+}
+
+func cases(t *testing.T) []badCase {
+	entries, err := os.ReadDir(".")
+	require.NoError(t, err)
+	var out []badCase
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(e.Name(), "run.yaml"))
+		require.NoError(t, err, "every folder under tests/bad is a case with a run.yaml")
+		var r runspec.Run
+		require.NoError(t, yaml.Unmarshal(data, &r), e.Name())
+		out = append(out, badCase{name: e.Name(), dir: e.Name(), run: r})
+	}
+	require.GreaterOrEqual(t, len(out), 30, "the catalogue keeps at least 30 bad inputs")
+	return out
+}
+
+// stage copies a case into a temp dir and generates what huge.txt lists
+// ("FILE BYTES" per line: a YAML comment of that size), so no big file is
+// committed.
+func stage(t *testing.T, c badCase) (string, map[string][]byte) {
+	dir := t.TempDir()
+	files := map[string][]byte{}
+	entries, err := os.ReadDir(c.dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(c.dir, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644))
+		if e.Name() == "huge.txt" {
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				name, size, _ := strings.Cut(line, " ")
+				n, err := strconv.Atoi(size)
+				require.NoError(t, err, "huge.txt: %q", line)
+				line := []byte("# a comment line of 32 bytes ..\n")
+				data := bytes.Repeat(line, n/len(line)+1)[:n]
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+			}
+			files["huge.txt"] = b
+			continue
+		}
+		if e.Name() != "run.yaml" {
+			files[e.Name()] = b
+		}
+	}
+	return dir, files
+}
+
+// cliArgs turns the run into nrl-k8s flags.
+func cliArgs(cmd string, r runspec.Run) []string {
+	args := []string{cmd, r.Spec.Recipe}
+	if r.Spec.Profile != "" {
+		args = append(args, "--infra", r.Spec.Profile)
+	}
+	if r.Spec.Mode != "" {
+		args = append(args, "--mode", r.Spec.Mode)
+	}
+	args = append(args, "--user", r.Spec.User)
+	return append(args, r.Spec.Overrides...)
+}
+
+func execBin(t *testing.T, dir string, stdin []byte, args ...string) (code int, stdout, stderr string) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	// A render is a function of its inputs: no NRL_K8S_* from the developer.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	cmd.Stdin = bytes.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("exec %v: %v", args, err)
+	}
+	return code, o.String(), e.String()
+}
+
+func TestGoldenBadInputs(t *testing.T) {
+	for _, c := range cases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir, files := stage(t, c)
+
+			code, _, stderr := execBin(t, dir, nil, cliArgs("render", c.run)...)
+			cli := fmt.Sprintf("exit %d\n%s", code, stderr)
+			require.NotZero(t, code, "render must fail:\n%s", stderr)
+			require.Contains(t, stderr, "error", "render must say what is wrong")
+			// check reports the same errors with the same exit code.
+			ccode, cout, cerr := execBin(t, dir, nil, cliArgs("check", c.run)...)
+			require.Equal(t, code, ccode, "check and render disagree:\n%s%s", cout, cerr)
+			for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+				require.Contains(t, cout+cerr, strings.TrimPrefix(line, "error: "), "check output misses a render error")
+			}
+			golden(t, filepath.Join(c.dir, "expected", "cli.txt"), []byte(cli))
+
+			if _, huge := files["huge.txt"]; huge {
+				return // CLI only: a 64 MiB ConfigMap would test kyaml, not us
+			}
+			delete(files, "huge.txt")
+			results := runKRM(t, c, dir, files)
+			golden(t, filepath.Join(c.dir, "expected", "results.yaml"), results)
+		})
+	}
+}
+
+// runKRM sends the case as kustomize would (run.yaml as functionConfig,
+// the files as one input ConfigMap) to `nrl-k8s fn` and returns the exit
+// code and the results it wrote.
+func runKRM(t *testing.T, c badCase, dir string, files map[string][]byte) []byte {
+	runYAML, err := os.ReadFile(filepath.Join(c.dir, "run.yaml"))
+	require.NoError(t, err)
+	fnConfig, err := kyaml.Parse(string(runYAML))
+	require.NoError(t, err)
+	cm, err := krm.FilesConfigMap("inputs", ".", files)
+	require.NoError(t, err)
+	var rl bytes.Buffer
+	rl.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
+	item, err := cm.String()
+	require.NoError(t, err)
+	rl.WriteString("- " + strings.ReplaceAll(strings.TrimRight(item, "\n"), "\n", "\n  ") + "\n")
+	fc, err := fnConfig.String()
+	require.NoError(t, err)
+	rl.WriteString("functionConfig:\n  " + strings.ReplaceAll(strings.TrimRight(fc, "\n"), "\n", "\n  ") + "\n")
+
+	code, stdout, stderr := execBin(t, dir, rl.Bytes(), "fn")
+	require.NotZero(t, code, "the function must exit non-zero:\n%s", stdout)
+	var out struct {
+		Results []map[string]any `json:"results"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(stdout), &out), "stdout is a ResourceList:\n%s\nstderr:\n%s", stdout, stderr)
+	errs := 0
+	for _, r := range out.Results {
+		if r["severity"] == "error" {
+			errs++
+			require.True(t, r["file"] != nil || r["resourceRef"] != nil,
+				"an error result points at an input file or at the NemoRLRun: %v", r)
+		}
+	}
+	require.NotZero(t, errs, "the function must report an error result:\n%s", stdout)
+	b, err := yaml.Marshal(out.Results)
+	require.NoError(t, err)
+	return append([]byte(fmt.Sprintf("# exit %d\n", code)), b...)
+}
+
+func golden(t *testing.T, file string, got []byte) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+		require.NoError(t, os.WriteFile(file, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(file)
+	require.NoError(t, err, "missing %s; run make golden", file)
+	require.Equal(t, string(want), string(got), "%s is stale; run make golden and review the diff", file)
+}
+
+// Every expected file belongs to a case that produces it.
+func TestGoldenBadHasNoStrayFiles(t *testing.T) {
+	for _, c := range cases(t) {
+		entries, _ := os.ReadDir(filepath.Join(c.dir, "expected"))
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		sort.Strings(names)
+		want := []string{"cli.txt", "results.yaml"}
+		if _, err := os.Stat(filepath.Join(c.dir, "huge.txt")); err == nil {
+			want = []string{"cli.txt"}
+		}
+		require.Equal(t, want, names, c.name)
+	}
+}

@@ -1,0 +1,218 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+)
+
+// qwenInputs are the files the qwen run needs, by directory.
+var qwenInputs = map[string][]string{
+	"recipes":                         {"grpo_math_1B.yaml"},
+	"recipes/recipes/llm/performance": {"grpo-qwen3-30ba3b-4n4g-async-1off.yaml", "grpo-qwen3-30ba3b-4n4g.yaml"},
+	"profiles/gb300":                  {"qwen3_30b_math_4n_4gpu.gb300.infra.yaml"},
+}
+
+func runYAML(name string) string {
+	return `apiVersion: nemo-rl.nvidia.com/v1alpha1
+kind: NemoRLRun
+metadata:
+  name: ` + name + `
+spec:
+  recipe: recipes/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml
+  profile: profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml
+  user: alice
+  namespace: ns-` + name + `
+  name: ` + name + `
+`
+}
+
+// resourceList is the ResourceList kustomize sends for n qwen runs.
+func resourceList(b *testing.B, n int) []byte {
+	root := testenv.RepoRoot(b)
+	var items []*yaml.RNode
+	for dir, names := range qwenInputs {
+		files := map[string][]byte{}
+		for _, name := range names {
+			data, err := os.ReadFile(filepath.Join(root, dir, name))
+			if err != nil {
+				b.Fatal(err)
+			}
+			files[name] = data
+		}
+		cm, err := krm.FilesConfigMap(strings.ReplaceAll(dir, "/", "-"), dir, files)
+		if err != nil {
+			b.Fatal(err)
+		}
+		items = append(items, cm)
+	}
+	for i := 1; i < n; i++ {
+		items = append(items, yaml.MustParse(runYAML(fmt.Sprintf("run-%d", i))))
+	}
+	var buf bytes.Buffer
+	err := kio.ByteWriter{Writer: &buf, WrappingAPIVersion: kio.ResourceListAPIVersion, WrappingKind: kio.ResourceListKind,
+		FunctionConfig: yaml.MustParse(runYAML("run-0"))}.Write(items)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkKRMFunction is the function on one run in process: ResourceList
+// bytes in, ResourceList bytes out (kyaml's reader and writer included).
+func BenchmarkKRMFunction(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		in := resourceList(b, n)
+		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var out bytes.Buffer
+				rw := &kio.ByteReadWriter{Reader: bytes.NewReader(in), Writer: &out}
+				if err := framework.Execute(krm.Processor{}, rw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// nrlK8s builds the binary once; krusty execs it as the exec function.
+func nrlK8s(b *testing.B) string {
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bench-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "nrl-k8s")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", binPath, "./fn/cmd/nrl-k8s")
+		cmd.Dir = testenv.RepoRoot(b)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		b.Fatal(binErr)
+	}
+	return binPath
+}
+
+// kustomization writes a kustomization of n qwen runs (one function config
+// and n-1 NemoRLRun items, all rendered by one exec of fnPath).
+func kustomization(b *testing.B, n int, fnPath string, args []string) string {
+	root := testenv.RepoRoot(b)
+	dir := b.TempDir()
+	var k strings.Builder
+	k.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nconfigMapGenerator:\n")
+	for d, names := range qwenInputs {
+		fmt.Fprintf(&k, "- name: %s\n  files:\n", strings.ReplaceAll(d, "/", "-"))
+		for _, name := range names {
+			src, err := os.ReadFile(filepath.Join(root, d, name))
+			if err != nil {
+				b.Fatal(err)
+			}
+			local := strings.ReplaceAll(d, "/", "-") + "-" + name
+			if err := os.WriteFile(filepath.Join(dir, local), src, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			fmt.Fprintf(&k, "  - %s=%s\n", name, local)
+		}
+		fmt.Fprintf(&k, "  options:\n    disableNameSuffixHash: true\n    annotations:\n      nemo-rl.nvidia.com/files-dir: %s\n      config.kubernetes.io/local-config: \"true\"\n", d)
+	}
+	k.WriteString("resources: [runs.yaml]\ntransformers: [run.yaml]\nsortOptions: {order: fifo}\n")
+	var runs strings.Builder
+	for i := 1; i < n; i++ {
+		runs.WriteString("---\n" + runYAML(fmt.Sprintf("run-%d", i)))
+	}
+	if n == 1 {
+		// kustomize needs at least one resource file; an unrelated item passes through.
+		runs.WriteString("apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n")
+	}
+	argList := ""
+	if len(args) > 0 {
+		argList = "\n        args: [" + strings.Join(args, ", ") + "]"
+	}
+	fnConfig := strings.Replace(runYAML("run-0"), "metadata:\n", "metadata:\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: "+fnPath+argList+"\n", 1)
+	for name, data := range map[string]string{"kustomization.yaml": k.String(), "runs.yaml": runs.String(), "run.yaml": fnConfig} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func krustyBuild(b *testing.B, dir string) []byte {
+	opts := krusty.MakeDefaultOptions()
+	opts.Reorder = krusty.ReorderOptionUnspecified
+	opts.PluginConfig = types.EnabledPluginConfig(types.BploUseStaticallyLinked)
+	opts.PluginConfig.FnpLoadingOptions.EnableExec = true
+	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := m.AsYaml()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+// BenchmarkKustomizeRuns is `kustomize build --enable-alpha-plugins
+// --enable-exec` in process (krusty) of 1, 10, 100 and 1,000 runs, all
+// rendered by one exec of nrl-k8s fn; each run is 3 objects.
+func BenchmarkKustomizeRuns(b *testing.B) {
+	bin := nrlK8s(b)
+	for _, n := range []int{1, 10, 100, 1000} {
+		dir := kustomization(b, n, bin, []string{"fn"})
+		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				out := krustyBuild(b, dir)
+				if got := bytes.Count(out, []byte("\nkind: RayJob\n")); got != n {
+					b.Fatalf("%d RayJobs; expected %d", got, n)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkKustomizeNoopFunction is the same kustomization with a no-op
+// exec function (cat echoes the ResourceList): the floor the function's
+// own cost is measured against.
+func BenchmarkKustomizeNoopFunction(b *testing.B) {
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		b.Skip("no cat")
+	}
+	for _, n := range []int{1, 1000} {
+		dir := kustomization(b, n, cat, nil)
+		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				krustyBuild(b, dir)
+			}
+		})
+	}
+}
