@@ -45,10 +45,14 @@ image:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/nrl-k8s-linux-amd64 ./fn/cmd/nrl-k8s
 	$(GO) run ./fn/cmd/build-image --binary dist/nrl-k8s-linux-amd64 --tag $(IMAGE) --out dist/nrl-k8s-image.tar
 
-# Regenerate the chart's packaged profile data from profiles/ (single source: the Go engine).
+# Regenerate the chart's packaged profile data from profiles/ (single source: the Go engine),
+# lint it with both pinned Helms, and package it reproducibly (helm v3's own
+# `helm package` stamps the current time into the archive).
 chart: build
-	$(BIN) chart-data --chart charts/nemo-rl-run
-	$(TOOLS_ENV); $$NRL_HELM3 lint charts/nemo-rl-run
+	$(BIN) chart-data --chart charts/nemo-rl-run --index profiles/index.yaml
+	$(TOOLS_ENV); for h in $$NRL_HELM3 $$NRL_HELM4; do \
+	  $$h lint --strict charts/nemo-rl-run --set profile=generic-single-node-8gpu --set user=lint || exit 1; done
+	$(BIN) chart-package charts/nemo-rl-run -d dist
 
 # Render every run of the example runs repository into its committed output tree.
 manifests: build

@@ -1,0 +1,193 @@
+{{/*
+This chart holds no rendering rule. files/rendered/*.json is the Go
+engine's output (nrl-k8s chart-data) for each packaged profile, rendered
+with sentinel run parameters; these helpers only check values and replace
+the sentinels with them. doc-NN.yaml then writes document NN with toYaml,
+the same sigs.k8s.io/yaml.Marshal nrl-k8s ends with, so `helm template`
+equals `nrl-k8s render` byte for byte (docs/architecture.md).
+*/}}
+
+{{/*
+nemo-rl-run.docs: the rendered documents as a JSON array, with the run's
+values in place of the sentinels; "" when a required value is missing
+(helm lint renders with the empty defaults, where `fail` only logs).
+*/}}
+{{- define "nemo-rl-run.docs" -}}
+{{- $meta := .Files.Get "files/profiles.json" | fromJson -}}
+{{- $s := $meta.sentinels -}}
+{{- $v := .Values -}}
+{{- $missing := list -}}
+{{- if not $v.profile -}}
+{{- $missing = append $missing (printf "profile (one of: %s)" (keys $meta.profiles | sortAlpha | join ", ")) -}}
+{{- end -}}
+{{- if not $v.user -}}
+{{- $missing = append $missing "user (--set user=<you>, as nrl-k8s --user)" -}}
+{{- end -}}
+{{- if $missing -}}
+{{- fail (printf "nemo-rl-run: missing required value(s): %s" (join "; " $missing)) -}}
+{{- else -}}
+{{- $p := index $meta.profiles $v.profile -}}
+{{- if not $p -}}
+{{- fail (printf "nemo-rl-run: profile %q is not packaged in this chart; expected one of: %s (a profile of your own needs nrl-k8s render, the KRM function, or `make chart` in your fork)" $v.profile (keys $meta.profiles | sortAlpha | join ", ")) -}}
+{{- end -}}
+{{- $mode := $v.mode | default "rayjob" -}}
+{{- if not (has $mode $p.modes) -}}
+{{- fail (printf "nemo-rl-run: mode %q: expected one of %s" $mode (join ", " $p.modes)) -}}
+{{- end -}}
+{{- $ns := $v.namespace | default .Release.Namespace -}}
+{{- $runId := $v.runId | default "" -}}
+{{- range $name, $val := dict "user" $v.user "namespace" $ns "runId" $runId -}}
+{{- if or (contains $s.user (toString $val)) (contains $s.runId (toString $val)) (contains $s.namespace (toString $val)) -}}
+{{- fail (printf "nemo-rl-run: %s %q: values containing %q, %q or %q are reserved (the chart's placeholders)" $name $val $s.user $s.runId $s.namespace) -}}
+{{- end -}}
+{{- if and $val (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" (toString $val))) -}}
+{{- if eq $name "user" -}}
+{{- fail (printf "nemo-rl-run: user %q: expected a normalised user name, as nrl-k8s uses it: lower case letters, digits and '-', starting and ending with a letter or digit (nrl-k8s --user lower-cases and turns '_' and '.' into '-')" $val) -}}
+{{- end -}}
+{{- fail (printf "nemo-rl-run: %s %q: expected a DNS label (lower case letters, digits and '-', starting and ending with a letter or digit)" $name $val) -}}
+{{- end -}}
+{{- end -}}
+{{- range $i, $o := $v.overrides -}}
+{{- if regexMatch "^[+~]*infra([.=]|$)" $o -}}
+{{- fail (printf "nemo-rl-run: overrides[%d] %q: infra.* overrides change the profile, and this chart carries its profiles pre-rendered; use nrl-k8s render or the KRM function for them" $i $o) -}}
+{{- end -}}
+{{- if or (contains $s.user $o) (contains $s.runId $o) (contains $s.namespace $o) (contains $s.override $o) -}}
+{{- fail (printf "nemo-rl-run: overrides[%d] %q: values containing %q, %q, %q or %q are reserved (the chart's placeholders)" $i $o $s.user $s.runId $s.namespace $s.override) -}}
+{{- end -}}
+{{- end -}}
+{{- $key := $mode -}}
+{{- if $runId -}}
+{{- $key = printf "%s.runid" $mode -}}
+{{- end -}}
+{{- $r := index $p.renders $key -}}
+{{- range $n := $r.names -}}
+{{- $name := $n.name | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
+{{- if gt (len $name) (int $n.maxLength) -}}
+{{- fail (printf "nemo-rl-run: %s name %q has %d characters; expected at most %d. Shorten user (profile %s allows at most %d characters in %s mode without a run id) or runId" $n.kind $name (len $name) (int $n.maxLength) $v.profile (int (index $p.maxUserLength $mode)) $mode) -}}
+{{- end -}}
+{{- if not (regexMatch $n.pattern $name) -}}
+{{- fail (printf "nemo-rl-run: %s name %q does not match %s; check user and runId (a name that must be a DNS-1035 label cannot start with a digit)" $n.kind $name $n.pattern) -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := include "nemo-rl-run.recipeCheck" . -}}
+{{- $data := .Files.Get $r.file -}}
+{{- if $r.overridesToken -}}
+{{- if $v.overrides -}}
+{{- $q := list -}}
+{{- range $o := $v.overrides -}}
+{{- if regexMatch $s.shellSafe $o -}}
+{{- $q = append $q $o -}}
+{{- else -}}
+{{- $q = append $q (printf "'%s'" $o) -}}
+{{- end -}}
+{{- end -}}
+{{- $data = replace $s.override (join " " $q) $data -}}
+{{- else -}}
+{{- $data = replace $r.overridesToken "" $data -}}
+{{- end -}}
+{{- end -}}
+{{- $data | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.doc: document N (list root N) as YAML, nothing past the last.
+toYaml is sigs.k8s.io/yaml.Marshal without its final newline, as emit.Stream
+writes each document.
+*/}}
+{{- define "nemo-rl-run.doc" -}}
+{{- $root := index . 0 -}}
+{{- $i := index . 1 -}}
+{{- $data := include "nemo-rl-run.docs" $root -}}
+{{- if $data -}}
+{{- $docs := fromJsonArray $data -}}
+{{- if lt $i (len $docs) -}}
+{{- toYaml (index $docs $i) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.recipeCheck: the chart's subset of `nrl-k8s check`: the
+effective cluster.gpus_per_node must equal every training worker's GPUs and
+cluster.num_nodes must not exceed the training cluster's GPU nodes. The
+value comes from the last run override that sets it, else the entrypoint's
+overrides, else the recipe value (or, without one, the packaged recipe).
+Fails on a mismatch; returns notes (one per line) for NOTES.txt.
+*/}}
+{{- define "nemo-rl-run.recipeCheck" -}}
+{{- $meta := .Files.Get "files/profiles.json" | fromJson -}}
+{{- $v := .Values -}}
+{{- $p := index $meta.profiles ($v.profile | default "") -}}
+{{- $mode := $v.mode | default "rayjob" -}}
+{{- $notes := list -}}
+{{- if and $p (ne $mode "dev") -}}
+{{- $recipe := dict -}}
+{{- $recipeName := printf "the packaged recipe %s" $p.recipe -}}
+{{- if $v.recipe -}}
+{{- $recipe = fromYaml $v.recipe -}}
+{{- if hasKey $recipe "Error" -}}
+{{- fail (printf "nemo-rl-run: recipe: cannot read it as a YAML mapping: %s" (get $recipe "Error")) -}}
+{{- end -}}
+{{- $recipeName = "the recipe value" -}}
+{{- end -}}
+{{- $got := dict -}}
+{{- range $k := list "gpus_per_node" "num_nodes" -}}
+{{- $val := "" -}}
+{{- $origin := "" -}}
+{{- range $o := $v.overrides -}}
+{{- if regexMatch (printf "^(\\+\\+|\\+)?cluster\\.%s=[0-9]+$" $k) $o -}}
+{{- $val = regexReplaceAll "^[^=]*=" $o "" -}}
+{{- $origin = printf "run override %q" $o -}}
+{{- else if regexMatch (printf "^(\\+\\+|\\+|~)?cluster\\.%s(=|$)" $k) $o -}}
+{{- $val = "" -}}
+{{- $origin = printf "run override %q" $o -}}
+{{- end -}}
+{{- end -}}
+{{- if and (not $origin) (hasKey $p.entrypointCluster $k) -}}
+{{- $val = index $p.entrypointCluster $k | int | toString -}}
+{{- $origin = printf "entrypoint override \"cluster.%s=%s\"" $k $val -}}
+{{- end -}}
+{{- if not $origin -}}
+{{- if $v.recipe -}}
+{{- $c := get $recipe "cluster" -}}
+{{- if and (kindIs "map" $c) (hasKey $c $k) -}}
+{{- $val = toString (get $c $k) -}}
+{{- $origin = printf "%s (cluster.%s)" $recipeName $k -}}
+{{- else if hasKey $recipe "defaults" -}}
+{{- $notes = append $notes (printf "recipe check: cluster.%s is not in the recipe value itself but in its defaults: chain, which the chart cannot follow; `nrl-k8s check` does the full check." $k) -}}
+{{- else -}}
+{{- $notes = append $notes (printf "recipe check: the recipe value sets no cluster.%s; not checked." $k) -}}
+{{- end -}}
+{{- else if hasKey $p.recipeCluster $k -}}
+{{- $val = index $p.recipeCluster $k | int | toString -}}
+{{- $origin = printf "%s (cluster.%s)" $recipeName $k -}}
+{{- end -}}
+{{- end -}}
+{{- if regexMatch "^[0-9]+$" $val -}}
+{{- $_ := set $got $k (list (atoi $val) $origin) -}}
+{{- else if $origin -}}
+{{- $notes = append $notes (printf "recipe check: cluster.%s is not a literal integer (set by %s); not checked." $k $origin) -}}
+{{- end -}}
+{{- end -}}
+{{- if hasKey $got "gpus_per_node" -}}
+{{- $want := index $got "gpus_per_node" -}}
+{{- range $g := $p.capacity.gpusPerWorker -}}
+{{- if ne (int $g) (index $want 0) -}}
+{{- fail (printf "nemo-rl-run: recipe check: profile %s gives each training worker %d GPUs; expected %d, the recipe's cluster.gpus_per_node (set by %s)" $v.profile (int $g) (index $want 0) (index $want 1)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $capacity := int $p.capacity.gpuNodes -}}
+{{- if and (hasKey $got "num_nodes") (gt $capacity 0) -}}
+{{- $want := index $got "num_nodes" -}}
+{{- if gt (index $want 0) $capacity -}}
+{{- fail (printf "nemo-rl-run: recipe check: profile %s's training cluster provides %d GPU nodes (replicas x numOfHosts); expected at least %d, the recipe's cluster.num_nodes (set by %s): Ray would wait forever for the missing nodes" $v.profile $capacity (index $want 0) (index $want 1)) -}}
+{{- else if and (lt (index $want 0) $capacity) (not (hasPrefix "entrypoint" (index $want 1))) (not (hasPrefix "the packaged" (index $want 1))) -}}
+{{- /* idle nodes from the packaged data are among the engine's own warnings already */ -}}
+{{- $notes = append $notes (printf "recipe check: warning: the training cluster provides %d GPU nodes but cluster.num_nodes is %d (set by %s): %d nodes will sit idle." $capacity (index $want 0) (index $want 1) (sub $capacity (index $want 0))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- join "\n" $notes -}}
+{{- end -}}

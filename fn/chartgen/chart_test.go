@@ -1,0 +1,294 @@
+package chartgen_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
+)
+
+// Two overrides every paired recipe accepts; the second needs shell quoting.
+var twoOverrides = []string{"logger.wandb_enabled=false", "++logger.wandb.tags=[chart,parity]"}
+
+func matrix(t *testing.T) []run {
+	var runs []run
+	for _, e := range index(t).Profiles {
+		for _, mode := range build.Modes {
+			for _, runID := range []string{"", "e7"} {
+				for _, ovs := range [][]string{nil, twoOverrides} {
+					runs = append(runs, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", runID: runID, overrides: ovs})
+				}
+			}
+		}
+	}
+	return runs
+}
+
+// TestChartDataFresh: the committed chart data is what the engine generates
+// now, so a profile, index or engine change without `make chart` fails.
+func TestChartDataFresh(t *testing.T) {
+	idx := index(t)
+	readme, err := os.ReadFile(filepath.Join(chartDir, "README.md"))
+	require.NoError(t, err)
+	files, err := chartgen.Generate(idx, readme)
+	require.NoError(t, err)
+	stale, err := chartgen.Stale(chartDir, files)
+	require.NoError(t, err)
+	assert.Empty(t, stale, "run `make chart` and commit the result")
+
+	// Into a temp dir too: Write of the generated files reproduces them.
+	tmp := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(tmp, "templates"), 0o755))
+	require.NoError(t, chartgen.Write(tmp, files))
+	again, err := chartgen.Stale(tmp, files)
+	require.NoError(t, err)
+	assert.Empty(t, again)
+}
+
+// TestParityInProcess: helm v3's engine renders every packaged profile, mode,
+// run-id variant and override set to the bytes nrl-k8s render writes.
+func TestParityInProcess(t *testing.T) {
+	c := loadChart(t)
+	for _, r := range matrix(t) {
+		t.Run(r.String(), func(t *testing.T) {
+			want, msg, ok := engineRender(t, r)
+			require.True(t, ok, msg)
+			got, notes, err := helmTemplate(c, r.values(t), r.namespace)
+			require.NoError(t, err)
+			assert.Equal(t, want, stripSource(got))
+			assert.Contains(t, notes, "helm uninstall my-run -n team-a")
+		})
+	}
+}
+
+// TestGoldenCasesParity: every golden case whose profile the chart packages
+// renders through the chart as through the engine, errors included.
+func TestGoldenCasesParity(t *testing.T) {
+	c := loadChart(t)
+	idx := index(t)
+	dirs, err := filepath.Glob("tests/golden/*/run.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	covered := 0
+	for _, file := range dirs {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		spec, err := runspec.Parse(file, data)
+		require.NoError(t, err)
+		req := spec.Request(filepath.ToSlash(file))
+		var name string
+		for _, e := range idx.Profiles {
+			if e.Profile == req.Profile && e.Recipe == req.Recipe {
+				name = e.Name
+			}
+		}
+		if name == "" || len(spec.Spec.Env) > 0 || spec.Spec.Name != "" || spec.Spec.Defaults != "" {
+			continue // not a packaged profile, or a parameter the chart has no value for
+		}
+		modes := []build.Mode{build.RayJob, build.RayCluster}
+		if spec.Spec.Mode != "" {
+			modes = []build.Mode{build.Mode(spec.Spec.Mode)}
+		}
+		ns := spec.Spec.Namespace
+		if ns == "" {
+			// nrl-k8s then uses the profile's namespace; the chart the
+			// release's: install the release there.
+			ns = readMeta(t).Profiles[name].Namespace
+		}
+		for _, mode := range modes {
+			r := run{profile: name, mode: mode, user: interp.NormalizeUser(spec.Spec.User), namespace: ns, runID: spec.Spec.RunID, overrides: spec.Spec.Overrides}
+			t.Run(filepath.Base(filepath.Dir(file))+"/"+string(mode), func(t *testing.T) {
+				covered++
+				want, msg, ok := engineRender(t, r)
+				got, _, err := helmTemplate(c, r.values(t), r.namespace)
+				if !ok {
+					require.Error(t, err, "the engine fails (%s); the chart must too", msg)
+					return
+				}
+				require.NoError(t, err)
+				assert.Equal(t, want, stripSource(got))
+			})
+		}
+	}
+	assert.Positive(t, covered, "no golden case uses a packaged profile")
+}
+
+// TestBadValues: wrong values fail at template time, with a message that
+// names the value and what was expected.
+func TestBadValues(t *testing.T) {
+	c := loadChart(t)
+	base := func() map[string]any {
+		return map[string]any{"profile": "gb300-qwen3-30b-math-4n-4gpu", "user": "alice"}
+	}
+	with := func(k string, v any) map[string]any {
+		m := base()
+		m[k] = v
+		return m
+	}
+	cases := []struct {
+		name string
+		vals map[string]any
+		want string
+	}{
+		{"bad mode", with("mode", "batch"), "at '/mode': value must be one of 'rayjob', 'raycluster', 'dev'"},
+		{"unknown profile", with("profile", "gb200-nope"), "at '/profile': value must be one of"},
+		{"bad user", with("user", "Bob_Smith"), `user "Bob_Smith": expected a normalised user name`},
+		{"user starting with a digit", with("user", "1abc"), `RayJob name "1abc-raycluster-qwen3-30b-math-gb300" does not match`},
+		{"user too long", with("user", "abcdefghijklmnop"), `RayJob name "abcdefghijklmnop-raycluster-qwen3-30b-math-gb300" has 48 characters; expected at most 47`},
+		{"run id too long for the training job", func() map[string]any { m := with("mode", "raycluster"); m["runId"] = "exp-7"; return m }(), `RayJob name "alice-raycluster-qwen3-30b-math-gb300-train-exp-7" has 49 characters; expected at most 47`},
+		{"missing user", with("user", ""), "missing required value(s): user"},
+		{"missing profile", with("profile", ""), "missing required value(s): profile (one of: gb300-qwen3-30b-math-4n-4gpu"},
+		{"typo in a value name", with("users", "bob"), "additional properties 'users' not allowed"},
+		{"infra override", with("overrides", []any{"infra.image=x"}), `overrides[0] "infra.image=x": infra.* overrides change the profile`},
+		{"unsafe override", with("overrides", []any{"a=$(rm -rf /)"}), "at '/overrides/0'"},
+		{"reserved text", with("runId", chartgen.SentinelUser), "are reserved"},
+		{"bad namespace", with("namespace", "Team_A"), "at '/namespace'"},
+		{"gpu mismatch", with("overrides", []any{"cluster.gpus_per_node=8"}), "recipe check: profile gb300-qwen3-30b-math-4n-4gpu gives each training worker 4 GPUs; expected 8"},
+		{"too many nodes", with("overrides", []any{"cluster.num_nodes=16"}), "provides 4 GPU nodes (replicas x numOfHosts); expected at least 16"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := helmTemplate(c, tc.vals, "default")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestRecipeValue: the recipe check reads --set-file recipe=...; keys in a
+// defaults: chain are skipped with a note.
+func TestRecipeValue(t *testing.T) {
+	c := loadChart(t)
+	// The generic profile's recipe sets gpus_per_node itself, num_nodes in
+	// its defaults chain.
+	r := run{profile: "generic-single-node-8gpu", mode: build.RayJob, user: "alice", namespace: "default",
+		recipe: entry(t, "generic-single-node-8gpu").Recipe}
+	_, notes, err := helmTemplate(c, r.values(t), "default")
+	require.NoError(t, err)
+	assert.Contains(t, notes, "cluster.num_nodes is not in the recipe value itself but in its defaults: chain")
+	assert.Contains(t, notes, "`nrl-k8s check")
+
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("cluster:\n  gpus_per_node: 4\n  num_nodes: 1\n"), 0o644))
+	r.recipe = bad
+	_, _, err = helmTemplate(c, r.values(t), "default")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "gives each training worker 8 GPUs; expected 4, the recipe's cluster.gpus_per_node (set by the recipe value (cluster.gpus_per_node))")
+
+	// The entrypoint's overrides win over the recipe, as in the engine.
+	ultra := run{profile: "gb300-ultra-48n-pipeclean", mode: build.RayJob, user: "alice", namespace: "default", recipe: bad}
+	_, notes, err = helmTemplate(c, ultra.values(t), "default")
+	require.NoError(t, err, "cluster.* come from the entrypoint's overrides")
+	assert.Contains(t, notes, "6 nodes will sit idle")
+}
+
+// TestMaxUserLength: the recorded limit is the engine's: a user of that
+// length renders in both, one character more fails in both.
+func TestMaxUserLength(t *testing.T) {
+	c := loadChart(t)
+	meta := readMeta(t)
+	for _, e := range index(t).Profiles {
+		for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+			max := meta.Profiles[e.Name].MaxUserLength[string(mode)]
+			t.Run(fmt.Sprintf("%s/%s/%d", e.Name, mode, max), func(t *testing.T) {
+				r := run{profile: e.Name, mode: mode, user: "a" + strings.Repeat("b", max-1), namespace: "default"}
+				want, msg, ok := engineRender(t, r)
+				require.True(t, ok, msg)
+				got, _, err := helmTemplate(c, r.values(t), "default")
+				require.NoError(t, err)
+				assert.Equal(t, want, stripSource(got))
+				if max == 63 {
+					return // a DNS label's own limit: the schema's
+				}
+				r.user += "b"
+				_, msg, ok = engineRender(t, r)
+				assert.False(t, ok, "the engine accepts a %d-character user", max+1)
+				assert.Contains(t, msg, "characters; expected at most")
+				_, _, err = helmTemplate(c, r.values(t), "default")
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "characters; expected at most")
+			})
+		}
+	}
+}
+
+// TestCapacityMatchesEngine: the capacity the chart checks against is the
+// one the engine's recipe check uses: at capacity both pass, above it both
+// fail, and a GPU count other than the workers' fails in both.
+func TestCapacityMatchesEngine(t *testing.T) {
+	c := loadChart(t)
+	meta := readMeta(t)
+	for _, e := range index(t).Profiles {
+		pm := meta.Profiles[e.Name]
+		require.NotEmpty(t, pm.Capacity.GPUsPerWorker, e.Name)
+		gpus := pm.Capacity.GPUsPerWorker[0]
+		cases := []struct {
+			ov string
+			ok bool
+		}{
+			{fmt.Sprintf("cluster.num_nodes=%d", pm.Capacity.GPUNodes), true},
+			{fmt.Sprintf("cluster.num_nodes=%d", pm.Capacity.GPUNodes+1), false},
+			{fmt.Sprintf("cluster.gpus_per_node=%d", gpus), true},
+			{fmt.Sprintf("cluster.gpus_per_node=%d", gpus*2), false},
+		}
+		for _, tc := range cases {
+			t.Run(e.Name+"/"+tc.ov, func(t *testing.T) {
+				r := run{profile: e.Name, mode: build.RayJob, user: "alice", namespace: "default", overrides: []string{tc.ov}}
+				want, msg, ok := engineRender(t, r)
+				require.Equal(t, tc.ok, ok, msg)
+				got, _, err := helmTemplate(c, r.values(t), "default")
+				if !tc.ok {
+					require.Error(t, err)
+					assert.Contains(t, err.Error(), "recipe check")
+					return
+				}
+				require.NoError(t, err)
+				assert.Equal(t, want, stripSource(got))
+			})
+		}
+	}
+}
+
+// TestShellSafePatternMatchesShellQuote: the chart quotes exactly the
+// overrides hydra.ShellQuote quotes, and the same way.
+func TestShellSafePatternMatchesShellQuote(t *testing.T) {
+	for _, s := range []string{
+		"a.b=1", "+a=2", "++a.b=x/y:z", "~a.b", "a=[1,2]", "a@b%c", "a=b,c", "k=v-w_x.y",
+		"a=[x]", "~a=1", "a.b[0]=3", "a=~/x", "a=",
+	} {
+		q := s
+		if !regexpMatch(chartgen.ShellSafePattern, s) {
+			q = "'" + s + "'"
+		}
+		assert.Equal(t, hydra.ShellQuote(s), q, s)
+	}
+}
+
+// TestOverridePatternParses: whatever the schema lets through is an
+// override the engine reads, and `infra.` ones are recognised.
+func TestOverridePatternParses(t *testing.T) {
+	accepted := []string{"a=1", "a.b=x", "+a.b=[1,2]", "++a.b.c=x/y", "~a.b", "~a.b=1", "a.b[0]=3", "a=", "a-b.c_d=e:f@g%h,i"}
+	for _, s := range accepted {
+		require.True(t, regexpMatch(chartgen.OverridePattern, s), s)
+		_, err := hydra.Parse(s)
+		assert.NoError(t, err, s)
+	}
+	for _, s := range []string{"a", "=1", "a b=1", "a='x'", "a=$X", "a=\"x\"", "+~a=1", "a={b: 1}", "1a=2"} {
+		assert.False(t, regexpMatch(chartgen.OverridePattern, s), s)
+	}
+	for _, s := range []string{"infra.image=x", "+infra.labels.a=b", "infra=x", "~infra"} {
+		assert.True(t, regexpMatch(chartgen.InfraOverridePattern, s), s)
+	}
+	assert.False(t, regexpMatch(chartgen.InfraOverridePattern, "infrastructure.x=1"))
+}

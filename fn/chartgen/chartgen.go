@@ -1,0 +1,613 @@
+// Package chartgen generates the data the Helm chart charts/nemo-rl-run
+// carries: every packaged profile rendered by the Go engine (pipeline.Run)
+// with sentinel run parameters, plus the metadata the chart's one template
+// needs to put the real parameters in. The chart holds no rendering rule of
+// its own: it substitutes strings in engine output and ends with toYaml, the
+// same sigs.k8s.io/yaml.Marshal that emit.Marshal calls, so `helm template`
+// and `nrl-k8s render` print the same bytes (docs/architecture.md).
+package chartgen
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
+)
+
+// Sentinels stand for the run parameters in the rendered data. Each is a
+// valid value of its parameter (the engine must accept it: user and run id
+// end up in DNS names), and user and run id are short, because a profile's
+// longest name leaves little room (qwen3's raycluster training job is
+// 38 fixed characters of KubeRay's 47). Letters outside hex keep them out of
+// digests; and the generator's probe render proves that no sentinel occurs
+// by accident (any accidental occurrence would be substituted and differ).
+// The chart rejects real values containing a sentinel, so substituting one
+// can never hit text another substitution put in.
+const (
+	SentinelUser      = "u7z7"
+	SentinelNamespace = "nrlsentinelns"
+	SentinelRunID     = "r7z7"
+	// SentinelOverride is one Hydra override: `+` adds a key the recipe does
+	// not have, so the engine's recipe check accepts it, and hydra.ShellQuote
+	// leaves it unquoted, so it appears in the entrypoint as written.
+	SentinelOverride = "+nrl_sentinel_overrides=1"
+)
+
+// ShellSafePattern is the set of strings hydra.ShellQuote leaves unquoted
+// (Python's shlex.quote); the chart wraps any other override in single
+// quotes, as ShellQuote does for strings without a quote (the schema allows
+// none). TestShellSafePatternMatchesShellQuote pins the two together.
+const ShellSafePattern = `^[A-Za-z0-9_@%+=:,./-]+$`
+
+// OverridePattern is what the chart's schema accepts as one run override:
+// a subset of what hydra.Parse accepts, restricted to characters that need
+// no JSON or YAML escaping and no shell quoting other than single quotes.
+// `infra.` overrides change the profile, which the chart cannot re-render;
+// the schema rejects them separately (InfraOverridePattern).
+const OverridePattern = `^(~` + overrideKey + `(=` + overrideValue + `)?|(\+\+|\+)?` + overrideKey + `=` + overrideValue + `)$`
+
+const (
+	overrideKey   = `[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+|\[[0-9]+\])*`
+	overrideValue = `[A-Za-z0-9_@%+=:,./~\[\]-]*`
+	// InfraOverridePattern matches overrides that target the profile.
+	InfraOverridePattern = `^[+~]*infra([.=]|$)`
+	// NamePattern is a normalised user, namespace or run id: a DNS label, so
+	// it is valid wherever the engine puts it and never needs escaping.
+	NamePattern = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+)
+
+// Name rules the engine applies to generated object names (check.Output and
+// check's KubeRay admission rules); names that contain a sentinel are
+// recorded with their rule so the chart can check the real name.
+const (
+	dns1035    = `^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	dns1123Sub = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+)
+
+func nameRule(kind string) (max int, pattern string) {
+	switch kind {
+	case "RayCluster":
+		return 53, dns1035 // KubeRay utils.MaxRayClusterNameLength
+	case "RayJob":
+		return 47, dns1035 // KubeRay utils.MaxRayJobNameLength
+	}
+	return 253, dns1123Sub
+}
+
+// Modes are the chart's modes, in the engine's order.
+var Modes = build.Modes
+
+// Index is profiles/index.yaml: the profiles the chart packages.
+type Index struct {
+	Profiles []Entry `json:"profiles"`
+}
+
+// Entry is one packaged profile and the recipe it is rendered with.
+type Entry struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Profile     string `json:"profile"`
+	Recipe      string `json:"recipe"`
+}
+
+var entryNameRE = regexp.MustCompile(NamePattern)
+
+// LoadIndex reads the index; profile and recipe paths come back relative
+// to the working directory (the repository root for `make chart`).
+func LoadIndex(file string) (*Index, error) {
+	data, err := source.Disk{}.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var idx Index
+	if err := yaml.UnmarshalStrict(data, &idx); err != nil {
+		return nil, fmt.Errorf("%s: %w; expected profiles: [{name, description, profile, recipe}]", file, err)
+	}
+	seen := map[string]bool{}
+	for i, e := range idx.Profiles {
+		field := fmt.Sprintf("%s: profiles[%d]", file, i)
+		switch {
+		case !entryNameRE.MatchString(e.Name):
+			return nil, fmt.Errorf("%s.name: found %q; expected a DNS label (it is a chart value and a file name)", field, e.Name)
+		case seen[e.Name]:
+			return nil, fmt.Errorf("%s.name: %q is listed twice", field, e.Name)
+		case e.Profile == "" || e.Recipe == "":
+			return nil, fmt.Errorf("%s: profile and recipe are required", field)
+		}
+		seen[e.Name] = true
+		idx.Profiles[i].Profile = source.Join(file, e.Profile)
+		idx.Profiles[i].Recipe = source.Join(file, e.Recipe)
+	}
+	if len(idx.Profiles) == 0 {
+		return nil, fmt.Errorf("%s: lists no profile", file)
+	}
+	return &idx, nil
+}
+
+// Meta is files/profiles.json.
+type Meta struct {
+	Sentinels Sentinels               `json:"sentinels"`
+	Profiles  map[string]*ProfileMeta `json:"profiles"`
+}
+
+// Sentinels tells the chart what to replace (and how to quote overrides).
+type Sentinels struct {
+	User      string `json:"user"`
+	Namespace string `json:"namespace"`
+	RunID     string `json:"runId"`
+	Override  string `json:"override"`
+	ShellSafe string `json:"shellSafe"`
+}
+
+// ProfileMeta is what the chart knows about one packaged profile.
+type ProfileMeta struct {
+	Description string `json:"description"`
+	Profile     string `json:"profile"`
+	Recipe      string `json:"recipe"`
+	// Namespace is the profile's own; the chart uses the release namespace
+	// unless `namespace` is set, so it is informational.
+	Namespace string   `json:"namespace"`
+	Modes     []string `json:"modes"`
+	// MaxUserLength per mode, without a run id: the longest user for which
+	// every generated name keeps within its limit.
+	MaxUserLength map[string]int `json:"maxUserLength"`
+	Capacity      Capacity       `json:"capacity"`
+	// EntrypointCluster holds the cluster.gpus_per_node / cluster.num_nodes
+	// overrides the entrypoint passes to the driver (they win over the
+	// recipe); RecipeCluster the packaged recipe's own values.
+	EntrypointCluster map[string]int64 `json:"entrypointCluster"`
+	RecipeCluster     map[string]int64 `json:"recipeCluster"`
+	// Renders is keyed <mode> and <mode>.runid.
+	Renders map[string]*RenderMeta `json:"renders"`
+}
+
+// Capacity is the training cluster's GPU capacity, as the engine's recipe
+// check counts it.
+type Capacity struct {
+	GPUNodes      int64   `json:"gpuNodes"`
+	GPUsPerWorker []int64 `json:"gpusPerWorker"`
+}
+
+// RenderMeta describes one rendered file.
+type RenderMeta struct {
+	File string `json:"file"`
+	// OverridesToken is the exact text the sentinel override added to the
+	// entrypoint (with its separating space): removing it restores the
+	// entrypoint without overrides; "" when the render has no entrypoint.
+	OverridesToken string     `json:"overridesToken"`
+	Names          []NameRule `json:"names"`
+	// Warnings the engine reported for the packaged recipe.
+	Warnings []string `json:"warnings"`
+}
+
+// NameRule is a generated name that contains a sentinel, and its rule.
+type NameRule struct {
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	MaxLength int    `json:"maxLength"`
+	Pattern   string `json:"pattern"`
+}
+
+// Values are the run parameters the chart substitutes.
+type Values struct {
+	User, Namespace, RunID string
+	Overrides              []string
+}
+
+var shellSafeRE = regexp.MustCompile(ShellSafePattern)
+
+// Substitute is the chart's algorithm (templates/_helpers.tpl
+// "nemo-rl-run.docs") in Go: the generator uses it to prove, on probe
+// values, that the engine's output is the sentinel output with strings
+// replaced; the parity tests prove the template does the same.
+func Substitute(data, token string, v Values) string {
+	if token != "" {
+		if len(v.Overrides) == 0 {
+			data = strings.Replace(data, token, "", 1)
+		} else {
+			q := make([]string, len(v.Overrides))
+			for i, o := range v.Overrides {
+				q[i] = o
+				if !shellSafeRE.MatchString(o) {
+					q[i] = "'" + o + "'"
+				}
+			}
+			data = strings.Replace(data, SentinelOverride, strings.Join(q, " "), 1)
+		}
+	}
+	data = strings.ReplaceAll(data, SentinelNamespace, v.Namespace)
+	data = strings.ReplaceAll(data, SentinelRunID, v.RunID)
+	return strings.ReplaceAll(data, SentinelUser, v.User)
+}
+
+// probe values: different lengths from the sentinels, and one override that
+// needs quoting, so a rule that depends on more than the text fails here.
+var probe = Values{
+	User: "pu5", Namespace: "probe-ns", RunID: "p9",
+	Overrides: []string{"++nrl_probe.a=1", "++nrl_probe.b=[1,2]"},
+}
+
+// RenderedDir is where the rendered data lives inside the chart.
+const RenderedDir = "files/rendered"
+
+// MetaFile is the metadata file inside the chart.
+const MetaFile = "files/profiles.json"
+
+// Generate renders every packaged profile and returns the chart files it
+// owns, keyed by path relative to the chart (files/..., values.schema.json,
+// README.md with its generated section refreshed from readme, the chart's
+// current README).
+func Generate(idx *Index, readme []byte) (map[string][]byte, error) {
+	g := &gen{loader: recipe.NewLoader(source.Disk{}), out: map[string][]byte{}}
+	meta := &Meta{
+		Sentinels: Sentinels{User: SentinelUser, Namespace: SentinelNamespace, RunID: SentinelRunID, Override: SentinelOverride, ShellSafe: ShellSafePattern},
+		Profiles:  map[string]*ProfileMeta{},
+	}
+	for _, e := range idx.Profiles {
+		pm, err := g.profile(e)
+		if err != nil {
+			return nil, fmt.Errorf("profile %s (%s with %s): %w", e.Name, e.Profile, e.Recipe, err)
+		}
+		meta.Profiles[e.Name] = pm
+	}
+	for i := 0; i < g.maxDocs; i++ {
+		g.out[slotFile(i)] = []byte(fmt.Sprintf(slotTemplate, i))
+	}
+	b, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	g.out[MetaFile] = append(b, '\n')
+	schema, err := Schema(idx)
+	if err != nil {
+		return nil, err
+	}
+	g.out["values.schema.json"] = schema
+	rd, err := Readme(readme, idx, meta)
+	if err != nil {
+		return nil, err
+	}
+	g.out["README.md"] = rd
+	return g.out, nil
+}
+
+type gen struct {
+	loader  *recipe.Loader
+	out     map[string][]byte
+	maxDocs int
+}
+
+// One template file per document slot. Helm 3 trims each document of a
+// multi-document template, Helm 4 keeps the newline before a `---` in the
+// document before it (so it prints a blank line there); a template that
+// yields one document, with no trailing newline, prints the same under
+// both. Slot files render nothing when the run has fewer documents; Helm
+// orders files by name, and then (stably) by kind, which keeps the engine's
+// order because the engine sorts by the same install order.
+const slotTemplate = `{{- /* Generated by nrl-k8s chart-data: document %[1]d of the run (see _helpers.tpl). */ -}}
+{{- include "nemo-rl-run.doc" (list . %[1]d) -}}
+`
+
+func slotFile(i int) string { return fmt.Sprintf("templates/doc-%02d.yaml", i) }
+
+// slotRE matches the slot files Generate owns.
+var slotRE = regexp.MustCompile(`^doc-[0-9]+\.yaml$`)
+
+func (g *gen) run(e Entry, mode build.Mode, v Values, env func(string) (string, bool)) (*pipeline.Result, string, error) {
+	res := pipeline.Run(g.loader, pipeline.Request{
+		Recipe: e.Recipe, Profile: e.Profile, Mode: mode,
+		User: v.User, Namespace: v.Namespace, RunID: v.RunID, Overrides: v.Overrides,
+		// The chart has no environment to read: render with none, and
+		// refuse profiles whose output depends on one (checked below).
+		Env: env,
+	})
+	if res.Diags.HasErrors() {
+		var msgs []string
+		for _, d := range res.Diags.Sorted() {
+			msgs = append(msgs, d.String())
+		}
+		return nil, "", fmt.Errorf("%s render failed:\n  %s", mode, strings.Join(msgs, "\n  "))
+	}
+	data, err := EncodeDocs(res.Docs)
+	return res, data, err
+}
+
+// EncodeDocs is the rendered-file format: a JSON array of the documents'
+// data, keys sorted by encoding/json, one document per line so that a
+// profile change shows as a readable diff.
+func EncodeDocs(docs []emit.Doc) (string, error) {
+	var b strings.Builder
+	b.WriteString("[\n")
+	for i, d := range docs {
+		j, err := json.Marshal(d.Data)
+		if err != nil {
+			return "", fmt.Errorf("%s %s: %w", d.Kind, d.Name, err)
+		}
+		b.Write(j)
+		if i < len(docs)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("]\n")
+	return b.String(), nil
+}
+
+func (g *gen) profile(e Entry) (*ProfileMeta, error) {
+	pm := &ProfileMeta{
+		Description: e.Description, Profile: e.Profile, Recipe: e.Recipe,
+		MaxUserLength: map[string]int{}, Renders: map[string]*RenderMeta{},
+		EntrypointCluster: map[string]int64{}, RecipeCluster: map[string]int64{},
+	}
+	for _, mode := range Modes {
+		pm.Modes = append(pm.Modes, string(mode))
+		var plainFile, plainData string
+		for _, withRunID := range []bool{false, true} {
+			key := string(mode)
+			sent := Values{User: SentinelUser, Namespace: SentinelNamespace}
+			if withRunID {
+				key += ".runid"
+				sent.RunID = SentinelRunID
+			}
+			rm, data, res, err := g.variant(e, mode, sent)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", key, err)
+			}
+			rm.File = path.Join(RenderedDir, e.Name+"."+key+".json")
+			if withRunID && data == plainData {
+				// The run id changes nothing in this mode (the dev pod): share
+				// the file rather than ship a copy.
+				rm.File = plainFile
+			} else {
+				g.out[rm.File] = []byte(data)
+			}
+			if !withRunID {
+				plainFile, plainData = rm.File, data
+				pm.MaxUserLength[string(mode)] = maxUser(rm.Names)
+				if mode == build.RayJob {
+					if err := g.clusterFacts(e, res, pm); err != nil {
+						return nil, err
+					}
+				}
+			}
+			pm.Renders[key] = rm
+		}
+	}
+	return pm, nil
+}
+
+// variant renders one mode / run-id variant and proves it substitutable.
+func (g *gen) variant(e Entry, mode build.Mode, sent Values) (*RenderMeta, string, *pipeline.Result, error) {
+	withOv := sent
+	withOv.Overrides = []string{SentinelOverride}
+	res, data, err := g.run(e, mode, withOv, nil)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if len(res.Docs) > g.maxDocs {
+		g.maxDocs = len(res.Docs)
+	}
+	_, plain, err := g.run(e, mode, sent, nil)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	rm := &RenderMeta{Names: []NameRule{}, Warnings: []string{}}
+	switch strings.Count(data, SentinelOverride) {
+	case 0:
+		if data != plain {
+			return nil, "", nil, fmt.Errorf("run overrides change the output although the entrypoint does not show them")
+		}
+	case 1:
+		for _, cand := range []string{" " + SentinelOverride, SentinelOverride + " "} {
+			if strings.Contains(data, cand) && strings.Replace(data, cand, "", 1) == plain {
+				rm.OverridesToken = cand
+			}
+		}
+		if rm.OverridesToken == "" {
+			return nil, "", nil, fmt.Errorf("removing the inserted override %q does not give the render without overrides: hydra.AppendOverrides no longer inserts plain text", SentinelOverride)
+		}
+	default:
+		return nil, "", nil, fmt.Errorf("the sentinel override appears %d times; expected once, in the entrypoint", strings.Count(data, SentinelOverride))
+	}
+	// The chart's whole premise, checked on every generation: the engine's
+	// output for other values is this output with the strings replaced.
+	pv := probe
+	if sent.RunID == "" {
+		pv.RunID = ""
+	}
+	_, got, err := g.run(e, mode, pv, nil)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("probe render: %w", err)
+	}
+	if want := Substitute(data, rm.OverridesToken, pv); got != want {
+		return nil, "", nil, fmt.Errorf("the engine's output for user %q, namespace %q, run id %q, overrides %q is not the sentinel output with those values substituted: a rule depends on more than their text, so the chart cannot carry it", pv.User, pv.Namespace, pv.RunID, pv.Overrides)
+	}
+	_, withEnv, err := g.run(e, mode, withOv, func(string) (string, bool) { return "nrlsentinelenv", true })
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("render with an environment: %w", err)
+	}
+	if withEnv != data {
+		return nil, "", nil, fmt.Errorf("the output depends on the environment (${oc.env:...}); the chart renders without one, so it cannot package this profile")
+	}
+	for _, d := range res.Docs {
+		if strings.Contains(d.Name, SentinelUser) || strings.Contains(d.Name, SentinelRunID) || strings.Contains(d.Name, SentinelNamespace) {
+			max, pat := nameRule(d.Kind)
+			rm.Names = append(rm.Names, NameRule{Kind: d.Kind, Name: d.Name, MaxLength: max, Pattern: pat})
+		}
+	}
+	for _, d := range res.Diags.Sorted() {
+		rm.Warnings = append(rm.Warnings, d.String())
+	}
+	return rm, data, res, nil
+}
+
+// maxUser is the longest user that keeps every name within its limit,
+// capped at 63 (a user is a DNS label). Names here hold no run id.
+func maxUser(names []NameRule) int {
+	best := 63
+	for _, n := range names {
+		k := strings.Count(n.Name, SentinelUser)
+		if k == 0 {
+			continue
+		}
+		fixed := len(n.Name) - k*len(SentinelUser)
+		if m := (n.MaxLength - fixed) / k; m < best {
+			best = m
+		}
+	}
+	return best
+}
+
+// clusterFacts records the training capacity and the cluster.* values the
+// chart's recipe check starts from. Capacity is counted as check's
+// recipeVsCluster counts it (GPU groups only, replicas × numOfHosts);
+// TestCapacityMatchesEngine holds the two together.
+func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error {
+	ns, err := g.profileNamespace(e)
+	if err != nil {
+		return err
+	}
+	pm.Namespace = ns
+	pm.Capacity.GPUsPerWorker = []int64{}
+	if c := res.Profile.Infra.Kuberay.Training; c != nil && c.Spec != nil {
+		seen := map[int64]bool{}
+		for _, wg := range c.Spec.WorkerGroupSpecs {
+			var gpus int64
+			for _, ct := range wg.Template.Spec.Containers {
+				q, ok := ct.Resources.Limits["nvidia.com/gpu"]
+				if !ok {
+					q, ok = ct.Resources.Requests["nvidia.com/gpu"]
+				}
+				if ok {
+					gpus += q.Value()
+				}
+			}
+			if gpus == 0 {
+				continue
+			}
+			replicas, hosts := int64(0), int64(wg.NumOfHosts)
+			if wg.Replicas != nil {
+				replicas = int64(*wg.Replicas)
+			}
+			if hosts == 0 {
+				hosts = 1
+			}
+			pm.Capacity.GPUNodes += replicas * hosts
+			if !seen[gpus] {
+				seen[gpus] = true
+				pm.Capacity.GPUsPerWorker = append(pm.Capacity.GPUsPerWorker, gpus)
+			}
+		}
+		sort.Slice(pm.Capacity.GPUsPerWorker, func(i, j int) bool { return pm.Capacity.GPUsPerWorker[i] < pm.Capacity.GPUsPerWorker[j] })
+	}
+	if res.Recipe != nil && res.Recipe.Invocation != nil {
+		for _, raw := range res.Recipe.Invocation.Overrides {
+			o, err := hydra.Parse(raw)
+			if err != nil || o.Dynamic || o.Op == hydra.Delete {
+				continue
+			}
+			if k := strings.TrimPrefix(o.Key.String(), "cluster."); k == "gpus_per_node" || k == "num_nodes" {
+				if n, ok := asInt(o.Value); ok {
+					pm.EntrypointCluster[k] = n
+				}
+			}
+		}
+	}
+	rec, err := g.loader.Load(e.Recipe)
+	if err != nil {
+		return err
+	}
+	for _, k := range []string{"gpus_per_node", "num_nodes"} {
+		if v, ok := tree.Lookup(rec.Tree, tree.ParsePath("cluster."+k)); ok {
+			if n, ok := asInt(v); ok {
+				pm.RecipeCluster[k] = n
+			}
+		}
+	}
+	return nil
+}
+
+// profileNamespace renders without a namespace override to read the
+// profile's own.
+func (g *gen) profileNamespace(e Entry) (string, error) {
+	res := pipeline.Run(g.loader, pipeline.Request{Recipe: e.Recipe, Profile: e.Profile, Mode: build.RayJob, User: SentinelUser})
+	if res.Profile == nil {
+		return "", fmt.Errorf("profile does not load")
+	}
+	return res.Profile.Infra.Namespace, nil
+}
+
+func asInt(v any) (int64, bool) {
+	switch t := v.(type) {
+	case int64:
+		return t, true
+	case int:
+		return int64(t), true
+	case float64:
+		if t == float64(int64(t)) {
+			return int64(t), true
+		}
+	case string:
+		var n int64
+		if _, err := fmt.Sscan(strings.TrimSpace(t), &n); err == nil {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// Write puts the generated files into the chart, removing rendered files
+// that no profile produces any more.
+func Write(chartDir string, files map[string][]byte) error {
+	if err := os.MkdirAll(path.Join(chartDir, RenderedDir), 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(path.Join(chartDir, RenderedDir))
+	if err != nil {
+		return err
+	}
+	for _, en := range entries {
+		rel := path.Join(RenderedDir, en.Name())
+		if _, keep := files[rel]; !keep {
+			if err := os.Remove(path.Join(chartDir, rel)); err != nil {
+				return err
+			}
+		}
+	}
+	slots, err := os.ReadDir(path.Join(chartDir, "templates"))
+	if err != nil {
+		return err
+	}
+	for _, en := range slots {
+		rel := path.Join("templates", en.Name())
+		if _, keep := files[rel]; slotRE.MatchString(en.Name()) && !keep {
+			if err := os.Remove(path.Join(chartDir, rel)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, rel := range tree.SortedKeys(files) {
+		p := path.Join(chartDir, rel)
+		if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, files[rel]) {
+			continue
+		}
+		if err := os.WriteFile(p, files[rel], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,235 @@
+package chartgen_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/releaseutil"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+)
+
+const (
+	chartDir  = "charts/nemo-rl-run"
+	indexFile = "profiles/index.yaml"
+)
+
+// Tests run from the repository root: the index, the chart and the
+// recorded paths are all relative to it.
+var chdirOnce sync.Once
+
+func atRoot(t *testing.T) {
+	t.Helper()
+	chdirOnce.Do(func() {
+		require.NoError(t, os.Chdir("../.."))
+	})
+}
+
+func index(t *testing.T) *chartgen.Index {
+	t.Helper()
+	atRoot(t)
+	idx, err := chartgen.LoadIndex(indexFile)
+	require.NoError(t, err)
+	return idx
+}
+
+var (
+	chartOnce sync.Once
+	chartObj  *chart.Chart
+	chartErr  error
+)
+
+func loadChart(t *testing.T) *chart.Chart {
+	t.Helper()
+	atRoot(t)
+	chartOnce.Do(func() { chartObj, chartErr = loader.Load(chartDir) })
+	require.NoError(t, chartErr)
+	return chartObj
+}
+
+// run is one set of chart values / render parameters.
+type run struct {
+	profile   string
+	mode      build.Mode
+	user      string
+	namespace string // the release namespace; the chart's namespace value stays empty
+	runID     string
+	overrides []string
+	recipe    string // file for the recipe value
+}
+
+func (r run) values(t *testing.T) map[string]any {
+	v := map[string]any{"profile": r.profile, "user": r.user, "mode": string(r.mode)}
+	if r.runID != "" {
+		v["runId"] = r.runID
+	}
+	if len(r.overrides) > 0 {
+		ovs := make([]any, len(r.overrides))
+		for i, o := range r.overrides {
+			ovs[i] = o
+		}
+		v["overrides"] = ovs
+	}
+	if r.recipe != "" {
+		b, err := os.ReadFile(r.recipe)
+		require.NoError(t, err)
+		v["recipe"] = string(b)
+	}
+	return v
+}
+
+func (r run) String() string {
+	return fmt.Sprintf("%s/%s/runid=%q/overrides=%d", r.profile, r.mode, r.runID, len(r.overrides))
+}
+
+// helmTemplate is `helm template my-run CHART -n NS` in process, as
+// helm v3's action.Install (DryRun, ClientOnly) does it: values coalesced
+// and checked against the schema, templates rendered, NOTES.txt set aside,
+// manifests sorted in install order and framed with `# Source:` lines.
+// TestRealHelm holds it to the real CLIs.
+func helmTemplate(c *chart.Chart, vals map[string]any, ns string) (manifest, notes string, err error) {
+	opts := chartutil.ReleaseOptions{Name: "my-run", Namespace: ns, Revision: 1, IsInstall: true}
+	caps := chartutil.DefaultCapabilities
+	if err := chartutil.ProcessDependenciesWithMerge(c, vals); err != nil {
+		return "", "", err
+	}
+	rv, err := chartutil.ToRenderValues(c, vals, opts, caps)
+	if err != nil {
+		return "", "", err
+	}
+	files, err := engine.Render(c, rv)
+	if err != nil {
+		return "", "", err
+	}
+	for k, v := range files {
+		if strings.HasSuffix(k, "/NOTES.txt") {
+			notes = v
+			delete(files, k)
+		}
+	}
+	_, ms, err := releaseutil.SortManifests(files, caps.APIVersions, releaseutil.InstallOrder)
+	if err != nil {
+		return "", "", err
+	}
+	var b strings.Builder
+	for _, m := range ms {
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", m.Name, m.Content)
+	}
+	return b.String(), notes, nil
+}
+
+// stripSource removes helm template's `# Source:` lines: what is left is
+// the stream nrl-k8s render writes.
+func stripSource(s string) string {
+	var out []string
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if !strings.HasPrefix(l, "# Source: ") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "")
+}
+
+func entry(t *testing.T, name string) chartgen.Entry {
+	t.Helper()
+	for _, e := range index(t).Profiles {
+		if e.Name == name {
+			return e
+		}
+	}
+	t.Fatalf("profile %s is not in %s", name, indexFile)
+	return chartgen.Entry{}
+}
+
+// engineRender is `nrl-k8s render RECIPE --infra PROFILE ...` for a run:
+// the pipeline, then emit.Stream. ok is false when the engine reports an
+// error (msg holds the findings).
+func engineRender(t *testing.T, r run) (out string, msg string, ok bool) {
+	t.Helper()
+	e := entry(t, r.profile)
+	res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+		Recipe: e.Recipe, Profile: e.Profile, Mode: r.mode, User: r.user,
+		Namespace: r.namespace, RunID: r.runID, Overrides: r.overrides,
+	})
+	var msgs []string
+	for _, d := range res.Diags.Sorted() {
+		msgs = append(msgs, d.String())
+	}
+	if res.Diags.HasErrors() {
+		return "", strings.Join(msgs, "\n"), false
+	}
+	b, err := emit.Stream(res.Docs)
+	require.NoError(t, err)
+	return string(b), strings.Join(msgs, "\n"), true
+}
+
+// helmCLIs are the pinned helm binaries (hack/tools.sh; `make test` exports
+// them). Without them the CLI tests skip locally and fail in CI.
+func helmCLIs(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, env := range []string{"NRL_HELM3", "NRL_HELM4"} {
+		if p := os.Getenv(env); p != "" {
+			abs, err := filepath.Abs(p)
+			require.NoError(t, err)
+			out[env] = abs
+		}
+	}
+	if len(out) < 2 {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("NRL_HELM3 and NRL_HELM4 must be set in CI (eval \"$(hack/tools.sh)\")")
+		}
+		t.Skip("NRL_HELM3 / NRL_HELM4 not set (run `make test`, or eval \"$(hack/tools.sh)\")")
+	}
+	return out
+}
+
+func helmCmd(t *testing.T, bin string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	// No kube config, cache or plugins of the machine's user leak in.
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home, "KUBECONFIG="+filepath.Join(home, "none"))
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+// cliArgs turns a run into helm template flags; overrides go through a
+// values file (--set splits on commas).
+func cliArgs(t *testing.T, r run) []string {
+	args := []string{"template", "my-run", chartDir, "-n", r.namespace, "--set", "profile=" + r.profile, "--set", "user=" + r.user, "--set", "mode=" + string(r.mode)}
+	if r.runID != "" {
+		args = append(args, "--set", "runId="+r.runID)
+	}
+	if len(r.overrides) > 0 {
+		f := filepath.Join(t.TempDir(), "overrides.yaml")
+		var b strings.Builder
+		b.WriteString("overrides:\n")
+		for _, o := range r.overrides {
+			fmt.Fprintf(&b, "  - %q\n", o)
+		}
+		require.NoError(t, os.WriteFile(f, []byte(b.String()), 0o644))
+		args = append(args, "-f", f)
+	}
+	if r.recipe != "" {
+		args = append(args, "--set-file", "recipe="+r.recipe)
+	}
+	return args
+}

@@ -1,0 +1,87 @@
+package chartgen
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// schemaTemplate is values.schema.json; %[1]s is the profile enum, the rest
+// are the patterns the engine's inputs must match for the chart's string
+// substitution to be exact. Helm checks it at install, upgrade, template
+// and lint, before any template runs; the template then checks what a
+// schema cannot say clearly (required values, name lengths, the recipe).
+const schemaTemplate = `{
+  "$schema": "http://json-schema.org/draft-07/schema#",
+  "title": "nemo-rl-run values",
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "profile": {
+      "description": "Packaged infra profile to run on (required). The chart README lists them.",
+      "type": "string",
+      "enum": %[1]s
+    },
+    "user": {
+      "description": "Submitting user, as ${user:} in the profile (required): already normalised, i.e. lower case with '-' for '_' and '.', as nrl-k8s normalises it. The template explains a wrong one.",
+      "type": "string",
+      "maxLength": 63,
+      "pattern": "^[A-Za-z0-9._-]*$"
+    },
+    "mode": {
+      "description": "rayjob: one RayJob that creates and tears down its cluster; raycluster: long-lived RayClusters plus the RayJobs submitted to them; dev: the CPU-only dev pod.",
+      "type": "string",
+      "enum": ["rayjob", "raycluster", "dev"]
+    },
+    "namespace": {
+      "description": "Namespace of every object; empty means the release namespace (helm --namespace).",
+      "type": "string",
+      "maxLength": 63,
+      "pattern": %[2]s
+    },
+    "runId": {
+      "description": "Run id: labels the jobs; in raycluster mode it names the training job and is exported as NRL_K8S_RUN_ID.",
+      "type": "string",
+      "maxLength": 63,
+      "pattern": %[2]s
+    },
+    "overrides": {
+      "description": "Hydra overrides appended to the training driver call (key=value, +key=value, ++key=value, ~key); characters limited to A-Z a-z 0-9 _ @ %% + = : , . / ~ [ ] -.",
+      "type": "array",
+      "items": {
+        "type": "string",
+        "pattern": %[3]s
+      }
+    },
+    "recipe": {
+      "description": "Optional: the recipe YAML (--set-file recipe=FILE) for the chart's subset of nrl-k8s check (GPUs per node, node count).",
+      "type": "string"
+    }
+  }
+}
+`
+
+// Schema renders values.schema.json for the index's profiles.
+func Schema(idx *Index) ([]byte, error) {
+	names := []string{""}
+	for _, e := range idx.Profiles {
+		names = append(names, e.Name)
+	}
+	enum, err := json.Marshal(names)
+	if err != nil {
+		return nil, err
+	}
+	q := func(s string) string {
+		b, _ := json.Marshal(s)
+		return string(b)
+	}
+	optionalName := "^(" + strings.TrimSuffix(strings.TrimPrefix(NamePattern, "^"), "$") + ")?$"
+	raw := fmt.Sprintf(schemaTemplate, strings.ReplaceAll(string(enum), ",", ", "), q(optionalName), q(OverridePattern))
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, []byte(raw), "", "  "); err != nil {
+		return nil, fmt.Errorf("values.schema.json: %w", err)
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
+}

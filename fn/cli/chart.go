@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
+)
+
+func init() {
+	extraCommands = append(extraCommands, chartDataCmd, chartPackageCmd)
+}
+
+func chartDataCmd() *cobra.Command {
+	var chart, index string
+	var check bool
+	c := &cobra.Command{
+		Use:   "chart-data --chart charts/nemo-rl-run [--index profiles/index.yaml]",
+		Short: "Regenerate the Helm chart's packaged profile data from the Go engine",
+		Long: `Render every profile listed in the index through the pipeline with sentinel
+run parameters and write what the chart carries: files/rendered/*.json,
+files/profiles.json, values.schema.json (profile enum) and the README's
+profile table. The chart substitutes the sentinels and calls toYaml, so
+helm template prints what nrl-k8s render prints. --check writes nothing
+and fails when the committed files are stale. Paths are relative to the
+working directory (run it from the repository root).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			idx, err := chartgen.LoadIndex(filepath.ToSlash(index))
+			if err != nil {
+				return err
+			}
+			readme, err := os.ReadFile(filepath.Join(chart, "README.md"))
+			if err != nil {
+				return err
+			}
+			files, err := chartgen.Generate(idx, readme)
+			if err != nil {
+				return err
+			}
+			if check {
+				stale, err := chartgen.Stale(chart, files)
+				if err != nil {
+					return err
+				}
+				if len(stale) > 0 {
+					for _, s := range stale {
+						fmt.Fprintln(cmd.ErrOrStderr(), s)
+					}
+					return fmt.Errorf("%d chart file(s) are stale; run `make chart`", len(stale))
+				}
+				return nil
+			}
+			return chartgen.Write(filepath.ToSlash(chart), files)
+		},
+	}
+	c.Flags().StringVar(&chart, "chart", "charts/nemo-rl-run", "chart directory")
+	c.Flags().StringVar(&index, "index", "profiles/index.yaml", "profile index")
+	c.Flags().BoolVar(&check, "check", false, "only report stale files")
+	return c
+}
+
+func chartPackageCmd() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "chart-package CHART_DIR [-d DIR]",
+		Short: "Package a chart as helm package does, byte for byte reproducibly",
+		Long: `Write DIR/<name>-<version>.tgz with helm package's layout, but with every
+timestamp fixed (helm v3 stamps each tar entry with the current time, so two
+helm package runs of the same chart differ). Helm loads and installs it as
+any packaged chart. Prints the archive's path and sha256.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			file, sum, err := chartgen.Package(args[0], out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s sha256:%s\n", file, sum)
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&out, "destination", "d", ".", "directory to write the archive to")
+	return c
+}
