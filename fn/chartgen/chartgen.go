@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
@@ -483,37 +484,15 @@ func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error
 	}
 	pm.Namespace = ns
 	pm.Capacity.GPUsPerWorker = []int64{}
-	if c := res.Profile.Infra.Kuberay.Training; c != nil && c.Spec != nil {
-		seen := map[int64]bool{}
-		for _, wg := range c.Spec.WorkerGroupSpecs {
-			var gpus int64
-			for _, ct := range wg.Template.Spec.Containers {
-				q, ok := ct.Resources.Limits["nvidia.com/gpu"]
-				if !ok {
-					q, ok = ct.Resources.Requests["nvidia.com/gpu"]
-				}
-				if ok {
-					gpus += q.Value()
-				}
-			}
-			if gpus == 0 {
-				continue
-			}
-			replicas, hosts := int64(0), int64(wg.NumOfHosts)
-			if wg.Replicas != nil {
-				replicas = int64(*wg.Replicas)
-			}
-			if hosts == 0 {
-				hosts = 1
-			}
-			pm.Capacity.GPUNodes += replicas * hosts
-			if !seen[gpus] {
-				seen[gpus] = true
-				pm.Capacity.GPUsPerWorker = append(pm.Capacity.GPUsPerWorker, gpus)
-			}
+	seen := map[int64]bool{}
+	for _, wg := range check.GPUGroups(res.Profile.Infra.Kuberay.Training) {
+		pm.Capacity.GPUNodes += wg.Nodes
+		if !seen[wg.GPUsPerWorker] {
+			seen[wg.GPUsPerWorker] = true
+			pm.Capacity.GPUsPerWorker = append(pm.Capacity.GPUsPerWorker, wg.GPUsPerWorker)
 		}
-		sort.Slice(pm.Capacity.GPUsPerWorker, func(i, j int) bool { return pm.Capacity.GPUsPerWorker[i] < pm.Capacity.GPUsPerWorker[j] })
 	}
+	sort.Slice(pm.Capacity.GPUsPerWorker, func(i, j int) bool { return pm.Capacity.GPUsPerWorker[i] < pm.Capacity.GPUsPerWorker[j] })
 	if res.Recipe != nil && res.Recipe.Invocation != nil {
 		for _, raw := range res.Recipe.Invocation.Overrides {
 			o, err := hydra.Parse(raw)
@@ -521,7 +500,7 @@ func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error
 				continue
 			}
 			if k := strings.TrimPrefix(o.Key.String(), "cluster."); k == "gpus_per_node" || k == "num_nodes" {
-				if n, ok := asInt(o.Value); ok {
+				if n, ok := check.AsInt(o.Value); ok {
 					pm.EntrypointCluster[k] = n
 				}
 			}
@@ -533,7 +512,7 @@ func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error
 	}
 	for _, k := range []string{"gpus_per_node", "num_nodes"} {
 		if v, ok := tree.Lookup(rec.Tree, tree.ParsePath("cluster."+k)); ok {
-			if n, ok := asInt(v); ok {
+			if n, ok := check.AsInt(v); ok {
 				pm.RecipeCluster[k] = n
 			}
 		}
@@ -549,25 +528,6 @@ func (g *gen) profileNamespace(e Entry) (string, error) {
 		return "", fmt.Errorf("profile does not load")
 	}
 	return res.Profile.Infra.Namespace, nil
-}
-
-func asInt(v any) (int64, bool) {
-	switch t := v.(type) {
-	case int64:
-		return t, true
-	case int:
-		return int64(t), true
-	case float64:
-		if t == float64(int64(t)) {
-			return int64(t), true
-		}
-	case string:
-		var n int64
-		if _, err := fmt.Sscan(strings.TrimSpace(t), &n); err == nil {
-			return n, true
-		}
-	}
-	return 0, false
 }
 
 // Write puts the generated files into the chart, removing rendered files

@@ -69,7 +69,42 @@ func gpusPerWorker(spec *corev1.PodSpec) (int64, bool) {
 	return total, found
 }
 
-func asInt(v any) (int64, bool) {
+// GPUGroup is a worker group that gives GPU nodes.
+type GPUGroup struct {
+	Index         int
+	Name          string
+	GPUsPerWorker int64
+	// Nodes is replicas × numOfHosts.
+	Nodes int64
+}
+
+// GPUGroups lists a cluster's GPU worker groups: the capacity the recipe's
+// cluster.* keys are checked against (CPU groups give no GPU nodes).
+func GPUGroups(c *profile.Cluster) []GPUGroup {
+	if c == nil || c.Spec == nil {
+		return nil
+	}
+	var out []GPUGroup
+	for i, g := range c.Spec.WorkerGroupSpecs {
+		per, found := gpusPerWorker(&g.Template.Spec)
+		if !found || per == 0 {
+			continue
+		}
+		replicas, hosts := int64(0), int64(g.NumOfHosts)
+		if g.Replicas != nil {
+			replicas = int64(*g.Replicas)
+		}
+		if hosts == 0 {
+			hosts = 1
+		}
+		out = append(out, GPUGroup{Index: i, Name: g.GroupName, GPUsPerWorker: per, Nodes: replicas * hosts})
+	}
+	return out
+}
+
+// AsInt reads a recipe value as an integer (YAML int, whole float or
+// numeric string).
+func AsInt(v any) (int64, bool) {
 	switch t := v.(type) {
 	case int64:
 		return t, true
@@ -95,31 +130,18 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 		return
 	}
 	gpuV, hasGPU, gpuDyn := r.Value("cluster.gpus_per_node")
-	gpus, gpuOK := asInt(gpuV)
+	gpus, gpuOK := AsInt(gpuV)
 	var capacity int64
-	for i, g := range c.Spec.WorkerGroupSpecs {
-		field := fmt.Sprintf("kuberay.training.spec.workerGroupSpecs[%d]", i)
-		replicas := int64(0)
-		if g.Replicas != nil {
-			replicas = int64(*g.Replicas)
-		}
-		hosts := int64(g.NumOfHosts)
-		if hosts == 0 {
-			hosts = 1
-		}
-		perWorker, found := gpusPerWorker(&g.Template.Spec)
-		if !found || perWorker == 0 {
-			continue // a CPU group gives no GPU nodes
-		}
-		capacity += replicas * hosts
-		if hasGPU && gpuOK && !gpuDyn && perWorker != gpus {
-			ds.Errorf(f, field+".template.spec.containers[*].resources.limits[nvidia.com/gpu]",
+	for _, g := range GPUGroups(c) {
+		capacity += g.Nodes
+		if hasGPU && gpuOK && !gpuDyn && g.GPUsPerWorker != gpus {
+			ds.Errorf(f, fmt.Sprintf("kuberay.training.spec.workerGroupSpecs[%d].template.spec.containers[*].resources.limits[nvidia.com/gpu]", g.Index),
 				"found %d GPUs per worker in group %q; expected %d, the recipe's cluster.gpus_per_node (set by %s)",
-				perWorker, g.GroupName, gpus, r.Origin("cluster.gpus_per_node"))
+				g.GPUsPerWorker, g.Name, gpus, r.Origin("cluster.gpus_per_node"))
 		}
 	}
 	nodesV, hasNodes, nodesDyn := r.Value("cluster.num_nodes")
-	nodes, nodesOK := asInt(nodesV)
+	nodes, nodesOK := AsInt(nodesV)
 	if !hasNodes || !nodesOK || nodesDyn || capacity == 0 {
 		return
 	}
@@ -134,7 +156,7 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 	}
 	if col, ok, _ := r.Value("policy.generation.colocated.enabled"); ok && col == false {
 		gn, okN, dynN := r.Value("policy.generation.colocated.resources.num_nodes")
-		if n, isInt := asInt(gn); okN && isInt && !dynN && n >= nodes {
+		if n, isInt := AsInt(gn); okN && isInt && !dynN && n >= nodes {
 			ds.Errorf(r.File, "policy.generation.colocated.resources.num_nodes",
 				"found %d generation nodes (set by %s); expected fewer than cluster.num_nodes=%d so that training keeps nodes",
 				n, r.Origin("policy.generation.colocated.resources.num_nodes"), nodes)
