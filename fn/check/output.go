@@ -27,7 +27,12 @@ func Output(file string, docs []emit.Doc) diag.List {
 			ds.Errorf(file, where, "%v", err)
 			continue
 		}
-		for _, e := range validation.IsDNS1123Subdomain(d.Name) {
+		nameRule := validation.IsDNS1123Subdomain
+		if d.Kind == "Service" {
+			// Service names are DNS labels (63 characters), not subdomains.
+			nameRule = validation.IsDNS1035Label
+		}
+		for _, e := range nameRule(d.Name) {
 			ds.Errorf(file, where+".metadata.name", "%q is not a valid object name: %s", d.Name, e)
 		}
 		var target any

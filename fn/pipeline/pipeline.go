@@ -92,7 +92,7 @@ func Run(l *recipe.Loader, req Request) *Result {
 	if v, ok := rec.Tree.Get("infra"); ok {
 		m, isMap := v.(*tree.Map)
 		if !isMap {
-			res.Diags.Errorf(req.Recipe, "infra", "recipe `infra:` key must be a mapping; found a %s", tree.KindOf(v))
+			res.Diags.Errorf(req.Recipe, "infra", "recipe `infra:` key must be a mapping; found %s", tree.AKind(v))
 			return res
 		}
 		recipeInfra = m

@@ -206,7 +206,7 @@ func decode(file string, rt *tree.Map) (*Infra, diag.List) {
 			if i := strings.Index(err.Error(), "cannot unmarshal "); i >= 0 {
 				found := strings.Fields(err.Error()[i+len("cannot unmarshal "):])
 				if len(found) > 0 {
-					msg = fmt.Sprintf("found a %s; expected %s", found[0], friendlyType(m[2]))
+					msg = fmt.Sprintf("found %s; expected %s", jsonKind(found[0]), friendlyType(m[2]))
 				}
 			}
 		}
@@ -242,6 +242,19 @@ func jsonFieldPath(p string) string {
 		out = append(out, seg)
 	}
 	return strings.Join(out, ".")
+}
+
+// jsonKind names an encoding/json value kind in the profile's terms.
+func jsonKind(k string) string {
+	switch k {
+	case "object":
+		return "a mapping"
+	case "array":
+		return "a list"
+	case "bool":
+		return "a boolean"
+	}
+	return tree.Article(k)
 }
 
 func friendlyType(t string) string {

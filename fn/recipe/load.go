@@ -79,7 +79,7 @@ func (l *Loader) Parse(file string) (*tree.Map, error) {
 	}
 	m, ok := v.(*tree.Map)
 	if !ok {
-		return nil, &Error{File: file, Msg: fmt.Sprintf("expected a mapping at the top level, found a %s", tree.KindOf(v))}
+		return nil, &Error{File: file, Msg: fmt.Sprintf("expected a mapping at the top level, found %s", tree.AKind(v))}
 	}
 	l.cache[file] = m
 	return tree.Copy(m).(*tree.Map), nil
@@ -140,11 +140,11 @@ func defaultsOf(file string, m *tree.Map) ([]string, error) {
 		for i, e := range t {
 			s, ok := e.(string)
 			if !ok || strings.TrimSpace(s) == "" {
-				return nil, &Error{File: file, Field: fmt.Sprintf("defaults[%d]", i), Msg: fmt.Sprintf("found a %s; expected a relative path to a base file", tree.KindOf(e))}
+				return nil, &Error{File: file, Field: fmt.Sprintf("defaults[%d]", i), Msg: fmt.Sprintf("found %s; expected a relative path to a base file", tree.AKind(e))}
 			}
 			out = append(out, s)
 		}
 		return out, nil
 	}
-	return nil, &Error{File: file, Field: "defaults", Msg: fmt.Sprintf("found a %s; expected a path or a list of paths", tree.KindOf(v))}
+	return nil, &Error{File: file, Field: "defaults", Msg: fmt.Sprintf("found %s; expected a path or a list of paths", tree.AKind(v))}
 }

@@ -136,7 +136,7 @@ func TestLoaderErrors(t *testing.T) {
 		{"defaults not a path", source.Memory{"a.yaml": []byte("defaults: {x: 1}\n")},
 			"a.yaml", "a.yaml: defaults: found a mapping; expected a path or a list of paths"},
 		{"defaults list item", source.Memory{"a.yaml": []byte("defaults: [b.yaml, 3]\n"), "b.yaml": []byte("x: 1\n")},
-			"a.yaml", "a.yaml: defaults[1]: found a integer; expected a relative path to a base file"},
+			"a.yaml", "a.yaml: defaults[1]: found an integer; expected a relative path to a base file"},
 		{"top level list", source.Memory{"a.yaml": []byte("- 1\n- 2\n")},
 			"a.yaml", "a.yaml: expected a mapping at the top level, found a list"},
 		{"duplicate key", source.Memory{"a.yaml": []byte("x: 1\nx: 2\n")},

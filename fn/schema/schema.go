@@ -9,6 +9,7 @@ package schema
 import (
 	"embed"
 	"fmt"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 	"math"
 	"regexp"
 	"sort"
@@ -185,7 +186,7 @@ func walk(n *Node, v any, p string, out *[]Violation) {
 		switch v.(type) {
 		case string, int64, float64, int:
 		default:
-			fail("found a %s; expected an integer or a string", kindOf(v))
+			fail("found %s; expected an integer or a string", tree.Article(kindOf(v)))
 		}
 		return
 	}
@@ -193,7 +194,7 @@ func walk(n *Node, v any, p string, out *[]Violation) {
 	case "object":
 		m, ok := v.(map[string]any)
 		if !ok {
-			fail("found a %s; expected an object", kindOf(v))
+			fail("found %s; expected an object", tree.Article(kindOf(v)))
 			return
 		}
 		for _, r := range n.Required {
@@ -224,7 +225,7 @@ func walk(n *Node, v any, p string, out *[]Violation) {
 	case "array":
 		l, ok := v.([]any)
 		if !ok {
-			fail("found a %s; expected an array", kindOf(v))
+			fail("found %s; expected an array", tree.Article(kindOf(v)))
 			return
 		}
 		if n.MinItems != nil && int64(len(l)) < *n.MinItems {
@@ -241,7 +242,7 @@ func walk(n *Node, v any, p string, out *[]Violation) {
 	case "string":
 		s, ok := v.(string)
 		if !ok {
-			fail("found a %s; expected a string", kindOf(v))
+			fail("found %s; expected a string", tree.Article(kindOf(v)))
 			return
 		}
 		if n.MaxLength != nil && int64(len([]rune(s))) > *n.MaxLength {
@@ -263,13 +264,13 @@ func walk(n *Node, v any, p string, out *[]Violation) {
 	case "number":
 		f, ok := number(v)
 		if !ok {
-			fail("found a %s; expected a number", kindOf(v))
+			fail("found %s; expected a number", tree.Article(kindOf(v)))
 			return
 		}
 		n.bounds(f, fail)
 	case "boolean":
 		if _, ok := v.(bool); !ok {
-			fail("found a %s; expected a boolean", kindOf(v))
+			fail("found %s; expected a boolean", tree.Article(kindOf(v)))
 			return
 		}
 	}

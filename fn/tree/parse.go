@@ -164,13 +164,13 @@ func (c *converter) mergeSources(vn *yaml.Node, depth int) ([]*Map, error) {
 		for _, e := range t {
 			m, ok := e.(*Map)
 			if !ok {
-				return nil, c.fail(vn, "merge key `<<` needs mappings, found a %s", KindOf(e))
+				return nil, c.fail(vn, "merge key `<<` needs mappings, found %s", AKind(e))
 			}
 			out = append(out, m)
 		}
 		return out, nil
 	}
-	return nil, c.fail(vn, "merge key `<<` needs a mapping or a list of mappings, found a %s", KindOf(v))
+	return nil, c.fail(vn, "merge key `<<` needs a mapping or a list of mappings, found %s", AKind(v))
 }
 
 // yaml11Bools are the YAML 1.1 spellings PyYAML (and so OmegaConf and

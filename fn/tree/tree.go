@@ -240,7 +240,7 @@ func SetPath(root *Map, p Path, v any) error {
 			}
 			cur = t[idx]
 		default:
-			return fmt.Errorf("%s is a %s, not a mapping", p[:i].String(), KindOf(cur))
+			return fmt.Errorf("%s is %s, not a mapping", p[:i].String(), AKind(cur))
 		}
 	}
 	return nil
@@ -286,6 +286,18 @@ func KindOf(v any) string {
 	default:
 		return fmt.Sprintf("%T", v)
 	}
+}
+
+// AKind is KindOf with its article ("a mapping", "an integer"), for
+// messages that say what was found.
+func AKind(v any) string { return Article(KindOf(v)) }
+
+// Article puts "a" or "an" before a noun.
+func Article(noun string) string {
+	if noun != "" && strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }
 
 // Walk calls fn for every scalar leaf with its path, in document order.
