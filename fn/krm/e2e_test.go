@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
@@ -39,12 +40,9 @@ func nrlK8s(t *testing.T) string {
 		if binErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "nrl-k8s"), "./fn/cmd/nrl-k8s")
-		cmd.Dir = repoRoot
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		binOut, binErr = cmd.CombinedOutput()
+		_, binErr = testenv.BuildCLI(binDir)
 	})
-	require.NoError(t, binErr, "go build ./fn/cmd/nrl-k8s: %s", binOut)
+	require.NoError(t, binErr)
 	return filepath.Join(binDir, "nrl-k8s")
 }
 

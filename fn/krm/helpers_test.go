@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files (make golden)")
@@ -100,12 +101,5 @@ func resourceList(t testing.TB, fnConfig *yaml.RNode, items []*yaml.RNode) []byt
 // require equality.
 func writeOrCompare(t *testing.T, file string, got []byte) {
 	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
-		require.NoError(t, os.WriteFile(file, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(file)
-	require.NoError(t, err, "missing golden file; run make golden")
-	require.Equal(t, string(want), string(got), "%s is stale; run make golden and review the diff", file)
+	testenv.Golden(t, file, got, *update)
 }

@@ -393,14 +393,7 @@ func TestMarkdownEscaping(t *testing.T) {
 
 func golden(t *testing.T, file, got string) {
 	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
-		require.NoError(t, os.WriteFile(file, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(file)
-	require.NoError(t, err, "golden file missing: run `make golden`")
-	assert.Equal(t, string(want), got, "%s is stale: run `make golden` and review the diff", file)
+	testenv.Golden(t, file, []byte(got), *update)
 }
 
 // TestParseTruncated: a render cut anywhere (a bad merge, a half-written

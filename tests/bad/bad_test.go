@@ -24,6 +24,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/krm"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected files")
@@ -37,12 +38,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bin = filepath.Join(dir, "nrl-k8s")
-	cmd := exec.Command("go", "build", "-o", bin, "./fn/cmd/nrl-k8s")
-	cmd.Dir = filepath.Join("..", "..")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build ./fn/cmd/nrl-k8s: %v\n%s", err, out)
+	if bin, err = testenv.BuildCLI(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -211,14 +208,7 @@ func runKRM(t *testing.T, c badCase, dir string, files map[string][]byte) []byte
 
 func golden(t *testing.T, file string, got []byte) {
 	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
-		require.NoError(t, os.WriteFile(file, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(file)
-	require.NoError(t, err, "missing %s; run make golden", file)
-	require.Equal(t, string(want), string(got), "%s is stale; run make golden and review the diff", file)
+	testenv.Golden(t, file, got, *update)
 }
 
 // Every expected file belongs to a case that produces it.

@@ -105,13 +105,7 @@ func nrlK8s(b *testing.B) string {
 			binErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "nrl-k8s")
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", binPath, "./fn/cmd/nrl-k8s")
-		cmd.Dir = testenv.RepoRoot(b)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		binPath, binErr = testenv.BuildCLI(dir, "-trimpath", "-ldflags", "-s -w")
 	})
 	if binErr != nil {
 		b.Fatal(binErr)

@@ -9,9 +9,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 )
 
@@ -23,12 +23,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bin = filepath.Join(dir, "nrl-k8s")
-	cmd := exec.Command("go", "build", "-o", bin, "./fn/cmd/nrl-k8s")
-	cmd.Dir = filepath.Join("..", "..")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build ./fn/cmd/nrl-k8s: %v\n%s", err, out)
+	if bin, err = testenv.BuildCLI(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
