@@ -148,27 +148,13 @@ func AppendOverrides(entrypoint string, extra []string) (string, error) {
 			return "", err
 		}
 	}
-	lines := strings.Split(entrypoint, "\n")
-	found := -1
-	for i, l := range lines {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "#") {
-			continue
-		}
-		for _, w := range shellWords(l) {
-			if scriptRE.MatchString(w) {
-				found = i
-				break
-			}
-		}
-		if found >= 0 {
-			break
-		}
-	}
-	if found < 0 {
+	inv, ok := FindInvocation(entrypoint)
+	if !ok {
 		return "", errors.New("the entrypoint runs no NeMo-RL driver (python ... run_*.py) to append overrides to")
 	}
-	last := found
+	// The driver call ends on the last line of its backslash continuation.
+	lines := strings.Split(entrypoint, "\n")
+	last := inv.Line - 1
 	for last < len(lines)-1 && strings.HasSuffix(lines[last], `\`) {
 		last++
 	}
