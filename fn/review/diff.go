@@ -2,6 +2,8 @@ package review
 
 import (
 	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
 // Status is what happened to a run.
@@ -65,7 +67,7 @@ func Diff(old, cur Render) *Summary {
 	for n := range cur {
 		names[n] = true
 	}
-	for _, n := range sortedKeys(names) {
+	for _, n := range tree.SortedKeys(names) {
 		o, c := old[n], cur[n]
 		d := RunDiff{Name: n, Status: Changed}
 		switch {
@@ -79,16 +81,16 @@ func Diff(old, cur Render) *Summary {
 		}
 		d.Before, d.After = o.Totals(), c.Totals()
 		d.ImagesRemoved, d.ImagesAdded = minus(o.Images, c.Images), minus(c.Images, o.Images)
-		d.ObjectsAdded = minus(sortedKeys(c.Objects), sortedKeys(o.Objects))
-		d.ObjectsRemoved = minus(sortedKeys(o.Objects), sortedKeys(c.Objects))
-		for _, ref := range sortedKeys(c.Objects) {
+		d.ObjectsAdded = minus(tree.SortedKeys(c.Objects), tree.SortedKeys(o.Objects))
+		d.ObjectsRemoved = minus(tree.SortedKeys(o.Objects), tree.SortedKeys(c.Objects))
+		for _, ref := range tree.SortedKeys(c.Objects) {
 			if prev, ok := o.Objects[ref]; ok && prev != c.Objects[ref] {
 				d.ObjectsChanged = append(d.ObjectsChanged, ref)
 			}
 		}
 		d.Scheduling = fieldChanges(o.Scheduling, c.Scheduling)
 		d.DRA = fieldChanges(o.DRA, c.DRA)
-		for _, job := range sortedKeys(c.Entrypoints) {
+		for _, job := range tree.SortedKeys(c.Entrypoints) {
 			prev, ok := o.Entrypoints[job]
 			if ok && prev != c.Entrypoints[job] {
 				d.Entrypoints = append(d.Entrypoints, EntrypointDiff{Job: job, Diff: lineDiff(prev, c.Entrypoints[job])})
@@ -121,7 +123,7 @@ func fieldChanges(old, cur map[string]string) []FieldChange {
 		keys[k] = true
 	}
 	var out []FieldChange
-	for _, k := range sortedKeys(keys) {
+	for _, k := range tree.SortedKeys(keys) {
 		if old[k] != cur[k] {
 			out = append(out, FieldChange{Key: k, Before: old[k], After: cur[k]})
 		}

@@ -1,11 +1,12 @@
 package review
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
 // Fact keys name where a value sits, at the coarsest level where it holds:
@@ -104,7 +105,7 @@ func claimFacts(o owner, facts map[string]string) {
 			names[rc.Name] = true
 		}
 	}
-	for _, n := range sortedKeys(names) {
+	for _, n := range tree.SortedKeys(names) {
 		collapse(o, "claim "+n, func(t podTemplate) string {
 			for _, rc := range t.tmpl.Spec.ResourceClaims {
 				if rc.Name != n {
@@ -254,13 +255,4 @@ func scalar(v any) string {
 		return "null"
 	}
 	return "(non-scalar)"
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -206,7 +206,7 @@ func walk(n *Node, v any, p string, out *[]Violation) {
 				*out = append(*out, Violation{Path: join(p, r), Msg: "is required"})
 			}
 		}
-		for _, k := range sortedKeys(m) {
+		for _, k := range tree.SortedKeys(m) {
 			child, ok := n.Properties[k]
 			switch {
 			case ok:
@@ -336,15 +336,6 @@ func kindOf(v any) string {
 		return "number"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-func sortedKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Validate checks every document: custom resources against their CRD,
