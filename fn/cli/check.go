@@ -11,6 +11,7 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/spf13/cobra"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
@@ -155,11 +156,9 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 	var total, gpus int64
 	for _, g := range c.Spec.WorkerGroupSpecs {
 		total += replicas(g) * hosts(g)
-		for _, ct := range g.Template.Spec.Containers {
-			if q, ok := ct.Resources.Limits["nvidia.com/gpu"]; ok {
-				gpus += q.Value() * replicas(g) * hosts(g)
-			}
-		}
+	}
+	for _, g := range check.GPUGroups(c) {
+		gpus += g.GPUsPerWorker * g.Nodes
 	}
 	seg := ""
 	if c.SegmentSize != nil && *c.SegmentSize > 0 && total > int64(*c.SegmentSize) {
