@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/krm"
 )
@@ -15,14 +19,14 @@ func init() { extraCommands = append(extraCommands, fnCmd) }
 // fnCmd is the KRM function. kustomize runs it as an exec function with
 // `exec: {path: nrl-k8s, args: [fn]}` and the container image's entrypoint
 // is `nrl-k8s fn`, so the binary needs no wrapper script and no
-// argument-less mode that guesses from stdin.
+// argument-less mode that guesses from stdin. The two modes are those of
+// kyaml's command.Build (ResourceList on stdin; standalone with files),
+// run by krm.Execute instead of framework.Execute.
 func fnCmd() *cobra.Command {
-	// Printing is ours: kyaml's printer writes the error without a newline,
-	// and Main would print it a second time.
-	c := command.Build(krm.Processor{}, command.StandaloneEnabled, true)
-	c.Use = "fn [FUNCTION_CONFIG [RESOURCES.yaml|- ...]]"
-	c.Short = "Run as a KRM function: a ResourceList on stdin, the rendered ResourceList on stdout"
-	c.Long = `Run as a KRM function (kustomize exec/container function, kpt fn render).
+	c := &cobra.Command{
+		Use:   "fn [FUNCTION_CONFIG [RESOURCES.yaml|- ...]]",
+		Short: "Run as a KRM function: a ResourceList on stdin, the rendered ResourceList on stdout",
+		Long: `Run as a KRM function (kustomize exec/container function, kpt fn render).
 
 With no arguments, read a ResourceList on stdin and write it back with the
 rendered objects and the findings as results; exit 1 when a result is an
@@ -32,14 +36,60 @@ function config (a NemoRLRun) and the rest are files of input items
 
 Input files arrive as ConfigMaps annotated ` + krm.FilesDirAnnotation + `: DIR (each
 data key a file in DIR) or ` + krm.FileAnnotation + `: PATH (one key). NemoRLRun
-paths are relative to that package root. See docs/krm.md.`
-	run := c.RunE
+paths are relative to that package root. See docs/krm.md.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
 	c.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := run(cmd, args); err != nil {
+		rw := &kio.ByteReadWriter{Reader: cmd.InOrStdin(), Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
+		if len(args) > 0 {
+			if err := standalone(rw, cmd.InOrStdin(), args); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), err)
+				return exitError{ExitUsage}
+			}
+		}
+		if err := krm.Execute(rw); err != nil {
+			// Printing is ours: Main would print a returned error again.
 			fmt.Fprintln(cmd.ErrOrStderr(), strings.TrimRight(err.Error(), "\n"))
 			return exitError{ExitError}
 		}
 		return nil
 	}
 	return c
+}
+
+// standalone sets rw up as command.Build does for arguments: the function
+// config from the first file, items from the rest ("-" is stdin, read
+// first), bare items written back without the list or reader annotations.
+func standalone(rw *kio.ByteReadWriter, stdin io.Reader, args []string) error {
+	b, err := os.ReadFile(args[0])
+	if err != nil {
+		return fmt.Errorf("unable to read configuration file %q: %w", args[0], err)
+	}
+	if rw.FunctionConfig, err = yaml.Parse(string(b)); err != nil {
+		return fmt.Errorf("unable to parse configuration file %q: %w", args[0], err)
+	}
+	var inputs [][]byte
+	for _, a := range args[1:] {
+		var data []byte
+		if a == "-" {
+			data, err = io.ReadAll(stdin)
+		} else {
+			data, err = os.ReadFile(a)
+		}
+		if err != nil {
+			return fmt.Errorf("unable to read %q: %w", a, err)
+		}
+		if a == "-" {
+			inputs = append([][]byte{data}, inputs...)
+		} else {
+			inputs = append(inputs, data)
+		}
+	}
+	// A document separator between files, so that one file's last line
+	// cannot run into the next file's first.
+	rw.Reader = bytes.NewReader(bytes.Join(inputs, []byte("\n---\n")))
+	rw.KeepReaderAnnotations = false
+	rw.NoWrap = true
+	return nil
 }

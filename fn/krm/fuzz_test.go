@@ -7,14 +7,17 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/krm"
 )
 
 // FuzzResourceList feeds raw bytes to the function exactly as `nrl-k8s fn`
-// reads stdin (kyaml's ResourceList reader, then Process, then the
-// writer). No input may panic; a failure must leave an error result, and a
-// success must write a ResourceList that reads back.
+// reads stdin (krm.Execute: kyaml's ResourceList reader, Process's body,
+// the splicing writer). No input may panic; a failure must leave an error,
+// and a success must write a ResourceList that reads back and means the
+// same as framework.Execute with Processor (rendered documents decoded and
+// encoded again by kyaml).
 func FuzzResourceList(f *testing.F) {
 	f.Add(resourceList(f, node(f, qwenRun), qwenFiles(f)))
 	f.Add(resourceList(f, node(f, ultra64Run), ultraFiles(f, "ultra_64n_pipeclean.gb300.infra.yaml")))
@@ -24,7 +27,12 @@ func FuzzResourceList(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out bytes.Buffer
 		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: &out, KeepReaderAnnotations: true}
-		err := framework.Execute(krm.Processor{}, rw)
+		err := krm.Execute(rw)
+		var ref bytes.Buffer
+		refErr := framework.Execute(krm.Processor{}, &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: &ref, KeepReaderAnnotations: true})
+		if (err == nil) != (refErr == nil) {
+			t.Fatalf("Execute: %v; framework.Execute: %v", err, refErr)
+		}
 		if err != nil {
 			if strings.TrimSpace(err.Error()) == "" {
 				t.Fatal("empty error")
@@ -33,6 +41,18 @@ func FuzzResourceList(f *testing.F) {
 		}
 		if _, err := (&kio.ByteReader{Reader: bytes.NewReader(out.Bytes())}).Read(); err != nil {
 			t.Fatalf("the function wrote a ResourceList that does not read back: %v\n%s", err, out.Bytes())
+		}
+		var got, want any
+		if err := sigsyaml.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatalf("output does not decode: %v", err)
+		}
+		if err := sigsyaml.Unmarshal(ref.Bytes(), &want); err != nil {
+			t.Fatalf("reference output does not decode: %v", err)
+		}
+		gb, _ := sigsyaml.Marshal(got)
+		wb, _ := sigsyaml.Marshal(want)
+		if !bytes.Equal(gb, wb) {
+			t.Fatalf("Execute and framework.Execute disagree:\n%s\n---\n%s", gb, wb)
 		}
 	})
 }

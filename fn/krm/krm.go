@@ -38,10 +38,52 @@ func (Processor) Process(rl *framework.ResourceList) error { return Process(rl) 
 // then each run's objects in emit order; rl.Results holds one result per
 // finding. The error is non-nil exactly when a result is an error, which is
 // what makes `nrl-k8s fn` exit non-zero as kustomize and kpt expect.
+//
+// Process is the library form (a framework.ResourceListProcessor, for
+// framework.Execute and tests): the rendered documents become yaml nodes.
+// `nrl-k8s fn` runs Execute instead, which writes the same documents
+// without decoding them again.
 func Process(rl *framework.ResourceList) error {
 	if rl == nil {
 		return fmt.Errorf("nil ResourceList")
 	}
+	out := process(rl, allPathKeys)
+	items := out.items
+	for _, doc := range out.docs {
+		n, err := yaml.Parse(string(doc.data))
+		if err != nil { // emit wrote it; a failure here is a bug, reported as such
+			out.results = append(out.results, &framework.Result{Severity: framework.Error,
+				Message: fmt.Sprintf("%s %s: cannot read back the rendered document: %v", doc.kind, doc.name, err)})
+			continue
+		}
+		items = append(items, n)
+	}
+	rl.Items = items
+	rl.Results = append(rl.Results, out.results...)
+	if rl.Results.ExitCode() != 0 {
+		return rl.Results
+	}
+	return nil
+}
+
+// output is what one invocation produces: the items that pass through, the
+// rendered documents (as nrl-k8s render's bytes, path annotations
+// included) and the findings.
+type output struct {
+	items   []*yaml.RNode
+	docs    []document
+	results framework.Results
+}
+
+// document is one rendered object, encoded.
+type document struct {
+	kind, name string
+	data       []byte
+}
+
+// process is Process and Execute's shared body; keys are the path and
+// index annotations each document carries (see pathKeysFor).
+func process(rl *framework.ResourceList, keys []string) output {
 	in := classify(rl.Items)
 	var results framework.Results
 	results = append(results, in.results...)
@@ -56,21 +98,17 @@ func Process(rl *framework.ResourceList) error {
 		})
 	}
 
-	out := dropPrevious(in.passThrough, runs)
-	for _, o := range renderAll(in, runs) {
-		out = append(out, o.items...)
+	out := output{items: dropPrevious(in.passThrough, runs)}
+	for _, o := range renderAll(in, runs, keys) {
+		out.docs = append(out.docs, o.docs...)
 		results = append(results, o.results...)
 	}
-	rl.Items = out
-	rl.Results = append(rl.Results, results...)
-	if rl.Results.ExitCode() != 0 {
-		return rl.Results
-	}
-	return nil
+	out.results = results
+	return out
 }
 
 type rendered struct {
-	items   []*yaml.RNode
+	docs    []document
 	results framework.Results
 }
 
@@ -79,7 +117,7 @@ type rendered struct {
 // list in one process is what makes 1,000 runs affordable; each worker has
 // its own loader (the loader's cache is not safe for concurrent use, and
 // per worker it still parses each shared base once).
-func renderAll(in *inputs, runs []run) []rendered {
+func renderAll(in *inputs, runs []run, keys []string) []rendered {
 	out := make([]rendered, len(runs))
 	workers := min(runtime.GOMAXPROCS(0), len(runs))
 	next := make(chan int)
@@ -90,7 +128,7 @@ func renderAll(in *inputs, runs []run) []rendered {
 			defer wg.Done()
 			l := recipe.NewLoader(in.files)
 			for i := range next {
-				out[i].items, out[i].results = render(l, in, runs[i])
+				out[i].docs, out[i].results = render(l, in, runs[i], keys)
 			}
 		}()
 	}
@@ -172,8 +210,8 @@ func specOf(n *yaml.RNode) string {
 	return s
 }
 
-// render runs one request through the pipeline and converts its output.
-func render(l *recipe.Loader, in *inputs, r run) ([]*yaml.RNode, framework.Results) {
+// render runs one request through the pipeline and encodes its output.
+func render(l *recipe.Loader, in *inputs, r run, keys []string) ([]document, framework.Results) {
 	req := r.spec.Request("")
 	var results framework.Results
 	for _, f := range []struct{ field, path string }{
@@ -200,25 +238,21 @@ func render(l *recipe.Loader, in *inputs, r run) ([]*yaml.RNode, framework.Resul
 	if res.Diags.HasErrors() {
 		return nil, results
 	}
-	items := make([]*yaml.RNode, 0, len(res.Docs))
+	docs := make([]document, 0, len(res.Docs))
 	index := map[string]int{}
 	for _, d := range res.Docs {
-		n, err := toItem(d)
+		p := OutputPath(r.spec.Metadata.Name, d)
+		setPath(d, keys, p, index[p])
+		index[p]++
+		b, err := emit.Marshal(d)
 		if err != nil {
 			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: r.ref,
 				Message: fmt.Sprintf("run %s: %s %s: %v", r.spec.Metadata.Name, d.Kind, d.Name, err)})
 			return nil, results
 		}
-		p := OutputPath(r.spec.Metadata.Name, d)
-		if err := setPath(n, p, index[p]); err != nil {
-			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: r.ref,
-				Message: fmt.Sprintf("run %s: %s %s: %v", r.spec.Metadata.Name, d.Kind, d.Name, err)})
-			return nil, results
-		}
-		index[p]++
-		items = append(items, n)
+		docs = append(docs, document{kind: d.Kind, name: d.Name, data: b})
 	}
-	return items, results
+	return docs, results
 }
 
 // dropPrevious removes what an earlier render wrote: kpt fn render feeds a
@@ -247,43 +281,45 @@ func OutputPath(run string, d emit.Doc) string {
 	return run + "/" + strings.ToLower(d.Kind) + "_" + d.Name + ".yaml"
 }
 
-// toItem parses the bytes nrl-k8s render would write for d, so that an
-// item serialised again is byte-identical to the CLI's document.
-func toItem(d emit.Doc) (*yaml.RNode, error) {
-	b, err := emit.Marshal(d)
-	if err != nil {
-		return nil, err
-	}
-	return yaml.Parse(string(b))
-}
-
-// pathAnnotations are the annotations setPath writes and StripPath removes.
-var pathAnnotations = []string{
+// allPathKeys are the path and index annotations, internal and legacy
+// forms: kpt reads the internal ones, kustomize and older tools the legacy
+// ones. Process writes all four and framework.Execute then keeps only the
+// forms the input used; Execute works out that subset first (pathKeysFor).
+var allPathKeys = []string{
 	kioutil.PathAnnotation, kioutil.IndexAnnotation,
 	kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation,
 }
 
-// setPath writes both the internal and the legacy path/index annotations:
-// kpt reads the internal ones, kustomize and older tools the legacy ones,
-// and framework.Execute then keeps only the form the input used.
-func setPath(n *yaml.RNode, p string, index int) error {
-	idx := strconv.Itoa(index)
-	for _, kv := range [][2]string{
-		{kioutil.PathAnnotation, p}, {kioutil.IndexAnnotation, idx},
-		{kioutil.LegacyPathAnnotation, p}, {kioutil.LegacyIndexAnnotation, idx},
-	} {
-		if err := n.PipeE(yaml.SetAnnotation(kv[0], kv[1])); err != nil {
-			return err
+// setPath writes the output file and index annotations into a document
+// before it is encoded.
+func setPath(d emit.Doc, keys []string, p string, index int) {
+	if len(keys) == 0 {
+		return
+	}
+	md, ok := d.Data["metadata"].(map[string]any)
+	if !ok {
+		md = map[string]any{}
+		d.Data["metadata"] = md
+	}
+	annos, ok := md["annotations"].(map[string]any)
+	if !ok {
+		annos = map[string]any{}
+		md["annotations"] = annos
+	}
+	for _, k := range keys {
+		if k == kioutil.PathAnnotation || k == kioutil.LegacyPathAnnotation {
+			annos[k] = p
+		} else {
+			annos[k] = strconv.Itoa(index)
 		}
 	}
-	return nil
 }
 
 // StripPath removes the path and index annotations Process adds (and an
 // annotations or metadata mapping left empty), giving back the document as
 // nrl-k8s render writes it.
 func StripPath(n *yaml.RNode) error {
-	for _, k := range pathAnnotations {
+	for _, k := range allPathKeys {
 		if err := n.PipeE(yaml.ClearAnnotation(k)); err != nil {
 			return err
 		}
