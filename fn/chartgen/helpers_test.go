@@ -33,14 +33,14 @@ const (
 // recorded paths are all relative to it.
 var chdirOnce sync.Once
 
-func atRoot(t *testing.T) {
+func atRoot(t testing.TB) {
 	t.Helper()
 	chdirOnce.Do(func() {
 		require.NoError(t, os.Chdir("../.."))
 	})
 }
 
-func index(t *testing.T) *chartgen.Index {
+func index(t testing.TB) *chartgen.Index {
 	t.Helper()
 	atRoot(t)
 	idx, err := chartgen.LoadIndex(indexFile)
@@ -54,7 +54,7 @@ var (
 	chartErr  error
 )
 
-func loadChart(t *testing.T) *chart.Chart {
+func loadChart(t testing.TB) *chart.Chart {
 	t.Helper()
 	atRoot(t)
 	chartOnce.Do(func() { chartObj, chartErr = loader.Load(chartDir) })
@@ -73,7 +73,7 @@ type run struct {
 	recipe    string // file for the recipe value
 }
 
-func (r run) values(t *testing.T) map[string]any {
+func (r run) values(t testing.TB) map[string]any {
 	v := map[string]any{"profile": r.profile, "user": r.user, "mode": string(r.mode)}
 	if r.runID != "" {
 		v["runId"] = r.runID
