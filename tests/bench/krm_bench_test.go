@@ -210,3 +210,32 @@ func BenchmarkKustomizeNoopFunction(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkKustomizeStatic is kustomize's own floor for the same output:
+// the objects of n runs, rendered beforehand, as one plain resources file
+// and no function at all. kustomize appends each object to its ResMap
+// after a linear scan for a duplicate id, so this grows with n²; no
+// function can make a build of that many objects faster.
+func BenchmarkKustomizeStatic(b *testing.B) {
+	one := renderOnce(b, request(b, examples[0], "rayjob"))
+	for _, n := range []int{1, 10, 100, 1000} {
+		dir := b.TempDir()
+		var all bytes.Buffer
+		for i := 0; i < n; i++ {
+			all.Write(bytes.ReplaceAll(one, []byte("namespace: default\n"), fmt.Appendf(nil, "namespace: ns-%d\n", i)))
+		}
+		for name, data := range map[string][]byte{"kustomization.yaml": []byte("resources: [all.yaml]\n"), "all.yaml": all.Bytes()} {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if got := bytes.Count(krustyBuild(b, dir), []byte("\nkind: RayJob\n")); got != n {
+					b.Fatalf("%d RayJobs; expected %d", got, n)
+				}
+			}
+		})
+	}
+}
