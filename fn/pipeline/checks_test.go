@@ -161,3 +161,20 @@ func TestEveryCheckReportsFileFieldAndExpectation(t *testing.T) {
 		})
 	}
 }
+
+// The embedded defaults are parsed once per process; a profile merged over
+// them must not leak into the next run's defaults.
+func TestProfileDefaultsAreNotSharedBetweenRuns(t *testing.T) {
+	mountPath := func(profile string) any {
+		src := source.Memory{"p.infra.yaml": []byte(profile), "r.yaml": []byte(goodRecipe)}
+		res := pipeline.Run(recipe.NewLoader(src), pipeline.Request{
+			Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: build.RayJob, User: "alice",
+		})
+		require.NotNil(t, res.Profile, "%v", res.Diags)
+		ws, _ := res.Profile.Tree.Get("workspace")
+		v, _ := ws.(interface{ Get(string) (any, bool) }).Get("mountPath")
+		return v
+	}
+	require.Equal(t, "/elsewhere", mountPath(goodProfile+"workspace: {mountPath: /elsewhere}\n"))
+	require.Equal(t, "/mnt/nemo-rl", mountPath(goodProfile))
+}

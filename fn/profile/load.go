@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	kjson "sigs.k8s.io/json"
 
@@ -16,6 +17,12 @@ import (
 
 //go:embed defaults.yaml
 var defaultsYAML []byte
+
+// parsedDefaults parses the embedded defaults once per process; a KRM
+// function rendering 1,000 runs loads the profile 1,000 times.
+var parsedDefaults = sync.OnceValues(func() (any, error) {
+	return tree.Parse("defaults.yaml", defaultsYAML)
+})
 
 // DefaultNamespace is used when neither the profile nor the run names one.
 // nrl-k8s asks the kubeconfig; a render must not depend on the machine.
@@ -55,12 +62,13 @@ func Load(in Input) (*Loaded, diag.List) {
 	if file == "" {
 		file = in.RecipeFile
 	}
-	base, err := tree.Parse("defaults.yaml", defaultsYAML)
+	base, err := parsedDefaults()
 	if err != nil {
 		ds.Errorf("defaults.yaml", "", "%v", err)
 		return nil, ds
 	}
-	merged := base
+	// Merge writes into its destination: each load starts from a copy.
+	merged := tree.Copy(base)
 	if in.UserDefaults != "" {
 		m, err := in.Loader.Load(in.UserDefaults)
 		if err != nil {
