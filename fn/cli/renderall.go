@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/renderall"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
@@ -59,7 +58,7 @@ func renderAll(cmd *cobra.Command, root, out string, check bool) error {
 	if err != nil {
 		return err
 	}
-	res := renderall.Render(recipe.NewLoader(source.Disk{}), runs)
+	res := renderall.Render(source.Disk{}, runs)
 	// Prefixed with the run: one profile may serve several runs.
 	for _, name := range res.Runs {
 		for _, d := range res.Diags[name] {

@@ -9,10 +9,8 @@ package krm
 import (
 	"fmt"
 	"path"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/parallel"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
@@ -112,32 +111,19 @@ type rendered struct {
 	results framework.Results
 }
 
-// renderAll renders the runs on every core, collecting by index so the
-// output order does not depend on scheduling. Rendering every run of a
-// list in one process is what makes 1,000 runs affordable; each worker has
-// its own loader (the loader's cache is not safe for concurrent use, and
-// per worker it still parses each shared base once).
+// renderAll renders the runs on every core, in run order. Rendering every
+// run of a list in one process is what makes 1,000 runs affordable; each
+// worker has its own loader (the loader's cache is not safe for concurrent
+// use, and per worker it still parses each shared base once).
 func renderAll(in *inputs, runs []run, keys []string) []rendered {
-	out := make([]rendered, len(runs))
-	workers := min(runtime.GOMAXPROCS(0), len(runs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l := recipe.NewLoader(in.files)
-			for i := range next {
-				out[i].docs, out[i].results = render(l, in, runs[i], keys)
-			}
-		}()
-	}
-	for i := range runs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return out
+	return parallel.Map(len(runs), func() func(int) rendered {
+		l := recipe.NewLoader(in.files)
+		return func(i int) rendered {
+			var o rendered
+			o.docs, o.results = render(l, in, runs[i], keys)
+			return o
+		}
+	})
 }
 
 // run is one NemoRLRun to render, with where it came from.

@@ -28,6 +28,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/parallel"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
@@ -133,19 +134,33 @@ func (r *Result) Failed() []string {
 	return out
 }
 
-// Render renders every run with one loader, so a base recipe shared by many
-// runs is parsed once. A run that fails (nil Spec, or errors from the
-// pipeline) gets no output; the others still render.
-func Render(l *recipe.Loader, runs []Run) *Result {
-	res := &Result{Files: map[string][]byte{}, Diags: map[string]diag.List{}}
-	for _, r := range runs {
-		res.Runs = append(res.Runs, r.Name)
-		ds := append(diag.List(nil), r.Diags...)
-		if data, ok := renderRun(l, r, &ds); ok {
-			res.Files[r.Name] = data
+// Render renders every run on every core, reading recipes and profiles from
+// src. Each worker has its own loader, so a base recipe shared by many runs
+// is parsed once per worker. A run that fails (nil Spec, or errors from the
+// pipeline) gets no output; the others still render. The result does not
+// depend on scheduling: each run's output is a function of its inputs.
+func Render(src source.Source, runs []Run) *Result {
+	type out struct {
+		data []byte
+		ok   bool
+		ds   diag.List
+	}
+	outs := parallel.Map(len(runs), func() func(int) out {
+		l := recipe.NewLoader(src)
+		return func(i int) out {
+			ds := append(diag.List(nil), runs[i].Diags...)
+			data, ok := renderRun(l, runs[i], &ds)
+			return out{data, ok, ds}
 		}
-		if len(ds) > 0 {
-			res.Diags[r.Name] = ds.Sorted()
+	})
+	res := &Result{Files: map[string][]byte{}, Diags: map[string]diag.List{}}
+	for i, r := range runs {
+		res.Runs = append(res.Runs, r.Name)
+		if outs[i].ok {
+			res.Files[r.Name] = outs[i].data
+		}
+		if len(outs[i].ds) > 0 {
+			res.Diags[r.Name] = outs[i].ds.Sorted()
 		}
 	}
 	return res

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/cli"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/renderall"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -302,4 +304,25 @@ func TestRenderAllUsage(t *testing.T) {
 	assert.Contains(t, stderr, "manifests/bad.yaml: document 1")
 	code, _, _ = runCLI("diff", manifests, manifests, "--output", "html")
 	assert.Equal(t, cli.ExitUsage, code)
+}
+
+// Runs render on every core; what Render returns (files, findings, order)
+// is the same with one worker as with several, failures included.
+func TestRenderDoesNotDependOnWorkers(t *testing.T) {
+	_, repo := fixture(t)
+	broken := strings.Replace(testenv.ReadFile(t, filepath.Join(repo, "runs/ultra-48n/run.yaml")), "ultra-48n", "broken", 1)
+	write(t, filepath.Join(repo, "runs/broken/run.yaml"), strings.Replace(broken, "ultra_48n_pipeclean", "no_such", 1))
+	runs, err := renderall.Discover(repo)
+	require.NoError(t, err)
+	renderWith := func(procs int) *renderall.Result {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		return renderall.Render(source.Disk{}, runs)
+	}
+	one := renderWith(1)
+	require.Equal(t, []string{"broken"}, one.Failed())
+	require.Len(t, one.Files, 3)
+	require.NotEmpty(t, one.Diags["broken"])
+	for _, procs := range []int{2, 4} {
+		require.Equal(t, one, renderWith(procs), "GOMAXPROCS=%d", procs)
+	}
 }

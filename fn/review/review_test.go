@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/renderall"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/review"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
@@ -269,7 +268,7 @@ func renderFixture(t *testing.T, tmp string) review.Render {
 	t.Helper()
 	runs, err := renderall.Discover(filepath.Join(tmp, "examples", "runs-repo"))
 	require.NoError(t, err)
-	res := renderall.Render(recipe.NewLoader(source.Disk{}), runs)
+	res := renderall.Render(source.Disk{}, runs)
 	require.Empty(t, res.Failed(), "%v", res.Diags)
 	out := review.Render{}
 	for name, data := range res.Files {
