@@ -13,20 +13,9 @@ import (
 // recipe loader and its cache) lives in the closure, one copy per worker.
 func Map[T any](n int, newWorker func() func(i int) T) []T {
 	out := make([]T, n)
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		// One worker: no goroutines, the same order of work as a loop.
-		if n > 0 {
-			job := newWorker()
-			for i := range n {
-				out[i] = job(i)
-			}
-		}
-		return out
-	}
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range workers {
+	for range min(runtime.GOMAXPROCS(0), n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -11,6 +11,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
 // A small valid profile; each case edits it with a string replacement.
@@ -172,7 +173,7 @@ func TestProfileDefaultsAreNotSharedBetweenRuns(t *testing.T) {
 		})
 		require.NotNil(t, res.Profile, "%v", res.Diags)
 		ws, _ := res.Profile.Tree.Get("workspace")
-		v, _ := ws.(interface{ Get(string) (any, bool) }).Get("mountPath")
+		v, _ := ws.(*tree.Map).Get("mountPath")
 		return v
 	}
 	require.Equal(t, "/elsewhere", mountPath(goodProfile+"workspace: {mountPath: /elsewhere}\n"))
