@@ -31,6 +31,9 @@ type Request struct {
 	Name  string
 	// Namespace overrides the profile's.
 	Namespace string
+	// ParamNames spells Namespace, RunID and Name as the entry point's
+	// user wrote them, for error messages (default: the CLI's flags).
+	ParamNames ParamNames
 	// Overrides are Hydra overrides: `infra.`-prefixed ones change the
 	// profile, the rest change the recipe and are appended to the training
 	// driver call.
@@ -69,6 +72,7 @@ func SplitOverrides(all []string) (infra, rec []string) {
 // should be written.
 func Run(l *recipe.Loader, req Request) *Result {
 	res := &Result{}
+	validateParams(req, &res.Diags)
 	infraOv, recipeOv := SplitOverrides(req.Overrides)
 	for _, o := range infraOv {
 		if strings.HasPrefix(o, "+") || strings.HasPrefix(o, "~") {
