@@ -37,7 +37,7 @@ func yamlFiles(t *testing.T, root string) []string {
 // concerned (examples/configs, examples/nemo_gym, examples/modelopt), so a
 // recipe's path below it is its path in a NeMo-RL checkout.
 func upstreamRoot(t *testing.T) string {
-	return filepath.ToSlash(filepath.Join(testenv.RepoRoot(t), "recipes"))
+	return filepath.ToSlash(testenv.Recipes(t))
 }
 
 // chainsOutsideConfigs are recipes whose `defaults:` chain leaves

@@ -16,15 +16,27 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
-// copies maps each vendored folder (relative to the repository root) to its
-// upstream folder (relative to ../shared). Each pair must hold the same
-// files (except the ignored ones: our README and licence copies) with the
-// same bytes.
+// copies maps each vendored file or folder (relative to the repository
+// root) to its upstream copy (relative to ../shared). A folder must hold
+// exactly the upstream folder's files, each with the same bytes. Our own
+// READMEs beside the copies say where they come from and are not compared.
 var copies = []struct{ ours, upstream string }{
+	// NeMo-RL's recipe tree, laid out as its repository root.
 	{"recipes/examples/configs", "nemo-rl-examples/configs"},
 	{"recipes/examples/nemo_gym", "nemo-rl-examples/nemo_gym"},
 	{"recipes/examples/modelopt", "nemo-rl-examples/modelopt"},
 	{"recipes/LICENSE.nemo-rl", "nemo-rl-examples/LICENSE.nemo-rl"},
+	// What NeMo-RL's nrl-k8s rendered: the behaviour tests compare with.
+	{"testdata/nemo-rl/reference", "nemo-rl-examples/reference"},
+	{"testdata/nemo-rl/LICENSE.nemo-rl", "nemo-rl-examples/LICENSE.nemo-rl"},
+	// The GB300 profiles nrl-k8s shipped; they are also the reference's inputs.
+	{"profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml", "nemo-rl-examples/infra/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"},
+	{"profiles/gb300/ultra_48n_pipeclean.gb300.infra.yaml", "nemo-rl-examples/infra/ultra_48n_pipeclean.gb300.infra.yaml"},
+	{"profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml", "nemo-rl-examples/infra/ultra_64n_pipeclean.gb300.infra.yaml"},
+	{"profiles/LICENSE.nemo-rl", "nemo-rl-examples/LICENSE.nemo-rl"},
+	// The ComputeDomain CRD that `check --strict` validates against.
+	{"fn/schema/crds/resource.nvidia.com_computedomains.yaml", "crds/resource.nvidia.com_computedomains.yaml"},
+	{"fn/schema/crds/LICENSE.k8s-dra-driver-gpu", "crds/LICENSE.k8s-dra-driver-gpu"},
 }
 
 // files lists the regular files under root (root itself if it is a file),
