@@ -3,6 +3,7 @@ package recipe_test
 import (
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -138,6 +139,29 @@ func TestNemoGymAndModeloptBasesLoad(t *testing.T) {
 		}
 	}
 	require.Greater(t, n, 10, "expected the nemo_gym and modelopt bases")
+}
+
+// configFlagRE finds the recipe a driver call names (--config PATH,
+// --config=PATH, optionally quoted): a path in the pod's NeMo-RL tree.
+var configFlagRE = regexp.MustCompile(`--config(?:\s+|=)['"]?([^\s'"]+\.ya?ml)`)
+
+// recipes/ mirrors NeMo-RL's repository root, so the recipe a shipped
+// profile's entrypoint runs in the pod (--config examples/configs/...) is
+// the file at the same path below recipes/.
+func TestPodConfigPathsExistUnderRecipes(t *testing.T) {
+	repo := testenv.RepoRoot(t)
+	profiles, err := filepath.Glob(filepath.Join(repo, "profiles", "*", "*.infra.yaml"))
+	require.NoError(t, err)
+	goldens, err := filepath.Glob(filepath.Join(repo, "tests", "golden", "*", "*.infra.yaml"))
+	require.NoError(t, err)
+	found := 0
+	for _, f := range append(profiles, goldens...) {
+		for _, m := range configFlagRE.FindAllStringSubmatch(testenv.ReadFile(t, f), -1) {
+			require.FileExists(t, filepath.Join(upstreamRoot(t), filepath.FromSlash(m[1])), "%s runs --config %s", f, m[1])
+			found++
+		}
+	}
+	require.GreaterOrEqual(t, found, 4, "the shipped profiles name their recipes with --config")
 }
 
 func TestChainOrderAndMerge(t *testing.T) {
