@@ -54,7 +54,7 @@ type Result struct {
 }
 
 // SplitOverrides separates `infra.` overrides (prefix removed) from recipe
-// overrides (NRL_K8S_BEHAVIOUR.md §2.2).
+// overrides (docs/nrl-k8s.md §2.2).
 func SplitOverrides(all []string) (infra, rec []string) {
 	for _, o := range all {
 		body := strings.TrimLeft(o, "+~")
