@@ -116,7 +116,11 @@ func Load(in Input) (*Loaded, diag.List) {
 	resolved, err := interp.Resolve(root, interp.Options{User: in.User, Env: in.Env})
 	if err != nil {
 		if ie, ok := err.(*interp.Error); ok {
-			ds.Errorf(file, ie.Path, "cannot resolve %q: %s", ie.Value, ie.Msg)
+			if hint, ok := shellHint(ie, readFile(in.Loader, file)); ok {
+				ds.Errorf(file, ie.Path, "%s", hint)
+			} else {
+				ds.Errorf(file, ie.Path, "cannot resolve %q: %s", ie.Value, ie.Msg)
+			}
 		} else {
 			ds.Errorf(file, "", "%v", err)
 		}
@@ -130,7 +134,7 @@ func Load(in Input) (*Loaded, diag.List) {
 		rt.Set("namespace", DefaultNamespace)
 	}
 	stripSchemaStrings(rt, nil)
-	infra, dds := decode(file, rt)
+	infra, dds := decode(file, rt, func() []byte { return readFile(in.Loader, file) })
 	ds = append(ds, dds...)
 	if ds.HasErrors() {
 		return nil, ds
@@ -196,7 +200,9 @@ var jsonFieldRE = regexp.MustCompile(`Go struct field [A-Za-z]+\.(\S+) of type (
 
 // decode turns the resolved tree into the typed profile. Unknown keys at any
 // depth, inside the KubeRay and Deployment specs too, are errors.
-func decode(file string, rt *tree.Map) (*Infra, diag.List) {
+// src reads the profile file again, on the error path only, to say which
+// line a key is on.
+func decode(file string, rt *tree.Map, src func() []byte) (*Infra, diag.List) {
 	var ds diag.List
 	data, err := rt.MarshalJSON()
 	if err != nil {
@@ -218,7 +224,7 @@ func decode(file string, rt *tree.Map) (*Infra, diag.List) {
 				}
 			}
 		}
-		ds.Errorf(file, field, "%s", strings.TrimPrefix(msg, "json: "))
+		ds.Errorf(file, field, "%s%s", atLine(src(), field), strings.TrimPrefix(msg, "json: "))
 		return nil, ds
 	}
 	for _, se := range strict {
@@ -227,6 +233,10 @@ func decode(file string, rt *tree.Map) (*Infra, diag.List) {
 		if i := strings.Index(msg, `unknown field "`); i >= 0 {
 			field = strings.TrimSuffix(msg[i+len(`unknown field "`):], `"`)
 			msg = "unknown key; not part of the infra schema (or of the KubeRay/Kubernetes type at this path)"
+			if near := nearestKey(field); near != "" {
+				msg = fmt.Sprintf("unknown key; did you mean %q?", near)
+			}
+			msg = atLine(src(), field) + msg
 		} else if i := strings.Index(msg, `duplicate field "`); i >= 0 {
 			field = strings.TrimSuffix(msg[i+len(`duplicate field "`):], `"`)
 			msg = "duplicate key"
@@ -237,6 +247,29 @@ func decode(file string, rt *tree.Map) (*Infra, diag.List) {
 		return nil, ds
 	}
 	return &infra, ds
+}
+
+// atLine is "line N: " for the key at field in the profile file, or "".
+func atLine(data []byte, field string) string {
+	if field == "" || len(data) == 0 {
+		return ""
+	}
+	if n := keyLine(data, field); n > 0 {
+		return fmt.Sprintf("line %d: ", n)
+	}
+	return ""
+}
+
+// readFile is the profile's bytes, or nil (the hints then name no line).
+func readFile(l *recipe.Loader, file string) []byte {
+	if l == nil || l.Src == nil || file == "" {
+		return nil
+	}
+	b, err := l.Src.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // jsonFieldPath drops the Go names of embedded structs (ProbeHandler,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -50,7 +51,7 @@ func Parse(file string, data []byte) (any, error) {
 		if errors.Is(err, io.EOF) {
 			return NewMap(), nil
 		}
-		return nil, &ParseError{File: file, Msg: cleanYAMLError(err)}
+		return nil, &ParseError{File: file, Msg: cleanYAMLError(err, strings.Count(strings.TrimRight(string(data), "\n"), "\n")+1)}
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -63,8 +64,37 @@ func Parse(file string, data []byte) (any, error) {
 	return c.convert(doc.Content[0], 0)
 }
 
-func cleanYAMLError(err error) string {
-	return strings.TrimPrefix(err.Error(), "yaml: ")
+func cleanYAMLError(err error, lines int) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	// yaml.v3 numbers the lines of its parser's errors from 0 (its scanner's
+	// from 1): "line 1" of a parser error is the file's line 2.
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		num, problem, _ := strings.Cut(rest, ": ")
+		if n, err := strconv.Atoi(num); err == nil && parserProblems[problem] {
+			// At the end of the file that is the line after the last.
+			if n+1 > lines && lines > 0 {
+				n = lines - 1
+			}
+			return fmt.Sprintf("line %d: %s", n+1, problem)
+		}
+	}
+	return msg
+}
+
+// parserProblems are the messages of yaml.v3's parser (parserc.go); every
+// other message comes from its scanner.
+var parserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
 }
 
 type converter struct {
@@ -192,7 +222,7 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 	case "!!bool":
 		var b bool
 		if err := n.Decode(&b); err != nil {
-			return nil, c.fail(n, "%s", cleanYAMLError(err))
+			return nil, c.fail(n, "%s", cleanYAMLError(err, 0))
 		}
 		return b, nil
 	case "!!int":
@@ -208,7 +238,7 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 	case "!!float":
 		var f float64
 		if err := n.Decode(&f); err != nil {
-			return nil, c.fail(n, "%s", cleanYAMLError(err))
+			return nil, c.fail(n, "%s", cleanYAMLError(err, 0))
 		}
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			// JSON cannot carry these; keep the spelling.

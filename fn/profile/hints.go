@@ -1,0 +1,267 @@
+package profile
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
+)
+
+// Errors that say how to fix them: the nearest valid key for a typo, the
+// escape for a shell expansion, and the line in the user's file. Only the
+// error path reads the file again.
+
+// nearestKey is the valid key at the parent of a strict-decoding field path
+// (kuberay.training.spec.workerGroupSpecs[0].templat) closest to its last
+// segment, or "" when none is close.
+func nearestKey(fieldPath string) string {
+	segs := splitField(fieldPath)
+	if len(segs) == 0 {
+		return ""
+	}
+	t := reflect.TypeOf(Infra{})
+	for _, s := range segs[:len(segs)-1] {
+		t = descend(t, s)
+		if t == nil {
+			return ""
+		}
+	}
+	return closest(segs[len(segs)-1], jsonNames(t))
+}
+
+// splitField turns a.b[0].c into a, b, [0], c.
+func splitField(p string) []string {
+	var out []string
+	for _, part := range strings.Split(p, ".") {
+		for {
+			i := strings.IndexByte(part, '[')
+			if i < 0 {
+				break
+			}
+			if i > 0 {
+				out = append(out, part[:i])
+			}
+			j := strings.IndexByte(part[i:], ']')
+			if j < 0 {
+				break
+			}
+			out = append(out, part[i:i+j+1])
+			part = part[i+j+1:]
+		}
+		if part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// descend follows one path segment through structs (by JSON name, embedded
+// structs flattened), maps (any key) and lists ([i]).
+func descend(t reflect.Type, seg string) reflect.Type {
+	t = deref(t)
+	switch t.Kind() {
+	case reflect.Map:
+		return t.Elem()
+	case reflect.Slice, reflect.Array:
+		if strings.HasPrefix(seg, "[") {
+			return t.Elem()
+		}
+	case reflect.Struct:
+		if f, ok := fieldByJSON(t, seg); ok {
+			return f
+		}
+	}
+	return nil
+}
+
+func fieldByJSON(t reflect.Type, name string) (reflect.Type, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && tag == "" {
+			if ft, ok := fieldByJSON(deref(f.Type), name); ok {
+				return ft, true
+			}
+			continue
+		}
+		if tag == name {
+			return f.Type, true
+		}
+	}
+	return nil, false
+}
+
+func jsonNames(t reflect.Type) []string {
+	t = deref(t)
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && tag == "" {
+			out = append(out, jsonNames(f.Type)...)
+			continue
+		}
+		if tag != "" && tag != "-" && f.IsExported() {
+			out = append(out, tag)
+		}
+	}
+	return out
+}
+
+// closest returns the candidate with the smallest edit distance to got
+// (case differences cost nothing extra over one edit), if it is close
+// enough to be a typo: at most a third of the word, and at least one.
+func closest(got string, candidates []string) string {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(got), strings.ToLower(c))
+		if d == 0 {
+			d = 1 // a case difference
+		}
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := len(got) / 3
+	if limit < 1 {
+		limit = 1
+	}
+	if bestD < 0 || bestD > limit {
+		return ""
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// keyLine is the line of the key at fieldPath in a profile file (or in the
+// infra: mapping of a recipe), following aliases to where the anchor's
+// content is written; 0 when the key is not in the file.
+func keyLine(data []byte, fieldPath string) int {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	n := doc.Content[0]
+	if v := mapValue(n, "infra"); v != nil && v.Kind == yaml.MappingNode {
+		n = v
+	}
+	segs := splitField(fieldPath)
+	line := 0
+	for _, s := range segs {
+		for n != nil && n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		if n == nil {
+			return 0
+		}
+		switch {
+		case strings.HasPrefix(s, "["):
+			i, err := strconv.Atoi(strings.Trim(s, "[]"))
+			if err != nil || n.Kind != yaml.SequenceNode || i < 0 || i >= len(n.Content) {
+				return 0
+			}
+			n = n.Content[i]
+			line = n.Line
+		default:
+			if n.Kind != yaml.MappingNode {
+				return 0
+			}
+			k, v := mapEntry(n, s)
+			if k == nil {
+				return 0
+			}
+			line, n = k.Line, v
+		}
+	}
+	return line
+}
+
+func mapEntry(n *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i], n.Content[i+1]
+		}
+	}
+	return nil, nil
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	_, v := mapEntry(n, key)
+	return v
+}
+
+// shellExpansionRE finds a shell parameter expansion that OmegaConf reads
+// as an interpolation: ${NAME:-x}, ${NAME-x}, ${NAME:=x}, ${NAME:?x},
+// ${NAME:+x}, ${#NAME}, ${NAME%x}, ${NAME#x}, ${NAME/x/y}, and the plain
+// ${NAME} of an upper-case name (no profile key is upper case).
+var shellExpansionRE = regexp.MustCompile(`(^|[^\\])(\$\{(?:#[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+]|%|#|/)[^}]*|[A-Z_][A-Z0-9_]*)\})`)
+
+// shellHint explains an interpolation error caused by shell syntax: what to
+// write instead and where. ok is false when the error has another cause.
+func shellHint(ie *interp.Error, data []byte) (msg string, ok bool) {
+	m := shellExpansionRE.FindStringSubmatch(ie.Value)
+	if m == nil {
+		return "", false
+	}
+	expr := m[2]
+	where := ""
+	if line := textLine(data, expr); line > 0 {
+		where = fmt.Sprintf("line %d: ", line)
+	}
+	return fmt.Sprintf("%s%s is shell syntax that OmegaConf (which resolves every profile string) cannot resolve; write \\%s so the shell receives it", where, expr, expr), true
+}
+
+// textLine is the first line of data holding s not escaped with a
+// backslash; 0 when there is none.
+func textLine(data []byte, s string) int {
+	for i, l := range strings.Split(string(data), "\n") {
+		for off := 0; ; {
+			j := strings.Index(l[off:], s)
+			if j < 0 {
+				break
+			}
+			if off+j == 0 || l[off+j-1] != '\\' {
+				return i + 1
+			}
+			off += j + 1
+		}
+	}
+	return 0
+}
