@@ -28,7 +28,13 @@ unit:
 # Regenerate every golden file; review the diff before committing.
 # Only the packages that define -update take it (go test rejects unknown flags).
 GOLDEN_PKGS = $(shell grep -rl -e '"update"' --include=*_test.go fn tests | xargs -n1 dirname | sort -u | sed -e 's,^,./,')
+# The examples' KRM inputs are regenerated from their runs first (adding a
+# run is one line in runs.yaml), then every golden.
+KUSTOMIZE_RUNS = examples/kustomize/run.yaml examples/kustomize/runs.yaml
+KPT_RUNS       = examples/kpt/run.yaml
 golden:
+	$(GO) run ./fn/cmd/nrl-k8s kustomize-inputs -k examples/kustomize --root . --write $(KUSTOMIZE_RUNS)
+	$(GO) run ./fn/cmd/nrl-k8s kustomize-inputs --kpt examples/kpt --root . --write $(KPT_RUNS)
 	$(GO) test -count=1 $(GOLDEN_PKGS) -run 'Golden' -update
 
 fmt:
