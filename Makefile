@@ -47,11 +47,14 @@ vet:
 clean:
 	rm -rf bin dist
 
-# Container image of the KRM function, built without Docker (go-containerregistry).
+# Container image of the KRM function, built without Docker (go-containerregistry):
+# a docker-archive tarball and an OCI image layout of the same image (one digest).
 image:
 	mkdir -p dist
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/nrl-k8s-linux-amd64 ./fn/cmd/nrl-k8s
-	$(GO) run ./fn/cmd/build-image --binary dist/nrl-k8s-linux-amd64 --tag $(IMAGE) --out dist/nrl-k8s-image.tar
+	$(GO) run ./fn/cmd/build-image --binary dist/nrl-k8s-linux-amd64 --tag $(IMAGE) \
+	  --out dist/nrl-k8s-image.tar --layout dist/nrl-k8s-oci > dist/nrl-k8s-image.digest
+	@echo "docker-archive dist/nrl-k8s-image.tar, OCI layout dist/nrl-k8s-oci, digest $$(cat dist/nrl-k8s-image.digest)"
 
 # Regenerate the chart's packaged profile data from profiles/ (single source: the Go engine),
 # lint it with both pinned Helms, and package it reproducibly (helm v3's own

@@ -50,7 +50,7 @@ func TestCheckExitCodes(t *testing.T) {
 func TestRenderWritesFileAndNamespaceOverride(t *testing.T) {
 	r, p := qwen(t)
 	out := filepath.Join(t.TempDir(), "sub", "run.yaml")
-	code, stdout, stderr := runCLI("render", r, "--infra", p, "--user", "alice", "-n", "team-a", "-o", out)
+	code, stdout, stderr := runCLI("render", r, "--infra", p, "--user", "alice", "-n", "team-a", "--output-file", out)
 	require.Equal(t, cli.ExitOK, code, stderr)
 	require.Empty(t, stdout)
 	data := testenv.ReadFile(t, out)

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,9 +16,9 @@ import (
 
 func renderCmd() *cobra.Command {
 	var f runFlags
-	var out string
+	var out, format string
 	c := &cobra.Command{
-		Use:   "render RECIPE [OVERRIDES...] --infra INFRA [--mode rayjob|raycluster|dev]",
+		Use:   "render RECIPE [OVERRIDES...] --infra INFRA [--mode rayjob|raycluster|dev] [-o yaml|json] [--output-file FILE]",
 		Short: "Write every object the run needs as a YAML stream",
 		Long: `Render a run: the RayJob (or RayClusters and the jobs submitted to them),
 the DRA ComputeDomain / RoCE ResourceClaimTemplate its workers claim, and the
@@ -25,6 +27,9 @@ OVERRIDES are Hydra overrides: infra.* change the profile, the rest are
 appended to the training driver call and checked against the cluster.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
 			res, err := f.run(args, nil)
 			if err != nil {
 				return err
@@ -33,7 +38,7 @@ appended to the training driver call and checked against the cluster.`,
 			if res.Diags.HasErrors() {
 				return exitError{ExitError}
 			}
-			data, err := emit.Stream(res.Docs)
+			data, err := encodeDocs(res.Docs, format)
 			if err != nil {
 				return err
 			}
@@ -41,8 +46,40 @@ appended to the training driver call and checked against the cluster.`,
 		},
 	}
 	f.register(c, true)
-	c.Flags().StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
+	c.Flags().StringVarP(&format, "output", "o", "yaml", "output format: yaml (a stream of documents) or json (a v1 List), as kubectl's -o")
+	c.Flags().StringVar(&out, "output-file", "", "write to FILE instead of stdout")
 	return c
+}
+
+// checkFormat keeps -o a format, as in kubectl and helm; -o FILE was the
+// output file before --output-file, and gets a message saying so.
+func checkFormat(format string) error {
+	switch format {
+	case "yaml", "json":
+		return nil
+	}
+	return usageError{fmt.Errorf("-o %s: -o is the output format (yaml or json), as in kubectl; to write a file use --output-file %s", format, format)}
+}
+
+// encodeDocs writes the documents as `nrl-k8s render` prints them: the YAML
+// stream, or kubectl's JSON form of several objects (a v1 List), indented,
+// keys sorted.
+func encodeDocs(docs []emit.Doc, format string) ([]byte, error) {
+	if format == "yaml" {
+		return emit.Stream(docs)
+	}
+	items := make([]any, len(docs))
+	for i, d := range docs {
+		items[i] = d.Data
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "    ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items}); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 func writeOutput(stdout io.Writer, file string, data []byte) error {

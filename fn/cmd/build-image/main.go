@@ -1,7 +1,8 @@
 // Command build-image packages a static nrl-k8s binary into a container
-// image tarball without Docker, for `docker load` / `podman load` or for
-// pushing with crane/skopeo. It prints the image digest so release notes
-// can pin it.
+// image without Docker: a docker-archive tarball (`docker load` /
+// `podman load`) and, with --layout, an OCI image layout directory
+// (`skopeo copy oci:DIR:TAG ...`, `crane push DIR REF`). It prints the
+// image digest (the same for both) so release notes can pin it.
 //
 //	CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w" -o nrl-k8s ./fn/cmd/nrl-k8s
 //	go run ./fn/cmd/build-image --binary nrl-k8s --tag ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0
@@ -33,7 +34,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	binary := fs.String("binary", "", "path to the statically linked linux binary (required)")
 	tag := fs.String("tag", "ghcr.io/nemo-rl-krm/nrl-k8s:dev", "image reference written into the tarball")
-	out := fs.String("out", "nrl-k8s-image.tar", "output tarball path")
+	out := fs.String("out", "nrl-k8s-image.tar", "output tarball path (docker load / podman load)")
+	layoutDir := fs.String("layout", "", "also write an OCI image layout directory (skopeo copy oci:DIR, crane push DIR)")
 	arch := fs.String("arch", ociimage.DefaultArchitecture, "image architecture (GOARCH), must match the binary")
 	version := fs.String("version", "", "org.opencontainers.image.version label (default: the tag's version)")
 	if err := fs.Parse(args); err != nil {
@@ -67,6 +69,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := ociimage.WriteTarball(img, *tag, *out); err != nil {
 		return err
+	}
+	if *layoutDir != "" {
+		if err := ociimage.WriteLayout(img, *tag, *layoutDir); err != nil {
+			return err
+		}
 	}
 	digest, err := ociimage.Digest(img)
 	if err != nil {
