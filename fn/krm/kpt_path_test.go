@@ -1,0 +1,58 @@
+package krm_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestKptExecOnPath pins what docs/krm.md says about the exec form with a
+// bare name, `- exec: "nrl-k8s fn"`: kpt finds nrl-k8s on the PATH of the
+// `kpt fn render` process (nothing else: not the package, not the Kptfile's
+// directory), and says so when it is not there.
+func TestKptExecOnPath(t *testing.T) {
+	kpt := os.Getenv("NRL_KPT")
+	if kpt == "" {
+		var err error
+		if kpt, err = exec.LookPath("kpt"); err != nil {
+			t.Skip("no kpt binary (set NRL_KPT)")
+		}
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("PATH handling below is POSIX")
+	}
+	dir := exampleTree(t, "kpt")
+	kptfile := filepath.Join(dir, "Kptfile")
+	b, err := os.ReadFile(kptfile)
+	require.NoError(t, err)
+	b = bytes.Replace(b, []byte("- image: ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"), []byte(`- exec: "nrl-k8s fn"`), 1)
+	require.NoError(t, os.WriteFile(kptfile, b, 0o644))
+	binDir := filepath.Dir(nrlK8s(t))
+
+	render := func(path string) (string, error) {
+		cmd := exec.Command(kpt, "fn", "render", "--allow-exec", dir)
+		cmd.Env = append(os.Environ(), "PATH="+path)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	// Without nrl-k8s on PATH (kpt itself is called by absolute path).
+	out, err := render("/usr/bin:/bin")
+	require.Error(t, err, "%s", out)
+	require.Contains(t, out, "nrl-k8s", "kpt's error names the missing executable")
+
+	out, err = render(binDir + string(os.PathListSeparator) + os.Getenv("PATH"))
+	require.NoError(t, err, "%s", out)
+	entries, err := os.ReadDir(filepath.Join(dir, "qwen3-30b-math-gb300"))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.Contains(t, strings.Join(names, " "), "rayjob_alice-raycluster-qwen3-30b-math-gb300.yaml")
+}
