@@ -23,12 +23,14 @@ GPUs requested (before → after), image changes, new, removed and changed
 objects, DRA claims and objects, KAI scheduling fields, and entrypoint changes
 as a line diff. Unchanged runs are counted, not listed.
 
-OLD and NEW are each a render file or a tree (every *.yaml below it, one run
-per file, named after the file, e.g. a runs repository's manifests/). Two
-files are compared as one run, named after NEW. Typical use in a PR job:
+OLD and NEW are each a render file, a tree (every *.yaml below it, one run
+per file, named after the file, e.g. a runs repository's manifests/), or a
+runs repository (a directory with runs/): its runs are rendered, and the
+warnings they gain or lose (idle nodes, ...) are reported too. Two files are
+compared as one run, named after NEW. Typical use in a PR job:
 
   git worktree add /tmp/base origin/main
-  nrl-k8s diff /tmp/base/runs-repo/manifests runs-repo/manifests --output markdown
+  nrl-k8s diff /tmp/base/runs-repo runs-repo --output markdown
 
 The command is informational: it exits 0 whatever changed, 1 only when an
 input cannot be read or is not a render.`,
@@ -68,6 +70,10 @@ input cannot be read or is not a render.`,
 // and *.yml under a tree; isFile says which it was. Two files of a tree
 // with the same base name would be the same run: that is an error.
 func readRender(p string) (review.Render, bool, error) {
+	if isRunsRepo(p) {
+		r, err := readRunsRepo(p)
+		return r, false, err
+	}
 	st, err := os.Stat(p)
 	if err != nil {
 		return nil, false, err

@@ -158,9 +158,15 @@ func readManifests(out string) (map[string][]byte, error) {
 }
 
 // displayDir is the output directory as diff headers show it: relative to
-// the repository root when inside it (so `--check` prints the same
-// a/manifests/<run>.yaml paths wherever CI runs it from), else as given.
+// the git work tree holding the runs repository (so `git apply` of the
+// `--check` diff works from the repository root, and the paths are the same
+// wherever CI runs), else to the runs repository, else as given.
 func displayDir(root, out string) string {
+	if g := gitRoot(root); g != "" {
+		if abs, err := filepath.Abs(out); err == nil {
+			root, out = g, abs
+		}
+	}
 	rel, err := filepath.Rel(root, out)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return path.Clean(filepath.ToSlash(out))

@@ -40,6 +40,9 @@ type RunDiff struct {
 	// Entrypoints are the line diffs of RayJobs present on both sides whose
 	// entrypoint changed (a new job's entrypoint is in its object).
 	Entrypoints []EntrypointDiff
+	// WarningsAdded are warnings the new side has and the old one had not;
+	// WarningsResolved the reverse (known only for rendered runs).
+	WarningsAdded, WarningsResolved []string
 }
 
 // FieldChange is one fact whose value changed; "" means absent.
@@ -75,7 +78,7 @@ func Diff(old, cur Render) *Summary {
 			d.Status, o = Added, &Run{}
 		case c == nil:
 			d.Status, c = Removed, &Run{}
-		case equalObjects(o.Objects, c.Objects):
+		case equalObjects(o.Objects, c.Objects) && equalStrings(o.Warnings, c.Warnings):
 			s.Unchanged++
 			continue
 		}
@@ -96,9 +99,14 @@ func Diff(old, cur Render) *Summary {
 				d.Entrypoints = append(d.Entrypoints, EntrypointDiff{Job: job, Diff: lineDiff(prev, c.Entrypoints[job])})
 			}
 		}
+		d.WarningsAdded, d.WarningsResolved = minus(c.Warnings, o.Warnings), minus(o.Warnings, c.Warnings)
 		s.Runs = append(s.Runs, d)
 	}
 	return s
+}
+
+func equalStrings(a, b []string) bool {
+	return len(minus(a, b)) == 0 && len(minus(b, a)) == 0
 }
 
 func equalObjects(a, b map[string]string) bool {

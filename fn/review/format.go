@@ -41,6 +41,7 @@ func (s *Summary) Text() string {
 		rows("objects", objs)
 		rows("scheduling", changeLines(d.Scheduling))
 		rows("DRA", changeLines(d.DRA))
+		rows("warnings", warningLines(d))
 		for _, e := range d.Entrypoints {
 			row("entrypoint", e.Job)
 			for _, l := range strings.Split(strings.TrimRight(e.Diff, "\n"), "\n") {
@@ -89,12 +90,30 @@ func (s *Summary) Markdown() string {
 				row(section.name+": "+code(ref)+" "+field, codeOrNone(c.Before), codeOrNone(c.After))
 			}
 		}
+		if len(d.WarningsAdded)+len(d.WarningsResolved) > 0 {
+			b.WriteString("\nWarnings:\n\n")
+			for _, w := range warningLines(d) {
+				fmt.Fprintf(&b, "- %s\n", code(w))
+			}
+		}
 		for _, e := range d.Entrypoints {
 			fence := fenceFor(e.Diff)
 			fmt.Fprintf(&b, "\nEntrypoint of %s:\n\n%sdiff\n%s%s\n", code(e.Job), fence, e.Diff, fence)
 		}
 	}
 	return b.String()
+}
+
+// warningLines are the new warnings (+) and the resolved ones (-).
+func warningLines(d RunDiff) []string {
+	var out []string
+	for _, w := range d.WarningsAdded {
+		out = append(out, "+ "+w)
+	}
+	for _, w := range d.WarningsResolved {
+		out = append(out, "- "+w)
+	}
+	return out
 }
 
 func arrow(before, after int64) string {

@@ -55,6 +55,10 @@ type Run struct {
 	DRA        map[string]string
 	// Entrypoints maps "RayJob/name" to the job's entrypoint.
 	Entrypoints map[string]string
+	// Warnings are the render's warnings (file paths relative to the runs
+	// repository), when the run was rendered rather than read from a file:
+	// idle nodes and the like change nothing in the objects.
+	Warnings []string
 }
 
 // PodGroup is a set of identical pods.

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/renderall"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/review"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+)
+
+// isRunsRepo: a directory with runs/ is a runs repository, which `diff`
+// renders (and so knows each run's warnings) instead of reading manifests.
+func isRunsRepo(p string) bool {
+	st, err := os.Stat(filepath.Join(p, renderall.RunsDir))
+	return err == nil && st.IsDir()
+}
+
+// readRunsRepo renders every run of the repository at root. A run that
+// fails to render makes the input unreadable: its errors are returned.
+func readRunsRepo(root string) (review.Render, error) {
+	runs, err := renderall.Discover(root)
+	if err != nil {
+		return nil, err
+	}
+	// Rendered with paths relative to the repository, so the findings of a
+	// base checkout elsewhere read the same as the PR's.
+	prefix := filepath.ToSlash(filepath.Clean(root)) + "/"
+	for i := range runs {
+		runs[i].Path = strings.TrimPrefix(runs[i].Path, prefix)
+	}
+	res := renderall.Render(rooted{root: root}, runs)
+	if failed := res.Failed(); len(failed) > 0 {
+		var msgs []string
+		for _, n := range failed {
+			for _, d := range res.Diags[n].Errors() {
+				msgs = append(msgs, fmt.Sprintf("%s: %s", n, d))
+			}
+		}
+		return nil, fmt.Errorf("%s: %d run(s) failed to render:\n%s", root, len(failed), strings.Join(msgs, "\n"))
+	}
+	out := review.Render{}
+	for _, n := range res.Runs {
+		file := path.Join(renderall.RunsDir, n)
+		r, err := review.Parse(n, file, res.Files[n])
+		if err != nil {
+			return nil, err
+		}
+		r.Warnings = warnings(res.Diags[n])
+		out[n] = r
+	}
+	if len(out) == 0 {
+		return nil, errors.New(root + ": no runs")
+	}
+	return out, nil
+}
+
+// warnings are a run's warnings, sorted, each once; their paths are
+// relative to the repository already.
+func warnings(ds diag.List) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range ds {
+		if d.Severity != diag.Warning {
+			continue
+		}
+		s := strings.TrimPrefix(d.String(), "warning: ")
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// rooted reads relative paths below root (absolute ones as they are).
+type rooted struct{ root string }
+
+func (r rooted) ReadFile(name string) ([]byte, error) {
+	if !path.IsAbs(name) && !filepath.IsAbs(name) {
+		name = path.Join(filepath.ToSlash(r.root), name)
+	}
+	return source.Disk{}.ReadFile(name)
+}
