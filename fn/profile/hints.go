@@ -170,9 +170,8 @@ func editDistance(a, b string) int {
 // keyLine is the line of the key at fieldPath in a profile file (or in the
 // infra: mapping of a recipe), following aliases to where the anchor's
 // content is written; 0 when the key is not in the file.
-func keyLine(data []byte, fieldPath string) int {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+func keyLine(doc *yaml.Node, fieldPath string) int {
+	if doc == nil || len(doc.Content) == 0 {
 		return 0
 	}
 	n := doc.Content[0]
@@ -208,6 +207,19 @@ func keyLine(data []byte, fieldPath string) int {
 		}
 	}
 	return line
+}
+
+// parseNode is the file as a YAML node tree, aliases unexpanded (so an
+// alias bomb costs nothing here); nil when it does not parse.
+func parseNode(data []byte) *yaml.Node {
+	if len(data) == 0 {
+		return nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil
+	}
+	return &doc
 }
 
 func mapEntry(n *yaml.Node, key string) (*yaml.Node, *yaml.Node) {

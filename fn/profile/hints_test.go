@@ -56,11 +56,13 @@ kuberay:
 		{"index out of range", "kuberay.training.spec.workerGroupSpecs[5].x", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, keyLine(src, tc.field))
+			require.Equal(t, tc.want, keyLine(parseNode(src), tc.field))
 		})
 	}
-	require.Equal(t, 2, keyLine([]byte("infra:\n  imagePullSecret: [a]\n"), "imagePullSecret"), "a recipe's infra: mapping")
-	require.Equal(t, 0, keyLine([]byte(": : :"), "a"), "unparsable file")
+	require.Equal(t, 2, keyLine(parseNode([]byte("infra:\n  imagePullSecret: [a]\n")), "imagePullSecret"), "a recipe's infra: mapping")
+	require.Equal(t, 0, keyLine(parseNode([]byte("a: [")), "a"), "unparsable file")
+	require.Equal(t, "line 1: ", lineFinder([]byte("serviceAcount: x\n"))("serviceAcount"))
+	require.Equal(t, "", lineFinder(nil)("serviceAcount"), "no file (a chart or KRM input without the bytes)")
 }
 
 func TestShellHint(t *testing.T) {

@@ -204,6 +204,9 @@ var jsonFieldRE = regexp.MustCompile(`Go struct field [A-Za-z]+\.(\S+) of type (
 // line a key is on.
 func decode(file string, rt *tree.Map, src func() []byte) (*Infra, diag.List) {
 	var ds diag.List
+	// Parsed once, on the first error that needs it: a profile with many
+	// unknown keys must not be parsed once per key.
+	atLine := sync.OnceValue(func() func(string) string { return lineFinder(src()) })
 	data, err := rt.MarshalJSON()
 	if err != nil {
 		ds.Errorf(file, "", "cannot encode profile: %v", err)
@@ -224,7 +227,7 @@ func decode(file string, rt *tree.Map, src func() []byte) (*Infra, diag.List) {
 				}
 			}
 		}
-		ds.Errorf(file, field, "%s%s", atLine(src(), field), strings.TrimPrefix(msg, "json: "))
+		ds.Errorf(file, field, "%s%s", atLine()(field), strings.TrimPrefix(msg, "json: "))
 		return nil, ds
 	}
 	for _, se := range strict {
@@ -236,7 +239,7 @@ func decode(file string, rt *tree.Map, src func() []byte) (*Infra, diag.List) {
 			if near := nearestKey(field); near != "" {
 				msg = fmt.Sprintf("unknown key; did you mean %q?", near)
 			}
-			msg = atLine(src(), field) + msg
+			msg = atLine()(field) + msg
 		} else if i := strings.Index(msg, `duplicate field "`); i >= 0 {
 			field = strings.TrimSuffix(msg[i+len(`duplicate field "`):], `"`)
 			msg = "duplicate key"
@@ -249,15 +252,19 @@ func decode(file string, rt *tree.Map, src func() []byte) (*Infra, diag.List) {
 	return &infra, ds
 }
 
-// atLine is "line N: " for the key at field in the profile file, or "".
-func atLine(data []byte, field string) string {
-	if field == "" || len(data) == 0 {
+// lineFinder parses the profile file once and returns a function giving
+// "line N: " for the key at a field path, or "" when the key is not in it.
+func lineFinder(data []byte) func(field string) string {
+	doc := parseNode(data)
+	return func(field string) string {
+		if field == "" || doc == nil {
+			return ""
+		}
+		if n := keyLine(doc, field); n > 0 {
+			return fmt.Sprintf("line %d: ", n)
+		}
 		return ""
 	}
-	if n := keyLine(data, field); n > 0 {
-		return fmt.Sprintf("line %d: ", n)
-	}
-	return ""
 }
 
 // readFile is the profile's bytes, or nil (the hints then name no line).
