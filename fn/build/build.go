@@ -38,6 +38,9 @@ type Params struct {
 	Name string
 	// Overrides are extra Hydra overrides appended to the training driver.
 	Overrides []string
+	// Config, when set, is the --config every driver call is pointed at: the
+	// checked recipe as the pod sees it (check.PodConfig).
+	Config string
 }
 
 // Object is one rendered object (a typed KubeRay / Kubernetes struct).

@@ -114,6 +114,9 @@ type Launch struct {
 	RayUploadPaths []string          `json:"rayUploadPaths"`
 	CodeSource     string            `json:"codeSource"`
 	CodePath       *string           `json:"codePath"`
+	// Ours: where the recipe tree (NeMo-RL's checkout layout) sits in the
+	// pod; default codePath. --config is pointed at the checked recipe there.
+	RecipeRoot *string `json:"recipeRoot"`
 	// Ours: knobs of the rendered RayJob.
 	RayJob RayJobOptions `json:"rayjob"`
 	// Ours: measured size of the upload working dir, for the 100 MiB check
