@@ -48,7 +48,25 @@ func Run(in Input) diag.List {
 		placement(&ds, f, rc)
 	}
 	upload(&ds, f, infra, in.Params, in.UploadSize)
+	driverExit(&ds, f, infra)
 	return ds
+}
+
+// driverExit: a driver piped into `tee` without pipefail exits with tee's
+// status, so a crashed run reports SUCCEEDED. We warn rather than add
+// `set -o pipefail`: Ray runs the entrypoint with /bin/sh, where pipefail is
+// not POSIX before 2024 (dash before 0.5.12 rejects it and the script
+// exits), so only the profile's author knows which shell runs it.
+func driverExit(ds *diag.List, f string, infra *profile.Infra) {
+	ep := infra.Launch.Entrypoint
+	if ep == nil {
+		return
+	}
+	for _, inv := range hydra.FindInvocations(*ep) {
+		if inv.Piped && !hydra.PipefailBefore(*ep, inv) {
+			ds.Warnf(f, "launch.entrypoint", "line %d: the driver call %s is piped without `set -o pipefail`: a crashed driver exits with the pipe's last command (tee's 0) and the job reports success; expected `set -o pipefail` before it (bash; dash 0.5.12+), or the output redirected instead of piped", inv.Line, inv.Script)
+		}
+	}
 }
 
 // gpusPerWorker is nvidia.com/gpu of a worker's containers (limits, else

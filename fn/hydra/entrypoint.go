@@ -113,6 +113,34 @@ func FindInvocations(entrypoint string) []Invocation {
 	return out
 }
 
+// PipefailBefore reports whether a `set` command before the call's line
+// turns on pipefail (`set -o pipefail`, `set -euo pipefail`), so that a
+// piped driver's failure is the pipeline's exit status.
+func PipefailBefore(entrypoint string, inv Invocation) bool {
+	joined := strings.ReplaceAll(entrypoint, "\\\n", "  ")
+	lines := strings.Split(joined, "\n")
+	offset, on := 0, false
+	for i, l := range lines {
+		if i+1 >= inv.Line {
+			break
+		}
+		words, _ := tokenize(joined, offset, offset+len(l))
+		offset += len(l) + 1
+		for j := 0; j < len(words); j++ {
+			if words[j].op || words[j].text != "set" {
+				continue
+			}
+			for k := j + 1; k < len(words) && !words[k].op; k++ {
+				w := words[k].text
+				if len(w) > 1 && (w[0] == '-' || w[0] == '+') && strings.HasSuffix(w, "o") && k+1 < len(words) && words[k+1].text == "pipefail" {
+					on = w[0] == '-' // `set +o pipefail` turns it off again
+				}
+			}
+		}
+	}
+	return on
+}
+
 func isRedirection(op string) bool {
 	return strings.ContainsAny(op, "<>")
 }

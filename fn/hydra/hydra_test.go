@@ -167,3 +167,25 @@ func TestPiped(t *testing.T) {
 		})
 	}
 }
+
+func TestPipefailBefore(t *testing.T) {
+	cases := []struct {
+		name, in string
+		want     bool
+	}{
+		{name: "set -eu", in: "set -eu\npython run_grpo.py 2>&1 | tee l"},
+		{name: "set -euo pipefail", in: "set -euo pipefail\npython run_grpo.py 2>&1 | tee l", want: true},
+		{name: "set -o pipefail", in: "set -e\nset -o pipefail\npython run_grpo.py | tee l", want: true},
+		{name: "turned off again", in: "set -o pipefail\nset +o pipefail\npython run_grpo.py | tee l"},
+		{name: "after the call", in: "python run_grpo.py | tee l\nset -o pipefail"},
+		{name: "in a comment", in: "# set -o pipefail\npython run_grpo.py | tee l"},
+		{name: "on a continued call", in: "set -o pipefail\npython run_grpo.py \\\n  a=1 | tee l", want: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			inv, ok := hydra.FindInvocation(tc.in)
+			require.True(t, ok)
+			require.Equal(t, tc.want, hydra.PipefailBefore(tc.in, inv))
+		})
+	}
+}
