@@ -1,6 +1,8 @@
 package build
 
 import (
+	"fmt"
+
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +22,9 @@ type clusterRender struct {
 func renderClusterSpec(in *profile.Infra, role string, c *profile.Cluster) (*clusterRender, error) {
 	spec := c.Spec.DeepCopy()
 	if c.SegmentSize != nil {
+		if *c.SegmentSize <= 0 || *c.SegmentSize > MaxNodes {
+			return nil, fmt.Errorf("segmentSize=%d is outside 1..%d", *c.SegmentSize, MaxNodes)
+		}
 		groups, err := splitSegments(spec.WorkerGroupSpecs, int32(*c.SegmentSize))
 		if err != nil {
 			return nil, err

@@ -43,6 +43,7 @@ func Run(in Input) diag.List {
 		megatron(&ds, f, in.Recipe)
 	}
 	for _, rc := range infra.Kuberay.ByRole() {
+		bounds(&ds, f, rc)
 		segments(&ds, f, rc)
 		webhookFields(&ds, f, rc)
 		placement(&ds, f, rc)
@@ -80,12 +81,15 @@ func gpusPerWorker(spec *corev1.PodSpec) (int64, bool) {
 			q, ok = c.Resources.Requests["nvidia.com/gpu"]
 		}
 		if ok {
-			total += q.Value()
+			total = AddCapped(total, max(q.Value(), 0), maxGPUs)
 			found = true
 		}
 	}
 	return total, found
 }
+
+// maxGPUs caps GPU sums: no node has more, and no sum of them overflows.
+const maxGPUs = 1 << 20
 
 // GPUGroup is a worker group that gives GPU nodes.
 type GPUGroup struct {
@@ -115,7 +119,7 @@ func GPUGroups(c *profile.Cluster) []GPUGroup {
 		if hosts == 0 {
 			hosts = 1
 		}
-		out = append(out, GPUGroup{Index: i, Name: g.GroupName, GPUsPerWorker: per, Nodes: replicas * hosts})
+		out = append(out, GPUGroup{Index: i, Name: g.GroupName, GPUsPerWorker: per, Nodes: MulCapped(max(replicas, 0), hosts, build.MaxNodes)})
 	}
 	return out
 }
@@ -150,8 +154,17 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 	gpuV, hasGPU, gpuDyn := r.Value("cluster.gpus_per_node")
 	gpus, gpuOK := AsInt(gpuV)
 	var capacity int64
-	for _, g := range GPUGroups(c) {
-		capacity += g.Nodes
+	groups := GPUGroups(c)
+	if len(groups) == 0 {
+		if hasGPU && gpuOK && !gpuDyn && gpus > 0 {
+			ds.Errorf(f, "kuberay.training.spec.workerGroupSpecs[*].template.spec.containers[*].resources.limits[nvidia.com/gpu]",
+				"no training worker requests GPUs (no nvidia.com/gpu, or \"0\"); expected %d per worker, the recipe's cluster.gpus_per_node (set by %s): Ray would wait forever for GPU nodes",
+				gpus, r.Origin("cluster.gpus_per_node"))
+		}
+		return
+	}
+	for _, g := range groups {
+		capacity = AddCapped(capacity, g.Nodes, build.MaxNodes)
 		if hasGPU && gpuOK && !gpuDyn && g.GPUsPerWorker != gpus {
 			ds.Errorf(f, fmt.Sprintf("kuberay.training.spec.workerGroupSpecs[%d].template.spec.containers[*].resources.limits[nvidia.com/gpu]", g.Index),
 				"found %d GPUs per worker in group %q; expected %d, the recipe's cluster.gpus_per_node (set by %s)",
@@ -160,7 +173,7 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 	}
 	nodesV, hasNodes, nodesDyn := r.Value("cluster.num_nodes")
 	nodes, nodesOK := AsInt(nodesV)
-	if !hasNodes || !nodesOK || nodesDyn || capacity == 0 {
+	if !hasNodes || !nodesOK || nodesDyn || capacity > build.MaxNodes {
 		return
 	}
 	field := "kuberay.training.spec.workerGroupSpecs[*].replicas"
@@ -205,9 +218,68 @@ func megatron(ds *diag.List, f string, r *Recipe) {
 	}
 }
 
+// AddCapped adds non-negative counts, stopping at limit+1 instead of
+// overflowing: a sum past the limit only needs to be known as too big.
+func AddCapped(a, b, limit int64) int64 {
+	if a > limit || b > limit || a+b > limit {
+		return limit + 1
+	}
+	return a + b
+}
+
+// MulCapped multiplies non-negative counts the same way.
+func MulCapped(a, b, limit int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > limit || b > limit || a > limit/b {
+		return limit + 1
+	}
+	return a * b
+}
+
+// bounds: node and worker-group counts a cluster can sanely ask for (the
+// limits live in fn/build, which refuses them too).
+func bounds(ds *diag.List, f string, rc profile.RoleCluster) {
+	c := rc.Cluster
+	if c.Spec == nil {
+		return
+	}
+	base := "kuberay." + rc.Role
+	var nodes, groups int64
+	for i, g := range c.Spec.WorkerGroupSpecs {
+		r, h := int64(0), int64(g.NumOfHosts)
+		if g.Replicas != nil {
+			r = int64(*g.Replicas)
+		}
+		if h <= 0 {
+			h = 1
+		}
+		if r < 0 {
+			ds.Errorf(f, fmt.Sprintf("%s.spec.workerGroupSpecs[%d].replicas", base, i), "found %d; expected 0 or more replicas", r)
+			return
+		}
+		nodes = AddCapped(nodes, MulCapped(r, h, build.MaxNodes), build.MaxNodes)
+		n := int64(1)
+		if c.SegmentSize != nil && *c.SegmentSize > 0 && r > int64(*c.SegmentSize) {
+			n = r / int64(*c.SegmentSize)
+		}
+		groups = AddCapped(groups, n, build.MaxWorkerGroups)
+	}
+	if c.SegmentSize != nil && *c.SegmentSize > build.MaxNodes {
+		ds.Errorf(f, base+".segmentSize", "found %d; expected at most %d (no cluster has more nodes)", *c.SegmentSize, build.MaxNodes)
+	}
+	if nodes > build.MaxNodes {
+		ds.Errorf(f, base+".spec.workerGroupSpecs[*].replicas", "the worker groups add up to more than %d nodes (replicas × numOfHosts); expected at most %d", build.MaxNodes, build.MaxNodes)
+	}
+	if groups > build.MaxWorkerGroups {
+		ds.Errorf(f, base+".segmentSize", "segmentSize=%d splits the worker groups into more than %d groups; expected at most %d: raise segmentSize", c.SegmentSize.Value(0), build.MaxWorkerGroups, build.MaxWorkerGroups)
+	}
+}
+
 func segments(ds *diag.List, f string, rc profile.RoleCluster) {
 	c := rc.Cluster
-	if c.SegmentSize == nil || c.Spec == nil || *c.SegmentSize <= 0 {
+	if c.SegmentSize == nil || c.Spec == nil || *c.SegmentSize <= 0 || *c.SegmentSize > build.MaxNodes {
 		return
 	}
 	size := int64(*c.SegmentSize)
