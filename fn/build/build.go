@@ -64,13 +64,22 @@ func Build(in *profile.Infra, file string, p Params) ([]Object, diag.List) {
 		ds.Errorf("", "mode", "found %q; expected one of rayjob, raycluster, dev", p.Mode)
 		return nil, ds
 	}
+	in, err := withSchedulerLabels(in)
+	if err != nil {
+		ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
+		return nil, ds
+	}
 	out, err := render(in, p, &ds, file)
 	if err != nil {
 		ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
 		return nil, ds
 	}
-	out = append(out, deploymentObjects(in)...)
-	return out, ds
+	deps, err := deploymentObjects(in)
+	if err != nil {
+		ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
+		return nil, ds
+	}
+	return append(out, deps...), ds
 }
 
 // fieldError is an error tied to a profile field.
@@ -111,7 +120,7 @@ func rayJobMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]Obje
 	}
 	r, err := renderClusterSpec(in, "training", c)
 	if err != nil {
-		return nil, errAt("kuberay.training.spec.workerGroupSpecs", "%v", err)
+		return nil, clusterErr("training", err)
 	}
 	job, err := newRayJob(in, c, r.spec, p)
 	if err != nil {
@@ -130,7 +139,7 @@ func rayClusterMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]
 	for _, rc := range roles {
 		r, err := renderClusterSpec(in, rc.Role, rc.Cluster)
 		if err != nil {
-			return nil, errAt("kuberay."+rc.Role+".spec.workerGroupSpecs", "%v", err)
+			return nil, clusterErr(rc.Role, err)
 		}
 		out = append(out, draObjects(in, rc.Cluster, r.claims)...)
 		out = append(out, Object{Obj: newRayCluster(in, rc.Cluster, r.spec)})
@@ -159,14 +168,27 @@ func rayClusterMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]
 	return append(out, Object{Obj: job}), nil
 }
 
-func deploymentObjects(in *profile.Infra) []Object {
+// clusterErr keeps a field error's own path; other errors are about the
+// worker groups (segment splitting).
+func clusterErr(role string, err error) error {
+	if _, ok := err.(*fieldError); ok {
+		return err
+	}
+	return errAt("kuberay."+role+".spec.workerGroupSpecs", "%v", err)
+}
+
+func deploymentObjects(in *profile.Infra) ([]Object, error) {
 	var out []Object
 	for _, k := range tree.SortedKeys(in.Deployments) {
 		d := in.Deployments[k]
-		out = append(out, Object{Obj: newDeployment(in, d)})
+		dep := newDeployment(in, d)
+		if err := applyScheduler(in, "deployments."+k+".spec.template", &dep.Spec.Template); err != nil {
+			return nil, err
+		}
+		out = append(out, Object{Obj: dep})
 		if svc := newService(in, d); svc != nil {
 			out = append(out, Object{Obj: svc})
 		}
 	}
-	return out
+	return out, nil
 }

@@ -21,6 +21,28 @@ type clusterRender struct {
 // modified, so two renders are equal.
 func renderClusterSpec(in *profile.Infra, role string, c *profile.Cluster) (*clusterRender, error) {
 	spec := c.Spec.DeepCopy()
+	// Profile keys first, on the groups as the profile wrote them, so that
+	// an error names the profile's own field (segments are copies).
+	base := "kuberay." + role + ".spec"
+	if err := applyScheduler(in, base+".headGroupSpec.template", &spec.HeadGroupSpec.Template); err != nil {
+		return nil, err
+	}
+	if err := applyVolumes(in, role, base+".headGroupSpec.template.spec", &spec.HeadGroupSpec.Template.Spec); err != nil {
+		return nil, err
+	}
+	for i := range spec.WorkerGroupSpecs {
+		f := fmt.Sprintf("%s.workerGroupSpecs[%d].template", base, i)
+		t := &spec.WorkerGroupSpecs[i].Template
+		if err := applyScheduler(in, f, t); err != nil {
+			return nil, err
+		}
+		if err := applyPlacement(in, f+".spec", &t.Spec); err != nil {
+			return nil, err
+		}
+		if err := applyVolumes(in, role, f+".spec", &t.Spec); err != nil {
+			return nil, err
+		}
+	}
 	if c.SegmentSize != nil {
 		if *c.SegmentSize <= 0 || *c.SegmentSize > MaxNodes {
 			return nil, fmt.Errorf("segmentSize=%d is outside 1..%d", *c.SegmentSize, MaxNodes)

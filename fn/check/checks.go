@@ -38,6 +38,7 @@ func Run(in Input) diag.List {
 		// The dev pod uses none of the clusters: their checks would only be noise.
 		return ds
 	}
+	inert(&ds, f, infra)
 	if in.Recipe != nil {
 		recipeVsCluster(&ds, f, infra, in.Recipe)
 		megatron(&ds, f, in.Recipe)
@@ -71,25 +72,8 @@ func driverExit(ds *diag.List, f string, infra *profile.Infra) {
 }
 
 // gpusPerWorker is nvidia.com/gpu of a worker's containers (limits, else
-// requests), summed over containers.
-func gpusPerWorker(spec *corev1.PodSpec) (int64, bool) {
-	var total int64
-	found := false
-	for _, c := range spec.Containers {
-		q, ok := c.Resources.Limits["nvidia.com/gpu"]
-		if !ok {
-			q, ok = c.Resources.Requests["nvidia.com/gpu"]
-		}
-		if ok {
-			total = AddCapped(total, max(q.Value(), 0), maxGPUs)
-			found = true
-		}
-	}
-	return total, found
-}
-
-// maxGPUs caps GPU sums: no node has more, and no sum of them overflows.
-const maxGPUs = 1 << 20
+// requests), summed over containers: build.GPUsPerPod, the one rule.
+func gpusPerWorker(spec *corev1.PodSpec) (int64, bool) { return build.GPUsPerPod(spec) }
 
 // GPUGroup is a worker group that gives GPU nodes.
 type GPUGroup struct {

@@ -31,7 +31,14 @@ func TestCheckExitCodes(t *testing.T) {
 	require.Contains(t, out, "training: alice-raycluster-qwen3-30b-math-gb300")
 	require.Contains(t, out, "workers 4x (4 segments x 1) cpu=132 mem=900Gi gpu=16")
 	require.Contains(t, out, "ComputeDomain: compute-domain-alice-raycluster-qwen3-30b-math-gb300-training")
-	require.Contains(t, out, "0 error(s), 0 warning(s)")
+	// The one warning: the shipped entrypoint pipes the driver into tee
+	// without pipefail.
+	require.Contains(t, out, "0 error(s), 1 warning(s)")
+	require.Contains(t, out, "piped without `set -o pipefail`")
+	// The summary reads the objects: the scheduler the pods name and the
+	// --config the pod reads.
+	require.Contains(t, out, "scheduler:   kai-scheduler (queue=rl)")
+	require.Contains(t, out, "pod reads:   --config examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml (line 14)")
 
 	code, out, _ = runCLI("check", r, "cluster.gpus_per_node=8", "--infra", p, "--user", "alice")
 	require.Equal(t, cli.ExitError, code)
