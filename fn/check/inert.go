@@ -41,7 +41,7 @@ func inert(ds *diag.List, f string, in *profile.Infra) {
 		warn("networking.extra_env", "in the containers' env under kuberay.<role>.spec, or in launch.env for the training entrypoint")
 	}
 	if in.Workspace.Kind != "rayUpload" {
-		warn("workspace", "as volumes and volumeMounts in the pod specs under kuberay.<role>.spec (as the shipped profiles mount rl-workspace)")
+		warn("workspace", "as volumes and volumeMounts in the pod specs under kuberay.<role>.spec, as the shipped profiles mount rl-workspace (only the dev pod mounts workspace.pvcName)")
 	}
 	if in.RayVersion != nil {
 		warn("rayVersion", "in kuberay.<role>.spec.rayVersion")

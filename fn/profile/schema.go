@@ -242,11 +242,14 @@ type ComputeDomain struct {
 	NumNodes *Int `json:"numNodes"`
 }
 
-// Dev is the dev pod.
+// Dev is the dev pod; unset fields take the profile's image, pull secrets,
+// service account and workspace claim.
 type Dev struct {
-	Image      string `json:"image"`
-	PVCName    string `json:"pvcName"`
-	SecretName string `json:"secretName"`
+	Image            string   `json:"image"`
+	ImagePullSecrets []string `json:"imagePullSecrets"`
+	ServiceAccount   *string  `json:"serviceAccount"`
+	PVCName          string   `json:"pvcName"`
+	SecretName       string   `json:"secretName"`
 }
 
 // Int accepts a JSON number or a numeric string (pydantic's lax int), and
