@@ -111,7 +111,10 @@ func msgOf(err error) string {
 func rayJobMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]Object, error) {
 	c := in.Kuberay.Training
 	if c == nil {
-		return nil, errAt("kuberay.training", "is not defined; rayjob mode needs the training cluster")
+		// A profile without the training cluster (deployments only, or a
+		// base layer) renders what it has, as nrl-k8s's check does.
+		ds.Warnf(file, "kuberay.training", "is not defined: no RayJob is rendered, only what the profile has (deployments)")
+		return nil, nil
 	}
 	for _, rc := range in.Kuberay.ByRole() {
 		if rc.Role != "training" {
@@ -134,7 +137,8 @@ func rayClusterMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]
 	var out []Object
 	roles := in.Kuberay.ByRole()
 	if len(roles) == 0 {
-		return nil, errAt("kuberay", "declares no cluster; expected at least kuberay.training")
+		ds.Warnf(file, "kuberay", "declares no cluster: no RayCluster is rendered, only what the profile has (deployments)")
+		return nil, nil
 	}
 	for _, rc := range roles {
 		r, err := renderClusterSpec(in, rc.Role, rc.Cluster)

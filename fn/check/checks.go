@@ -417,8 +417,8 @@ func UploadPaths(infra *profile.Infra) []string {
 }
 
 func upload(ds *diag.List, f string, infra *profile.Infra, p build.Params, size UploadSizer) {
-	if infra.Launch.CodeSource != "upload" || p.Mode == build.Dev {
-		return
+	if infra.Launch.CodeSource != "upload" || p.Mode == build.Dev || infra.Kuberay.Training == nil {
+		return // no training job: nothing runs code
 	}
 	ds.Warnf(f, "launch.codeSource", "is upload: a manifest cannot carry a local working dir, so the rendered jobs run the code baked into the image; expected codeSource image or lustre with codePath for a run that is fully described by its manifests")
 	if size == nil {

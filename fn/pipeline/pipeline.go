@@ -4,6 +4,7 @@
 package pipeline
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
@@ -68,6 +69,9 @@ func SplitOverrides(all []string) (infra, rec []string) {
 	return infra, rec
 }
 
+// runIDRE: a run id names the training job and is a label value.
+var runIDRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
 // Run renders one request. A nil Docs with errors in Diags means nothing
 // should be written.
 func Run(l *recipe.Loader, req Request) *Result {
@@ -82,6 +86,9 @@ func Run(l *recipe.Loader, req Request) *Result {
 		if _, err := hydra.Parse(o); err != nil {
 			res.Diags.Errorf("", o, "%v", err)
 		}
+	}
+	if req.RunID != "" && (len(req.RunID) > 63 || !runIDRE.MatchString(req.RunID)) {
+		res.Diags.Errorf("", "runId", "run id %q: expected a DNS label (at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit): it names the training job and labels every job", req.RunID)
 	}
 	if res.Diags.HasErrors() {
 		return res

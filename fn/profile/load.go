@@ -59,7 +59,10 @@ type Loaded struct {
 func Load(in Input) (*Loaded, diag.List) {
 	var ds diag.List
 	file := in.File
-	if file == "" {
+	switch {
+	case file == "" && in.RecipeInfra == nil && in.UserDefaults != "":
+		file = in.UserDefaults
+	case file == "":
 		file = in.RecipeFile
 	}
 	base, err := parsedDefaults()
@@ -88,8 +91,11 @@ func Load(in Input) (*Loaded, diag.List) {
 		merged = tree.Merge(merged, stripPrivate(unwrap(m.Tree)))
 	case in.RecipeInfra != nil:
 		merged = tree.Merge(merged, stripPrivate(tree.Copy(in.RecipeInfra).(*tree.Map)))
+	case in.UserDefaults != "":
+		// nrl-k8s loads a recipe without `infra:` when the user defaults
+		// hold the profile (namespace, image, clusters, entrypoint).
 	default:
-		ds.Errorf("", "", "no infra profile: pass --infra FILE or put an `infra:` mapping in the recipe")
+		ds.Errorf("", "", "no infra profile: pass --infra FILE, put an `infra:` mapping in the recipe, or give a user defaults layer (--defaults, $NRL_K8S_DEFAULTS)")
 		return nil, ds
 	}
 	root := merged.(*tree.Map)

@@ -116,6 +116,9 @@ func cliArgs(cmd string, r runspec.Run) []string {
 		args = append(args, "--mode", r.Spec.Mode)
 	}
 	args = append(args, "--user", r.Spec.User)
+	if r.Spec.RunID != "" {
+		args = append(args, "--run-id", r.Spec.RunID)
+	}
 	return append(args, r.Spec.Overrides...)
 }
 
