@@ -41,6 +41,9 @@ type Params struct {
 	// Config, when set, is the --config every driver call is pointed at: the
 	// checked recipe as the pod sees it (check.PodConfig).
 	Config string
+	// RecipeYAML, under launch.recipeSource=configMap, is the merged recipe
+	// the run ships in a ConfigMap (RecipeYAML).
+	RecipeYAML string
 }
 
 // Object is one rendered object (a typed KubeRay / Kubernetes struct).
@@ -130,10 +133,22 @@ func rayJobMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]Obje
 		return nil, err
 	}
 	out := draObjects(in, c, r.claims)
+	if p.RecipeYAML != "" {
+		cm, err := recipeConfigMap(in, c, job.Name, p, &job.Spec.RayClusterSpec.HeadGroupSpec.Template)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Object{Obj: cm})
+	}
 	return append(out, Object{Obj: job}), nil
 }
 
 func rayClusterMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]Object, error) {
+	if p.RecipeYAML != "" {
+		// A long-lived cluster's mounted ConfigMap would change under a
+		// running job, and the kubelet updates it late.
+		return nil, errAt("launch.recipeSource", "is configMap, which rayjob mode supports only (the recipe is mounted into the cluster KubeRay creates for the job); expected --mode rayjob, or recipeSource checkout")
+	}
 	var out []Object
 	roles := in.Kuberay.ByRole()
 	if len(roles) == 0 {

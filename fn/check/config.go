@@ -4,6 +4,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
@@ -43,6 +44,10 @@ func PodConfig(in ConfigInput) (string, diag.List) {
 		return "", ds
 	}
 	recipe := path.Clean(in.RecipeFile)
+	if launch.RecipeSource == build.RecipeSourceConfigMap {
+		// The recipe ships with the run: no tree to map, every call reads it.
+		return configTarget(&ds, f, *launch.Entrypoint, invs, recipe, build.RecipeMountPath, true)
+	}
 	podRoot := ""
 	switch {
 	case launch.RecipeRoot != nil && *launch.RecipeRoot != "":
@@ -94,20 +99,29 @@ func PodConfig(in ConfigInput) (string, diag.List) {
 			target = r
 		}
 	}
+	return configTarget(&ds, f, *launch.Entrypoint, invs, recipe, target, false)
+}
+
+// configTarget points every driver call at target and says what changed.
+func configTarget(ds *diag.List, f, entrypoint string, invs []hydra.Invocation, recipe, target string, shipped bool) (string, diag.List) {
 	for _, inv := range invs {
 		if inv.Config == "" {
 			ds.Warnf(f, "launch.entrypoint", "line %d: the driver call has no --config: it reads the driver's default config, not the checked recipe %s (%s in the pod); expected --config %s", inv.Line, recipe, target, target)
 		}
 	}
-	_, changes, err := hydra.RewriteConfig(*launch.Entrypoint, target)
+	_, changes, err := hydra.RewriteConfig(entrypoint, target)
 	if err != nil {
 		ds.Errorf(f, "launch.entrypoint", "%v", err)
-		return "", ds
+		return "", *ds
 	}
 	for _, c := range changes {
+		if shipped {
+			ds.Infof(f, "launch.entrypoint", "line %d: --config %s rewritten to --config %s: launch.recipeSource is configMap, so the checked recipe %s ships with the run", c.Line, c.From, c.To, recipe)
+			continue
+		}
 		ds.Warnf(f, "launch.entrypoint", "line %d: --config %s names another recipe than the checked one (%s); rewritten to --config %s so that the pod runs the checked recipe", c.Line, c.From, recipe, c.To)
 	}
-	return target, ds
+	return target, *ds
 }
 
 func readsWhat(inv hydra.Invocation) string {

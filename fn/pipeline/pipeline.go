@@ -126,6 +126,13 @@ func Run(l *recipe.Loader, req Request) *Result {
 		var pds diag.List
 		params.Config, pds = check.PodConfig(check.ConfigInput{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot})
 		res.Diags = append(res.Diags, pds...)
+		if prof.Infra.Launch.RecipeSource == build.RecipeSourceConfigMap {
+			y, err := build.RecipeYAML(rec.Tree)
+			if err != nil {
+				res.Diags.Errorf(req.Recipe, "", "launch.recipeSource=configMap: %v", err)
+			}
+			params.RecipeYAML = y
+		}
 	}
 	res.Diags = append(res.Diags, check.Run(check.Input{
 		Profile: prof, Recipe: effective, Params: params, UploadSize: req.UploadSize,

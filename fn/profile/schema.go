@@ -117,6 +117,9 @@ type Launch struct {
 	// Ours: where the recipe tree (NeMo-RL's checkout layout) sits in the
 	// pod; default codePath. --config is pointed at the checked recipe there.
 	RecipeRoot *string `json:"recipeRoot"`
+	// Ours: checkout (the driver reads the recipe from the code tree, at
+	// recipeRoot) or configMap (the merged recipe ships with the run).
+	RecipeSource string `json:"recipeSource"`
 	// Ours: knobs of the rendered RayJob.
 	RayJob RayJobOptions `json:"rayjob"`
 	// Ours: measured size of the upload working dir, for the 100 MiB check
