@@ -139,13 +139,12 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 	gpus, gpuOK := AsInt(gpuV)
 	var capacity int64
 	groups := GPUGroups(c)
-	if len(groups) == 0 {
-		if hasGPU && gpuOK && !gpuDyn && gpus > 0 {
-			ds.Errorf(f, "kuberay.training.spec.workerGroupSpecs[*].template.spec.containers[*].resources.limits[nvidia.com/gpu]",
-				"no training worker requests GPUs (no nvidia.com/gpu, or \"0\"); expected %d per worker, the recipe's cluster.gpus_per_node (set by %s): Ray would wait forever for GPU nodes",
-				gpus, r.Origin("cluster.gpus_per_node"))
-		}
-		return
+	if len(groups) == 0 && hasGPU && gpuOK && !gpuDyn && gpus > 0 {
+		// No GPU worker at all is the mismatch Ray never recovers from: the
+		// driver waits for GPUs that no pod requests.
+		ds.Errorf(f, "kuberay.training.spec.workerGroupSpecs[*].template.spec.containers[*].resources.limits[nvidia.com/gpu]",
+			"found no training worker group requesting nvidia.com/gpu; expected %d GPUs per worker, the recipe's cluster.gpus_per_node (set by %s)",
+			gpus, r.Origin("cluster.gpus_per_node"))
 	}
 	for _, g := range groups {
 		capacity = AddCapped(capacity, g.Nodes, build.MaxNodes)
@@ -157,7 +156,7 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 	}
 	nodesV, hasNodes, nodesDyn := r.Value("cluster.num_nodes")
 	nodes, nodesOK := AsInt(nodesV)
-	if !hasNodes || !nodesOK || nodesDyn || capacity > build.MaxNodes {
+	if !hasNodes || !nodesOK || nodesDyn || len(groups) == 0 || capacity > build.MaxNodes {
 		return
 	}
 	field := "kuberay.training.spec.workerGroupSpecs[*].replicas"

@@ -4,7 +4,6 @@
 package pipeline
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
@@ -35,6 +34,9 @@ type Request struct {
 	Name  string
 	// Namespace overrides the profile's.
 	Namespace string
+	// ParamNames spells Namespace, RunID and Name as the entry point's
+	// user wrote them, for error messages (default: the CLI's flags).
+	ParamNames ParamNames
 	// Overrides are Hydra overrides: `infra.`-prefixed ones change the
 	// profile, the rest change the recipe and are appended to the training
 	// driver call.
@@ -55,7 +57,7 @@ type Result struct {
 }
 
 // SplitOverrides separates `infra.` overrides (prefix removed) from recipe
-// overrides (NRL_K8S_BEHAVIOUR.md §2.2).
+// overrides (docs/nrl-k8s.md §2.2).
 func SplitOverrides(all []string) (infra, rec []string) {
 	for _, o := range all {
 		body := strings.TrimLeft(o, "+~")
@@ -69,13 +71,11 @@ func SplitOverrides(all []string) (infra, rec []string) {
 	return infra, rec
 }
 
-// runIDRE: a run id names the training job and is a label value.
-var runIDRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-
 // Run renders one request. A nil Docs with errors in Diags means nothing
 // should be written.
 func Run(l *recipe.Loader, req Request) *Result {
 	res := &Result{}
+	validateParams(req, &res.Diags)
 	infraOv, recipeOv := SplitOverrides(req.Overrides)
 	for _, o := range infraOv {
 		if strings.HasPrefix(o, "+") || strings.HasPrefix(o, "~") {
@@ -86,9 +86,6 @@ func Run(l *recipe.Loader, req Request) *Result {
 		if _, err := hydra.Parse(o); err != nil {
 			res.Diags.Errorf("", o, "%v", err)
 		}
-	}
-	if req.RunID != "" && (len(req.RunID) > 63 || !runIDRE.MatchString(req.RunID)) {
-		res.Diags.Errorf("", "runId", "run id %q: expected a DNS label (at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit): it names the training job and labels every job", req.RunID)
 	}
 	if res.Diags.HasErrors() {
 		return res

@@ -116,8 +116,12 @@ func cliArgs(cmd string, r runspec.Run) []string {
 		args = append(args, "--mode", r.Spec.Mode)
 	}
 	args = append(args, "--user", r.Spec.User)
-	if r.Spec.RunID != "" {
-		args = append(args, "--run-id", r.Spec.RunID)
+	for _, f := range []struct{ flag, value string }{
+		{"--namespace", r.Spec.Namespace}, {"--run-id", r.Spec.RunID}, {"--name", r.Spec.Name},
+	} {
+		if f.value != "" {
+			args = append(args, f.flag, f.value)
+		}
 	}
 	return append(args, r.Spec.Overrides...)
 }
