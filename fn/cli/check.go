@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -230,10 +231,10 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 	}
 	var total, gpus int64
 	for _, g := range c.Spec.WorkerGroupSpecs {
-		total += replicas(g) * hosts(g)
+		total = check.AddCapped(total, check.MulCapped(max(replicas(g), 0), hosts(g), build.MaxNodes), build.MaxNodes)
 	}
 	for _, g := range check.GPUGroups(c) {
-		gpus += g.GPUsPerWorker * g.Nodes
+		gpus = check.AddCapped(gpus, check.MulCapped(g.GPUsPerWorker, g.Nodes, math.MaxInt64/2), math.MaxInt64/2)
 	}
 	seg := ""
 	if c.SegmentSize != nil && *c.SegmentSize > 0 && total > int64(*c.SegmentSize) {
@@ -244,7 +245,12 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 		l := c.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Resources.Limits
 		cpu, mem = l.Cpu().String(), l.Memory().String()
 	}
-	fmt.Fprintf(w, "    workers %dx%s cpu=%s mem=%s gpu=%d\n", total, seg, cpu, mem, gpus)
+	if total > build.MaxNodes {
+		// The sums stop at the bound (check reports it): say so, not a number.
+		fmt.Fprintf(w, "    workers more than %d (over the bound) cpu=%s mem=%s\n", build.MaxNodes, cpu, mem)
+	} else {
+		fmt.Fprintf(w, "    workers %dx%s cpu=%s mem=%s gpu=%d\n", total, seg, cpu, mem, gpus)
+	}
 	if c.Daemon != nil {
 		id := "—"
 		if c.Daemon.SubmissionID != nil {
