@@ -76,3 +76,18 @@ func TestValuesPrintsResolvedProfileAndRecipeKeys(t *testing.T) {
 	require.NotContains(t, out, "_shared")
 	require.Contains(t, out, "LOG=${LOG_DIR}/alice-x-raycluster")
 }
+
+// --recipe-root names the local recipe root; a recipe outside it cannot be
+// mapped into the pod, and the error names both paths.
+func TestRecipeRootFlag(t *testing.T) {
+	r, p := qwen(t)
+	root := testenv.RepoRoot(t)
+	code, _, errOut := runCLI("render", r, "--infra", p, "--user", "alice", "--recipe-root", filepath.Join(root, "profiles"))
+	require.Equal(t, cli.ExitError, code)
+	require.Contains(t, errOut, "is not under the recipe root "+filepath.ToSlash(filepath.Join(root, "profiles")))
+
+	code, out, errOut := runCLI("render", r, "--infra", p, "--user", "alice", "--recipe-root", filepath.Join(root, "recipes"))
+	require.Equal(t, cli.ExitOK, code, errOut)
+	require.Contains(t, out, "--config examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml")
+	require.NotContains(t, errOut, "rewritten")
+}

@@ -1,6 +1,7 @@
 package hydra_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -186,6 +187,31 @@ func TestPipefailBefore(t *testing.T) {
 			inv, ok := hydra.FindInvocation(tc.in)
 			require.True(t, ok)
 			require.Equal(t, tc.want, hydra.PipefailBefore(tc.in, inv))
+		})
+	}
+}
+
+// The insertion is plain text (`OVR ` before an operator, ` OVR` at the end)
+// so the chart can remove it; it never glues onto the previous word and
+// lands before the first operator even when that is on an earlier line than
+// the continuation's last.
+func TestAppendOverridesPlacement(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{name: "no space before pipe", in: "python run_grpo.py a=1|tee l", want: "python run_grpo.py a=1 b=2|tee l"},
+		{name: "redirect then continued pipe", in: "python run_grpo.py a=1 2>&1 | \\\n  tee l", want: "python run_grpo.py a=1 b=2 2>&1 | \\\n  tee l"},
+		{name: "comment", in: "python run_grpo.py a=1 # note", want: "python run_grpo.py a=1 b=2 # note"},
+		{name: "and-list", in: "python run_grpo.py a=1 && echo ok", want: "python run_grpo.py a=1 b=2 && echo ok"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := hydra.AppendOverrides(tc.in, []string{"b=2"})
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+			removed := strings.Replace(got, "b=2 ", "", 1)
+			if removed == got || removed != tc.in {
+				removed = strings.Replace(got, " b=2", "", 1)
+			}
+			require.Equal(t, tc.in, removed, "removing the insertion restores the entrypoint")
 		})
 	}
 }
