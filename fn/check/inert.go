@@ -1,6 +1,7 @@
 package check
 
 import (
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 )
@@ -16,6 +17,21 @@ func inert(ds *diag.List, f string, in *profile.Infra) {
 	}
 	if in.Scheduler.Kind == "kueue" {
 		warn("scheduler", "as the label kueue.x-k8s.io/queue-name in kuberay.<role>.labels (Kueue reads it from the RayJob/RayCluster)")
+	}
+	if len(in.Placement.NodeSelector) > 0 || len(in.Placement.Tolerations) > 0 {
+		gpuWorkers := false
+		for _, rc := range in.Kuberay.ByRole() {
+			if rc.Cluster.Spec == nil {
+				continue
+			}
+			for i := range rc.Cluster.Spec.WorkerGroupSpecs {
+				n, _ := build.GPUsPerPod(&rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec)
+				gpuWorkers = gpuWorkers || n > 0
+			}
+		}
+		if !gpuWorkers {
+			warn("placement", "in the pod specs under kuberay.<role>.spec: placement goes to GPU workers only, and no worker group requests nvidia.com/gpu")
+		}
 	}
 	if len(in.Placement.Affinity) > 0 {
 		warn("placement.affinity", "in kuberay.<role>.spec.workerGroupSpecs[*].template.spec.affinity (merging it into a spec's own affinity has no single meaning)")
