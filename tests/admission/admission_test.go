@@ -272,4 +272,3 @@ func TestVerdictSurvivesEmit(t *testing.T) {
 	require.Contains(t, ds.Err().Error(), "ttlSecondsAfterFinished")
 	require.Error(t, kubeRay(decode[rayv1.RayJob](t, docs[0].Data)))
 }
-
