@@ -13,18 +13,28 @@ const devWorkspace = "/mnt/rl-workspace"
 
 // devPod is `nrl-k8s dev connect`'s pod (§7.6): CPU only, kept off GPU
 // nodes, the workspace PVC mounted, per-user secrets via envFrom.
-func devPod(in *profile.Infra, user string) *corev1.Pod {
+// It is one per user: a run name labels it but does not rename it.
+func (b *builder) devPod() *corev1.Pod {
+	in, user := b.in, b.p.User
+	name := user + "-dev-pod"
+	instance := name
+	if b.named() {
+		instance = b.p.Name
+	}
+	id := b.runIdentity(instance)
+	image := in.Dev.Image
+	if b.p.Image != "" {
+		image = b.p.Image
+	}
 	home := devWorkspace + "/" + user
 	script := "mkdir -p " + home + " && cd " + home + " && echo 'dev pod ready' && sleep infinity"
 	return &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      user + "-dev-pod",
-			Namespace: in.Namespace,
-			Labels: merged(managedBy, map[string]string{
-				"nrl-k8s/owner":     user,
-				"nrl-k8s/component": "dev-pod",
-			}),
+			Name:        name,
+			Namespace:   in.Namespace,
+			Labels:      id.objectLabels(nil, nil, map[string]string{"nrl-k8s/component": "dev-pod"}),
+			Annotations: id.objectAnnotations(nil, nil),
 		},
 		Spec: corev1.PodSpec{
 			RestartPolicy:    corev1.RestartPolicyNever,
@@ -41,7 +51,7 @@ func devPod(in *profile.Infra, user string) *corev1.Pod {
 			}},
 			Containers: []corev1.Container{{
 				Name:       "dev",
-				Image:      in.Dev.Image,
+				Image:      image,
 				Command:    []string{"sh", "-c", script},
 				WorkingDir: home,
 				Env:        []corev1.EnvVar{{Name: "USER", Value: user}},

@@ -95,6 +95,9 @@ type runFlags struct {
 	namespace string
 	runID     string
 	name      string
+	image     string
+	labels    []string
+	annos     []string
 }
 
 func (f *runFlags) register(c *cobra.Command, withMode bool) {
@@ -103,7 +106,10 @@ func (f *runFlags) register(c *cobra.Command, withMode bool) {
 	c.Flags().StringVar(&f.user, "user", "", "submitting user for ${user:} (default $NRL_K8S_USER, else the OS user)")
 	c.Flags().StringVarP(&f.namespace, "namespace", "n", "", "namespace (overrides the profile's)")
 	c.Flags().StringVar(&f.runID, "run-id", "", "run id: labels the jobs; in raycluster mode names the training job and sets NRL_K8S_RUN_ID")
-	c.Flags().StringVar(&f.name, "name", "", "RayJob name (default: the training cluster's name)")
+	c.Flags().StringVar(&f.name, "name", "", "run name: names every object the run owns and labels them app.kubernetes.io/instance (default: the profile's names)")
+	c.Flags().StringVar(&f.image, "image", "", "image of every container of the run's pods (default: the profile's)")
+	c.Flags().StringArrayVar(&f.labels, "label", nil, "KEY=VALUE label for every object and pod template of the run (repeatable)")
+	c.Flags().StringArrayVar(&f.annos, "annotation", nil, "KEY=VALUE annotation for every object and pod template of the run (repeatable)")
 	if withMode {
 		c.Flags().StringVar(&f.mode, "mode", string(build.RayJob), "rayjob | raycluster | dev")
 	} else {
@@ -128,6 +134,14 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 	if err != nil {
 		return pipeline.Request{}, usageError{err}
 	}
+	labels, err := keyValues("--label", f.labels)
+	if err != nil {
+		return pipeline.Request{}, usageError{err}
+	}
+	annos, err := keyValues("--annotation", f.annos)
+	if err != nil {
+		return pipeline.Request{}, usageError{err}
+	}
 	return pipeline.Request{
 		Recipe:       cleanPath(args[0]),
 		Profile:      cleanPath(f.infra),
@@ -136,6 +150,9 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 		RunID:        f.runID,
 		User:         u,
 		Name:         f.name,
+		Labels:       labels,
+		Annotations:  annos,
+		Image:        f.image,
 		Namespace:    f.namespace,
 		Overrides:    args[1:],
 		Env:          os.LookupEnv,
@@ -177,4 +194,20 @@ func resolveUser(flag string) (string, error) {
 		return "", errors.New("no user: pass --user or set NRL_K8S_USER")
 	}
 	return u, nil
+}
+
+// keyValues parses repeated KEY=VALUE flags; nil when none.
+func keyValues(flag string, kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%s %q: expected KEY=VALUE", flag, kv)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
