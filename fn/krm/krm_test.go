@@ -30,9 +30,9 @@ func ids(items []*yaml.RNode) []string {
 func TestProcess(t *testing.T) {
 	ns := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n"
 	qwenItems := []string{
-		"ComputeDomain/compute-domain-alice-raycluster-qwen3-30b-math-gb300-training",
-		"RayJob/alice-raycluster-qwen3-30b-math-gb300",
-		"ResourceClaimTemplate/roce-alice-raycluster-qwen3-30b-math-gb300-training",
+		"ComputeDomain/compute-domain-qwen3-30b-math-gb300-training",
+		"RayJob/qwen3-30b-math-gb300",
+		"ResourceClaimTemplate/roce-qwen3-30b-math-gb300-training",
 	}
 	withLocal := func(s string) string {
 		return strings.Replace(s, "metadata:\n", "metadata:\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n", 1)
