@@ -24,10 +24,28 @@ const schemaTemplate = `{
       "enum": %[1]s
     },
     "user": {
-      "description": "Submitting user, as ${user:} in the profile (required): already normalised, i.e. lower case with '-' for '_' and '.', as nrl-k8s normalises it. The template explains a wrong one.",
+      "description": "Submitting user, as ${user:} in the profile (required): already normalised, i.e. a DNS label: lower case letters, digits and '-' ('_' and '.' become '-', as nrl-k8s normalises them).",
       "type": "string",
       "maxLength": 63,
-      "pattern": "^[A-Za-z0-9._-]*$"
+      "pattern": %[2]s
+    },
+    "image": {
+      "description": "Image of every container of the run's pods (Ray head and workers, the dev pod); empty: the profile's. Profile deployments keep their own.",
+      "type": "string",
+      "maxLength": 512,
+      "pattern": %[4]s
+    },
+    "labels": {
+      "description": "Labels for every object and pod template of the run (as nrl-k8s render --label); keys the rendered objects already carry are refused.",
+      "type": "object",
+      "propertyNames": {"maxLength": 317, "pattern": %[5]s},
+      "additionalProperties": {"type": "string", "maxLength": 63, "pattern": %[6]s}
+    },
+    "annotations": {
+      "description": "Annotations for every object and pod template of the run (as nrl-k8s render --annotation); keys the rendered objects already carry are refused.",
+      "type": "object",
+      "propertyNames": {"maxLength": 317, "pattern": %[5]s},
+      "additionalProperties": {"type": "string"}
     },
     "mode": {
       "description": "rayjob: one RayJob that creates and tears down its cluster; raycluster: long-lived RayClusters plus the RayJobs submitted to them; dev: the CPU-only dev pod.",
@@ -62,6 +80,18 @@ const schemaTemplate = `{
 }
 `
 
+// Patterns of the values the chart puts into the rendered data: none needs
+// JSON escaping except annotation values, which the template writes with
+// toJson as encoding/json writes them.
+const (
+	// ImagePattern is an image reference (name[:tag][@digest]), optional.
+	ImagePattern = `^([a-z0-9]([-a-zA-Z0-9._:/]*[a-zA-Z0-9_])?(@sha256:[a-f0-9]{64})?)?$`
+	// QualifiedNamePattern is a label or annotation key: [prefix/]name.
+	QualifiedNamePattern = `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	// LabelValuePattern is a label value (possibly empty).
+	LabelValuePattern = `^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$`
+)
+
 // Schema renders values.schema.json for the index's profiles.
 func Schema(idx *Index) ([]byte, error) {
 	names := []string{""}
@@ -77,7 +107,8 @@ func Schema(idx *Index) ([]byte, error) {
 		return string(b)
 	}
 	optionalName := "^(" + strings.TrimSuffix(strings.TrimPrefix(NamePattern, "^"), "$") + ")?$"
-	raw := fmt.Sprintf(schemaTemplate, strings.ReplaceAll(string(enum), ",", ", "), q(optionalName), q(OverridePattern))
+	raw := fmt.Sprintf(schemaTemplate, strings.ReplaceAll(string(enum), ",", ", "), q(optionalName), q(OverridePattern),
+		q(ImagePattern), q(QualifiedNamePattern), q(LabelValuePattern))
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, []byte(raw), "", "  "); err != nil {
 		return nil, fmt.Errorf("values.schema.json: %w", err)
