@@ -331,7 +331,7 @@ func Generate(idx *Index, readme []byte) (map[string][]byte, error) {
 		Sentinels: Sentinels{User: SentinelUser, Namespace: SentinelNamespace, RunID: SentinelRunID, Name: SentinelName,
 			Image: SentinelImage, Label: sentinelLabel, Annotation: sentinelAnnotation,
 			Override: SentinelOverride, ShellSafe: ShellSafePattern},
-		Profiles:  map[string]*ProfileMeta{},
+		Profiles: map[string]*ProfileMeta{},
 	}
 	for _, e := range idx.Profiles {
 		pm, err := g.profile(e)
