@@ -185,7 +185,7 @@ func TestKustomizeCLIOverlay(t *testing.T) {
 	got, err := cmd.Output()
 	require.NoError(t, err, "%s", stderr.String())
 	objs := splitObjects(t, got)
-	require.Len(t, objs, 12, "both runs, every object")
+	require.Len(t, objs, 9, "both runs, every object")
 	instances := map[string]bool{}
 	for _, o := range objs {
 		id := o.ID()
