@@ -9,12 +9,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart/loader"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 )
 
@@ -395,5 +400,52 @@ func requireDisjoint(t *testing.T, a, b []runcheck.Object) {
 	}
 	for _, o := range b {
 		assert.False(t, names[o.ID()], "%s is in both releases", o.ID())
+	}
+}
+
+// TestNewChart: chart-new writes a chart of a team's own index that Helm
+// renders as nrl-k8s render does, with the team's chart name in
+// helm.sh/chart; its hand-written files are charts/nemo-rl-run's.
+func TestNewChart(t *testing.T) {
+	atRoot(t)
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	idxFile := filepath.Join(tmp, "index.yaml")
+	e := entry(t, "generic-single-node-8gpu")
+	require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf(
+		"profiles:\n- name: team-8gpu\n  description: our 8-GPU node\n  profile: %s\n  recipe: %s\n",
+		filepath.Join(root, e.Profile), filepath.Join(root, e.Recipe))), 0o644))
+	idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
+	require.NoError(t, err)
+	dir := filepath.Join(tmp, "chart")
+	require.NoError(t, chartgen.NewChart(idx, dir, "team-rl", "1.2.3"))
+	require.Error(t, chartgen.NewChart(idx, dir, "team-rl", "1.2.3"), "a non-empty directory is refused")
+	for _, f := range []string{"templates/_helpers.tpl", "templates/NOTES.txt", "values.yaml", ".helmignore"} {
+		want, err := os.ReadFile(filepath.Join(chartDir, f))
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), f)
+	}
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "| `team-8gpu` | our 8-GPU node |")
+
+	c, err := loader.Load(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "team-rl", c.Name())
+	for _, mode := range build.Modes {
+		vals := map[string]any{"profile": "team-8gpu", "user": "ann", "mode": string(mode), "image": "registry.example/x:1"}
+		got, _, err := helmTemplateNamed(c, "exp-1", vals, "team-a")
+		require.NoError(t, err)
+		res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+			Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: mode, User: "ann", Namespace: "team-a",
+			Name: "exp-1", Image: "registry.example/x:1", Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3"},
+		})
+		require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+		want, err := emit.Stream(res.Docs)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), stripSource(got), mode)
 	}
 }
