@@ -44,6 +44,10 @@ type Params struct {
 	// Image, when set, replaces the image of every container of the run's
 	// pods (Ray pods, the dev pod); profile deployments keep theirs.
 	Image string
+	// NoDeployments leaves out the profile's deployments and their Services:
+	// they are shared by a user's runs (run.go), so only one release or
+	// apply should own them.
+	NoDeployments bool
 	// Overrides are extra Hydra overrides appended to the training driver.
 	Overrides []string
 }
@@ -74,7 +78,9 @@ func Build(in *profile.Infra, file string, p Params) ([]Object, diag.List) {
 		b.ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
 		return nil, b.ds
 	}
-	out = append(out, b.deploymentObjects()...)
+	if !p.NoDeployments {
+		out = append(out, b.deploymentObjects()...)
+	}
 	return out, b.ds
 }
 

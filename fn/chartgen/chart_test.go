@@ -329,7 +329,7 @@ func newValueRuns(t *testing.T) []run {
 				release: "sweep-a", image: "registry.example/nemo-rl:v2",
 				labels: map[string]string{"cost-center": "rl-42", "example.com/team": "post-training"},
 				annos:  map[string]string{"example.com/note": `a "quoted" <note> & more`, "owner-email": "ann@example.com"},
-			}, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", release: "b", image: "registry.example/nemo-rl:v2"})
+			}, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", release: "b", image: "registry.example/nemo-rl:v2", noDeploy: true})
 		}
 	}
 	return runs
@@ -357,14 +357,20 @@ func TestParityNewValues(t *testing.T) {
 func TestTwoReleasesDisjoint(t *testing.T) {
 	c := loadChart(t)
 	const image = "registry.example/nemo-rl:sweep-1"
-	for _, profile := range []string{"gb300-qwen3-30b-math-4n-4gpu", "generic-single-node-8gpu"} {
+	// The ultra profiles' shared sandbox belongs to the first release; the
+	// second leaves it out (deployments=false).
+	for _, profile := range []string{"gb300-qwen3-30b-math-4n-4gpu", "generic-single-node-8gpu", "gb300-ultra-64n-pipeclean"} {
 		for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
 			t.Run(profile+"/"+string(mode), func(t *testing.T) {
 				sets := map[string][]runcheck.Object{}
 				for _, rel := range []string{"run-a", "run-b"} {
-					r := run{profile: profile, mode: mode, user: "alice", namespace: "team-a", release: rel, image: image}
-					out, _, err := helmTemplateNamed(c, rel, r.values(t), r.namespace)
+					r := run{profile: profile, mode: mode, user: "alice", namespace: "team-a", release: rel, image: image, noDeploy: rel == "run-b"}
+					out, notes, err := helmTemplateNamed(c, rel, r.values(t), r.namespace)
 					require.NoError(t, err)
+					assert.Contains(t, notes, "-l app.kubernetes.io/instance="+rel)
+					if strings.Contains(profile, "ultra") && rel == "run-a" {
+						assert.Contains(t, notes, "Deployment alice-ultra-pipeclean-ns-tools is a service the profile shares between your runs")
+					}
 					objs, err := runcheck.Parse([]byte(out))
 					require.NoError(t, err)
 					requireWholeRun(t, objs, rel, image)
@@ -380,6 +386,11 @@ func requireWholeRun(t *testing.T, objs []runcheck.Object, release, image string
 	t.Helper()
 	require.NotEmpty(t, objs)
 	for _, o := range objs {
+		if o.Kind == "Deployment" || o.Kind == "Service" {
+			// A shared service: its own instance, the profile's image.
+			assert.Equal(t, o.Name, o.Labels["app.kubernetes.io/instance"], o.ID())
+			continue
+		}
 		assert.Equal(t, release, o.Labels["app.kubernetes.io/instance"], o.ID())
 		assert.Equal(t, chartLabel, o.Labels["helm.sh/chart"], o.ID())
 		for path, labels := range runcheck.PodTemplates(o) {

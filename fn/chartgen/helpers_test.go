@@ -76,6 +76,7 @@ type run struct {
 	image     string
 	labels    map[string]string
 	annos     map[string]string
+	noDeploy  bool // deployments=false
 }
 
 func (r run) releaseName() string {
@@ -104,6 +105,9 @@ func (r run) values(t testing.TB) map[string]any {
 	}
 	if r.image != "" {
 		v["image"] = r.image
+	}
+	if r.noDeploy {
+		v["deployments"] = false
 	}
 	for key, m := range map[string]map[string]string{"labels": r.labels, "annotations": r.annos} {
 		if len(m) > 0 {
@@ -198,7 +202,7 @@ func engineRender(t *testing.T, r run) (out string, msg string, ok bool) {
 	res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
 		Recipe: e.Recipe, Profile: e.Profile, Mode: r.mode, User: r.user,
 		Namespace: r.namespace, RunID: r.runID, Overrides: r.overrides,
-		Name: r.releaseName(), Image: r.image, Labels: labels, Annotations: r.annos,
+		Name: r.releaseName(), Image: r.image, Labels: labels, Annotations: r.annos, NoDeployments: r.noDeploy,
 	})
 	var msgs []string
 	for _, d := range res.Diags.Sorted() {
@@ -267,6 +271,9 @@ func cliArgs(t *testing.T, r run) []string {
 	}
 	if r.image != "" {
 		args = append(args, "--set", "image="+r.image)
+	}
+	if r.noDeploy {
+		args = append(args, "--set", "deployments=false")
 	}
 	for _, k := range sortedKeys(r.labels) {
 		args = append(args, "--set-string", "labels."+strings.ReplaceAll(k, ".", `\.`)+"="+r.labels[k])

@@ -72,6 +72,10 @@ const schemaTemplate = `{
         "pattern": %[3]s
       }
     },
+    "deployments": {
+      "description": "Render the profile's deployments and their Services (shared by the user's runs; only one release may own them): false as nrl-k8s render --no-deployments.",
+      "type": "boolean"
+    },
     "recipe": {
       "description": "Optional: the recipe YAML (--set-file recipe=FILE) for the chart's subset of nrl-k8s check (GPUs per node, node count).",
       "type": "string"

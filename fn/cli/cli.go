@@ -98,6 +98,7 @@ type runFlags struct {
 	image     string
 	labels    []string
 	annos     []string
+	noDeploy  bool
 }
 
 func (f *runFlags) register(c *cobra.Command, withMode bool) {
@@ -109,6 +110,7 @@ func (f *runFlags) register(c *cobra.Command, withMode bool) {
 	c.Flags().StringVar(&f.name, "name", "", "run name: names every object the run owns and labels them app.kubernetes.io/instance (default: the profile's names)")
 	c.Flags().StringVar(&f.image, "image", "", "image of every container of the run's pods (default: the profile's)")
 	c.Flags().StringArrayVar(&f.labels, "label", nil, "KEY=VALUE label for every object and pod template of the run (repeatable)")
+	c.Flags().BoolVar(&f.noDeploy, "no-deployments", false, "leave out the profile's deployments and their Services (shared by the user's runs: let one run own them)")
 	c.Flags().StringArrayVar(&f.annos, "annotation", nil, "KEY=VALUE annotation for every object and pod template of the run (repeatable)")
 	if withMode {
 		c.Flags().StringVar(&f.mode, "mode", string(build.RayJob), "rayjob | raycluster | dev")
@@ -143,19 +145,20 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 		return pipeline.Request{}, usageError{err}
 	}
 	return pipeline.Request{
-		Recipe:       cleanPath(args[0]),
-		Profile:      cleanPath(f.infra),
-		UserDefaults: cleanPath(f.defaults),
-		Mode:         mode,
-		RunID:        f.runID,
-		User:         u,
-		Name:         f.name,
-		Labels:       labels,
-		Annotations:  annos,
-		Image:        f.image,
-		Namespace:    f.namespace,
-		Overrides:    args[1:],
-		Env:          os.LookupEnv,
+		Recipe:        cleanPath(args[0]),
+		Profile:       cleanPath(f.infra),
+		UserDefaults:  cleanPath(f.defaults),
+		Mode:          mode,
+		RunID:         f.runID,
+		User:          u,
+		Name:          f.name,
+		Labels:        labels,
+		Annotations:   annos,
+		Image:         f.image,
+		NoDeployments: f.noDeploy,
+		Namespace:     f.namespace,
+		Overrides:     args[1:],
+		Env:           os.LookupEnv,
 	}, nil
 }
 

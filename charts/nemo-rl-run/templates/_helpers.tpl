@@ -135,11 +135,32 @@ writes each document.
 {{- $i := index . 1 -}}
 {{- $data := include "nemo-rl-run.docs" $root -}}
 {{- if $data -}}
-{{- $docs := fromJsonArray $data -}}
+{{- $docs := include "nemo-rl-run.select" (list $root.Values (fromJsonArray $data)) | fromJsonArray -}}
 {{- if lt $i (len $docs) -}}
 {{- toYaml (index $docs $i) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.select (list values docs): the documents the release installs,
+as JSON: all of them, or, with deployments=false, all but the profile's
+deployments and their Services (nrl-k8s render --no-deployments), which
+are shared by a user's runs.
+*/}}
+{{- define "nemo-rl-run.select" -}}
+{{- $v := index . 0 -}}
+{{- $docs := index . 1 -}}
+{{- if and (hasKey $v "deployments") (not $v.deployments) -}}
+{{- $kept := list -}}
+{{- range $docs -}}
+{{- if not (has .kind (list "Deployment" "Service")) -}}
+{{- $kept = append $kept . -}}
+{{- end -}}
+{{- end -}}
+{{- $docs = $kept -}}
+{{- end -}}
+{{- toJson $docs -}}
 {{- end -}}
 
 {{/*
