@@ -273,6 +273,36 @@ func TestKptRender(t *testing.T) {
 	}
 }
 
+// TestKustomizeCLIIdentity builds examples/kustomize-identity: namespace,
+// namePrefix and labels on the kustomization that runs the function change
+// the NemoRLRun items, whose metadata is the runs' identity.
+func TestKustomizeCLIIdentity(t *testing.T) {
+	kustomize := os.Getenv("NRL_KUSTOMIZE")
+	if kustomize == "" {
+		t.Skip("NRL_KUSTOMIZE not set")
+	}
+	dir := exampleTree(t, "kustomize-identity")
+	cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec",
+		"--load-restrictor", "LoadRestrictionsNone", dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	got, err := cmd.Output()
+	require.NoError(t, err, "%s", stderr.String())
+	objs := splitObjects(t, got)
+	require.Len(t, objs, 7, "sweep-a (rayjob: 3 objects) and sweep-b (raycluster: 4)")
+	for _, o := range objs {
+		require.Equal(t, "ml-prod", o.Namespace, o.ID())
+		require.Contains(t, o.Name, "exp1-sweep-", o.ID())
+		require.Equal(t, "rl-42", o.Labels["cost-center"], o.ID())
+		require.Contains(t, []string{"exp1-sweep-a", "exp1-sweep-b"}, o.Labels["app.kubernetes.io/instance"], o.ID())
+		for path, labels := range runcheck.PodTemplates(o) {
+			require.Equal(t, o.Labels["app.kubernetes.io/instance"], labels["app.kubernetes.io/instance"], o.ID()+path)
+			require.Equal(t, "rl-42", labels["cost-center"], o.ID()+path)
+		}
+	}
+	requireReferencesResolve(t, objs)
+}
+
 type object = runcheck.Object
 
 func splitObjects(t *testing.T, data []byte) []object {
