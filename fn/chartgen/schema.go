@@ -59,7 +59,7 @@ const schemaTemplate = `{
       "pattern": %[2]s
     },
     "runId": {
-      "description": "Run id: labels the jobs; in raycluster mode it names the training job and is exported as NRL_K8S_RUN_ID.",
+      "description": "Run id: labels every object of the run; in raycluster mode it is the training job's submission id and is exported as NRL_K8S_RUN_ID.",
       "type": "string",
       "maxLength": 63,
       "pattern": %[2]s
