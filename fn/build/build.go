@@ -61,6 +61,12 @@ type Object struct {
 // render (warnings) are returned beside the objects.
 func Build(in *profile.Infra, file string, p Params) ([]Object, diag.List) {
 	b := &builder{in: in, p: p, file: file}
+	if errs := checkRunMetadata(p); len(errs) > 0 {
+		for _, e := range errs {
+			b.ds.Errorf("", e.field, "%s", e.msg)
+		}
+		return nil, b.ds
+	}
 	var render func() ([]Object, error)
 	switch p.Mode {
 	case RayJob:

@@ -1,5 +1,14 @@
 package build
 
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
+)
+
 // Label and annotation precedence (NRL_K8S_BEHAVIOUR.md §4.1 steps 4 and 6,
 // plus the run identity): every rule about which label wins lives here.
 
@@ -99,4 +108,27 @@ func selectedWins(labels, selector map[string]string) map[string]string {
 		return labels
 	}
 	return merged(labels, selector)
+}
+
+// checkRunMetadata refuses run labels and annotations (and a run name) the
+// API server would refuse, naming the key: they arrive from flags, a
+// NemoRLRun's metadata or chart values, and go onto every object.
+func checkRunMetadata(p Params) []fieldError {
+	var errs []fieldError
+	add := func(field, what, found string, msgs []string) {
+		if len(msgs) > 0 {
+			errs = append(errs, fieldError{field: field, msg: fmt.Sprintf("%s %q is invalid: %s", what, found, strings.Join(msgs, "; "))})
+		}
+	}
+	for _, k := range tree.SortedKeys(p.Labels) {
+		add("labels."+k, "label key", k, validation.IsQualifiedName(k))
+		add("labels."+k, "label value", p.Labels[k], validation.IsValidLabelValue(p.Labels[k]))
+	}
+	for _, k := range tree.SortedKeys(p.Annotations) {
+		add("annotations."+k, "annotation key", k, validation.IsQualifiedName(strings.ToLower(k)))
+	}
+	if p.Name != "" {
+		add("name", "run name (it is the "+InstanceKey+" label)", p.Name, validation.IsValidLabelValue(p.Name))
+	}
+	return errs
 }

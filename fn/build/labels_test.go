@@ -2,6 +2,7 @@ package build
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,33 @@ func TestLabelPrecedence(t *testing.T) {
 	}
 	if got := (identity{}).podAnnotations(nil); got != nil {
 		t.Errorf("no annotations must stay nil (pruned), got %v", got)
+	}
+}
+
+func TestCheckRunMetadata(t *testing.T) {
+	cases := []struct {
+		name  string
+		p     Params
+		field string // "" for no error
+	}{
+		{"valid", Params{Name: "sweep-a", Labels: map[string]string{"example.com/team": "rl", "x": ""}, Annotations: map[string]string{"note": "any text"}}, ""},
+		{"bad label key", Params{Labels: map[string]string{"bad key": "v"}}, "labels.bad key"},
+		{"bad label value", Params{Labels: map[string]string{"k": "a b"}}, "labels.k"},
+		{"bad annotation key", Params{Annotations: map[string]string{"/x": "v"}}, "annotations./x"},
+		{"run name too long for a label", Params{Name: strings.Repeat("a", 64)}, "name"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := checkRunMetadata(tc.p)
+			if tc.field == "" {
+				if len(errs) > 0 {
+					t.Fatalf("unexpected %v", errs)
+				}
+				return
+			}
+			if len(errs) == 0 || errs[0].field != tc.field || !strings.Contains(errs[0].msg, "is invalid: ") {
+				t.Fatalf("got %v; want an error at %s", errs, tc.field)
+			}
+		})
 	}
 }
