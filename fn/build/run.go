@@ -25,7 +25,7 @@ import "github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 // var): they are shared by every run of the user and keep their names; each
 // is its own instance, and carries no run id or run labels.
 
-// runName is the run's name as given; "" keeps the profile's names.
+// named: a run name was given; without one the profile's names stay.
 func (b *builder) named() bool { return b.p.Name != "" }
 
 // clusterName is the RayCluster name of a role in raycluster mode.
