@@ -110,9 +110,10 @@ func selectedWins(labels, selector map[string]string) map[string]string {
 	return merged(labels, selector)
 }
 
-// checkRunMetadata refuses run labels and annotations (and a run name) the
-// API server would refuse, naming the key: they arrive from flags, a
-// NemoRLRun's metadata or chart values, and go onto every object.
+// checkRunMetadata refuses run labels and annotations the API server would
+// refuse, naming the key: they arrive from flags, a NemoRLRun's metadata or
+// chart values, and go onto every object. (The run name is checked with the
+// other run parameters, pipeline.validateParams.)
 func checkRunMetadata(p Params) []fieldError {
 	var errs []fieldError
 	add := func(field, what, found string, msgs []string) {
@@ -126,9 +127,6 @@ func checkRunMetadata(p Params) []fieldError {
 	}
 	for _, k := range tree.SortedKeys(p.Annotations) {
 		add("annotations."+k, "annotation key", k, validation.IsQualifiedName(strings.ToLower(k)))
-	}
-	if p.Name != "" {
-		add("name", "run name (it is the "+InstanceKey+" label)", p.Name, validation.IsValidLabelValue(p.Name))
 	}
 	return errs
 }

@@ -64,7 +64,6 @@ func TestCheckRunMetadata(t *testing.T) {
 		{"bad label key", Params{Labels: map[string]string{"bad key": "v"}}, "labels.bad key"},
 		{"bad label value", Params{Labels: map[string]string{"k": "a b"}}, "labels.k"},
 		{"bad annotation key", Params{Annotations: map[string]string{"/x": "v"}}, "annotations./x"},
-		{"run name too long for a label", Params{Name: strings.Repeat("a", 64)}, "name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -79,6 +79,10 @@ func (b *builder) submitJob(id identity, role string, c *profile.Cluster, name, 
 			SubmissionMode:  rayv1.JobSubmissionMode(in.Launch.RayJob.SubmissionMode),
 			ClusterSelector: map[string]string{"ray.io/cluster": b.clusterName(role, c)},
 			// The cluster outlives the job: never shut it down from here.
+			// No TTL either: KubeRay deletes nothing for a clusterSelector
+			// job (its controller returns before any deletion policy), so
+			// the object stays, with its status, until the user deletes
+			// it; and KubeRay refuses a TTL without shutdownAfterJobFinishes.
 			ShutdownAfterJobFinishes: false,
 		},
 	}
@@ -142,7 +146,6 @@ func (b *builder) newTrainingJob(c *profile.Cluster) (*rayv1.RayJob, error) {
 	}
 	id := b.runIdentity(b.clusterSetName())
 	job := b.submitJob(id, "training", c, name, ep, map[string]string{"nemo-rl.nvidia.com/job": "training"})
-	job.Spec.TTLSecondsAfterFinished = int32(in.Launch.RayJob.TTLSecondsAfterFinished)
 	if p.RunID != "" {
 		job.Spec.JobId = p.RunID
 	}

@@ -31,8 +31,8 @@ func renderObjects(t *testing.T, args ...string) []runcheck.Object {
 func TestSweepRunsAreDisjoint(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	profiles := []struct{ name, recipe, infra string }{
-		{"qwen", "recipes/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"},
-		{"ultra", "recipes/grpo_ultra_64n4g_pipeclean.yaml", "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"},
+		{"qwen", "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"},
+		{"ultra", "recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml", "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"},
 	}
 	for _, p := range profiles {
 		for _, mode := range []string{"rayjob", "raycluster"} {

@@ -125,11 +125,12 @@ func (r *Run) Request(base string) pipeline.Request {
 	}
 	env := r.Spec.Env
 	name, ns := r.Spec.Name, r.Spec.Namespace
+	params := pipeline.RunSpecParams
 	if name == "" {
-		name = r.Metadata.Name
+		name, params.Name = r.Metadata.Name, "metadata.name"
 	}
-	if ns == "" {
-		ns = r.Metadata.Namespace
+	if ns == "" && r.Metadata.Namespace != "" {
+		ns, params.Namespace = r.Metadata.Namespace, "metadata.namespace"
 	}
 	return pipeline.Request{
 		Recipe:       rel(r.Spec.Recipe),
@@ -145,6 +146,7 @@ func (r *Run) Request(base string) pipeline.Request {
 		Namespace:   ns,
 		Labels:      r.Metadata.Labels,
 		Annotations: userAnnotations(r.Metadata.Annotations),
+		ParamNames:  params,
 		Overrides:   r.Spec.Overrides,
 		Env: func(k string) (string, bool) {
 			v, ok := env[k]
