@@ -53,8 +53,9 @@ type Server struct {
 	env    *envtest.Environment
 	Config *rest.Config
 	Client client.Client
-	// Ready is how long the start took: processes up, CRDs established.
-	Ready time.Duration
+	// Up is how long etcd and kube-apiserver took to answer; Ready how
+	// long until the CRDs were served too.
+	Up, Ready time.Duration
 }
 
 // Assets is the folder holding kube-apiserver and etcd: $KUBEBUILDER_ASSETS
@@ -105,7 +106,7 @@ func Start(assets string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start kube-apiserver and etcd from %s: %w", assets, err)
 	}
-	s := &Server{env: env, Config: cfg}
+	s := &Server{env: env, Config: cfg, Up: time.Since(begin)}
 	if err := s.install(crds); err != nil {
 		_ = env.Stop()
 		return nil, err
@@ -158,14 +159,16 @@ func (s *Server) EnsureNamespace(ctx context.Context, name string) error {
 // defaults, validates and admits it, and stores nothing. The error is the
 // server's (an *apierrors.StatusError), wrapped with the object's identity.
 // A namespaced object without a namespace goes to "default", as kubectl's.
+// u is left as it was (the client writes the server's answer into what it
+// applies, so a copy is applied).
 func (s *Server) DryRunApply(ctx context.Context, u *unstructured.Unstructured) error {
+	u = u.DeepCopy()
 	if u.GetNamespace() == "" {
 		namespaced, err := s.Client.IsObjectNamespaced(u)
 		if err != nil {
 			return fmt.Errorf("%s %s/%s: %w", u.GetAPIVersion(), u.GetKind(), u.GetName(), err)
 		}
 		if namespaced {
-			u = u.DeepCopy()
 			u.SetNamespace(metav1.NamespaceDefault)
 		}
 	}
@@ -230,8 +233,8 @@ func Shared(t testing.TB) *Server {
 		}
 		shared.srv, shared.err = Start(assets)
 		if shared.err == nil {
-			t.Logf("kube-apiserver %s from %s: start to ready (CRDs served) in %s",
-				Version, assets, shared.srv.Ready.Round(time.Millisecond))
+			t.Logf("kube-apiserver %s from %s: up in %s, ready (CRDs served) in %s",
+				Version, assets, shared.srv.Up.Round(time.Millisecond), shared.srv.Ready.Round(time.Millisecond))
 		}
 	})
 	switch {
