@@ -19,7 +19,7 @@ tools:
 
 # The pinned kube-apiserver and etcd of the real-API-server tier
 # (tests/apiserver), built once into ~/.cache/nrl-tools (cold: ~6 min).
-APISERVER_ENV = env=$$(./hack/apiserver.sh) && eval "$$env"
+APISERVER_ENV = apiserver_env=$$(./hack/apiserver.sh) && eval "$$apiserver_env"
 apiserver:
 	./hack/apiserver.sh
 

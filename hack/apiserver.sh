@@ -20,8 +20,8 @@ if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/etcd" ]; then
   (
     cd "$root/hack/apiserver"
     export CGO_ENABLED=0 GOFLAGS=-mod=readonly
-    go build -trimpath -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-    go build -trimpath -o "$tmp/etcd" ./etcd
+    go build -trimpath -ldflags "-s -w" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+    go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" ./etcd
   ) >&2
   # Moved in only when both built, so a broken build is never taken as done.
   mv "$tmp/kube-apiserver" "$tmp/etcd" "$dir/"

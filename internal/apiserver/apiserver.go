@@ -84,9 +84,10 @@ func Assets() (string, error) {
 }
 
 // Required reports whether a missing server fails the test instead of
-// skipping it: in CI, and when NRL_REQUIRE_APISERVER=1.
+// skipping it: in CI (CI set, as internal/testenv reads it), and when
+// NRL_REQUIRE_APISERVER=1.
 func Required() bool {
-	return os.Getenv("CI") == "true" || os.Getenv("NRL_REQUIRE_APISERVER") == "1"
+	return os.Getenv("CI") != "" || os.Getenv("NRL_REQUIRE_APISERVER") == "1"
 }
 
 // Start starts a server from the binaries in assets and installs the CRDs.
@@ -117,6 +118,16 @@ func Start(assets string) (*Server, error) {
 
 // Stop stops the server's processes and removes their data.
 func (s *Server) Stop() error { return s.env.Stop() }
+
+// WriteKubeconfig writes a kubeconfig for the server's admin user into dir
+// and returns its path, for tests that drive a CLI (KUBECONFIG=path).
+func (s *Server) WriteKubeconfig(dir string) (string, error) {
+	file := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(file, s.env.KubeConfig, 0o600); err != nil {
+		return "", fmt.Errorf("write kubeconfig: %w", err)
+	}
+	return file, nil
+}
 
 // install applies the CRDs server-side (the RayJob CRD is 1.3 MB: a
 // client-side apply would not fit its last-applied annotation) and waits

@@ -17,9 +17,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
@@ -253,4 +256,20 @@ func TestAssetVersionIsPinnedOnce(t *testing.T) {
 	require.True(t, slices.ContainsFunc(strings.Split(gomod, "\n"), func(l string) bool {
 		return strings.TrimSpace(l) == "k8s.io/kubernetes "+apiserver.Version+" // indirect"
 	}), "hack/apiserver/go.mod does not require k8s.io/kubernetes %s", apiserver.Version)
+}
+
+// The kubeconfig the harness writes (what a CLI under test would get)
+// reaches the same server: a namespace created through the harness is seen.
+func TestKubeconfigReachesTheServer(t *testing.T) {
+	srv := apiserver.Shared(t)
+	ctx := context.Background()
+	require.NoError(t, srv.EnsureNamespace(ctx, "kubeconfig-check"))
+	file, err := srv.WriteKubeconfig(t.TempDir())
+	require.NoError(t, err)
+	cfg, err := clientcmd.BuildConfigFromFlags("", file)
+	require.NoError(t, err)
+	c, err := client.New(cfg, client.Options{})
+	require.NoError(t, err)
+	ns := &corev1.Namespace{}
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "kubeconfig-check"}, ns))
 }
