@@ -193,7 +193,7 @@ func TestServerRejectsBadOutput(t *testing.T) {
 		edit       func(t *testing.T, o map[string]any)
 		// What the server answers: SSA's typed patch refuses a CRD
 		// object off its schema with a bare 500 (no reason), built-in
-		// validation with 422 Invalid.
+		// validation and CEL rules with 422 Invalid.
 		code   int32
 		reason metav1.StatusReason
 		msg    []string // all in the server's message
@@ -204,6 +204,11 @@ func TestServerRejectsBadOutput(t *testing.T) {
 		{"wrong type", "RayCluster", func(t *testing.T, o map[string]any) {
 			set(t, o, "yes", "spec", "enableInTreeAutoscaling")
 		}, http.StatusInternalServerError, "", []string{".spec.enableInTreeAutoscaling: expected boolean"}},
+		// A CEL rule of the CRD, which fn/schema's offline walk does not
+		// evaluate.
+		{"CRD validation rule", "RayJob", func(t *testing.T, o map[string]any) {
+			set(t, o, map[string]any{"onSuccess": map[string]any{"policy": "DeleteCluster"}}, "spec", "deletionStrategy")
+		}, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, []string{"spec.deletionStrategy: Invalid value", "deletionStrategy requires either BOTH onSuccess and onFailure"}},
 		{"pod-level nvidia.com/gpu", "Pod", func(t *testing.T, o map[string]any) {
 			set(t, o, map[string]any{"limits": map[string]any{"nvidia.com/gpu": int64(8)}}, "spec", "resources")
 		}, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, []string{`spec.resources.limits[nvidia.com/gpu]: Unsupported value`}},
