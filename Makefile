@@ -18,7 +18,7 @@ tools:
 	./hack/tools.sh
 
 # The pinned kube-apiserver and etcd of the real-API-server tier
-# (tests/apiserver), built once into ~/.cache/nrl-tools (cold: ~6 min).
+# (tests/apiserver), built once into ~/.cache/nrl-tools (cold: 4 min or more).
 APISERVER_ENV = apiserver_env=$$(./hack/apiserver.sh) && eval "$$apiserver_env"
 apiserver:
 	./hack/apiserver.sh

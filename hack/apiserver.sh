@@ -7,13 +7,14 @@
 # `go install` cannot build kube-apiserver: k8s.io/kubernetes requires its
 # staging modules at v0.0.0 and only a main module's replace lines can point
 # them at real versions, so the nested module hack/apiserver does that.
-# Cold: about 6 minutes on 2 cores and 2 GB of Go build cache.
+# Cold: about 7 CPU-minutes (4 min or more on 2 cores) and 2.2 GB of Go build
+# cache; see docs/reliability.md.
 set -euo pipefail
 version=v1.36.3 # k8s.io/kubernetes in hack/apiserver/go.mod; etcd is what its graph picks
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${NRL_TOOLS_DIR:-$HOME/.cache/nrl-tools}/kube-apiserver-$version
 if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/etcd" ]; then
-  echo "building kube-apiserver $version and etcd into $dir (cold: ~6 min on 2 cores)" >&2
+  echo "building kube-apiserver $version and etcd into $dir (cold: ~7 CPU-minutes, 4 min or more on 2 cores)" >&2
   mkdir -p "$dir"
   tmp=$(mktemp -d "$dir/.build.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
