@@ -88,13 +88,14 @@ var extraCommands []func() *cobra.Command
 
 // runFlags are the flags every recipe-taking command shares.
 type runFlags struct {
-	infra     string
-	defaults  string
-	mode      string
-	user      string
-	namespace string
-	runID     string
-	name      string
+	infra      string
+	defaults   string
+	mode       string
+	user       string
+	namespace  string
+	runID      string
+	name       string
+	recipeRoot string
 }
 
 func (f *runFlags) register(c *cobra.Command, withMode bool) {
@@ -104,6 +105,7 @@ func (f *runFlags) register(c *cobra.Command, withMode bool) {
 	c.Flags().StringVarP(&f.namespace, "namespace", "n", "", "namespace (overrides the profile's)")
 	c.Flags().StringVar(&f.runID, "run-id", "", "run id: labels the jobs; in raycluster mode names the training job and sets NRL_K8S_RUN_ID")
 	c.Flags().StringVar(&f.name, "name", "", "RayJob name (default: the training cluster's name)")
+	c.Flags().StringVar(&f.recipeRoot, "recipe-root", "", "local recipe root: the folder whose layout is NeMo-RL's checkout (default: the recipe's nearest recipes/ folder holding examples/); --config is pointed at the recipe's path below it, under launch.recipeRoot (default codePath) in the pod")
 	if withMode {
 		c.Flags().StringVar(&f.mode, "mode", string(build.RayJob), "rayjob | raycluster | dev")
 	} else {
@@ -132,6 +134,7 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 		Recipe:       cleanPath(args[0]),
 		Profile:      cleanPath(f.infra),
 		UserDefaults: cleanPath(f.defaults),
+		RecipeRoot:   cleanPath(f.recipeRoot),
 		Mode:         mode,
 		RunID:        f.runID,
 		User:         u,
