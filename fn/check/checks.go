@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
@@ -38,36 +39,42 @@ func Run(in Input) diag.List {
 		// The dev pod uses none of the clusters: their checks would only be noise.
 		return ds
 	}
+	inert(&ds, f, infra)
 	if in.Recipe != nil {
 		recipeVsCluster(&ds, f, infra, in.Recipe)
 		megatron(&ds, f, in.Recipe)
 	}
 	for _, rc := range infra.Kuberay.ByRole() {
+		bounds(&ds, f, rc)
 		segments(&ds, f, rc)
 		webhookFields(&ds, f, rc)
 		placement(&ds, f, rc)
 	}
 	upload(&ds, f, infra, in.Params, in.UploadSize)
+	driverExit(&ds, f, infra)
 	return ds
 }
 
-// gpusPerWorker is nvidia.com/gpu of a worker's containers (limits, else
-// requests), summed over containers.
-func gpusPerWorker(spec *corev1.PodSpec) (int64, bool) {
-	var total int64
-	found := false
-	for _, c := range spec.Containers {
-		q, ok := c.Resources.Limits["nvidia.com/gpu"]
-		if !ok {
-			q, ok = c.Resources.Requests["nvidia.com/gpu"]
-		}
-		if ok {
-			total += q.Value()
-			found = true
+// driverExit: a driver piped into `tee` without pipefail exits with tee's
+// status, so a crashed run reports SUCCEEDED. We warn rather than add
+// `set -o pipefail`: Ray runs the entrypoint with /bin/sh, where pipefail is
+// not POSIX before 2024 (dash before 0.5.12 rejects it and the script
+// exits), so only the profile's author knows which shell runs it.
+func driverExit(ds *diag.List, f string, infra *profile.Infra) {
+	ep := infra.Launch.Entrypoint
+	if ep == nil {
+		return
+	}
+	for _, inv := range hydra.FindInvocations(*ep) {
+		if inv.Piped && !hydra.PipefailBefore(*ep, inv) {
+			ds.Warnf(f, "launch.entrypoint", "line %d: the driver call %s is piped without `set -o pipefail`: a crashed driver exits with the pipe's last command (tee's 0) and the job reports success; expected `set -o pipefail` before it (bash; dash 0.5.12+), or the output redirected instead of piped", inv.Line, inv.Script)
 		}
 	}
-	return total, found
 }
+
+// gpusPerWorker is nvidia.com/gpu of a worker's containers (limits, else
+// requests), summed over containers: capacity.GPUsPerPod, the one rule.
+func gpusPerWorker(spec *corev1.PodSpec) (int64, bool) { return capacity.GPUsPerPod(spec) }
 
 // GPUGroup is a worker group that gives GPU nodes.
 type GPUGroup struct {
@@ -90,14 +97,7 @@ func GPUGroups(c *profile.Cluster) []GPUGroup {
 		if !found || per == 0 {
 			continue
 		}
-		replicas, hosts := int64(0), int64(g.NumOfHosts)
-		if g.Replicas != nil {
-			replicas = int64(*g.Replicas)
-		}
-		if hosts == 0 {
-			hosts = 1
-		}
-		out = append(out, GPUGroup{Index: i, Name: g.GroupName, GPUsPerWorker: per, Nodes: replicas * hosts})
+		out = append(out, GPUGroup{Index: i, Name: g.GroupName, GPUsPerWorker: per, Nodes: capacity.WorkerPods(&c.Spec.WorkerGroupSpecs[i], c.Spec.Suspend != nil && *c.Spec.Suspend)})
 	}
 	return out
 }
@@ -131,7 +131,7 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 	}
 	gpuV, hasGPU, gpuDyn := r.Value("cluster.gpus_per_node")
 	gpus, gpuOK := AsInt(gpuV)
-	var capacity int64
+	var provided int64
 	groups := GPUGroups(c)
 	if len(groups) == 0 && hasGPU && gpuOK && !gpuDyn && gpus > 0 {
 		// No GPU worker at all is the mismatch Ray never recovers from: the
@@ -141,7 +141,7 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 			gpus, r.Origin("cluster.gpus_per_node"))
 	}
 	for _, g := range groups {
-		capacity += g.Nodes
+		provided = capacity.Add(provided, g.Nodes, capacity.MaxNodes)
 		if hasGPU && gpuOK && !gpuDyn && g.GPUsPerWorker != gpus {
 			ds.Errorf(f, fmt.Sprintf("kuberay.training.spec.workerGroupSpecs[%d].template.spec.containers[*].resources.limits[nvidia.com/gpu]", g.Index),
 				"found %d GPUs per worker in group %q; expected %d, the recipe's cluster.gpus_per_node (set by %s)",
@@ -150,17 +150,17 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 	}
 	nodesV, hasNodes, nodesDyn := r.Value("cluster.num_nodes")
 	nodes, nodesOK := AsInt(nodesV)
-	if !hasNodes || !nodesOK || nodesDyn || len(groups) == 0 {
+	if !hasNodes || !nodesOK || nodesDyn || len(groups) == 0 || provided > capacity.MaxNodes {
 		return
 	}
 	field := "kuberay.training.spec.workerGroupSpecs[*].replicas"
 	switch {
-	case nodes > capacity:
+	case nodes > provided:
 		ds.Errorf(f, field, "the training cluster provides %d GPU nodes (replicas × numOfHosts); expected at least %d, the recipe's cluster.num_nodes (set by %s): Ray would wait forever for the missing nodes",
-			capacity, nodes, r.Origin("cluster.num_nodes"))
-	case nodes < capacity:
+			provided, nodes, r.Origin("cluster.num_nodes"))
+	case nodes < provided:
 		ds.Warnf(f, field, "the training cluster provides %d GPU nodes but the recipe's cluster.num_nodes is %d (set by %s): %d nodes will sit idle",
-			capacity, nodes, r.Origin("cluster.num_nodes"), capacity-nodes)
+			provided, nodes, r.Origin("cluster.num_nodes"), provided-nodes)
 	}
 	if col, ok, _ := r.Value("policy.generation.colocated.enabled"); ok && col == false {
 		gn, okN, dynN := r.Value("policy.generation.colocated.resources.num_nodes")
@@ -195,9 +195,48 @@ func megatron(ds *diag.List, f string, r *Recipe) {
 	}
 }
 
+// bounds: node and worker-group counts a cluster can sanely ask for (the
+// limits live in fn/capacity; the builder refuses them too).
+func bounds(ds *diag.List, f string, rc profile.RoleCluster) {
+	c := rc.Cluster
+	if c.Spec == nil {
+		return
+	}
+	base := "kuberay." + rc.Role
+	var nodes, groups int64
+	for i, g := range c.Spec.WorkerGroupSpecs {
+		r, h := int64(0), int64(g.NumOfHosts)
+		if g.Replicas != nil {
+			r = int64(*g.Replicas)
+		}
+		if h <= 0 {
+			h = 1
+		}
+		if r < 0 {
+			ds.Errorf(f, fmt.Sprintf("%s.spec.workerGroupSpecs[%d].replicas", base, i), "found %d; expected 0 or more replicas", r)
+			return
+		}
+		nodes = capacity.Add(nodes, capacity.Mul(r, h, capacity.MaxNodes), capacity.MaxNodes)
+		n := int64(1)
+		if c.SegmentSize != nil && *c.SegmentSize > 0 && r > int64(*c.SegmentSize) {
+			n = r / int64(*c.SegmentSize)
+		}
+		groups = capacity.Add(groups, n, capacity.MaxWorkerGroups)
+	}
+	if c.SegmentSize != nil && *c.SegmentSize > capacity.MaxNodes {
+		ds.Errorf(f, base+".segmentSize", "found %d; expected at most %d (no cluster has more nodes)", *c.SegmentSize, capacity.MaxNodes)
+	}
+	if nodes > capacity.MaxNodes {
+		ds.Errorf(f, base+".spec.workerGroupSpecs[*].replicas", "the worker groups add up to more than %d nodes (replicas × numOfHosts); expected at most %d", capacity.MaxNodes, capacity.MaxNodes)
+	}
+	if groups > capacity.MaxWorkerGroups {
+		ds.Errorf(f, base+".segmentSize", "segmentSize=%d splits the worker groups into more than %d groups; expected at most %d: raise segmentSize", c.SegmentSize.Value(0), capacity.MaxWorkerGroups, capacity.MaxWorkerGroups)
+	}
+}
+
 func segments(ds *diag.List, f string, rc profile.RoleCluster) {
 	c := rc.Cluster
-	if c.SegmentSize == nil || c.Spec == nil || *c.SegmentSize <= 0 {
+	if c.SegmentSize == nil || c.Spec == nil || *c.SegmentSize <= 0 || *c.SegmentSize > capacity.MaxNodes {
 		return
 	}
 	size := int64(*c.SegmentSize)
@@ -351,8 +390,8 @@ func UploadPaths(infra *profile.Infra) []string {
 }
 
 func upload(ds *diag.List, f string, infra *profile.Infra, p build.Params, size UploadSizer) {
-	if infra.Launch.CodeSource != "upload" || p.Mode == build.Dev {
-		return
+	if infra.Launch.CodeSource != "upload" || p.Mode == build.Dev || infra.Kuberay.Training == nil {
+		return // no training job: nothing runs code
 	}
 	ds.Warnf(f, "launch.codeSource", "is upload: a manifest cannot carry a local working dir, so the rendered jobs run the code baked into the image; expected codeSource image or lustre with codePath for a run that is fully described by its manifests")
 	if size == nil {

@@ -6,8 +6,9 @@ type keyDoc struct {
 	example string // YAML
 }
 
-// inert is said of the keys nrl-k8s validates but never renders.
-const inert = " Validated only; changes nothing in the output."
+// inert is said of the keys that change nothing in the output (check warns
+// when they are set, naming where the setting goes: fn/check/inert.go).
+const inert = " Changes nothing in the output; a render warns when it is set."
 
 // keyDocs documents every key of Infra (MissingDocs keeps it complete).
 // <role> is generation, gym or training; <name> is any key you choose.
@@ -15,22 +16,22 @@ var keyDocs = map[string]keyDoc{
 	"namespace":        {"Namespace of every rendered object. Required; --namespace / spec.namespace win; `default` when nothing sets it.", "rl"},
 	"image":            {"Container image set on every container of every RayCluster pod (sidecars too, init containers left alone) and on Deployment containers that name none. Required.", "nvcr.io/nvidia/nemo-rl:v0.5.0"},
 	"imagePullSecrets": {"When non-empty, replaces the pull secrets of every rendered pod (RayCluster, Deployment, dev pod).", "[ngc-pull]"},
-	"rayVersion":       {"Printed by check only; the rendered RayCluster takes spec.rayVersion from kuberay.<role>.spec." + "", "2.52.0"},
+	"rayVersion":       {"Changes nothing in the output (a render warns): write spec.rayVersion in kuberay.<role>.spec.", "2.52.0"},
 	"serviceAccount":   {"When set, becomes serviceAccountName of every RayCluster and Deployment pod.", "nemo-rl"},
 
-	"scheduler":       {"Which scheduler the cluster uses." + inert + " KAI needs schedulerName: kai-scheduler and the kai.scheduler/queue label in the pod templates.", "{kind: kai, queue: team-a}"},
-	"scheduler.kind":  {"kai, kueue or default (case-sensitive)." + inert, "kai"},
-	"scheduler.queue": {"Queue name; required when kind is kai or kueue." + inert, "team-a"},
+	"scheduler":       {"The scheduler. kind kai with a queue puts schedulerName: kai-scheduler on every Ray and Deployment pod that names no scheduler and the kai.scheduler/queue label on every object and pod template; kueue is warned as inert (use kuberay.<role>.labels); default changes nothing.", "{kind: kai, queue: team-a}"},
+	"scheduler.kind":  {"kai, kueue or default (case-sensitive); see scheduler. A pod naming another scheduler is an error under kai.", "kai"},
+	"scheduler.queue": {"KAI (or Kueue) queue; required when kind is kai or kueue. Under kai it is the kai.scheduler/queue label; a different label value already in the specs is an error.", "team-a"},
 
-	"placement":                                 {"Node placement." + inert + " Put nodeSelector, tolerations and affinity into each pod template.", "{nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}}"},
-	"placement.nodeSelector":                    {"Node labels." + inert, "{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}"},
-	"placement.tolerations":                     {"Tolerations; operator defaults to Equal, effect to NoSchedule." + inert, "[{key: nvidia.com/gpu, operator: Exists}]"},
+	"placement":                                 {"Where GPU workers run: nodeSelector and tolerations are added to every worker group whose pods request nvidia.com/gpu, in every cluster (heads and CPU groups are left alone).", "{nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}"},
+	"placement.nodeSelector":                    {"Node labels added to every GPU worker's nodeSelector; a key the spec sets to another value is an error.", "{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}"},
+	"placement.tolerations":                     {"Tolerations added to every GPU worker (identical ones are not repeated); operator defaults to Equal, effect to NoSchedule.", "[{key: nvidia.com/gpu, operator: Exists}]"},
 	"placement.tolerations[].key":               {"Taint key; required.", "nvidia.com/gpu"},
 	"placement.tolerations[].operator":          {"Equal (default) or Exists.", "Exists"},
 	"placement.tolerations[].value":             {"Taint value for operator Equal.", "present"},
 	"placement.tolerations[].effect":            {"NoSchedule (default), PreferNoSchedule or NoExecute.", "NoSchedule"},
 	"placement.tolerations[].tolerationSeconds": {"How long a NoExecute taint is tolerated.", "300"},
-	"placement.affinity":                        {"A Kubernetes affinity, free form." + inert, "{}"},
+	"placement.affinity":                        {"A Kubernetes affinity, free form." + inert + " Write it in the worker templates.", "{}"},
 
 	"networking":                    {"NCCL / Gloo network hints." + inert + " Set NCCL_* variables in the container env instead.", "{nccl_ib_disable: true}"},
 	"networking.hostNetwork":        {"Host networking." + inert, "false"},
@@ -40,23 +41,23 @@ var keyDocs = map[string]keyDoc{
 	"networking.nccl_net":           {"NCCL_NET: Socket, IB or OFI." + inert, "Socket"},
 	"networking.extra_env":          {"More environment variables." + inert + " Values that look like secrets are an error.", "{NCCL_DEBUG: INFO}"},
 
-	"workspace":            {"Where runs keep their working directories." + inert + " Mount the volume in the pod templates.", "{kind: pvc, pvcName: nemo-rl-workspace}"},
+	"workspace":            {"Where runs keep their working directories." + inert + " Mount the volume in the pod templates; only workspace.pvcName is used, as the dev pod's claim.", "{kind: pvc, pvcName: nemo-rl-workspace}"},
 	"workspace.kind":       {"lustre, pvc, hostPath, rayUpload or auto." + inert, "pvc"},
-	"workspace.pvcName":    {"PersistentVolumeClaim; required for kind lustre or pvc. An NFS share is a pvc.", "nemo-rl-workspace"},
+	"workspace.pvcName":    {"PersistentVolumeClaim; required for kind lustre or pvc. The dev pod mounts it unless dev.pvcName is set.", "nemo-rl-workspace"},
 	"workspace.mountPath":  {"Mount path in the pods." + inert, "/mnt/nemo-rl"},
 	"workspace.repoSubdir": {"Subdirectory for per-run checkouts." + inert, "workdirs"},
 	"workspace.size":       {"Requested size." + inert, "1Ti"},
-	"workspace.hostPath":   {"Node directory; required for kind hostPath.", "/data/nemo-rl"},
+	"workspace.hostPath":   {"Node directory; required for kind hostPath." + inert, "/data/nemo-rl"},
 
-	"hf_cache":           {"Hugging Face cache volume." + inert, "{kind: pvc, pvcName: hf-cache}"},
-	"hf_cache.kind":      {"lustre, pvc, emptyDir or none." + inert, "pvc"},
+	"hf_cache":           {"Hugging Face cache: kind pvc or lustre (a PVC) or emptyDir becomes a volume hf-cache mounted at mountPath into every container of every cluster's head and workers; none adds nothing. A volume name or mount path already taken is an error.", "{kind: pvc, pvcName: hf-cache}"},
+	"hf_cache.kind":      {"lustre, pvc, emptyDir or none; see hf_cache.", "pvc"},
 	"hf_cache.pvcName":   {"PersistentVolumeClaim; required for kind lustre or pvc.", "hf-cache"},
-	"hf_cache.mountPath": {"Mount path (HF_HOME)." + inert, "/root/.cache/huggingface"},
+	"hf_cache.mountPath": {"Mount path of the hf-cache volume (set HF_HOME to it in the container env).", "/root/.cache/huggingface"},
 
-	"checkpoints":           {"Checkpoint volume." + inert, "{kind: pvc, pvcName: nemo-rl-checkpoints}"},
-	"checkpoints.kind":      {"lustre, pvc or none." + inert, "pvc"},
+	"checkpoints":           {"Checkpoint volume: kind pvc or lustre becomes a volume checkpoints mounted at mountPath into every container of the training cluster's head and workers; none adds nothing.", "{kind: pvc, pvcName: nemo-rl-checkpoints}"},
+	"checkpoints.kind":      {"lustre, pvc or none; see checkpoints.", "pvc"},
 	"checkpoints.pvcName":   {"PersistentVolumeClaim; required for kind lustre or pvc.", "nemo-rl-checkpoints"},
-	"checkpoints.mountPath": {"Mount path." + inert, "/mnt/nemo-rl/checkpoints"},
+	"checkpoints.mountPath": {"Mount path of the checkpoints volume (point the recipe's checkpointing.checkpoint_dir below it).", "/mnt/nemo-rl/checkpoints"},
 
 	"submit":                    {"How nrl-k8s submits at run time; a render only checks the values.", "{submitter: exec}"},
 	"submit.kind":               {"sdk or rayjob (nrl-k8s runtime).", "rayjob"},
@@ -74,11 +75,13 @@ var keyDocs = map[string]keyDoc{
 	"launch.attach.gym":                      {"Gym cluster to attach to.", "alice-gym"},
 	"launch.attach.training":                 {"Training cluster to attach to.", "alice-train"},
 	"launch.peerWatcher":                     {"Runtime peer watcher (nrl-k8s runtime).", "true"},
-	"launch.entrypoint":                      {"Shell script of the training driver: the RayJob's spec.entrypoint (run overrides are appended to its driver call, whose --config names the recipe). Required to render a job. OmegaConf resolves it: write a shell ${VAR} as \\${VAR}.", "|\n  cd /opt/nemo-rl\n  python -u examples/run_grpo.py --config examples/configs/grpo_math_1B.yaml\n"},
+	"launch.entrypoint":                      {"Shell script of the training driver: the RayJob's spec.entrypoint. Every driver call's --config is pointed at the checked recipe (below launch.recipeRoot); run overrides are appended to the first driver call. Required to render a job. OmegaConf resolves it: write a shell ${VAR} as \\${VAR}.", "|\n  cd /opt/nemo-rl\n  python -u examples/run_grpo.py --config examples/configs/grpo_math_1B.yaml\n"},
 	"launch.env":                             {"Variables exported before the entrypoint of the training job in raycluster mode. Values that look like secrets are an error: use a Secret.", "{NCCL_DEBUG: WARN}"},
 	"launch.rayUploadPaths":                  {"Paths uploaded with codeSource upload (default: nrl-k8s's list); their size is checked against Ray's 100 MiB limit.", "[nemo_rl, examples]"},
 	"launch.codeSource":                      {"upload (Ray working_dir), image (code baked into the image) or lustre (code on a shared volume). image and lustre need codePath.", "image"},
 	"launch.codePath":                        {"Where the code is in the pod for codeSource image or lustre.", "/opt/nemo-rl"},
+	"launch.recipeRoot":                      {"Where NeMo-RL's checkout (examples/configs/...) sits in the pod; default codePath. Every driver call's --config is pointed at the checked recipe below it.", "/opt/nemo-rl"},
+	"launch.recipeSource":                    {"checkout: the driver reads the recipe from the code tree at recipeRoot; configMap: the merged recipe ships with the run in a ConfigMap <rayjob>-recipe mounted in the head (rayjob mode only).", "configMap"},
 	"launch.rayjob":                          {"Fields of the rendered RayJob (nrl-k8s takes them from CLI flags).", "{ttlSecondsAfterFinished: 600}"},
 	"launch.rayjob.name":                     {"RayJob name; default the training cluster's name (--name wins).", "alice-grpo"},
 	"launch.rayjob.submissionMode":           {"RayJob spec.submissionMode. HTTPMode keeps the gang schedulable (K8sJobMode adds a submitter Job).", "HTTPMode"},
@@ -133,8 +136,10 @@ var keyDocs = map[string]keyDoc{
 	"dra.computeDomain":          {"The ComputeDomain (NVIDIA IMEX / multi-node NVLink).", "{numNodes: 0}"},
 	"dra.computeDomain.numNodes": {"ComputeDomain spec.numNodes; 0 lets the driver follow the pods.", "0"},
 
-	"dev":            {"The CPU-only dev pod (--mode dev).", "{image: nvcr.io/nvidia/nemo-rl:v0.5.0, pvcName: rl-workspace}"},
-	"dev.image":      {"Dev pod image.", "nvcr.io/nvidia/nemo-rl:v0.5.0"},
-	"dev.pvcName":    {"Workspace PVC the dev pod mounts.", "rl-workspace"},
-	"dev.secretName": {"Secret the dev pod reads its environment from (optional).", "${user:}-secrets"},
+	"dev":                  {"The CPU-only dev pod (--mode dev); unset keys take the profile's image, imagePullSecrets, serviceAccount and workspace.pvcName.", "{pvcName: rl-workspace}"},
+	"dev.image":            {"Dev pod image; default the profile's image.", "nvcr.io/nvidia/nemo-rl:v0.5.0"},
+	"dev.pvcName":          {"Claim the dev pod mounts; default workspace.pvcName (kind pvc or lustre), else rl-workspace.", "rl-workspace"},
+	"dev.imagePullSecrets": {"Dev pod pull secrets; default the profile's imagePullSecrets.", "[ngc-pull]"},
+	"dev.serviceAccount":   {"Dev pod service account; default the profile's serviceAccount.", "nemo-rl"},
+	"dev.secretName":       {"Secret the dev pod reads its environment from (optional).", "${user:}-secrets"},
 }
