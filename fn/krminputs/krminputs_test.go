@@ -157,7 +157,7 @@ spec:
 	require.NoError(t, err, "%s", stderr.String())
 
 	render := exec.Command(bin, "render", "recipes/examples/configs/recipes/llm/grpo-nano-v2-12b-2n8g-fsdp2tp1.yaml",
-		"--infra", "profiles/h100/grpo-nano-v2-12b-2n8g.h100-nfs.infra.yaml", "--user", "alice", "-n", "rl")
+		"--infra", "profiles/h100/grpo-nano-v2-12b-2n8g.h100-nfs.infra.yaml", "--user", "alice", "-n", "rl", "--name", "h100")
 	render.Dir = root
 	want, err := render.Output()
 	require.NoError(t, err)
