@@ -24,7 +24,6 @@ import (
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
@@ -86,8 +85,8 @@ func Discover(root string) ([]Run, error) {
 func discoverRun(runsDir, name string) Run {
 	r := Run{Name: name, Path: path.Join(runsDir, name, RunFile)}
 	ds := &r.Diags
-	if msgs := validation.IsDNS1123Subdomain(r.Name); len(msgs) > 0 {
-		ds.Errorf(path.Join(runsDir, r.Name), "", "run directory name %q: %s; expected a Kubernetes object name (it names the output file and the NemoRLRun)", r.Name, strings.Join(msgs, "; "))
+	if err := runspec.ValidateName(r.Name); err != nil {
+		ds.Errorf(path.Join(runsDir, r.Name), "", "run directory name %v", err)
 		return r
 	}
 	data, err := source.Disk{}.ReadFile(r.Path)
