@@ -95,6 +95,7 @@ type runFlags struct {
 	namespace string
 	runID     string
 	name      string
+	root      string
 }
 
 func (f *runFlags) register(c *cobra.Command, withMode bool) {
@@ -104,6 +105,7 @@ func (f *runFlags) register(c *cobra.Command, withMode bool) {
 	c.Flags().StringVarP(&f.namespace, "namespace", "n", "", "namespace (overrides the profile's)")
 	c.Flags().StringVar(&f.runID, "run-id", "", "run id: labels the jobs; in raycluster mode names the training job and sets NRL_K8S_RUN_ID")
 	c.Flags().StringVar(&f.name, "name", "", "RayJob name (default: the training cluster's name)")
+	c.Flags().StringVar(&f.root, "root", "", "read input files only inside this directory (regular files; symlinks must resolve inside it); default: no restriction")
 	if withMode {
 		c.Flags().StringVar(&f.mode, "mode", string(build.RayJob), "rayjob | raycluster | dev")
 	} else {
@@ -151,7 +153,13 @@ func (f *runFlags) run(args []string, adjust func(*pipeline.Request)) (*pipeline
 	if adjust != nil {
 		adjust(&req)
 	}
-	return pipeline.Run(recipe.NewLoader(source.Disk{}), req), nil
+	disk := source.Disk{}
+	if f.root != "" {
+		if disk, err = source.Confine(f.root); err != nil {
+			return nil, usageError{fmt.Errorf("--root: %w", err)}
+		}
+	}
+	return pipeline.Run(recipe.NewLoader(disk), req), nil
 }
 
 func cleanPath(p string) string {

@@ -14,8 +14,10 @@
 package renderall
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -24,7 +26,9 @@ import (
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
+	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/parallel"
@@ -55,13 +59,14 @@ type Run struct {
 	Diags diag.List
 }
 
-// Discover lists root/runs/*/run.yaml in name order. A missing runs/
+// Discover lists root/runs/*/run.yaml in name order, reading run files
+// through src (a confined source.Disk in the CLI). A missing runs/
 // directory is an error (rendering an empty set would delete every committed
 // manifest); a directory without run.yaml, an unreadable or invalid run file
-// and a metadata.name that is not the directory name are the run's Diags.
-// Entries that are not directories (a README) and hidden directories are
-// ignored.
-func Discover(root string) ([]Run, error) {
+// and a metadata.name that is not the directory name are the run's Diags,
+// and so is a symlink where a run directory belongs. Entries that are not
+// directories (a README) and hidden directories are ignored.
+func Discover(src source.Source, root string) ([]Run, error) {
 	root = filepath.ToSlash(filepath.Clean(root))
 	runsDir := path.Join(root, RunsDir)
 	entries, err := os.ReadDir(filepath.FromSlash(runsDir))
@@ -73,28 +78,57 @@ func Discover(root string) ([]Run, error) {
 	}
 	var runs []Run
 	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		runs = append(runs, discoverRun(runsDir, e.Name()))
+		if e.Type()&fs.ModeSymlink != 0 {
+			r := Run{Name: e.Name(), Path: path.Join(runsDir, e.Name(), RunFile)}
+			r.Diags.Errorf(path.Join(runsDir, e.Name()), "", "is a symlink; expected a directory holding %s (links are not followed)", RunFile)
+			runs = append(runs, r)
+			continue
+		}
+		if !e.IsDir() {
+			continue
+		}
+		runs = append(runs, discoverRun(src, runsDir, e.Name()))
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
 	return runs, nil
 }
 
-func discoverRun(runsDir, name string) Run {
+// RepoRoot is the directory that confines what render-all reads for dir:
+// the nearest enclosing directory with a .git entry (a git work tree or a
+// linked worktree), else dir itself.
+func RepoRoot(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	for d := abs; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return abs
+		}
+		d = parent
+	}
+}
+
+func discoverRun(src source.Source, runsDir, name string) Run {
 	r := Run{Name: name, Path: path.Join(runsDir, name, RunFile)}
 	ds := &r.Diags
 	if err := runspec.ValidateName(r.Name); err != nil {
 		ds.Errorf(path.Join(runsDir, r.Name), "", "run directory name %v", err)
 		return r
 	}
-	data, err := source.Disk{}.ReadFile(r.Path)
+	data, err := src.ReadFile(r.Path)
 	if err != nil {
 		if errors.Is(err, source.ErrNotFound) {
 			ds.Errorf(r.Path, "", "not found; expected every directory under %s/ to hold a %s %s", RunsDir, runspec.Kind, RunFile)
 		} else {
-			ds.Errorf(r.Path, "", "%v", err)
+			ds.Errorf(r.Path, "", "%v", strings.TrimPrefix(err.Error(), r.Path+": "))
 		}
 		return r
 	}
@@ -207,11 +241,53 @@ type Drift struct {
 	Diff string
 }
 
+// Foreign lists the committed files of runs that no longer exist and that
+// render-all did not write (Written is false): they are not orphans to
+// delete but someone else's files, left alone and reported.
+func Foreign(committed map[string][]byte, res *Result) []string {
+	known := map[string]bool{}
+	for _, n := range res.Runs {
+		known[n] = true
+	}
+	var out []string
+	for n, b := range committed {
+		if !known[n] && !Written(b) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Written reports whether data is a file render-all wrote: one or more
+// documents, every one labelled app.kubernetes.io/managed-by: nrl-k8s (the
+// mark every rendered object carries). Only such files are ever deleted.
+func Written(data []byte) bool {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	docs := 0
+	for {
+		var doc struct {
+			Metadata struct {
+				Labels map[string]any `yaml:"labels"`
+			} `yaml:"metadata"`
+		}
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return docs > 0
+		}
+		if err != nil || doc.Metadata.Labels[build.ManagedByKey] != build.ManagedByValue {
+			return false
+		}
+		docs++
+	}
+}
+
 // Compare lists the output files that differ from the render, in run order.
 // committed maps a run name to its committed file's bytes; outDir is the
 // output directory as shown in diff headers (e.g. "manifests"). Runs that
 // failed are skipped: their committed file is neither stale nor an orphan,
-// only unknown, and the failure itself already fails the command.
+// only unknown, and the failure itself already fails the command. A file
+// without a run is an orphan only when render-all wrote it (Written).
 func Compare(outDir string, committed map[string][]byte, res *Result) []Drift {
 	known := map[string]bool{}
 	for _, n := range res.Runs {
@@ -240,7 +316,7 @@ func Compare(outDir string, committed map[string][]byte, res *Result) []Drift {
 			out = append(out, Drift{Run: n, Change: Stale, File: file, Data: cur, Diff: UnifiedDiff("a/"+file, "b/"+file, old, cur)})
 		case hasNew:
 			out = append(out, Drift{Run: n, Change: Missing, File: file, Data: cur, Diff: UnifiedDiff("/dev/null", "b/"+file, nil, cur)})
-		case !known[n]:
+		case !known[n] && Written(old):
 			out = append(out, Drift{Run: n, Change: Orphan, File: file, Diff: UnifiedDiff("a/"+file, "/dev/null", old, nil)})
 		}
 	}
