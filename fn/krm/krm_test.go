@@ -155,13 +155,23 @@ func TestProcess(t *testing.T) {
 		name:   "previous render output under <run>/ is replaced",
 		config: qwenRun,
 		items: func(t *testing.T) []*yaml.RNode {
-			old := node(t, "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: stale\n")
+			old := node(t, "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: stale\n  labels: {app.kubernetes.io/managed-by: nrl-k8s}\n")
 			require.NoError(t, old.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "qwen3-30b-math-gb300/rayjob_stale.yaml")))
 			mine := node(t, ns)
 			require.NoError(t, mine.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "other-run/ns.yaml")))
 			return append([]*yaml.RNode{old, mine}, notLocal(t, qwenFiles(t))...)
 		},
 		wantIDs: append([]string{"Namespace/team-a"}, qwenItems...),
+	}, {
+		name:   "a run named like a directory of other files renders nothing and keeps them",
+		config: qwenRun,
+		items: func(t *testing.T) []*yaml.RNode {
+			app := node(t, ns)
+			require.NoError(t, app.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "qwen3-30b-math-gb300/ns.yaml")))
+			return append([]*yaml.RNode{app}, notLocal(t, qwenFiles(t))...)
+		},
+		wantErrs: []string{"the package directory qwen3-30b-math-gb300/ holds files that are not this run's output (qwen3-30b-math-gb300/ns.yaml)"},
+		wantIDs:  []string{"Namespace/team-a"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -285,6 +295,7 @@ func TestProcessManyRuns(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		r := strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: run-"+strconv.Itoa(i), 1)
 		r = strings.Replace(r, "  user: alice\n", "  user: alice\n  name: job-"+strconv.Itoa(i)+"\n", 1)
+		r = strings.Replace(r, "  namespace: default\n", "  namespace: ns-"+strconv.Itoa(i)+"\n", 1)
 		items = append(items, node(t, r))
 	}
 	rl := &framework.ResourceList{Items: items}

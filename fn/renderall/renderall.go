@@ -175,6 +175,7 @@ func (r *Result) Failed() []string {
 func Render(src source.Source, runs []Run) *Result {
 	type out struct {
 		data []byte
+		ids  []emit.Doc
 		ok   bool
 		ds   diag.List
 	}
@@ -182,14 +183,22 @@ func Render(src source.Source, runs []Run) *Result {
 		l := recipe.NewLoader(src)
 		return func(i int) out {
 			ds := append(diag.List(nil), runs[i].Diags...)
-			data, ok := renderRun(l, runs[i], &ds)
-			return out{data, ok, ds}
+			data, ids, ok := renderRun(l, runs[i], &ds)
+			return out{data, ids, ok, ds}
 		}
 	})
 	res := &Result{Files: map[string][]byte{}, Diags: map[string]diag.List{}}
+	owners := emit.Owners{}
 	for i, r := range runs {
 		res.Runs = append(res.Runs, r.Name)
 		if outs[i].ok {
+			// In run order: the later of two runs that render one object
+			// fails, naming both.
+			for _, m := range owners.Claim(r.Name, outs[i].ids) {
+				outs[i].ds.Errorf(r.Path, "", "%s", m)
+			}
+		}
+		if outs[i].ok && !outs[i].ds.HasErrors() {
 			res.Files[r.Name] = outs[i].data
 		}
 		if len(outs[i].ds) > 0 {
@@ -199,21 +208,26 @@ func Render(src source.Source, runs []Run) *Result {
 	return res
 }
 
-func renderRun(l *recipe.Loader, r Run, ds *diag.List) ([]byte, bool) {
+func renderRun(l *recipe.Loader, r Run, ds *diag.List) ([]byte, []emit.Doc, bool) {
 	if r.Spec == nil || ds.HasErrors() {
-		return nil, false
+		return nil, nil, false
 	}
 	pr := pipeline.Run(l, r.Spec.Request(r.Path))
 	*ds = append(*ds, pr.Diags...)
 	if pr.Diags.HasErrors() {
-		return nil, false
+		return nil, nil, false
 	}
 	data, err := emit.Stream(pr.Docs)
 	if err != nil {
 		ds.Errorf(r.Path, "", "emit: %v", err)
-		return nil, false
+		return nil, nil, false
 	}
-	return data, true
+	// Identities only: the documents themselves are in data.
+	ids := make([]emit.Doc, len(pr.Docs))
+	for i, d := range pr.Docs {
+		ids[i] = emit.Doc{Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Data: map[string]any{"apiVersion": d.Data["apiVersion"]}}
+	}
+	return data, ids, true
 }
 
 // Change says how a committed file differs from the render.
