@@ -133,6 +133,7 @@ func Run(l *recipe.Loader, req Request) *Result {
 		return res
 	}
 	res.Diags = append(res.Diags, check.Output(prof.File, docs)...)
+	res.Diags = append(res.Diags, check.Secrets(prof.File, docs)...)
 	if res.Diags.HasErrors() {
 		return res
 	}
