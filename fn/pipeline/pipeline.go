@@ -83,6 +83,7 @@ func Run(l *recipe.Loader, req Request) *Result {
 	if res.Diags.HasErrors() {
 		return res
 	}
+	l.StartRun()
 	rec, err := l.Load(req.Recipe)
 	if err != nil {
 		res.Diags = append(res.Diags, diag.FromError(err, req.Recipe)...)

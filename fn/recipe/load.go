@@ -50,6 +50,40 @@ type Loader struct {
 	Src    source.Source
 	cache  map[string]*tree.Map
 	merged map[string]*merged
+	// sizes are the byte sizes of the files read, for the run budget.
+	sizes map[string]int
+	// run is the budget of the current run (StartRun); nil: none.
+	run *budget
+}
+
+// MaxRunInput bounds the bytes of all the files one run reads (recipe,
+// profile, defaults and their chains, each counted once). Parsed and
+// merged, input costs up to ~150 times its size in memory
+// (docs/reliability.md); real runs read tens of kilobytes.
+const MaxRunInput = 4 << 20
+
+// budget is what one run has read so far.
+type budget struct {
+	used  int
+	files map[string]bool
+}
+
+// StartRun starts a new run's input budget (MaxRunInput): files the run
+// reads count once each, cached or not. pipeline.Run calls it; a loader
+// that never starts a run has no budget beyond source.MaxFileSize per file.
+func (l *Loader) StartRun() { l.run = &budget{files: map[string]bool{}} }
+
+// charge counts file against the run's budget.
+func (l *Loader) charge(file string) error {
+	if l.run == nil || l.run.files[file] {
+		return nil
+	}
+	l.run.files[file] = true
+	l.run.used += l.sizes[file]
+	if l.run.used > MaxRunInput {
+		return &Error{File: file, Msg: fmt.Sprintf("the run's input files add up to more than %d bytes with this one; expected a recipe, profile and defaults of at most that much together", MaxRunInput)}
+	}
+	return nil
 }
 
 // merged is one file with its chain applied, and the chain's files.
@@ -60,7 +94,7 @@ type merged struct {
 
 // NewLoader returns a loader over src.
 func NewLoader(src source.Source) *Loader {
-	return &Loader{Src: src, cache: map[string]*tree.Map{}, merged: map[string]*merged{}}
+	return &Loader{Src: src, cache: map[string]*tree.Map{}, merged: map[string]*merged{}, sizes: map[string]int{}}
 }
 
 // Load reads file and everything its `defaults:` chain names. Files lists
@@ -76,10 +110,17 @@ func (l *Loader) Load(file string) (*Loaded, error) {
 // Parse reads one YAML file as a mapping, without following `defaults:`.
 func (l *Loader) Parse(file string) (*tree.Map, error) {
 	if t, ok := l.cache[file]; ok {
+		if err := l.charge(file); err != nil {
+			return nil, err
+		}
 		return tree.Copy(t).(*tree.Map), nil
 	}
 	data, err := l.Src.ReadFile(file)
 	if err != nil {
+		return nil, err
+	}
+	l.sizes[file] = len(data)
+	if err := l.charge(file); err != nil {
 		return nil, err
 	}
 	v, err := tree.Parse(file, data)
@@ -103,6 +144,11 @@ func (l *Loader) load(file string, stack []string) (*merged, error) {
 		}
 	}
 	if done, ok := l.merged[file]; ok {
+		for _, f := range done.files {
+			if err := l.charge(f); err != nil {
+				return nil, err
+			}
+		}
 		return done, nil
 	}
 	if len(stack) >= MaxChain {

@@ -22,10 +22,11 @@ import (
 )
 
 // MaxFileSize bounds any one input file; a recipe or profile is kilobytes
-// (the largest shipped one is under 20 KiB), so anything this large is a
-// mistake, not a config. Parsed and merged, a file costs up to ~250 times
-// its size in memory (docs/reliability.md), so this also bounds memory.
-const MaxFileSize = 4 << 20
+// (the largest shipped one is 26 KB), so anything this large is a mistake,
+// not a config. Parsed and merged, input costs up to ~150 times its size in
+// memory (docs/reliability.md), so this also bounds memory; recipe.
+// MaxRunInput bounds the files of one run together.
+const MaxFileSize = 1 << 20
 
 // ErrNotFound is returned (wrapped) for a file the source does not hold.
 var ErrNotFound = errors.New("file not found")

@@ -125,7 +125,17 @@ func probes() []probe {
 				w.file("configs/big.yaml", recipeYAML+strings.Repeat("# padding padding padding padding\n", 5<<20/34))
 				w.file("runs/big/run.yaml", customRun("big", "../../configs/big.yaml", "../../configs/p.infra.yaml", ""))
 			},
-			want: "configs/big.yaml: over the 4194304-byte limit"},
+			want: "configs/big.yaml: over the 1048576-byte limit"},
+		{name: "a chain of files each under the limit, over the run's budget",
+			setup: func(w *world) {
+				pad := strings.Repeat("# padding padding padding padding\n", 900<<10/34)
+				w.file("configs/c0.yaml", recipeYAML+pad)
+				for i := 1; i < 6; i++ {
+					w.file(fmt.Sprintf("configs/c%d.yaml", i), fmt.Sprintf("defaults: c%d.yaml\n", i-1)+pad)
+				}
+				w.file("runs/chain/run.yaml", customRun("chain", "../../configs/c5.yaml", "../../configs/p.infra.yaml", ""))
+			},
+			want: "the run's input files add up to more than 4194304 bytes"},
 		{name: "duplicate key in a NemoRLRun",
 			setup: func(w *world) {
 				w.file("runs/dup/run.yaml", customRun("dup", "../../configs/r.yaml", "../../configs/p.infra.yaml", "  mode: raycluster\n  mode: dev\n"))
@@ -270,7 +280,7 @@ func TestAllProbesAtOnce(t *testing.T) {
 		require.Less(t, r.took, 10*time.Second, "%v", args)
 		require.Equal(t, before, w.snapshot(), "%v changed something outside manifests/", args)
 		require.NotContains(t, r.stderr, "diamond:", "the diamond renders")
-		for _, want := range []string{"manifests/leak.yaml: is a symlink; refused", "is also rendered by run good", `key "mode" already set`, "over the 4194304-byte limit"} {
+		for _, want := range []string{"manifests/leak.yaml: is a symlink; refused", "is also rendered by run good", `key "mode" already set`, "over the 1048576-byte limit"} {
 			require.Contains(t, r.stderr, want, "%v", args)
 		}
 	}
