@@ -212,7 +212,23 @@ func renderRun(l *recipe.Loader, r Run, ds *diag.List) ([]byte, []emit.Doc, bool
 	if r.Spec == nil || ds.HasErrors() {
 		return nil, nil, false
 	}
-	pr := pipeline.Run(l, r.Spec.Request(r.Path))
+	req := r.Spec.Request(r.Path)
+	if res, ok := l.Src.(resolver); ok {
+		// A path the run names that the source refuses is reported at the
+		// run file's field, before anything is read.
+		for _, f := range []struct{ field, path string }{{"spec.recipe", req.Recipe}, {"spec.profile", req.Profile}, {"spec.defaults", req.UserDefaults}} {
+			if f.path == "" {
+				continue
+			}
+			if _, err := res.Resolve(f.path); err != nil && errors.Is(err, source.ErrRefused) {
+				ds.Errorf(r.Path, f.field, "%v", err)
+			}
+		}
+		if ds.HasErrors() {
+			return nil, nil, false
+		}
+	}
+	pr := pipeline.Run(l, req)
 	*ds = append(*ds, pr.Diags...)
 	if pr.Diags.HasErrors() {
 		return nil, nil, false
@@ -228,6 +244,11 @@ func renderRun(l *recipe.Loader, r Run, ds *diag.List) ([]byte, []emit.Doc, bool
 		ids[i] = emit.Doc{Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Data: map[string]any{"apiVersion": d.Data["apiVersion"]}}
 	}
 	return data, ids, true
+}
+
+// resolver is a source that checks a path before reading it (source.Disk).
+type resolver interface {
+	Resolve(name string) (string, error)
 }
 
 // Change says how a committed file differs from the render.

@@ -35,6 +35,16 @@ var ErrNotFound = errors.New("file not found")
 // outside the root, or not a regular file.
 var ErrRefused = errors.New("refused")
 
+// refusedError is a refusal; its text is the message alone.
+type refusedError struct{ msg string }
+
+func (e *refusedError) Error() string { return e.msg }
+func (e *refusedError) Unwrap() error { return ErrRefused }
+
+func refused(format string, args ...any) error {
+	return &refusedError{fmt.Sprintf(format, args...)}
+}
+
 // Source reads files by cleaned slash path.
 type Source interface {
 	ReadFile(name string) ([]byte, error)
@@ -98,7 +108,8 @@ func (d Disk) Resolve(name string) (string, error) {
 	if d.root == "" {
 		return p, nil
 	}
-	outside := fmt.Errorf("%s: not a file inside the root %s (paths must stay inside the repository; absolute paths, `..` escapes and symlinks out of it are refused): %w", name, d.root, ErrRefused)
+	// The root is not named: the message reads the same on every machine.
+	outside := refused("%s: not a file inside the root; refused: input paths must stay inside the repository (absolute paths, `..` escapes and symlinks out of it are not followed)", name)
 	abs, err := filepath.Abs(p)
 	if err != nil || !Within(d.root, abs) {
 		return "", outside
@@ -137,7 +148,7 @@ func (d Disk) ReadFile(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: is a directory, expected a YAML file", name)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: is a %s, not a regular file; expected a YAML file: %w", name, kind(st.Mode()), ErrRefused)
+		return nil, refused("%s: is a %s, not a regular file; expected a YAML file", name, kind(st.Mode()))
 	}
 	return ReadLimited(name, p)
 }
@@ -156,7 +167,7 @@ func ReadLimited(name, p string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: cannot read: %w", name, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: is a %s, not a regular file; expected a YAML file: %w", name, kind(st.Mode()), ErrRefused)
+		return nil, refused("%s: is a %s, not a regular file; expected a YAML file", name, kind(st.Mode()))
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {

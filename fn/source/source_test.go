@@ -34,12 +34,12 @@ func TestConfine(t *testing.T) {
 	for _, tc := range []struct {
 		name, path, want string
 	}{
-		{"relative escape", in("sub/../../secret.yaml"), "not a file inside the root"},
-		{"absolute outside", filepath.ToSlash(outside), "not a file inside the root"},
-		{"absolute system file", "/etc/passwd", "not a file inside the root"},
-		{"missing system file reads the same", "/etc/no-such-file", "not a file inside the root"},
-		{"link out of the root", in("out-link.yaml"), "not a file inside the root"},
-		{"link to a device", in("zero.yaml"), "not a file inside the root"},
+		{"relative escape", in("sub/../../secret.yaml"), "not a file inside the root; refused"},
+		{"absolute outside", filepath.ToSlash(outside), "not a file inside the root; refused"},
+		{"absolute system file", "/etc/passwd", "not a file inside the root; refused"},
+		{"missing system file reads the same", "/etc/no-such-file", "not a file inside the root; refused"},
+		{"link out of the root", in("out-link.yaml"), "not a file inside the root; refused"},
+		{"link to a device", in("zero.yaml"), "not a file inside the root; refused"},
 		{"dangling link", in("dangling.yaml"), "file not found"},
 		{"over the limit", in("big.yaml"), "over the 1048576-byte limit"},
 		{"a directory", in("sub"), "is a directory"},

@@ -91,29 +91,29 @@ func probes() []probe {
 			setup: func(w *world) {
 				w.file("runs/zero/run.yaml", customRun("zero", "/dev/zero", "../../configs/p.infra.yaml", ""))
 			},
-			want: "/dev/zero: not a file inside the root"},
+			want: "runs/zero/run.yaml: spec.recipe: /dev/zero: not a file inside the root; refused"},
 		{name: "profile is /dev/stdin",
 			setup: func(w *world) {
 				w.file("runs/stdin/run.yaml", customRun("stdin", "../../configs/r.yaml", "/dev/stdin", ""))
 			},
-			want: "/dev/stdin: not a file inside the root"},
+			want: "runs/stdin/run.yaml: spec.profile: /dev/stdin: not a file inside the root; refused"},
 		{name: "user defaults is a host file",
 			setup: func(w *world) {
 				w.file("runs/ud/run.yaml", customRun("ud", "../../configs/r.yaml", "../../configs/p.infra.yaml", "  defaults: "+w.secretFile+"\n"))
 			},
-			want: "not a file inside the root"},
+			want: "runs/ud/run.yaml: spec.defaults: "},
 		{name: "symlink in the repository to a host file",
 			setup: func(w *world) {
 				w.link("configs/s.yaml", w.secretFile)
 				w.file("runs/sl/run.yaml", customRun("sl", "../../configs/s.yaml", "../../configs/p.infra.yaml", ""))
 			},
-			want: "configs/s.yaml: not a file inside the root"},
+			want: "runs/sl/run.yaml: spec.recipe: configs/s.yaml: not a file inside the root; refused"},
 		{name: "symlink in the repository to a device",
 			setup: func(w *world) {
 				w.link("configs/z.yaml", "/dev/zero")
 				w.file("runs/sz/run.yaml", customRun("sz", "../../configs/z.yaml", "../../configs/p.infra.yaml", ""))
 			},
-			want: "configs/z.yaml: not a file inside the root"},
+			want: "runs/sz/run.yaml: spec.recipe: configs/z.yaml: not a file inside the root; refused"},
 		{name: "run file is a symlink to the environment",
 			setup: func(w *world) { w.link("runs/envrun/run.yaml", "/proc/self/environ") },
 			want:  "runs/envrun/run.yaml: not a file inside the root"},
@@ -286,4 +286,21 @@ func TestAllProbesAtOnce(t *testing.T) {
 	}
 	require.FileExists(t, filepath.Join(w.repo, "manifests", "good.yaml"))
 	require.FileExists(t, filepath.Join(w.repo, "manifests", "diamond.yaml"))
+}
+
+// `recipe: /etc/passwd` and a path that exists nowhere read the same: the
+// error is no oracle for which host files exist.
+func TestNoExistenceOracle(t *testing.T) {
+	stderr := func(path, shown string) string {
+		w := newWorld(t)
+		w.file("runs/probe/run.yaml", customRun("probe", path, "../../configs/p.infra.yaml", "  namespace: other\n"))
+		r := w.run("render-all", ".", "--check")
+		require.Equal(t, 1, r.code)
+		return strings.ReplaceAll(r.stderr, shown, "PATH")
+	}
+	exists := stderr("/etc/passwd", "/etc/passwd")
+	require.Contains(t, exists, "spec.recipe: PATH: not a file inside the root; refused")
+	require.Equal(t, exists, stderr("/etc/no-such-file-here", "/etc/no-such-file-here"))
+	require.Equal(t, exists, stderr("../../../host/id_rsa", "../host/id_rsa"))
+	require.Equal(t, exists, stderr("../../../host/nothing", "../host/nothing"))
 }
