@@ -81,7 +81,7 @@ func readRender(p string) (review.Render, bool, error) {
 	out := review.Render{}
 	from := map[string]string{}
 	add := func(file string) error {
-		data, err := source.ReadLimited(filepath.ToSlash(file), file)
+		data, err := source.ReadLimited(filepath.ToSlash(file), file, source.MaxRenderSize)
 		if err != nil {
 			return err
 		}

@@ -244,7 +244,7 @@ func readManifests(out string) (map[string][]byte, []refusedFile, error) {
 			continue
 		}
 		p := filepath.Join(out, e.Name())
-		b, err := source.ReadLimited(filepath.ToSlash(p), p)
+		b, err := source.ReadLimited(filepath.ToSlash(p), p, source.MaxRenderSize)
 		if err != nil {
 			if errors.Is(err, source.ErrRefused) {
 				refused = append(refused, refusedFile{name, "is not a regular file"})

@@ -150,13 +150,19 @@ func (d Disk) ReadFile(name string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, refused("%s: is a %s, not a regular file; expected a YAML file", name, kind(st.Mode()))
 	}
-	return ReadLimited(name, p)
+	return ReadLimited(name, p, MaxFileSize)
 }
 
-// ReadLimited reads at most MaxFileSize bytes of the regular file p, failing
-// when there is more; name is how errors show it. Opening refuses anything
-// that has become a non-regular file since it was checked.
-func ReadLimited(name, p string) ([]byte, error) {
+// MaxRenderSize bounds a rendered manifest file read back (render-all's
+// committed output, diff's inputs): a render is larger than its inputs
+// (1,000 worker groups are a few MB), yet must not be a way to exhaust
+// the runner either.
+const MaxRenderSize = 64 << 20
+
+// ReadLimited reads at most max bytes of the regular file p, failing when
+// there is more; name is how errors show it. Opening refuses anything that
+// has become a non-regular file since it was checked.
+func ReadLimited(name, p string, max int) ([]byte, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|nonBlock, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read: %w", name, errors.Unwrap(err))
@@ -169,12 +175,12 @@ func ReadLimited(name, p string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, refused("%s: is a %s, not a regular file; expected a YAML file", name, kind(st.Mode()))
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read: %w", name, err)
 	}
-	if len(b) > MaxFileSize {
-		return nil, fmt.Errorf("%s: over the %d-byte limit for an input file", name, MaxFileSize)
+	if len(b) > max {
+		return nil, fmt.Errorf("%s: over the %d-byte limit for an input file", name, max)
 	}
 	return b, nil
 }
