@@ -91,6 +91,36 @@ func TestProcess(t *testing.T) {
 		wantErrs:  []string{`spec.profile: no input file "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"`},
 		wantField: "spec.profile",
 	}, {
+		name:   "two runs rendering one object: the later fails, naming both",
+		config: qwenRun,
+		items: func(t *testing.T) []*yaml.RNode {
+			twin := strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: twin", 1)
+			return append(notLocal(t, qwenFiles(t)), node(t, twin))
+		},
+		wantIDs: qwenItems,
+		wantErrs: []string{
+			"run twin: ComputeDomain default/compute-domain-alice-raycluster-qwen3-30b-math-gb300-training is also rendered by run qwen3-30b-math-gb300; expected runs qwen3-30b-math-gb300 and twin to render distinct objects",
+			"run twin: RayJob default/alice-raycluster-qwen3-30b-math-gb300 is also rendered by run qwen3-30b-math-gb300",
+			"run twin: ResourceClaimTemplate default/",
+		},
+	}, {
+		name:      "a run name that is not an object name",
+		config:    strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: Bad Name!", 1),
+		items:     func(t *testing.T) []*yaml.RNode { return nil },
+		wantErrs:  []string{`metadata.name: "Bad Name!": a lowercase RFC 1123 subdomain`},
+		wantField: "metadata.name",
+	}, {
+		name:      "the reserved run name inputs",
+		config:    strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: inputs", 1),
+		items:     func(t *testing.T) []*yaml.RNode { return nil },
+		wantErrs:  []string{`metadata.name: "inputs" is reserved`},
+		wantField: "metadata.name",
+	}, {
+		name:     "a NemoRLRun key given twice",
+		config:   strings.Replace(qwenRun, "  user: alice\n", "  user: alice\n  user: bob\n", 1),
+		items:    func(t *testing.T) []*yaml.RNode { return nil },
+		wantErrs: []string{`key "user" already set`},
+	}, {
 		name:      "missing user",
 		config:    strings.Replace(qwenRun, "  user: alice\n", "", 1),
 		items:     func(t *testing.T) []*yaml.RNode { return nil },
