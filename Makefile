@@ -3,7 +3,7 @@ GO        ?= go
 BIN       := bin/nrl-k8s
 VERSION   ?= v0.1.0
 IMAGE     ?= ghcr.io/nemo-rl-krm/nrl-k8s:$(VERSION)
-EXAMPLES  := ../shared/nemo-rl-examples
+EXAMPLES  := testdata/nemo-rl
 LDFLAGS   := -s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/cli.Version=$(VERSION)
 TOOLS_ENV  = $(shell ./hack/tools.sh)
 

@@ -94,6 +94,10 @@ func submitJob(in *profile.Infra, c *profile.Cluster, name, entrypoint string, l
 			SubmissionMode:  rayv1.JobSubmissionMode(in.Launch.RayJob.SubmissionMode),
 			ClusterSelector: map[string]string{"ray.io/cluster": c.Name},
 			// The cluster outlives the job: never shut it down from here.
+			// No TTL either: KubeRay deletes nothing for a clusterSelector
+			// job (its controller returns before any deletion policy), so
+			// the object stays, with its status, until the user deletes
+			// it; and KubeRay refuses a TTL without shutdownAfterJobFinishes.
 			ShutdownAfterJobFinishes: false,
 		},
 	}
@@ -159,7 +163,6 @@ func newTrainingJob(in *profile.Infra, c *profile.Cluster, p Params) (*rayv1.Ray
 		labels[k] = v
 	}
 	job := submitJob(in, c, name, ep, labels)
-	job.Spec.TTLSecondsAfterFinished = int32(in.Launch.RayJob.TTLSecondsAfterFinished)
 	if p.RunID != "" {
 		job.Spec.JobId = p.RunID
 	}

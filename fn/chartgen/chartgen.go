@@ -82,9 +82,9 @@ const (
 func nameRule(kind string) (max int, pattern string) {
 	switch kind {
 	case "RayCluster":
-		return 53, dns1035 // KubeRay utils.MaxRayClusterNameLength
+		return check.MaxRayClusterName, dns1035
 	case "RayJob":
-		return 47, dns1035 // KubeRay utils.MaxRayJobNameLength
+		return check.MaxRayJobName, dns1035
 	}
 	return 253, dns1123Sub
 }

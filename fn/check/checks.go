@@ -133,7 +133,15 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 	gpuV, hasGPU, gpuDyn := r.Value("cluster.gpus_per_node")
 	gpus, gpuOK := AsInt(gpuV)
 	var capacity int64
-	for _, g := range GPUGroups(c) {
+	groups := GPUGroups(c)
+	if len(groups) == 0 && hasGPU && gpuOK && !gpuDyn && gpus > 0 {
+		// No GPU worker at all is the mismatch Ray never recovers from: the
+		// driver waits for GPUs that no pod requests.
+		ds.Errorf(f, "kuberay.training.spec.workerGroupSpecs[*].template.spec.containers[*].resources.limits[nvidia.com/gpu]",
+			"found no training worker group requesting nvidia.com/gpu; expected %d GPUs per worker, the recipe's cluster.gpus_per_node (set by %s)",
+			gpus, r.Origin("cluster.gpus_per_node"))
+	}
+	for _, g := range groups {
 		capacity += g.Nodes
 		if hasGPU && gpuOK && !gpuDyn && g.GPUsPerWorker != gpus {
 			ds.Errorf(f, fmt.Sprintf("kuberay.training.spec.workerGroupSpecs[%d].template.spec.containers[*].resources.limits[nvidia.com/gpu]", g.Index),
@@ -143,7 +151,7 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 	}
 	nodesV, hasNodes, nodesDyn := r.Value("cluster.num_nodes")
 	nodes, nodesOK := AsInt(nodesV)
-	if !hasNodes || !nodesOK || nodesDyn || capacity == 0 {
+	if !hasNodes || !nodesOK || nodesDyn || len(groups) == 0 {
 		return
 	}
 	field := "kuberay.training.spec.workerGroupSpecs[*].replicas"

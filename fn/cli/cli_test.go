@@ -21,7 +21,7 @@ func runCLI(args ...string) (int, string, string) {
 
 func qwen(t *testing.T) (string, string) {
 	root := testenv.RepoRoot(t)
-	return filepath.Join(root, "recipes/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"),
+	return filepath.Join(root, "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"),
 		filepath.Join(root, "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml")
 }
 

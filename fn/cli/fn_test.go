@@ -22,7 +22,7 @@ func TestFnCommand(t *testing.T) {
 		{name: "renders", fixture: "qwen-rayjob", wantCode: ExitOK},
 		{name: "kpt package", fixture: "kpt-package", wantCode: ExitOK},
 		{name: "error result fails", fixture: "bad-run", wantCode: ExitError, stderr: `unknown field "spec.recipee"`},
-		{name: "missing base file fails", fixture: "missing-base-file", wantCode: ExitError, stderr: "base file recipes/grpo_math_1B.yaml not found"},
+		{name: "missing base file fails", fixture: "missing-base-file", wantCode: ExitError, stderr: "base file recipes/examples/configs/grpo_math_1B.yaml not found"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

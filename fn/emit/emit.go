@@ -8,12 +8,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
-	"unicode/utf8"
 
-	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
 )
 
@@ -94,9 +90,13 @@ func Prune(v any) {
 	}
 }
 
-// kindOrder is Helm's install order (releaseutil.InstallOrder) for the kinds
-// we emit; kinds Helm does not know follow, alphabetically. Using Helm's
+// kindOrder is Helm v3.21.4's install order (releaseutil.InstallOrder);
+// kinds Helm does not know follow, alphabetically, as in Helm. Using Helm's
 // order everywhere keeps `helm template` and `nrl-k8s render` identical.
+// A copy, not an import: releaseutil imports chartutil, which imports
+// client-go's scheme, whose package init costs every nrl-k8s process about
+// 8 ms (GODEBUG=inittrace=1). TestKindOrderIsHelms holds it equal to the
+// pinned Helm's list.
 var kindOrder = []string{
 	"PriorityClass", "Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange",
 	"PodSecurityPolicy", "PodDisruptionBudget", "ServiceAccount", "Secret", "SecretList",
@@ -105,7 +105,7 @@ var kindOrder = []string{
 	"ClusterRoleBindingList", "Role", "RoleList", "RoleBinding", "RoleBindingList",
 	"Service", "DaemonSet", "Pod", "ReplicationController", "ReplicaSet", "Deployment",
 	"HorizontalPodAutoscaler", "StatefulSet", "Job", "CronJob", "IngressClass", "Ingress",
-	"APIService", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
+	"APIService",
 }
 
 var kindRank = func() map[string]int {
@@ -136,102 +136,10 @@ func Order(docs []Doc) {
 	})
 }
 
-// Marshal writes one document as YAML: exactly the bytes
-// sigs.k8s.io/yaml.Marshal (Helm's toYaml) writes for d.Data, sorted keys
-// included. That function encodes to JSON, has yaml.v2 parse the JSON back
-// and encodes the result with yaml.v2; the data here is already what a
-// JSON decode gives, so only its numbers need yaml.v2's reading of their
-// JSON text (yamlValue), and the encoding is the same yaml.v2 call. The
-// round trip was a third of a render's time. Data the shortcut does not
-// cover (other types; strings the round trip would change or refuse, see
-// readsBack) takes the round trip itself, so the two never differ.
+// Marshal writes one document as YAML with sigs.k8s.io/yaml.Marshal,
+// Helm's toYaml: the function that makes the chart and the CLI byte-identical.
 func Marshal(d Doc) ([]byte, error) {
-	if v, ok := yamlValue(d.Data); ok {
-		return yamlv2.Marshal(v)
-	}
 	return yaml.Marshal(d.Data)
-}
-
-// yamlValue is v as yaml.v2 decodes v's JSON encoding, for the values a
-// JSON decode into any produces; ok is false for anything else.
-func yamlValue(v any) (any, bool) {
-	switch t := v.(type) {
-	case nil, bool:
-		return t, true
-	case string:
-		return t, readsBack(t)
-	case float64:
-		return jsonNumber(t)
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			var ok bool
-			if out[i], ok = yamlValue(e); !ok {
-				return nil, false
-			}
-		}
-		return out, true
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			c, ok := yamlValue(e)
-			if !ok || !readsBack(k) {
-				return nil, false
-			}
-			out[k] = c
-		}
-		return out, true
-	}
-	return nil, false
-}
-
-// readsBack reports whether s survives the round trip unchanged: valid
-// UTF-8 (encoding/json rewrites invalid bytes) and none of the characters
-// yaml.v2's reader refuses ("control characters are not allowed") that
-// JSON leaves unescaped: U+007F to U+009F except U+0085, U+FFFE, U+FFFF.
-func readsBack(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < utf8.RuneSelf && s[i] != 0x7f {
-			continue
-		}
-		for _, r := range s[i:] {
-			switch {
-			case r == utf8.RuneError || r == 0xFFFE || r == 0xFFFF:
-				return false // invalid bytes, or a real U+FFFD (rare): the round trip handles both
-			case r >= 0x7f && r <= 0x9f && r != 0x85:
-				return false
-			}
-		}
-		return utf8.ValidString(s[i:])
-	}
-	return true
-}
-
-// jsonNumber is what yaml.v2 makes of encoding/json's text for f: an int
-// when the text parses as one, else a uint64, else a float64 (yaml.v2's
-// resolve, in that order). NaN and infinities have no JSON form.
-func jsonNumber(f float64) (any, bool) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, false
-	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return nil, false
-	}
-	s := string(b)
-	if i, err := strconv.ParseInt(s, 0, 64); err == nil {
-		if i == int64(int(i)) {
-			return int(i), true
-		}
-		return i, true
-	}
-	if u, err := strconv.ParseUint(s, 0, 64); err == nil {
-		return u, true
-	}
-	if g, err := strconv.ParseFloat(s, 64); err == nil {
-		return g, true
-	}
-	return nil, false
 }
 
 // Stream writes documents, each introduced by `---`.

@@ -20,7 +20,7 @@ var interpRE = regexp.MustCompile(`[^\s"']*\$\{[^\n]*`)
 func seedStrings(f *testing.F) []string {
 	root := testenv.RepoRoot(f)
 	files, _ := filepath.Glob(filepath.Join(root, "profiles", "*", "*.yaml"))
-	more, _ := filepath.Glob(filepath.Join(root, "recipes", "*.yaml"))
+	more, _ := filepath.Glob(filepath.Join(root, "recipes", "examples", "configs", "*.yaml"))
 	seen := map[string]bool{}
 	var out []string
 	for _, file := range append(files, more...) {

@@ -1,7 +1,7 @@
 // Package interp resolves OmegaConf-style interpolations in a tree: `${a.b}`,
 // relative `${.x}` / `${..x}`, resolver calls `${name:arg,...}` and the escape
 // `\${X}` that yields a literal `${X}` (how entrypoints keep shell variables
-// for the pod). The rules follow NRL_K8S_BEHAVIOUR.md §2.5.
+// for the pod). The rules follow docs/nrl-k8s.md §2.5.
 package interp
 
 import (

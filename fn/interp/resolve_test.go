@@ -20,7 +20,7 @@ func resolveAt(t *testing.T, doc, path string, env map[string]string) (any, erro
 	return r.Value(tree.ParsePath(path))
 }
 
-// NRL_K8S_BEHAVIOUR.md §2.5, rule by rule.
+// docs/nrl-k8s.md §2.5, rule by rule.
 func TestInterpolationRules(t *testing.T) {
 	cases := []struct {
 		name, doc, path string

@@ -98,9 +98,9 @@ func renderExample(t *testing.T) []byte {
 	bin := nrlK8s(t)
 	var all bytes.Buffer
 	for _, args := range [][]string{
-		{"render", "recipes/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
+		{"render", "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
 			"--infra", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml", "--user", "alice", "-n", "default"},
-		{"render", "recipes/grpo_ultra_64n4g_pipeclean.yaml", "--infra", "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml",
+		{"render", "recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml", "--infra", "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml",
 			"--mode", "raycluster", "--run-id", "pc1", "--user", "alice", "-n", "default"},
 	} {
 		cmd := exec.Command(bin, args...)
@@ -219,7 +219,7 @@ func TestKptRender(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(dir, "qwen3-30b-math-gb300"))
 	require.NoError(t, err)
 	require.Len(t, entries, 3)
-	cmd := exec.Command(nrlK8s(t), "render", "recipes/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
+	cmd := exec.Command(nrlK8s(t), "render", "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
 		"--infra", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml", "--user", "alice", "-n", "default")
 	cmd.Dir = repoRoot
 	want, err := cmd.Output()

@@ -45,8 +45,8 @@ func goldenInputs(t *testing.T) map[string][]byte {
 	)
 
 	multi := []*yaml.RNode{
-		filesCM(t, "nrl-recipes", "recipes", "grpo_math_1B.yaml", "grpo_ultra_64n4g_pipeclean.yaml"),
-		filesCM(t, "nrl-recipes-llm-performance", "recipes/recipes/llm/performance",
+		filesCM(t, "nrl-recipes", "recipes/examples/configs", "grpo_math_1B.yaml", "grpo_ultra_64n4g_pipeclean.yaml"),
+		filesCM(t, "nrl-recipes-llm-performance", "recipes/examples/configs/recipes/llm/performance",
 			"grpo-qwen3-30ba3b-4n4g-async-1off.yaml", "grpo-qwen3-30ba3b-4n4g.yaml"),
 		filesCM(t, "nrl-profiles-gb300", "profiles/gb300",
 			"qwen3_30b_math_4n_4gpu.gb300.infra.yaml", "ultra_64n_pipeclean.gb300.infra.yaml"),

@@ -38,8 +38,8 @@ func filesCM(t testing.TB, name, dir string, names ...string) *yaml.RNode {
 // Input ConfigMaps of the shipped examples.
 func qwenFiles(t testing.TB) []*yaml.RNode {
 	return []*yaml.RNode{
-		filesCM(t, "nrl-recipes", "recipes", "grpo_math_1B.yaml"),
-		filesCM(t, "nrl-recipes-llm-performance", "recipes/recipes/llm/performance",
+		filesCM(t, "nrl-recipes", "recipes/examples/configs", "grpo_math_1B.yaml"),
+		filesCM(t, "nrl-recipes-llm-performance", "recipes/examples/configs/recipes/llm/performance",
 			"grpo-qwen3-30ba3b-4n4g-async-1off.yaml", "grpo-qwen3-30ba3b-4n4g.yaml"),
 		filesCM(t, "nrl-profiles-gb300", "profiles/gb300", "qwen3_30b_math_4n_4gpu.gb300.infra.yaml"),
 	}
@@ -47,7 +47,7 @@ func qwenFiles(t testing.TB) []*yaml.RNode {
 
 func ultraFiles(t testing.TB, profile string) []*yaml.RNode {
 	return []*yaml.RNode{
-		filesCM(t, "nrl-recipes", "recipes", "grpo_ultra_64n4g_pipeclean.yaml"),
+		filesCM(t, "nrl-recipes", "recipes/examples/configs", "grpo_ultra_64n4g_pipeclean.yaml"),
 		filesCM(t, "nrl-profiles-gb300", "profiles/gb300", profile),
 	}
 }
@@ -64,7 +64,7 @@ kind: NemoRLRun
 metadata:
   name: qwen3-30b-math-gb300
 spec:
-  recipe: recipes/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml
+  recipe: recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml
   profile: profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml
   user: alice
   namespace: default
@@ -75,7 +75,7 @@ kind: NemoRLRun
 metadata:
   name: ultra-64n-gb300
 spec:
-  recipe: recipes/grpo_ultra_64n4g_pipeclean.yaml
+  recipe: recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml
   profile: profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml
   mode: raycluster
   runId: pc1

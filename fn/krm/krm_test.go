@@ -82,7 +82,7 @@ func TestProcess(t *testing.T) {
 		config:    qwenRun,
 		items:     func(t *testing.T) []*yaml.RNode { return qwenFiles(t)[2:] },
 		wantIDs:   []string{"ConfigMap/nrl-profiles-gb300"},
-		wantErrs:  []string{`spec.recipe: no input file "recipes/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"; expected a ConfigMap annotated nemo-rl.nvidia.com/files-dir: recipes/recipes/llm/performance`},
+		wantErrs:  []string{`spec.recipe: no input file "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"; expected a ConfigMap annotated nemo-rl.nvidia.com/files-dir: recipes/examples/configs/recipes/llm/performance`},
 		wantField: "spec.recipe",
 	}, {
 		name:      "missing profile names spec.profile",
@@ -156,10 +156,10 @@ func TestProcess(t *testing.T) {
 		config: qwenRun,
 		items: func(t *testing.T) []*yaml.RNode {
 			items := notLocal(t, qwenFiles(t)[1:])
-			base := filesCM(t, "base", "recipes", "grpo_math_1B.yaml")
+			base := filesCM(t, "base", "recipes/examples/configs", "grpo_math_1B.yaml")
 			require.NoError(t, base.PipeE(yaml.ClearAnnotation(krm.FilesDirAnnotation)))
 			require.NoError(t, base.PipeE(yaml.ClearAnnotation(krm.LocalConfigAnnotation)))
-			require.NoError(t, base.PipeE(yaml.SetAnnotation(krm.FileAnnotation, "recipes/grpo_math_1B.yaml")))
+			require.NoError(t, base.PipeE(yaml.SetAnnotation(krm.FileAnnotation, "recipes/examples/configs/grpo_math_1B.yaml")))
 			return append(items, base)
 		},
 		wantIDs: qwenItems,

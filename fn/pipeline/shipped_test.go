@@ -16,21 +16,22 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
-// Shipped is one of NeMo-RL's three GB300 examples and its recipe.
+// Shipped is one of NeMo-RL's three GB300 examples and its recipe: the
+// repository's copies (profiles/gb300 are NeMo-RL's files unchanged).
 type shipped struct{ name, recipe, profile string }
 
 func shippedCases(t *testing.T) []shipped {
-	ex := testenv.Examples(t)
-	j := func(p string) string { return filepath.ToSlash(filepath.Join(ex, p)) }
+	root := testenv.RepoRoot(t)
+	j := func(p string) string { return filepath.ToSlash(filepath.Join(root, p)) }
 	return []shipped{
-		{"qwen3_30b_math_4n_4gpu", j("configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"), j("infra/qwen3_30b_math_4n_4gpu.gb300.infra.yaml")},
-		{"ultra_48n_pipeclean", j("configs/grpo_ultra_64n4g_pipeclean.yaml"), j("infra/ultra_48n_pipeclean.gb300.infra.yaml")},
-		{"ultra_64n_pipeclean", j("configs/grpo_ultra_64n4g_pipeclean.yaml"), j("infra/ultra_64n_pipeclean.gb300.infra.yaml")},
+		{"qwen3_30b_math_4n_4gpu", j("recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"), j("profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml")},
+		{"ultra_48n_pipeclean", j("recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml"), j("profiles/gb300/ultra_48n_pipeclean.gb300.infra.yaml")},
+		{"ultra_64n_pipeclean", j("recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml"), j("profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml")},
 	}
 }
 
 func referenceEntrypoint(t *testing.T, name string) string {
-	b, err := os.ReadFile(filepath.Join(testenv.Examples(t), "reference", name+".rayjob-dryrun.yaml"))
+	b, err := os.ReadFile(filepath.Join(testenv.Reference(t), name+".rayjob-dryrun.yaml"))
 	require.NoError(t, err)
 	var ref struct {
 		Spec struct {

@@ -19,11 +19,11 @@ import (
 // pairs are the shipped profiles with the recipes they are meant for, so
 // that seeds render all the way through build and emit.
 var pairs = []struct{ recipe, profile string }{
-	{"recipes/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"},
-	{"recipes/grpo_ultra_64n4g_pipeclean.yaml", "profiles/gb300/ultra_48n_pipeclean.gb300.infra.yaml"},
-	{"recipes/grpo_ultra_64n4g_pipeclean.yaml", "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"},
-	{"recipes/grpo_math_1B.yaml", "tests/golden/disaggregated/disagg.gb300.infra.yaml"},
-	{"recipes/recipes/llm/grpo-qwen2.5-math-1.5b-instruct-1n8g-fsdp2tp1.v3-tq_simple.yaml", "tests/golden/upload-no-dra/single.infra.yaml"},
+	{"recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"},
+	{"recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml", "profiles/gb300/ultra_48n_pipeclean.gb300.infra.yaml"},
+	{"recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml", "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"},
+	{"recipes/examples/configs/grpo_math_1B.yaml", "tests/golden/disaggregated/disagg.gb300.infra.yaml"},
+	{"recipes/examples/configs/recipes/llm/grpo-qwen2.5-math-1.5b-instruct-1n8g-fsdp2tp1.v3-tq_simple.yaml", "tests/golden/upload-no-dra/single.infra.yaml"},
 }
 
 // recipes holds every shipped recipe in memory by repo path.

@@ -29,7 +29,7 @@ var parsedDefaults = sync.OnceValues(func() (any, error) {
 // nrl-k8s asks the kubeconfig; a render must not depend on the machine.
 const DefaultNamespace = "default"
 
-// Input names the layers of a profile, lowest first (NRL_K8S_BEHAVIOUR.md §2.4).
+// Input names the layers of a profile, lowest first (docs/nrl-k8s.md §2.4).
 type Input struct {
 	Loader *recipe.Loader
 	// UserDefaults is an optional user defaults file (layer 2).

@@ -1,4 +1,4 @@
-// Package profile is the typed infra profile (NRL_K8S_BEHAVIOUR.md §3): every
+// Package profile is the typed infra profile (docs/nrl-k8s.md §3): every
 // key nrl-k8s accepts, with its defaults, plus the few we add (DRA device
 // settings, RayJob knobs, dev pod). Embedded Kubernetes specs decode into
 // the real KubeRay / Kubernetes types so a typo inside them is caught too.

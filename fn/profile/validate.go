@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
@@ -113,6 +115,9 @@ func validate(file string, in *Infra) diag.List {
 		if c.SegmentSize != nil && *c.SegmentSize <= 0 {
 			ds.Errorf(file, f+".segmentSize", "found %d; expected an integer greater than 0", *c.SegmentSize)
 		}
+		if c.Spec != nil {
+			validateCounts(&ds, file, f+".spec", c.Spec)
+		}
 		if c.Daemon != nil && strings.TrimSpace(c.Daemon.Entrypoint) == "" {
 			ds.Errorf(file, f+".daemon.entrypoint", "is required when daemon is set")
 		}
@@ -135,6 +140,22 @@ func validate(file string, in *Infra) diag.List {
 		}
 	}
 	return ds
+}
+
+// validateCounts refuses negative worker counts here, with the profile's
+// field path, before any capacity arithmetic reads them.
+func validateCounts(ds *diag.List, file, f string, spec *rayv1.RayClusterSpec) {
+	for i, g := range spec.WorkerGroupSpecs {
+		gf := fmt.Sprintf("%s.workerGroupSpecs[%d]", f, i)
+		for _, c := range []struct {
+			name string
+			v    *int32
+		}{{"replicas", g.Replicas}, {"minReplicas", g.MinReplicas}, {"maxReplicas", g.MaxReplicas}, {"numOfHosts", &g.NumOfHosts}} {
+			if c.v != nil && *c.v < 0 {
+				ds.Errorf(file, gf+"."+c.name, "found %d; expected 0 or more", *c.v)
+			}
+		}
+	}
 }
 
 func validateDRA(ds *diag.List, file, f string, d *DRA) {

@@ -17,7 +17,7 @@ import (
 
 // fuzzDirs are where the fuzzed recipe is placed, so that the shipped
 // `defaults:` chains (../../grpo_math_1B.yaml and the like) resolve.
-var fuzzDirs = []string{"recipes", "recipes/recipes/llm", "recipes/recipes/llm/performance"}
+var fuzzDirs = []string{"recipes/examples/configs", "recipes/examples/configs/recipes/llm", "recipes/examples/configs/recipes/llm/performance"}
 
 // shippedRecipes holds every shipped recipe in memory by repo path.
 func shippedRecipes(f *testing.F) source.Memory {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -37,80 +38,139 @@ func yamlFiles(t *testing.T, root string) []string {
 	return out
 }
 
-// outsideBases are the recipes whose `defaults:` name a base outside
-// examples/configs (NeMo-RL's examples/modelopt and examples/nemo_gym), which
-// the shared copy does not carry. They must fail for exactly that reason,
-// naming the base as it lies in a NeMo-RL checkout.
-var outsideBases = map[string]string{
-	"recipes/llm/distillation-nano3-30ba3b-4n4g-megatron-qa-nvfp4-modelopt-spec.yaml":                           "examples/modelopt/qa_distillation_nano3_megatron.yaml",
-	"recipes/llm/distillation-qwen3-1.7b-1n8g-megatron-qa-nvfp4.yaml":                                           "examples/modelopt/qa_distillation_math_megatron.yaml",
-	"recipes/llm/gdpo-qwen2.5-1.5b-1n8g-gym-multireward.yaml":                                                   "nemo_gym/gdpo_example_tool_call_multireward.yaml",
-	"recipes/llm/grpo-nanov3-30BA3B-2n8g-megatron_generation-async-gym.yaml":                                    "nemo_gym/grpo_nanov3.yaml",
-	"recipes/llm/grpo-nanov3-30ba3b-3n8g-megatron-dynamo-swe1.yaml":                                             "nemo_gym/grpo_nanov3.yaml",
-	"recipes/llm/grpo-nanov3-30ba3b-4n4g-megatron-qa-nvfp4-w4a16-real.yaml":                                     "examples/modelopt/qa_grpo_nano3_megatron.yaml",
-	"recipes/llm/grpo-qwen3-1.7b-1n8g-megatron-super-swe1.yaml":                                                 "nemo_gym/nemotron-3-super/stage2_swe1.yaml",
-	"recipes/llm/grpo-qwen3-1.7b-2n8g-megatron-super-rlhf.yaml":                                                 "nemo_gym/nemotron-3-super/stage3_rlhf.yaml",
-	"recipes/llm/grpo-qwen3-1.7b-6n8g-megatron-super-rlvr.yaml":                                                 "nemo_gym/nemotron-3-super/stage1_rlvr.yaml",
-	"recipes/llm/grpo-qwen3-30ba3b-4n4g-megatron-qa-nvfp4-w4a4-real.yaml":                                       "examples/modelopt/qa_grpo_qwen3_30ba3b_megatron.yaml",
-	"recipes/llm/grpo-qwen3-30ba3b-4n8g-megatron-qa-nvfp4.yaml":                                                 "examples/modelopt/qa_grpo_qwen3_30ba3b_megatron.yaml",
-	"recipes/llm/grpo-qwen3-30ba3b-thinking-swe1-16n8g-megatron-cp2-r3-async-gym.yaml":                          "nemo_gym/grpo_qwen3_30ba3b_thinking_swe1.yaml",
-	"recipes/vlm/mopd-nemotron-super-omni-120ba12b-10n8g-megatron-tp8ep16cp2-async-gym.v1.yaml":                 "nemo_gym/grpo_nanov3.yaml",
-	"recipes/vlm/mopd-nemotron-super-omni-120ba12b-4n8g-smoke.v1.yaml":                                          "nemo_gym/grpo_nanov3.yaml",
-	"recipes/vlm/vlm_grpo-nemotron-omni-30ba3b-16n8g-megatron-tp4ep4-async-gym-video.v1.yaml":                   "nemo_gym/grpo_nanov3.yaml",
-	"recipes/vlm/vlm_grpo-nemotron-omni-30ba3b-2n8g-megatron-tp4ep4-gym-video.v1.yaml":                          "nemo_gym/grpo_nanov3.yaml",
-	"recipes/vlm/vlm_grpo-nemotron-super-omni-120ba12b-16n8g-megatron-tp8ep16cp2-async-gym-mtp-specdec.v1.yaml": "nemo_gym/grpo_nanov3.yaml",
-	"recipes/vlm/vlm_grpo-nemotron-super-omni-120ba12b-16n8g-megatron-tp8ep16cp2-async-gym-mtp.v1.yaml":         "nemo_gym/grpo_nanov3.yaml",
-	"recipes/vlm/vlm_grpo-nemotron-super-omni-120ba12b-16n8g-megatron-tp8ep16cp2-async-gym.v1.yaml":             "nemo_gym/grpo_nanov3.yaml",
+// upstreamRoot is recipes/: NeMo-RL's repository root as far as recipes are
+// concerned (examples/configs, examples/nemo_gym, examples/modelopt), so a
+// recipe's path below it is its path in a NeMo-RL checkout.
+func upstreamRoot(t *testing.T) string {
+	return filepath.ToSlash(testenv.Recipes(t))
 }
 
-// Every recipe users bring loads (defaults chain, anchors, _override_) and
-// resolves (${...}, resolvers), from the shared copy and from recipes/.
+// chainsOutsideConfigs are recipes whose `defaults:` chain leaves
+// examples/configs for examples/nemo_gym or examples/modelopt (upstream
+// they climb as ../../../nemo_gym/... and ../../../../examples/modelopt/...),
+// with one base each chain must reach. They pin the layout: under a bare
+// recipes/configs tree these would not resolve, or would climb out of
+// recipes/.
+var chainsOutsideConfigs = map[string]string{
+	"recipes/llm/distillation-nano3-30ba3b-4n4g-megatron-qa-nvfp4-modelopt-spec.yaml":                           "examples/modelopt/qa_distillation_nano3_megatron.yaml",
+	"recipes/llm/distillation-qwen3-1.7b-1n8g-megatron-qa-nvfp4.yaml":                                           "examples/modelopt/qa_distillation_math_megatron.yaml",
+	"recipes/llm/gdpo-qwen2.5-1.5b-1n8g-gym-multireward.yaml":                                                   "examples/nemo_gym/gdpo_example_tool_call_multireward.yaml",
+	"recipes/llm/grpo-nanov3-30BA3B-2n8g-megatron_generation-async-gym.yaml":                                    "examples/nemo_gym/grpo_nanov3.yaml",
+	"recipes/llm/grpo-nanov3-30ba3b-3n8g-megatron-dynamo-swe1.yaml":                                             "examples/nemo_gym/grpo_nanov3.yaml",
+	"recipes/llm/grpo-nanov3-30ba3b-4n4g-megatron-qa-nvfp4-w4a16-real.yaml":                                     "examples/modelopt/qa_grpo_nano3_megatron.yaml",
+	"recipes/llm/grpo-qwen3-1.7b-1n8g-megatron-super-swe1.yaml":                                                 "examples/nemo_gym/nemotron-3-super/stage2_swe1.yaml",
+	"recipes/llm/grpo-qwen3-1.7b-2n8g-megatron-super-rlhf.yaml":                                                 "examples/nemo_gym/nemotron-3-super/stage3_rlhf.yaml",
+	"recipes/llm/grpo-qwen3-1.7b-6n8g-megatron-super-rlvr.yaml":                                                 "examples/nemo_gym/nemotron-3-super/stage1_rlvr.yaml",
+	"recipes/llm/grpo-qwen3-30ba3b-4n4g-megatron-qa-nvfp4-w4a4-real.yaml":                                       "examples/modelopt/qa_grpo_qwen3_30ba3b_megatron.yaml",
+	"recipes/llm/grpo-qwen3-30ba3b-4n8g-megatron-qa-nvfp4.yaml":                                                 "examples/modelopt/qa_grpo_qwen3_30ba3b_megatron.yaml",
+	"recipes/llm/grpo-qwen3-30ba3b-thinking-swe1-16n8g-megatron-cp2-r3-async-gym.yaml":                          "examples/nemo_gym/grpo_qwen3_30ba3b_thinking_swe1.yaml",
+	"recipes/vlm/mopd-nemotron-super-omni-120ba12b-10n8g-megatron-tp8ep16cp2-async-gym.v1.yaml":                 "examples/nemo_gym/grpo_nanov3.yaml",
+	"recipes/vlm/mopd-nemotron-super-omni-120ba12b-4n8g-smoke.v1.yaml":                                          "examples/nemo_gym/grpo_nanov3.yaml",
+	"recipes/vlm/vlm_grpo-nemotron-omni-30ba3b-16n8g-megatron-tp4ep4-async-gym-video.v1.yaml":                   "examples/nemo_gym/grpo_nanov3.yaml",
+	"recipes/vlm/vlm_grpo-nemotron-omni-30ba3b-2n8g-megatron-tp4ep4-gym-video.v1.yaml":                          "examples/nemo_gym/grpo_nanov3.yaml",
+	"recipes/vlm/vlm_grpo-nemotron-super-omni-120ba12b-16n8g-megatron-tp8ep16cp2-async-gym-mtp-specdec.v1.yaml": "examples/nemo_gym/grpo_nanov3.yaml",
+	"recipes/vlm/vlm_grpo-nemotron-super-omni-120ba12b-16n8g-megatron-tp8ep16cp2-async-gym-mtp.v1.yaml":         "examples/nemo_gym/grpo_nanov3.yaml",
+	"recipes/vlm/vlm_grpo-nemotron-super-omni-120ba12b-16n8g-megatron-tp8ep16cp2-async-gym.v1.yaml":             "examples/nemo_gym/grpo_nanov3.yaml",
+}
+
+// Every recipe users bring (all of recipes/examples/configs) loads
+// (defaults chain, anchors, _override_) and resolves (${...}, resolvers),
+// and every file of every chain lies inside recipes/examples/.
+// (That recipes/ equals the upstream copy is tests/vendored's job.)
 func TestEveryShippedRecipeLoadsAndResolves(t *testing.T) {
-	shared := filepath.Join(testenv.Examples(t), "configs")
-	ours := filepath.Join(testenv.RepoRoot(t), "recipes")
-	files := yamlFiles(t, shared)
+	root := upstreamRoot(t)
+	configs := root + "/examples/configs"
+	files := yamlFiles(t, configs)
 	require.Len(t, files, 296, "295 NeMo-RL recipes plus the ultra side-branch recipe")
-	require.Equal(t, files, yamlFiles(t, ours), "recipes/ must mirror the shared configs")
 	env := func(k string) (string, bool) {
 		if k == "HF_HOME" {
 			return "/mnt/hf", true
 		}
 		return "", false
 	}
-	for _, root := range []string{shared, ours} {
-		l := recipe.NewLoader(source.Disk{})
-		resolved := 0
-		for _, f := range files {
-			path := filepath.ToSlash(filepath.Join(root, f))
-			rec, err := l.Load(path)
-			if base, outside := outsideBases[f]; outside {
-				require.Error(t, err, f)
-				require.Contains(t, err.Error(), "defaults: base file ", f)
-				require.Contains(t, err.Error(), base+" not found", f)
-				continue
-			}
-			require.NoError(t, err, f)
-			require.NotEmpty(t, rec.Files)
-			require.Equal(t, path, rec.Files[len(rec.Files)-1], "the recipe itself is merged last")
-			_, hasDefaults := rec.Tree.Get("defaults")
-			require.False(t, hasDefaults, "%s: defaults key must be consumed", f)
-			_, err = interp.Resolve(rec.Tree, interp.Options{User: "alice", Env: env})
-			require.NoError(t, err, f)
-			resolved++
-			if root == ours {
-				a, _ := os.ReadFile(filepath.Join(shared, f))
-				b, _ := os.ReadFile(filepath.Join(ours, f))
-				require.Equal(t, string(a), string(b), "%s differs from the shared copy", f)
+	l := recipe.NewLoader(source.Disk{})
+	resolved, outside := 0, 0
+	for _, f := range files {
+		path := configs + "/" + f
+		rec, err := l.Load(path)
+		require.NoError(t, err, f)
+		require.NotEmpty(t, rec.Files)
+		require.Equal(t, path, rec.Files[len(rec.Files)-1], "the recipe itself is merged last")
+		var chain []string
+		for _, file := range rec.Files {
+			rel, ok := strings.CutPrefix(file, root+"/examples/")
+			require.True(t, ok, "%s: chain file %s lies outside recipes/examples/", f, file)
+			chain = append(chain, "examples/"+rel)
+		}
+		if base, ok := chainsOutsideConfigs[f]; ok {
+			require.Contains(t, chain, base, f)
+			outside++
+		} else {
+			for _, file := range chain {
+				require.True(t, strings.HasPrefix(file, "examples/configs/"), "%s: chain reaches %s; list it in chainsOutsideConfigs", f, file)
 			}
 		}
-		require.Equal(t, 296-len(outsideBases), resolved)
+		_, hasDefaults := rec.Tree.Get("defaults")
+		require.False(t, hasDefaults, "%s: defaults key must be consumed", f)
+		_, err = interp.Resolve(rec.Tree, interp.Options{User: "alice", Env: env})
+		require.NoError(t, err, f)
+		resolved++
 	}
+	require.Equal(t, 296, resolved)
+	require.Equal(t, len(chainsOutsideConfigs), outside)
+}
+
+// The bases under examples/nemo_gym and examples/modelopt are recipes in
+// their own right upstream (their chains climb back as ../configs/...):
+// they load and resolve too. quant_configs/ holds files the training code
+// reads in the pod (quant_cfg:), not recipes.
+func TestNemoGymAndModeloptBasesLoad(t *testing.T) {
+	root := upstreamRoot(t)
+	l := recipe.NewLoader(source.Disk{})
+	n := 0
+	for _, dir := range []string{"examples/nemo_gym", "examples/modelopt"} {
+		for _, f := range yamlFiles(t, root+"/"+dir) {
+			if strings.HasPrefix(f, "quant_configs/") {
+				continue
+			}
+			path := root + "/" + dir + "/" + f
+			rec, err := l.Load(path)
+			require.NoError(t, err, path)
+			for _, file := range rec.Files {
+				require.True(t, strings.HasPrefix(file, root+"/examples/"), "%s: chain file %s lies outside recipes/examples/", path, file)
+			}
+			n++
+		}
+	}
+	require.Greater(t, n, 10, "expected the nemo_gym and modelopt bases")
+}
+
+// configFlagRE finds the recipe a driver call names (--config PATH,
+// --config=PATH, optionally quoted): a path in the pod's NeMo-RL tree.
+var configFlagRE = regexp.MustCompile(`--config(?:\s+|=)['"]?([^\s'"]+\.ya?ml)`)
+
+// recipes/ mirrors NeMo-RL's repository root, so the recipe a shipped
+// profile's entrypoint runs in the pod (--config examples/configs/...) is
+// the file at the same path below recipes/.
+func TestPodConfigPathsExistUnderRecipes(t *testing.T) {
+	repo := testenv.RepoRoot(t)
+	profiles, err := filepath.Glob(filepath.Join(repo, "profiles", "*", "*.infra.yaml"))
+	require.NoError(t, err)
+	goldens, err := filepath.Glob(filepath.Join(repo, "tests", "golden", "*", "*.infra.yaml"))
+	require.NoError(t, err)
+	found := 0
+	for _, f := range append(profiles, goldens...) {
+		for _, m := range configFlagRE.FindAllStringSubmatch(testenv.ReadFile(t, f), -1) {
+			require.FileExists(t, filepath.Join(upstreamRoot(t), filepath.FromSlash(m[1])), "%s runs --config %s", f, m[1])
+			found++
+		}
+	}
+	require.GreaterOrEqual(t, found, 4, "the shipped profiles name their recipes with --config")
 }
 
 func TestChainOrderAndMerge(t *testing.T) {
-	ex := testenv.Examples(t)
 	l := recipe.NewLoader(source.Disk{})
-	leaf := filepath.ToSlash(filepath.Join(ex, "configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"))
+	leaf := upstreamRoot(t) + "/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"
 	rec, err := l.Load(leaf)
 	require.NoError(t, err)
 	require.Len(t, rec.Files, 3)

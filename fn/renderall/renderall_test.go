@@ -193,7 +193,7 @@ func TestGoldenRunsRepo(t *testing.T) {
 
 	// Every file is exactly what `nrl-k8s render` prints for that run.
 	code, rendered, stderr := runCLI("render",
-		filepath.Join(tmp, "recipes/grpo_ultra_64n4g_pipeclean.yaml"),
+		filepath.Join(tmp, "recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml"),
 		"--infra", filepath.Join(tmp, "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"),
 		"--user", "alice", "--mode", "raycluster", "-n", "rl-team")
 	require.Equal(t, cli.ExitOK, code, stderr)

@@ -165,6 +165,7 @@ func (r *Run) Request(base string) pipeline.Request {
 		User:         interp.NormalizeUser(r.Spec.User),
 		Name:         r.Spec.Name,
 		Namespace:    r.Spec.Namespace,
+		ParamNames:   pipeline.RunSpecParams,
 		Overrides:    r.Spec.Overrides,
 		Env: func(k string) (string, bool) {
 			v, ok := env[k]

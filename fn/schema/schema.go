@@ -1,22 +1,32 @@
 // Package schema validates rendered objects against the API they are meant
 // for, offline: custom resources (RayJob, RayCluster, ComputeDomain) against
-// the OpenAPI v3 schema of their embedded CRD, built-in kinds against the
-// k8s.io/api types plus the fields the API server requires. It backs
-// `nrl-k8s check --strict` and the output tests; a normal render never
-// touches it, and the CRDs are parsed on first use only.
+// the openAPIV3Schema of their embedded CRD with the API server's own code
+// (k8s.io/apiextensions-apiserver: defaulting, structural pruning for
+// unknown fields, OpenAPI validation and the CRD's CEL rules), built-in kinds
+// against the k8s.io/api types plus the fields the API server requires. It
+// backs `nrl-k8s check --strict` and the output tests; the CRDs are parsed
+// on first use only. The real API server tier (tests/apiserver) is the last
+// word; this is what can be known without one.
 package schema
 
 import (
+	"context"
 	"embed"
 	"fmt"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
-	"math"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 
-	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
@@ -25,66 +35,6 @@ import (
 //go:embed crds/*.yaml
 var crdFiles embed.FS
 
-// Node is the subset of OpenAPI v3 (structural schema) that CRDs use and
-// that can be checked without an API server. CEL rules
-// (x-kubernetes-validations) are not evaluated.
-type Node struct {
-	Type                 string           `yaml:"type"`
-	Format               string           `yaml:"format"`
-	Properties           map[string]*Node `yaml:"properties"`
-	AdditionalProperties *Additional      `yaml:"additionalProperties"`
-	Items                *Node            `yaml:"items"`
-	Required             []string         `yaml:"required"`
-	Enum                 []any            `yaml:"enum"`
-	AnyOf                []*Node          `yaml:"anyOf"`
-	Pattern              string           `yaml:"pattern"`
-	MaxLength            *int64           `yaml:"maxLength"`
-	MinLength            *int64           `yaml:"minLength"`
-	Minimum              *float64         `yaml:"minimum"`
-	Maximum              *float64         `yaml:"maximum"`
-	MaxItems             *int64           `yaml:"maxItems"`
-	MinItems             *int64           `yaml:"minItems"`
-	Nullable             bool             `yaml:"nullable"`
-	Default              any              `yaml:"default"`
-	PreserveUnknown      bool             `yaml:"x-kubernetes-preserve-unknown-fields"`
-	IntOrString          bool             `yaml:"x-kubernetes-int-or-string"`
-	EmbeddedResource     bool             `yaml:"x-kubernetes-embedded-resource"`
-
-	re     *regexp.Regexp
-	reOnce sync.Once
-}
-
-// Additional is additionalProperties: a schema, or false/true.
-type Additional struct {
-	Allowed bool
-	Schema  *Node
-}
-
-// UnmarshalYAML reads a bool or a schema.
-func (a *Additional) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		return n.Decode(&a.Allowed)
-	}
-	a.Allowed = true
-	a.Schema = &Node{}
-	return n.Decode(a.Schema)
-}
-
-type crd struct {
-	Spec struct {
-		Group string `yaml:"group"`
-		Names struct {
-			Kind string `yaml:"kind"`
-		} `yaml:"names"`
-		Versions []struct {
-			Name   string `yaml:"name"`
-			Schema struct {
-				OpenAPIV3Schema *Node `yaml:"openAPIV3Schema"`
-			} `yaml:"schema"`
-		} `yaml:"versions"`
-	} `yaml:"spec"`
-}
-
 // crdFor maps apiVersion/kind to the file holding its CRD.
 var crdFor = map[string]string{
 	"ray.io/v1/RayJob":                          "crds/ray.io_rayjobs.yaml",
@@ -92,46 +42,66 @@ var crdFor = map[string]string{
 	"resource.nvidia.com/v1beta1/ComputeDomain": "crds/resource.nvidia.com_computedomains.yaml",
 }
 
+// crdValidator is what the API server builds from one CRD version.
+type crdValidator struct {
+	structural *structuralschema.Structural
+	schema     validation.SchemaValidator
+	cel        *cel.Validator // nil when the schema has no CEL rules
+}
+
 type loaded struct {
 	once sync.Once
-	root *Node
+	v    *crdValidator
 	err  error
 }
 
 var cache = map[string]*loaded{}
 
 func init() {
-	for _, f := range crdFor {
-		cache[f] = &loaded{}
+	for k := range crdFor {
+		cache[k] = &loaded{}
 	}
 }
 
-// CRDSchema returns the openAPIV3Schema for apiVersion/kind, parsing its
-// CRD on first use; ok is false for kinds without an embedded CRD.
-func CRDSchema(apiVersion, kind string) (root *Node, ok bool, err error) {
-	file, ok := crdFor[apiVersion+"/"+kind]
+// validatorFor returns the validator for apiVersion/kind, building it on
+// first use; ok is false for kinds without an embedded CRD.
+func validatorFor(apiVersion, kind string) (v *crdValidator, ok bool, err error) {
+	key := apiVersion + "/" + kind
+	l, ok := cache[key]
 	if !ok {
 		return nil, false, nil
 	}
-	l := cache[file]
-	l.once.Do(func() { l.root, l.err = parseCRD(file, apiVersion, kind) })
-	return l.root, true, l.err
+	l.once.Do(func() { l.v, l.err = build(crdFor[key], apiVersion, kind) })
+	return l.v, true, l.err
 }
 
-func parseCRD(file, apiVersion, kind string) (*Node, error) {
+func build(file, apiVersion, kind string) (*crdValidator, error) {
 	data, err := crdFiles.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	var c crd
-	if err := yaml.Unmarshal(data, &c); err != nil {
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(data, &crd); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	_, version, _ := strings.Cut(apiVersion, "/")
-	for _, v := range c.Spec.Versions {
-		if v.Name == version && v.Schema.OpenAPIV3Schema != nil {
-			return v.Schema.OpenAPIV3Schema, nil
+	for _, v := range crd.Spec.Versions {
+		if v.Name != version || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
 		}
+		var internal apiextensions.JSONSchemaProps
+		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, &internal, nil); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		ss, err := structuralschema.NewStructural(&internal)
+		if err != nil {
+			return nil, fmt.Errorf("%s: not a structural schema: %w", file, err)
+		}
+		sv, _, err := validation.NewSchemaValidator(&internal)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		return &crdValidator{structural: ss, schema: sv, cel: cel.NewValidator(ss, true, celconfig.PerCallLimit)}, nil
 	}
 	return nil, fmt.Errorf("%s: no version %s of %s", file, version, kind)
 }
@@ -142,10 +112,27 @@ type Violation struct {
 	Msg  string
 }
 
-// Check validates one document against a schema node.
-func Check(n *Node, v any) []Violation {
+// check runs, on a copy of obj, what the API server runs on a create:
+// unknown fields (pruning), defaulting, OpenAPI validation, CEL rules.
+func (v *crdValidator) check(obj map[string]any) []Violation {
+	u := runtime.DeepCopyJSON(normalise(obj).(map[string]any))
 	var out []Violation
-	walk(n, v, "", &out)
+	for _, p := range structuralpruning.PruneWithOptions(u, v.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
+		out = append(out, Violation{Path: p, Msg: "unknown field; not in the CRD schema (the API server drops it, or refuses it under strict field validation)"})
+	}
+	structuraldefaulting.Default(u, v.structural)
+	errs := validation.ValidateCustomResource(nil, u, v.schema)
+	if v.cel != nil {
+		celErrs, _ := v.cel.Validate(context.Background(), nil, v.structural, u, nil, celconfig.RuntimeCELCostBudget)
+		errs = append(errs, celErrs...)
+	}
+	for _, e := range errs {
+		path := e.Field
+		if path == "<nil>" { // an error about the whole object
+			path = ""
+		}
+		out = append(out, Violation{Path: path, Msg: e.ErrorBody()})
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
 }
@@ -160,193 +147,13 @@ func join(p, k string) string {
 	return p + "." + k
 }
 
-func walk(n *Node, v any, p string, out *[]Violation) {
-	fail := func(format string, args ...any) {
-		*out = append(*out, Violation{Path: p, Msg: fmt.Sprintf(format, args...)})
-	}
-	if v == nil {
-		if !n.Nullable {
-			fail("found null; expected a %s", typeName(n))
-		}
-		return
-	}
-	if len(n.AnyOf) > 0 && !n.IntOrString {
-		ok := false
-		for _, alt := range n.AnyOf {
-			var sub []Violation
-			walk(alt, v, p, &sub)
-			ok = ok || len(sub) == 0
-		}
-		if !ok {
-			fail("matches none of the allowed forms")
-			return
-		}
-	}
-	if n.IntOrString {
-		switch v.(type) {
-		case string, int64, float64, int:
-		default:
-			fail("found %s; expected an integer or a string", tree.Article(kindOf(v)))
-		}
-		return
-	}
-	switch n.Type {
-	case "object":
-		m, ok := v.(map[string]any)
-		if !ok {
-			fail("found %s; expected an object", tree.Article(kindOf(v)))
-			return
-		}
-		for _, r := range n.Required {
-			// The API server fills a defaulted field before it validates.
-			if prop, ok := n.Properties[r]; ok && prop.Default != nil {
-				continue
-			}
-			if _, ok := m[r]; !ok {
-				*out = append(*out, Violation{Path: join(p, r), Msg: "is required"})
-			}
-		}
-		for _, k := range tree.SortedKeys(m) {
-			child, ok := n.Properties[k]
-			switch {
-			case ok:
-				walk(child, m[k], join(p, k), out)
-			case n.AdditionalProperties != nil && n.AdditionalProperties.Schema != nil:
-				walk(n.AdditionalProperties.Schema, m[k], join(p, k), out)
-			case n.AdditionalProperties != nil && n.AdditionalProperties.Allowed, n.PreserveUnknown:
-			case n.EmbeddedResource && (k == "apiVersion" || k == "kind" || k == "metadata"):
-			case len(n.Properties) == 0 && n.AdditionalProperties == nil:
-				// `type: object` with no properties (metadata in a CRD): the
-				// API server prunes nothing it does not know of here.
-			default:
-				*out = append(*out, Violation{Path: join(p, k), Msg: "unknown field; not in the CRD schema (the API server would drop it)"})
-			}
-		}
-	case "array":
-		l, ok := v.([]any)
-		if !ok {
-			fail("found %s; expected an array", tree.Article(kindOf(v)))
-			return
-		}
-		if n.MinItems != nil && int64(len(l)) < *n.MinItems {
-			fail("has %d items; expected at least %d", len(l), *n.MinItems)
-		}
-		if n.MaxItems != nil && int64(len(l)) > *n.MaxItems {
-			fail("has %d items; expected at most %d", len(l), *n.MaxItems)
-		}
-		if n.Items != nil {
-			for i, e := range l {
-				walk(n.Items, e, fmt.Sprintf("%s[%d]", p, i), out)
-			}
-		}
-	case "string":
-		s, ok := v.(string)
-		if !ok {
-			fail("found %s; expected a string", tree.Article(kindOf(v)))
-			return
-		}
-		if n.MaxLength != nil && int64(len([]rune(s))) > *n.MaxLength {
-			fail("%q is %d characters; expected at most %d", s, len([]rune(s)), *n.MaxLength)
-		}
-		if n.MinLength != nil && int64(len([]rune(s))) < *n.MinLength {
-			fail("%q is %d characters; expected at least %d", s, len([]rune(s)), *n.MinLength)
-		}
-		if re := n.regexp(); re != nil && !re.MatchString(s) {
-			fail("%q does not match the pattern %s", s, n.Pattern)
-		}
-	case "integer":
-		f, ok := number(v)
-		if !ok || f != math.Trunc(f) {
-			fail("found %v; expected an integer", v)
-			return
-		}
-		n.bounds(f, fail)
-	case "number":
-		f, ok := number(v)
-		if !ok {
-			fail("found %s; expected a number", tree.Article(kindOf(v)))
-			return
-		}
-		n.bounds(f, fail)
-	case "boolean":
-		if _, ok := v.(bool); !ok {
-			fail("found %s; expected a boolean", tree.Article(kindOf(v)))
-			return
-		}
-	}
-	if len(n.Enum) > 0 {
-		for _, e := range n.Enum {
-			if fmt.Sprint(e) == fmt.Sprint(v) {
-				return
-			}
-		}
-		fail("found %v; expected one of %v", v, n.Enum)
-	}
-}
-
-func (n *Node) bounds(f float64, fail func(string, ...any)) {
-	if n.Minimum != nil && f < *n.Minimum {
-		fail("found %v; expected at least %v", f, *n.Minimum)
-	}
-	if n.Maximum != nil && f > *n.Maximum {
-		fail("found %v; expected at most %v", f, *n.Maximum)
-	}
-}
-
-// regexp compiles the pattern once; an ECMA pattern Go cannot read is
-// skipped rather than reported as the document's fault.
-func (n *Node) regexp() *regexp.Regexp {
-	if n.Pattern == "" {
-		return nil
-	}
-	n.reOnce.Do(func() { n.re, _ = regexp.Compile(n.Pattern) })
-	return n.re
-}
-
-func number(v any) (float64, bool) {
-	switch t := v.(type) {
-	case float64:
-		return t, true
-	case int64:
-		return float64(t), true
-	case int:
-		return float64(t), true
-	}
-	return 0, false
-}
-
-func typeName(n *Node) string {
-	if n.Type == "" {
-		return "value"
-	}
-	return n.Type
-}
-
-func kindOf(v any) string {
-	switch v.(type) {
-	case map[string]any:
-		return "object"
-	case []any:
-		return "array"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case float64, int64, int:
-		return "number"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// Validate checks every document: custom resources against their CRD,
-// built-in kinds against k8s.io/api. Findings are errors located at file
-// (the profile) and "output Kind/name.<path>".
+// Validate checks every document; errors name file, object and field.
 func Validate(file string, docs []emit.Doc) diag.List {
 	var ds diag.List
 	for _, d := range docs {
 		where := fmt.Sprintf("output %s/%s", d.Kind, d.Name)
 		apiVersion, _ := d.Data["apiVersion"].(string)
-		root, ok, err := CRDSchema(apiVersion, d.Kind)
+		v, ok, err := validatorFor(apiVersion, d.Kind)
 		if err != nil {
 			ds.Errorf(file, where, "cannot read the embedded CRD: %v", err)
 			continue
@@ -354,7 +161,7 @@ func Validate(file string, docs []emit.Doc) diag.List {
 		var vs []Violation
 		switch {
 		case ok:
-			vs = Check(root, normalise(d.Data))
+			vs = v.check(d.Data)
 		default:
 			var known bool
 			vs, known = checkBuiltin(apiVersion, d.Kind, d.Data)
@@ -370,7 +177,8 @@ func Validate(file string, docs []emit.Doc) diag.List {
 	return ds
 }
 
-// normalise makes JSON-decoded numbers and typed maps uniform for the walk.
+// normalise turns Go ints into the int64 JSON decoding would give, which is
+// what the validators expect.
 func normalise(v any) any {
 	switch t := v.(type) {
 	case map[string]any:

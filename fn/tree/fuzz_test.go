@@ -15,7 +15,7 @@ import (
 func shippedYAML(f *testing.F) [][]byte {
 	root := testenv.RepoRoot(f)
 	var out [][]byte
-	for _, pat := range []string{"recipes/*.yaml", "recipes/recipes/llm/*.yaml", "recipes/recipes/llm/performance/*.yaml", "profiles/*/*.yaml"} {
+	for _, pat := range []string{"recipes/examples/configs/*.yaml", "recipes/examples/configs/recipes/llm/*.yaml", "recipes/examples/configs/recipes/llm/performance/*.yaml", "profiles/*/*.yaml"} {
 		files, err := filepath.Glob(filepath.Join(root, pat))
 		if err != nil {
 			f.Fatal(err)

@@ -1,5 +1,5 @@
-// Package testenv locates the shared example data and the pinned CLIs for
-// tests, failing (not skipping) when CI should have provided them.
+// Package testenv locates the repository's vendored upstream data and the
+// pinned CLIs for tests, failing (not skipping) when they should be there.
 package testenv
 
 import (
@@ -58,13 +58,27 @@ func Golden(t testing.TB, file string, got []byte, update bool) {
 	assert.Equal(t, string(want), string(got), "%s is stale; run `make golden` and review the diff", file)
 }
 
-// Examples is ../shared/nemo-rl-examples. A missing folder fails the test:
-// a silently skipped acceptance test is worse than a red one.
-func Examples(t testing.TB) string {
+// Recipes is recipes/: NeMo-RL's repository root as far as recipes go
+// (examples/configs, examples/nemo_gym, examples/modelopt), so a recipe's
+// path below it is its path in a NeMo-RL checkout.
+func Recipes(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(RepoRoot(t), "..", "shared", "nemo-rl-examples")
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("shared examples not found at %s: %v (tests need ../shared beside the checkout)", dir, err)
+	return mustDir(t, filepath.Join(RepoRoot(t), "recipes"))
+}
+
+// Reference is testdata/nemo-rl/reference: what NeMo-RL's own nrl-k8s
+// rendered for its three GB300 examples (see testdata/nemo-rl/README.md).
+func Reference(t testing.TB) string {
+	t.Helper()
+	return mustDir(t, filepath.Join(RepoRoot(t), "testdata", "nemo-rl", "reference"))
+}
+
+// mustDir fails (not skips) when a vendored folder is missing: a silently
+// skipped acceptance test is worse than a red one.
+func mustDir(t testing.TB, dir string) string {
+	t.Helper()
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("vendored test data not found at %s (%v); it is part of the repository", dir, err)
 	}
 	return dir
 }

@@ -116,6 +116,13 @@ func cliArgs(cmd string, r runspec.Run) []string {
 		args = append(args, "--mode", r.Spec.Mode)
 	}
 	args = append(args, "--user", r.Spec.User)
+	for _, f := range []struct{ flag, value string }{
+		{"--namespace", r.Spec.Namespace}, {"--run-id", r.Spec.RunID}, {"--name", r.Spec.Name},
+	} {
+		if f.value != "" {
+			args = append(args, f.flag, f.value)
+		}
+	}
 	return append(args, r.Spec.Overrides...)
 }
 

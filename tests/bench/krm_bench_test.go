@@ -22,9 +22,9 @@ import (
 
 // qwenInputs are the files the qwen run needs, by directory.
 var qwenInputs = map[string][]string{
-	"recipes":                         {"grpo_math_1B.yaml"},
-	"recipes/recipes/llm/performance": {"grpo-qwen3-30ba3b-4n4g-async-1off.yaml", "grpo-qwen3-30ba3b-4n4g.yaml"},
-	"profiles/gb300":                  {"qwen3_30b_math_4n_4gpu.gb300.infra.yaml"},
+	"recipes/examples/configs":                         {"grpo_math_1B.yaml"},
+	"recipes/examples/configs/recipes/llm/performance": {"grpo-qwen3-30ba3b-4n4g-async-1off.yaml", "grpo-qwen3-30ba3b-4n4g.yaml"},
+	"profiles/gb300":                                   {"qwen3_30b_math_4n_4gpu.gb300.infra.yaml"},
 }
 
 func runYAML(name string) string {
@@ -33,7 +33,7 @@ kind: NemoRLRun
 metadata:
   name: ` + name + `
 spec:
-  recipe: recipes/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml
+  recipe: recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml
   profile: profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml
   user: alice
   namespace: ns-` + name + `

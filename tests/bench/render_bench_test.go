@@ -19,8 +19,8 @@ import (
 type example struct{ name, recipe, profile string }
 
 var examples = []example{
-	{"qwen", "recipes/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"},
-	{"ultra64", "recipes/grpo_ultra_64n4g_pipeclean.yaml", "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"},
+	{"qwen", "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"},
+	{"ultra64", "recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml", "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"},
 }
 
 func request(tb testing.TB, e example, mode build.Mode) pipeline.Request {

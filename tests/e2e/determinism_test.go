@@ -16,9 +16,9 @@ import (
 )
 
 var shipped = []struct{ name, recipe, profile string }{
-	{"qwen", "recipes/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"},
-	{"ultra48", "recipes/grpo_ultra_64n4g_pipeclean.yaml", "profiles/gb300/ultra_48n_pipeclean.gb300.infra.yaml"},
-	{"ultra64", "recipes/grpo_ultra_64n4g_pipeclean.yaml", "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"},
+	{"qwen", "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"},
+	{"ultra48", "recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml", "profiles/gb300/ultra_48n_pipeclean.gb300.infra.yaml"},
+	{"ultra64", "recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml", "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"},
 }
 
 func renderIn(t *testing.T, src source.Source, req pipeline.Request) []byte {

@@ -87,7 +87,7 @@ func diffs(path string, a, b any) []string {
 //
 // Anchors, key order and document order differ by design and are ignored.
 func TestMeaningMatchesNrlK8sReference(t *testing.T) {
-	ref := filepath.Join(testenv.Examples(t), "reference")
+	ref := testenv.Reference(t)
 	for _, name := range []string{"qwen3_30b_math_4n_4gpu", "ultra_48n_pipeclean", "ultra_64n_pipeclean"} {
 		dir := map[string]string{
 			"qwen3_30b_math_4n_4gpu": "qwen3-30b-math-gb300",

@@ -91,17 +91,20 @@ func TestSchemaViolations(t *testing.T) {
 	}{
 		{"enum", "RayJob", func(m map[string]any) {
 			spec(m)["deletionStrategy"] = map[string]any{"onSuccess": map[string]any{"policy": "DeleteEverything"}}
-		}, "spec.deletionStrategy.onSuccess.policy", "found DeleteEverything; expected one of [DeleteCluster"},
+		}, "spec.deletionStrategy.onSuccess.policy", `Unsupported value: "DeleteEverything": supported values: "DeleteCluster"`},
+		{"CEL rule", "RayJob", func(m map[string]any) {
+			spec(m)["deletionStrategy"] = map[string]any{"onSuccess": map[string]any{"policy": "DeleteCluster"}}
+		}, "spec.deletionStrategy", "deletionStrategy requires either BOTH onSuccess and onFailure"},
 		{"unknown field in a CRD", "RayJob", func(m map[string]any) { spec(m)["entryPoint"] = "python x.py" },
 			"spec.entryPoint", "unknown field; not in the CRD schema"},
 		{"wrong type", "RayCluster", func(m map[string]any) { spec(m)["enableInTreeAutoscaling"] = "yes" },
-			"spec.enableInTreeAutoscaling", "found a string; expected a boolean"},
+			"spec.enableInTreeAutoscaling", "must be of type boolean"},
 		{"required field", "RayCluster", func(m map[string]any) { delete(spec(m), "headGroupSpec") },
-			"spec.headGroupSpec", "is required"},
+			"spec.headGroupSpec", "Required value"},
 		{"int-or-string", "RayCluster", func(m map[string]any) {
 			c := spec(m)["headGroupSpec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 			c["resources"] = map[string]any{"limits": map[string]any{"cpu": []any{"1"}}}
-		}, "spec.headGroupSpec.template.spec.containers[0].resources.limits.cpu", "expected an integer or a string"},
+		}, "spec.headGroupSpec.template.spec.containers[0].resources.limits.cpu", "must be of type integer,string"},
 		{"ComputeDomain unknown field", "ComputeDomain", func(m map[string]any) { spec(m)["nodes"] = int64(4) },
 			"spec.nodes", "unknown field"},
 		{"Deployment selector", "Deployment", func(m map[string]any) {

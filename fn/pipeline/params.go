@@ -1,0 +1,49 @@
+package pipeline
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+)
+
+// ParamNames says how each entry point spells the run parameters, so that a
+// bad value is reported where the user wrote it (`--run-id` on the command
+// line, `spec.runId` in a NemoRLRun), not only on the object it ends up in.
+type ParamNames struct {
+	Namespace, RunID, Name string
+}
+
+var (
+	// CLIParams: nrl-k8s render, check, values.
+	CLIParams = ParamNames{Namespace: "--namespace", RunID: "--run-id", Name: "--name"}
+	// RunSpecParams: a NemoRLRun (KRM function, render-all).
+	RunSpecParams = ParamNames{Namespace: "spec.namespace", RunID: "spec.runId", Name: "spec.name"}
+)
+
+// validateParams checks the run parameters against the Kubernetes rules of
+// the places they land in: the namespace is a DNS-1123 label; the run id is
+// a label value, a suffix of object names and Ray's submission id, so a
+// DNS-1123 label; a name becomes a RayJob name, a DNS-1035 label (its length
+// against KubeRay's limit is checked on the object, where suffixes are
+// known).
+func validateParams(req Request, ds *diag.List) {
+	names := req.ParamNames
+	if names == (ParamNames{}) {
+		names = CLIParams
+	}
+	if req.Namespace != "" {
+		for _, e := range validation.IsDNS1123Label(req.Namespace) {
+			ds.Errorf("", names.Namespace, "found %q; expected a namespace name (DNS-1123 label): %s", req.Namespace, e)
+		}
+	}
+	if req.RunID != "" {
+		for _, e := range validation.IsDNS1123Label(req.RunID) {
+			ds.Errorf("", names.RunID, "found %q; expected a run id usable as a label value and in object names (DNS-1123 label): %s", req.RunID, e)
+		}
+	}
+	if req.Name != "" {
+		for _, e := range validation.IsDNS1035Label(req.Name) {
+			ds.Errorf("", names.Name, "found %q; expected a RayJob name (DNS-1035 label): %s", req.Name, e)
+		}
+	}
+}

@@ -1,0 +1,274 @@
+// Package admission makes the consumers of our output its judges: KubeRay's
+// own admission code (controllers/ray/utils, the functions its operator runs
+// before acting on an object) and apimachinery's object metadata rules.
+//
+// The engine restates KubeRay's rules (fn/check/kuberay.go: linking KubeRay's
+// package into the CLI costs every process ~11 ms of package init). Here
+// KubeRay's code is linked and decides: everything we render must pass it,
+// and our restatement must refuse exactly what it refuses.
+package admission
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	rayutils "github.com/ray-project/kuberay/ray-operator/controllers/ray/utils"
+	"github.com/stretchr/testify/require"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+)
+
+// manifest is one rendered object and where it came from.
+type manifest struct {
+	origin string
+	data   map[string]any
+}
+
+// committedOutputs: every golden output and every example's committed
+// manifests.
+func committedOutputs(t *testing.T) []manifest {
+	root := testenv.RepoRoot(t)
+	var files []string
+	for _, glob := range []string{"tests/golden/*/expected/*.yaml", "examples/runs-repo/manifests/*.yaml"} {
+		m, err := filepath.Glob(filepath.Join(root, glob))
+		require.NoError(t, err)
+		files = append(files, m...)
+	}
+	sort.Strings(files)
+	var out []manifest
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for i, doc := range bytes.Split(b, []byte("\n---\n")) {
+			var data map[string]any
+			require.NoError(t, yaml.Unmarshal(doc, &data), f)
+			if data == nil || data["kind"] == nil {
+				continue // an expected-errors file, or an empty document
+			}
+			rel, _ := filepath.Rel(root, f)
+			out = append(out, manifest{origin: fmt.Sprintf("%s#%d", rel, i), data: data})
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+type indexEntry struct{ Name, Profile, Recipe string }
+
+// shippedRenders renders every profile the repository ships (profiles/index.yaml)
+// in every mode, with and without a run id.
+func shippedRenders(t *testing.T) []manifest {
+	root := testenv.RepoRoot(t)
+	b, err := os.ReadFile(filepath.Join(root, "profiles", "index.yaml"))
+	require.NoError(t, err)
+	var idx struct{ Profiles []indexEntry }
+	require.NoError(t, yaml.Unmarshal(b, &idx))
+	require.NotEmpty(t, idx.Profiles)
+	var out []manifest
+	for _, p := range idx.Profiles {
+		for _, mode := range build.Modes {
+			for _, runID := range []string{"", "r42"} {
+				rel := func(f string) string { return filepath.ToSlash(filepath.Join(root, "profiles", f)) }
+				res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+					Recipe: rel(p.Recipe), Profile: rel(p.Profile), Mode: mode, RunID: runID, User: "alice",
+				})
+				origin := fmt.Sprintf("%s/%s/run-id=%q", p.Name, mode, runID)
+				require.False(t, res.Diags.HasErrors(), "%s: %v", origin, res.Diags)
+				for _, d := range res.Docs {
+					out = append(out, manifest{origin: origin + "/" + d.Kind + "/" + d.Name, data: d.Data})
+				}
+			}
+		}
+	}
+	return out
+}
+
+func decode[T any](t testing.TB, data map[string]any) *T {
+	b, err := json.Marshal(data)
+	require.NoError(t, err)
+	var v T
+	require.NoError(t, json.Unmarshal(b, &v))
+	return &v
+}
+
+// kubeRay runs KubeRay's own validation on a RayJob or RayCluster.
+func kubeRay(obj any) error {
+	switch o := obj.(type) {
+	case *rayv1.RayJob:
+		if err := rayutils.ValidateRayJobMetadata(o.ObjectMeta); err != nil {
+			return err
+		}
+		return rayutils.ValidateRayJobSpec(o)
+	case *rayv1.RayCluster:
+		if err := rayutils.ValidateRayClusterMetadata(o.ObjectMeta); err != nil {
+			return err
+		}
+		return rayutils.ValidateRayClusterSpec(&o.Spec, o.Annotations)
+	}
+	return nil
+}
+
+// metadataErrors is apimachinery's validation of an object's metadata:
+// name per kind, namespace, labels, annotations (size included).
+func metadataErrors(data map[string]any) field.ErrorList {
+	u := &unstructured.Unstructured{Object: data}
+	nameRule := apivalidation.NameIsDNSSubdomain
+	switch u.GetKind() {
+	case "Service", "RayJob", "RayCluster":
+		nameRule = apivalidation.NameIsDNS1035Label
+	}
+	errs := apivalidation.ValidateObjectMetaAccessor(u, true, nameRule, field.NewPath("metadata"))
+	return append(errs, metav1validation.ValidateLabels(u.GetLabels(), field.NewPath("metadata", "labels"))...)
+}
+
+// The bar: every object of every golden, example and shipped-profile render
+// passes KubeRay's admission code and apimachinery's metadata rules.
+func TestEverythingWeRenderIsAdmitted(t *testing.T) {
+	all := append(committedOutputs(t), shippedRenders(t)...)
+	counts := map[string]int{}
+	for _, m := range all {
+		kind, _ := m.data["kind"].(string)
+		counts[kind]++
+		require.Empty(t, metadataErrors(m.data), m.origin)
+		var obj any
+		switch kind {
+		case "RayJob":
+			obj = decode[rayv1.RayJob](t, m.data)
+		case "RayCluster":
+			obj = decode[rayv1.RayCluster](t, m.data)
+		default:
+			continue
+		}
+		require.NoError(t, kubeRay(obj), m.origin)
+		require.Empty(t, check.KubeRayRules(obj), m.origin)
+	}
+	// The corpus really holds both kinds, from both modes.
+	require.Greater(t, counts["RayJob"], 10)
+	require.Greater(t, counts["RayCluster"], 5)
+}
+
+// base renders the qwen3 profile in one mode and returns its first object of
+// the kind.
+func base[T any](t testing.TB, mode build.Mode, kind string) *T {
+	root := testenv.RepoRoot(t)
+	b, err := os.ReadFile(filepath.Join(root, "profiles", "index.yaml"))
+	require.NoError(t, err)
+	var idx struct{ Profiles []indexEntry }
+	require.NoError(t, yaml.Unmarshal(b, &idx))
+	p := idx.Profiles[0]
+	rel := func(f string) string { return filepath.ToSlash(filepath.Join(root, "profiles", f)) }
+	res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+		Recipe: rel(p.Recipe), Profile: rel(p.Profile), Mode: mode, User: "alice",
+	})
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+	for _, d := range res.Docs {
+		if d.Kind == kind {
+			return decode[T](t, d.Data)
+		}
+	}
+	t.Fatalf("no %s in the %s render", kind, mode)
+	return nil
+}
+
+// differential asserts that our restatement and KubeRay agree on obj.
+func differential(t *testing.T, what string, obj any) (refused bool) {
+	t.Helper()
+	theirs := kubeRay(obj)
+	ours := check.KubeRayRules(obj)
+	require.Equal(t, theirs != nil, len(ours) > 0, "%s: KubeRay says %v; we say %v", what, theirs, ours)
+	return theirs != nil
+}
+
+// Each mutation breaks (or, for the accepted ones, exercises without
+// breaking) one KubeRay rule; ours must agree with KubeRay on every one.
+func TestOurKubeRayRulesRefuseExactlyWhatKubeRayRefuses(t *testing.T) {
+	t.Run("RayJob with rayClusterSpec", func(t *testing.T) {
+		for _, m := range jobMutations {
+			job := base[rayv1.RayJob](t, build.RayJob, "RayJob")
+			m.apply(job)
+			require.Equal(t, m.refused, differential(t, m.name, job), m.name)
+		}
+		for _, m := range clusterMutations {
+			job := base[rayv1.RayJob](t, build.RayJob, "RayJob")
+			m.apply(job.Spec.RayClusterSpec, &job.ObjectMeta)
+			require.Equal(t, m.refused, differential(t, m.name, job), m.name)
+		}
+	})
+	t.Run("RayJob with clusterSelector", func(t *testing.T) {
+		for _, m := range jobMutations {
+			job := base[rayv1.RayJob](t, build.RayCluster, "RayJob")
+			require.NotEmpty(t, job.Spec.ClusterSelector)
+			m.apply(job)
+			differential(t, m.name, job)
+		}
+	})
+	t.Run("RayCluster", func(t *testing.T) {
+		for _, m := range clusterMutations {
+			c := base[rayv1.RayCluster](t, build.RayCluster, "RayCluster")
+			m.apply(&c.Spec, &c.ObjectMeta)
+			require.Equal(t, m.refused, differential(t, m.name, c), m.name)
+		}
+	})
+}
+
+// FuzzKubeRayRulesAgree applies any sequence of mutations, so rules meet in
+// combinations no table lists.
+func FuzzKubeRayRulesAgree(f *testing.F) {
+	baseJob := base[rayv1.RayJob](f, build.RayJob, "RayJob")
+	baseCluster := base[rayv1.RayCluster](f, build.RayCluster, "RayCluster")
+	f.Add([]byte{0, 1, 2})
+	f.Add([]byte{200, 3, 17, 9})
+	f.Add([]byte{255})
+	f.Fuzz(func(t *testing.T, picks []byte) {
+		if len(picks) > 12 {
+			picks = picks[:12]
+		}
+		job := baseJob.DeepCopy()
+		cluster := baseCluster.DeepCopy()
+		for _, p := range picks {
+			n := int(p) % (len(jobMutations) + len(clusterMutations))
+			if n < len(jobMutations) {
+				jobMutations[n].apply(job)
+				continue
+			}
+			m := clusterMutations[n-len(jobMutations)]
+			m.apply(&cluster.Spec, &cluster.ObjectMeta)
+			if job.Spec.RayClusterSpec != nil {
+				m.apply(job.Spec.RayClusterSpec, &job.ObjectMeta)
+			}
+		}
+		differential(t, fmt.Sprint(picks), job)
+		differential(t, fmt.Sprint(picks), cluster)
+	})
+}
+
+// The objects check.Output validates are also what emit writes: a round
+// trip keeps the verdict (no field the encoder drops would have been
+// refused).
+func TestVerdictSurvivesEmit(t *testing.T) {
+	job := base[rayv1.RayJob](t, build.RayCluster, "RayJob")
+	job.Spec.TTLSecondsAfterFinished = 3600
+	docs, err := emit.Convert([]any{job})
+	require.NoError(t, err)
+	ds := check.Output("p.infra.yaml", docs)
+	require.True(t, ds.HasErrors())
+	require.Contains(t, ds.Err().Error(), "ttlSecondsAfterFinished")
+	require.Error(t, kubeRay(decode[rayv1.RayJob](t, docs[0].Data)))
+}
