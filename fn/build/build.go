@@ -38,6 +38,12 @@ type Params struct {
 	Name string
 	// Overrides are extra Hydra overrides appended to the training driver.
 	Overrides []string
+	// Config, when set, is the --config every driver call is pointed at: the
+	// checked recipe as the pod sees it (check.PodConfig).
+	Config string
+	// RecipeYAML, under launch.recipeSource=configMap, is the merged recipe
+	// the run ships in a ConfigMap (RecipeYAML).
+	RecipeYAML string
 }
 
 // Object is one rendered object (a typed KubeRay / Kubernetes struct).
@@ -61,13 +67,22 @@ func Build(in *profile.Infra, file string, p Params) ([]Object, diag.List) {
 		ds.Errorf("", "mode", "found %q; expected one of rayjob, raycluster, dev", p.Mode)
 		return nil, ds
 	}
+	in, err := withSchedulerLabels(in)
+	if err != nil {
+		ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
+		return nil, ds
+	}
 	out, err := render(in, p, &ds, file)
 	if err != nil {
 		ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
 		return nil, ds
 	}
-	out = append(out, deploymentObjects(in)...)
-	return out, ds
+	deps, err := deploymentObjects(in)
+	if err != nil {
+		ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
+		return nil, ds
+	}
+	return append(out, deps...), ds
 }
 
 // fieldError is an error tied to a profile field.
@@ -99,7 +114,10 @@ func msgOf(err error) string {
 func rayJobMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]Object, error) {
 	c := in.Kuberay.Training
 	if c == nil {
-		return nil, errAt("kuberay.training", "is not defined; rayjob mode needs the training cluster")
+		// A profile without the training cluster (deployments only, or a
+		// base layer) renders what it has, as nrl-k8s's check does.
+		ds.Warnf(file, "kuberay.training", "is not defined: no RayJob is rendered, only what the profile has (deployments)")
+		return nil, nil
 	}
 	for _, rc := range in.Kuberay.ByRole() {
 		if rc.Role != "training" {
@@ -108,26 +126,39 @@ func rayJobMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]Obje
 	}
 	r, err := renderClusterSpec(in, "training", c)
 	if err != nil {
-		return nil, errAt("kuberay.training.spec.workerGroupSpecs", "%v", err)
+		return nil, clusterErr("training", err)
 	}
 	job, err := newRayJob(in, c, r.spec, p)
 	if err != nil {
 		return nil, err
 	}
 	out := draObjects(in, c, r.claims)
+	if p.RecipeYAML != "" {
+		cm, err := recipeConfigMap(in, c, job.Name, p, &job.Spec.RayClusterSpec.HeadGroupSpec.Template)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Object{Obj: cm})
+	}
 	return append(out, Object{Obj: job}), nil
 }
 
 func rayClusterMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]Object, error) {
+	if p.RecipeYAML != "" {
+		// A long-lived cluster's mounted ConfigMap would change under a
+		// running job, and the kubelet updates it late.
+		return nil, errAt("launch.recipeSource", "is configMap, which rayjob mode supports only (the recipe is mounted into the cluster KubeRay creates for the job); expected --mode rayjob, or recipeSource checkout")
+	}
 	var out []Object
 	roles := in.Kuberay.ByRole()
 	if len(roles) == 0 {
-		return nil, errAt("kuberay", "declares no cluster; expected at least kuberay.training")
+		ds.Warnf(file, "kuberay", "declares no cluster: no RayCluster is rendered, only what the profile has (deployments)")
+		return nil, nil
 	}
 	for _, rc := range roles {
 		r, err := renderClusterSpec(in, rc.Role, rc.Cluster)
 		if err != nil {
-			return nil, errAt("kuberay."+rc.Role+".spec.workerGroupSpecs", "%v", err)
+			return nil, clusterErr(rc.Role, err)
 		}
 		out = append(out, draObjects(in, rc.Cluster, r.claims)...)
 		out = append(out, Object{Obj: newRayCluster(in, rc.Cluster, r.spec)})
@@ -156,14 +187,27 @@ func rayClusterMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]
 	return append(out, Object{Obj: job}), nil
 }
 
-func deploymentObjects(in *profile.Infra) []Object {
+// clusterErr keeps a field error's own path; other errors are about the
+// worker groups (segment splitting).
+func clusterErr(role string, err error) error {
+	if _, ok := err.(*fieldError); ok {
+		return err
+	}
+	return errAt("kuberay."+role+".spec.workerGroupSpecs", "%v", err)
+}
+
+func deploymentObjects(in *profile.Infra) ([]Object, error) {
 	var out []Object
 	for _, k := range tree.SortedKeys(in.Deployments) {
 		d := in.Deployments[k]
-		out = append(out, Object{Obj: newDeployment(in, d)})
+		dep := newDeployment(in, d)
+		if err := applyScheduler(in, "deployments."+k+".spec.template", &dep.Spec.Template); err != nil {
+			return nil, err
+		}
+		out = append(out, Object{Obj: dep})
 		if svc := newService(in, d); svc != nil {
 			out = append(out, Object{Obj: svc})
 		}
 	}
-	return out
+	return out, nil
 }

@@ -8,14 +8,78 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 )
 
-// devWorkspace is where the dev pod mounts the shared workspace PVC.
-const devWorkspace = "/mnt/rl-workspace"
+// devWorkspace is where the dev pod mounts the shared workspace PVC, and
+// devPVC the claim nrl-k8s hard-codes (our last fallback).
+const (
+	devWorkspace = "/mnt/rl-workspace"
+	devPVC       = "rl-workspace"
+)
+
+// devScript is the dev pod's start script, doing what nrl-k8s's does: the
+// user's SSH key from the secret installed with mode 600, rclone configured
+// (and installed) when RCLONE_CONF is set, kubectl installed when missing,
+// then sleep. An install that fails (no network) is reported, not fatal:
+// the pod stays up.
+func devScript(home string) string {
+	return `mkdir -p ` + home + ` /root/.ssh
+if [ -n "${SSH_KEY_CONTENT:-}" ] && [ -n "${SSH_KEY_NAME:-}" ]; then
+  printf '%s\n' "$SSH_KEY_CONTENT" > "/root/.ssh/$SSH_KEY_NAME" && chmod 600 "/root/.ssh/$SSH_KEY_NAME"
+fi
+if [ -n "${RCLONE_CONF:-}" ]; then
+  mkdir -p /root/.config/rclone && printf '%s\n' "$RCLONE_CONF" > /root/.config/rclone/rclone.conf
+  command -v rclone >/dev/null 2>&1 || curl -fsSL https://rclone.org/install.sh | bash || echo "rclone install failed" >&2
+fi
+if ! command -v kubectl >/dev/null 2>&1; then
+  arch=$(uname -m | sed 's/x86_64/amd64/;s/aarch64/arm64/')
+  ver=$(curl -fsSL https://dl.k8s.io/release/stable.txt) &&
+    curl -fsSLo /usr/local/bin/kubectl "https://dl.k8s.io/release/$ver/bin/linux/$arch/kubectl" &&
+    chmod +x /usr/local/bin/kubectl || echo "kubectl install failed" >&2
+fi
+cd ` + home + ` && echo 'dev pod ready'
+exec sleep infinity`
+}
+
+// devSettings are the dev pod's image, pull secrets, service account and
+// workspace claim: the `dev:` section, else the profile's own, else (claim
+// only) nrl-k8s's rl-workspace. nrl-k8s hard-codes image, secret and claim.
+func devSettings(in *profile.Infra) (image string, secrets []string, sa *string, pvc string) {
+	image = in.Dev.Image
+	if image == "" {
+		image = in.Image
+	}
+	secrets = in.ImagePullSecrets
+	if in.Dev.ImagePullSecrets != nil {
+		secrets = in.Dev.ImagePullSecrets
+	}
+	sa = in.ServiceAccount
+	if in.Dev.ServiceAccount != nil {
+		sa = in.Dev.ServiceAccount
+	}
+	switch {
+	case in.Dev.PVCName != "":
+		pvc = in.Dev.PVCName
+	case (in.Workspace.Kind == "pvc" || in.Workspace.Kind == "lustre") && in.Workspace.PVCName != nil:
+		pvc = *in.Workspace.PVCName
+	default:
+		pvc = devPVC
+	}
+	return image, secrets, sa, pvc
+}
 
 // devPod is `nrl-k8s dev connect`'s pod (§7.6): CPU only, kept off GPU
 // nodes, the workspace PVC mounted, per-user secrets via envFrom.
 func devPod(in *profile.Infra, user string) *corev1.Pod {
 	home := devWorkspace + "/" + user
-	script := "mkdir -p " + home + " && cd " + home + " && echo 'dev pod ready' && sleep infinity"
+	script := devScript(home)
+	image, secrets, sa, pvc := devSettings(in)
+	var pullSecrets []corev1.LocalObjectReference
+	for _, s := range secrets {
+		pullSecrets = append(pullSecrets, corev1.LocalObjectReference{Name: s})
+	}
+	saName := ""
+	if sa != nil {
+		saName = *sa
+	}
 	return &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -27,8 +91,9 @@ func devPod(in *profile.Infra, user string) *corev1.Pod {
 			}),
 		},
 		Spec: corev1.PodSpec{
-			RestartPolicy:    corev1.RestartPolicyNever,
-			ImagePullSecrets: pullSecretsOr(in, "nvcr-secret"),
+			RestartPolicy:      corev1.RestartPolicyNever,
+			ImagePullSecrets:   pullSecrets,
+			ServiceAccountName: saName,
 			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 				RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 					NodeSelectorTerms: []corev1.NodeSelectorTerm{{
@@ -41,7 +106,7 @@ func devPod(in *profile.Infra, user string) *corev1.Pod {
 			}},
 			Containers: []corev1.Container{{
 				Name:       "dev",
-				Image:      in.Dev.Image,
+				Image:      image,
 				Command:    []string{"sh", "-c", script},
 				WorkingDir: home,
 				Env:        []corev1.EnvVar{{Name: "USER", Value: user}},
@@ -58,22 +123,9 @@ func devPod(in *profile.Infra, user string) *corev1.Pod {
 			Volumes: []corev1.Volume{{
 				Name: "rl-workspace",
 				VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-					ClaimName: in.Dev.PVCName,
+					ClaimName: pvc,
 				}},
 			}},
 		},
 	}
-}
-
-// pullSecretsOr uses the profile's pull secrets, else nrl-k8s's default.
-func pullSecretsOr(in *profile.Infra, def string) []corev1.LocalObjectReference {
-	names := in.ImagePullSecrets
-	if len(names) == 0 {
-		names = []string{def}
-	}
-	out := make([]corev1.LocalObjectReference, 0, len(names))
-	for _, n := range names {
-		out = append(out, corev1.LocalObjectReference{Name: n})
-	}
-	return out
 }

@@ -1,6 +1,8 @@
 package build
 
 import (
+	"fmt"
+
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +21,32 @@ type clusterRender struct {
 // modified, so two renders are equal.
 func renderClusterSpec(in *profile.Infra, role string, c *profile.Cluster) (*clusterRender, error) {
 	spec := c.Spec.DeepCopy()
+	// Profile keys first, on the groups as the profile wrote them, so that
+	// an error names the profile's own field (segments are copies).
+	base := "kuberay." + role + ".spec"
+	if err := applyScheduler(in, base+".headGroupSpec.template", &spec.HeadGroupSpec.Template); err != nil {
+		return nil, err
+	}
+	if err := applyVolumes(in, role, base+".headGroupSpec.template.spec", &spec.HeadGroupSpec.Template.Spec); err != nil {
+		return nil, err
+	}
+	for i := range spec.WorkerGroupSpecs {
+		f := fmt.Sprintf("%s.workerGroupSpecs[%d].template", base, i)
+		t := &spec.WorkerGroupSpecs[i].Template
+		if err := applyScheduler(in, f, t); err != nil {
+			return nil, err
+		}
+		if err := applyPlacement(in, f+".spec", &t.Spec); err != nil {
+			return nil, err
+		}
+		if err := applyVolumes(in, role, f+".spec", &t.Spec); err != nil {
+			return nil, err
+		}
+	}
 	if c.SegmentSize != nil {
+		if *c.SegmentSize <= 0 || *c.SegmentSize > MaxNodes {
+			return nil, fmt.Errorf("segmentSize=%d is outside 1..%d", *c.SegmentSize, MaxNodes)
+		}
 		groups, err := splitSegments(spec.WorkerGroupSpecs, int32(*c.SegmentSize))
 		if err != nil {
 			return nil, err

@@ -22,7 +22,14 @@ func trainingEntrypoint(in *profile.Infra, p Params) (string, error) {
 	if in.Launch.Entrypoint == nil || strings.TrimSpace(*in.Launch.Entrypoint) == "" {
 		return "", errAt("launch.entrypoint", "infra.launch.entrypoint is empty; expected the training command")
 	}
-	ep, err := hydra.AppendOverrides(*in.Launch.Entrypoint, p.Overrides)
+	ep := *in.Launch.Entrypoint
+	if p.Config != "" {
+		var err error
+		if ep, _, err = hydra.RewriteConfig(ep, p.Config); err != nil {
+			return "", errAt("launch.entrypoint", "%v", err)
+		}
+	}
+	ep, err := hydra.AppendOverrides(ep, p.Overrides)
 	if err != nil {
 		return "", errAt("launch.entrypoint", "%v", err)
 	}

@@ -32,6 +32,9 @@ func splitSegments(groups []rayv1.WorkerGroupSpec, size int32) ([]rayv1.WorkerGr
 		if base == "" {
 			base = "workers"
 		}
+		if len(out)+int(r/size) > MaxWorkerGroups {
+			return nil, fmt.Errorf("segmentSize=%d splits replicas=%d into more than %d worker groups", size, r, MaxWorkerGroups)
+		}
 		for i := int32(0); i < r/size; i++ {
 			seg := *g.DeepCopy()
 			seg.GroupName = fmt.Sprintf("%s-segment-%d", base, i)

@@ -39,36 +39,42 @@ func Run(in Input) diag.List {
 		// The dev pod uses none of the clusters: their checks would only be noise.
 		return ds
 	}
+	inert(&ds, f, infra)
 	if in.Recipe != nil {
 		recipeVsCluster(&ds, f, infra, in.Recipe)
 		megatron(&ds, f, in.Recipe)
 	}
 	for _, rc := range infra.Kuberay.ByRole() {
+		bounds(&ds, f, rc)
 		segments(&ds, f, rc)
 		webhookFields(&ds, f, rc)
 		placement(&ds, f, rc)
 	}
 	upload(&ds, f, infra, in.Params, in.UploadSize)
+	driverExit(&ds, f, infra)
 	return ds
 }
 
-// gpusPerWorker is nvidia.com/gpu of a worker's containers (limits, else
-// requests), summed over containers.
-func gpusPerWorker(spec *corev1.PodSpec) (int64, bool) {
-	var total int64
-	found := false
-	for _, c := range spec.Containers {
-		q, ok := c.Resources.Limits["nvidia.com/gpu"]
-		if !ok {
-			q, ok = c.Resources.Requests["nvidia.com/gpu"]
-		}
-		if ok {
-			total += q.Value()
-			found = true
+// driverExit: a driver piped into `tee` without pipefail exits with tee's
+// status, so a crashed run reports SUCCEEDED. We warn rather than add
+// `set -o pipefail`: Ray runs the entrypoint with /bin/sh, where pipefail is
+// not POSIX before 2024 (dash before 0.5.12 rejects it and the script
+// exits), so only the profile's author knows which shell runs it.
+func driverExit(ds *diag.List, f string, infra *profile.Infra) {
+	ep := infra.Launch.Entrypoint
+	if ep == nil {
+		return
+	}
+	for _, inv := range hydra.FindInvocations(*ep) {
+		if inv.Piped && !hydra.PipefailBefore(*ep, inv) {
+			ds.Warnf(f, "launch.entrypoint", "line %d: the driver call %s is piped without `set -o pipefail`: a crashed driver exits with the pipe's last command (tee's 0) and the job reports success; expected `set -o pipefail` before it (bash; dash 0.5.12+), or the output redirected instead of piped", inv.Line, inv.Script)
 		}
 	}
-	return total, found
 }
+
+// gpusPerWorker is nvidia.com/gpu of a worker's containers (limits, else
+// requests), summed over containers: build.GPUsPerPod, the one rule.
+func gpusPerWorker(spec *corev1.PodSpec) (int64, bool) { return build.GPUsPerPod(spec) }
 
 // GPUGroup is a worker group that gives GPU nodes.
 type GPUGroup struct {
@@ -98,7 +104,7 @@ func GPUGroups(c *profile.Cluster) []GPUGroup {
 		if hosts == 0 {
 			hosts = 1
 		}
-		out = append(out, GPUGroup{Index: i, Name: g.GroupName, GPUsPerWorker: per, Nodes: replicas * hosts})
+		out = append(out, GPUGroup{Index: i, Name: g.GroupName, GPUsPerWorker: per, Nodes: MulCapped(max(replicas, 0), hosts, build.MaxNodes)})
 	}
 	return out
 }
@@ -142,7 +148,7 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 			gpus, r.Origin("cluster.gpus_per_node"))
 	}
 	for _, g := range groups {
-		capacity += g.Nodes
+		capacity = AddCapped(capacity, g.Nodes, build.MaxNodes)
 		if hasGPU && gpuOK && !gpuDyn && g.GPUsPerWorker != gpus {
 			ds.Errorf(f, fmt.Sprintf("kuberay.training.spec.workerGroupSpecs[%d].template.spec.containers[*].resources.limits[nvidia.com/gpu]", g.Index),
 				"found %d GPUs per worker in group %q; expected %d, the recipe's cluster.gpus_per_node (set by %s)",
@@ -151,7 +157,7 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 	}
 	nodesV, hasNodes, nodesDyn := r.Value("cluster.num_nodes")
 	nodes, nodesOK := AsInt(nodesV)
-	if !hasNodes || !nodesOK || nodesDyn || len(groups) == 0 {
+	if !hasNodes || !nodesOK || nodesDyn || len(groups) == 0 || capacity > build.MaxNodes {
 		return
 	}
 	field := "kuberay.training.spec.workerGroupSpecs[*].replicas"
@@ -196,9 +202,68 @@ func megatron(ds *diag.List, f string, r *Recipe) {
 	}
 }
 
+// AddCapped adds non-negative counts, stopping at limit+1 instead of
+// overflowing: a sum past the limit only needs to be known as too big.
+func AddCapped(a, b, limit int64) int64 {
+	if a > limit || b > limit || a+b > limit {
+		return limit + 1
+	}
+	return a + b
+}
+
+// MulCapped multiplies non-negative counts the same way.
+func MulCapped(a, b, limit int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > limit || b > limit || a > limit/b {
+		return limit + 1
+	}
+	return a * b
+}
+
+// bounds: node and worker-group counts a cluster can sanely ask for (the
+// limits live in fn/build, which refuses them too).
+func bounds(ds *diag.List, f string, rc profile.RoleCluster) {
+	c := rc.Cluster
+	if c.Spec == nil {
+		return
+	}
+	base := "kuberay." + rc.Role
+	var nodes, groups int64
+	for i, g := range c.Spec.WorkerGroupSpecs {
+		r, h := int64(0), int64(g.NumOfHosts)
+		if g.Replicas != nil {
+			r = int64(*g.Replicas)
+		}
+		if h <= 0 {
+			h = 1
+		}
+		if r < 0 {
+			ds.Errorf(f, fmt.Sprintf("%s.spec.workerGroupSpecs[%d].replicas", base, i), "found %d; expected 0 or more replicas", r)
+			return
+		}
+		nodes = AddCapped(nodes, MulCapped(r, h, build.MaxNodes), build.MaxNodes)
+		n := int64(1)
+		if c.SegmentSize != nil && *c.SegmentSize > 0 && r > int64(*c.SegmentSize) {
+			n = r / int64(*c.SegmentSize)
+		}
+		groups = AddCapped(groups, n, build.MaxWorkerGroups)
+	}
+	if c.SegmentSize != nil && *c.SegmentSize > build.MaxNodes {
+		ds.Errorf(f, base+".segmentSize", "found %d; expected at most %d (no cluster has more nodes)", *c.SegmentSize, build.MaxNodes)
+	}
+	if nodes > build.MaxNodes {
+		ds.Errorf(f, base+".spec.workerGroupSpecs[*].replicas", "the worker groups add up to more than %d nodes (replicas × numOfHosts); expected at most %d", build.MaxNodes, build.MaxNodes)
+	}
+	if groups > build.MaxWorkerGroups {
+		ds.Errorf(f, base+".segmentSize", "segmentSize=%d splits the worker groups into more than %d groups; expected at most %d: raise segmentSize", c.SegmentSize.Value(0), build.MaxWorkerGroups, build.MaxWorkerGroups)
+	}
+}
+
 func segments(ds *diag.List, f string, rc profile.RoleCluster) {
 	c := rc.Cluster
-	if c.SegmentSize == nil || c.Spec == nil || *c.SegmentSize <= 0 {
+	if c.SegmentSize == nil || c.Spec == nil || *c.SegmentSize <= 0 || *c.SegmentSize > build.MaxNodes {
 		return
 	}
 	size := int64(*c.SegmentSize)
@@ -350,8 +415,8 @@ func UploadPaths(infra *profile.Infra) []string {
 }
 
 func upload(ds *diag.List, f string, infra *profile.Infra, p build.Params, size UploadSizer) {
-	if infra.Launch.CodeSource != "upload" || p.Mode == build.Dev {
-		return
+	if infra.Launch.CodeSource != "upload" || p.Mode == build.Dev || infra.Kuberay.Training == nil {
+		return // no training job: nothing runs code
 	}
 	ds.Warnf(f, "launch.codeSource", "is upload: a manifest cannot carry a local working dir, so the rendered jobs run the code baked into the image; expected codeSource image or lustre with codePath for a run that is fully described by its manifests")
 	if size == nil {

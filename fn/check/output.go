@@ -87,6 +87,9 @@ func typeOf(kind string) (any, apivalidation.ValidateNameFunc) {
 		return &corev1.Pod{}, apivalidation.NameIsDNSSubdomain
 	case "ResourceClaimTemplate":
 		return &resourcev1.ResourceClaimTemplate{}, apivalidation.NameIsDNSSubdomain
+	case "ConfigMap":
+		// launch.recipeSource=configMap (fn/build/recipecm.go).
+		return &corev1.ConfigMap{}, apivalidation.NameIsDNSSubdomain
 	}
 	return &customObject{}, apivalidation.NameIsDNSSubdomain
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,11 +12,15 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/spf13/cobra"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/schema"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
 func checkCmd() *cobra.Command {
@@ -87,11 +92,7 @@ func summary(w io.Writer, res *pipeline.Result) {
 	if in.ServiceAccount != nil {
 		fmt.Fprintf(w, "sa:          %s\n", *in.ServiceAccount)
 	}
-	sched := in.Scheduler.Kind
-	if in.Scheduler.Queue != nil {
-		sched += fmt.Sprintf(" (queue=%s)", *in.Scheduler.Queue)
-	}
-	fmt.Fprintf(w, "scheduler:   %s\n", sched)
+	fmt.Fprintf(w, "scheduler:   %s\n", schedulerOf(res.Docs))
 	fmt.Fprintf(w, "launch.mode: %s\n", in.Launch.Mode)
 	if res.Recipe != nil {
 		fmt.Fprintf(w, "recipe:      %s\n", strings.Join(res.Recipe.Files, " <- "))
@@ -101,9 +102,22 @@ func summary(w io.Writer, res *pipeline.Result) {
 			}
 		}
 	}
-	if in.Launch.Entrypoint != nil {
+	ep, rendered := renderedEntrypoint(res.Docs)
+	if !rendered && in.Launch.Entrypoint != nil {
+		ep = *in.Launch.Entrypoint
+	}
+	if rendered {
+		for _, inv := range hydra.FindInvocations(ep) {
+			what := "the driver's default config (no --config)"
+			if inv.Config != "" {
+				what = "--config " + inv.Config
+			}
+			fmt.Fprintf(w, "pod reads:   %s (line %d)\n", what, inv.Line)
+		}
+	}
+	if ep != "" {
 		fmt.Fprintln(w, "entrypoint:")
-		for _, l := range strings.Split(*in.Launch.Entrypoint, "\n") {
+		for _, l := range strings.Split(ep, "\n") {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
@@ -142,6 +156,68 @@ func summary(w io.Writer, res *pipeline.Result) {
 	}
 }
 
+// renderedEntrypoint is the training job's entrypoint as rendered (the
+// --config rewrite and the run's overrides applied): the first RayJob that
+// runs a NeMo-RL driver.
+func renderedEntrypoint(docs []emit.Doc) (string, bool) {
+	for _, d := range docs {
+		if d.Kind != "RayJob" {
+			continue
+		}
+		spec, _ := d.Data["spec"].(map[string]any)
+		ep, _ := spec["entrypoint"].(string)
+		if _, ok := hydra.FindInvocation(ep); ok {
+			return ep, true
+		}
+	}
+	return "", false
+}
+
+// schedulerOf says which schedulers and KAI queues the rendered pods name,
+// read from the objects (not from the profile's words).
+func schedulerOf(docs []emit.Doc) string {
+	if docs == nil {
+		return "(nothing rendered)"
+	}
+	names, queues := map[string]bool{}, map[string]bool{}
+	var walk func(v any, key string)
+	walk = func(v any, key string) {
+		switch t := v.(type) {
+		case map[string]any:
+			if key == "labels" {
+				if q, ok := t[build.KAIQueueLabel].(string); ok {
+					queues[q] = true
+				}
+			}
+			if _, isPod := t["containers"]; isPod {
+				n, _ := t["schedulerName"].(string)
+				if n == "" {
+					n = "default-scheduler"
+				}
+				names[n] = true
+			}
+			for k, c := range t {
+				walk(c, k)
+			}
+		case []any:
+			for _, c := range t {
+				walk(c, key)
+			}
+		}
+	}
+	for _, d := range docs {
+		walk(d.Data, "")
+	}
+	out := strings.Join(tree.SortedKeys(names), ", ")
+	if out == "" {
+		out = "(no pods)"
+	}
+	if len(queues) > 0 {
+		out += " (queue=" + strings.Join(tree.SortedKeys(queues), ", ") + ")"
+	}
+	return out
+}
+
 func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 	c := rc.Cluster
 	fmt.Fprintf(w, "  %s: %s\n", rc.Role, c.Name)
@@ -155,10 +231,10 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 	}
 	var total, gpus int64
 	for _, g := range c.Spec.WorkerGroupSpecs {
-		total += replicas(g) * hosts(g)
+		total = check.AddCapped(total, check.MulCapped(max(replicas(g), 0), hosts(g), build.MaxNodes), build.MaxNodes)
 	}
 	for _, g := range check.GPUGroups(c) {
-		gpus += g.GPUsPerWorker * g.Nodes
+		gpus = check.AddCapped(gpus, check.MulCapped(g.GPUsPerWorker, g.Nodes, math.MaxInt64/2), math.MaxInt64/2)
 	}
 	seg := ""
 	if c.SegmentSize != nil && *c.SegmentSize > 0 && total > int64(*c.SegmentSize) {
@@ -169,7 +245,12 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 		l := c.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Resources.Limits
 		cpu, mem = l.Cpu().String(), l.Memory().String()
 	}
-	fmt.Fprintf(w, "    workers %dx%s cpu=%s mem=%s gpu=%d\n", total, seg, cpu, mem, gpus)
+	if total > build.MaxNodes {
+		// The sums stop at the bound (check reports it): say so, not a number.
+		fmt.Fprintf(w, "    workers more than %d (over the bound) cpu=%s mem=%s\n", build.MaxNodes, cpu, mem)
+	} else {
+		fmt.Fprintf(w, "    workers %dx%s cpu=%s mem=%s gpu=%d\n", total, seg, cpu, mem, gpus)
+	}
 	if c.Daemon != nil {
 		id := "—"
 		if c.Daemon.SubmissionID != nil {

@@ -88,14 +88,15 @@ var extraCommands []func() *cobra.Command
 
 // runFlags are the flags every recipe-taking command shares.
 type runFlags struct {
-	infra     string
-	defaults  string
-	mode      string
-	user      string
-	namespace string
-	runID     string
-	name      string
-	root      string
+	infra      string
+	defaults   string
+	mode       string
+	user       string
+	namespace  string
+	runID      string
+	name       string
+	recipeRoot string
+	root       string
 }
 
 func (f *runFlags) register(c *cobra.Command, withMode bool) {
@@ -105,6 +106,7 @@ func (f *runFlags) register(c *cobra.Command, withMode bool) {
 	c.Flags().StringVarP(&f.namespace, "namespace", "n", "", "namespace (overrides the profile's)")
 	c.Flags().StringVar(&f.runID, "run-id", "", "run id: labels the jobs; in raycluster mode names the training job and sets NRL_K8S_RUN_ID")
 	c.Flags().StringVar(&f.name, "name", "", "RayJob name (default: the training cluster's name)")
+	c.Flags().StringVar(&f.recipeRoot, "recipe-root", "", "local recipe root: the folder whose layout is NeMo-RL's checkout (default: the recipe's nearest recipes/ folder holding examples/); --config is pointed at the recipe's path below it, under launch.recipeRoot (default codePath) in the pod")
 	c.Flags().StringVar(&f.root, "root", "", "read input files only inside this directory (regular files; symlinks must resolve inside it); default: no restriction")
 	if withMode {
 		c.Flags().StringVar(&f.mode, "mode", string(build.RayJob), "rayjob | raycluster | dev")
@@ -134,6 +136,7 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 		Recipe:       cleanPath(args[0]),
 		Profile:      cleanPath(f.infra),
 		UserDefaults: cleanPath(f.defaults),
+		RecipeRoot:   cleanPath(f.recipeRoot),
 		Mode:         mode,
 		RunID:        f.runID,
 		User:         u,

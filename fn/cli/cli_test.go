@@ -32,7 +32,14 @@ func TestCheckExitCodes(t *testing.T) {
 	require.Contains(t, out, "training: alice-raycluster-qwen3-30b-math-gb300")
 	require.Contains(t, out, "workers 4x (4 segments x 1) cpu=132 mem=900Gi gpu=16")
 	require.Contains(t, out, "ComputeDomain: compute-domain-alice-raycluster-qwen3-30b-math-gb300-training")
-	require.Contains(t, out, "0 error(s), 0 warning(s)")
+	// The one warning: the shipped entrypoint pipes the driver into tee
+	// without pipefail.
+	require.Contains(t, out, "0 error(s), 1 warning(s)")
+	require.Contains(t, out, "piped without `set -o pipefail`")
+	// The summary reads the objects: the scheduler the pods name and the
+	// --config the pod reads.
+	require.Contains(t, out, "scheduler:   kai-scheduler (queue=rl)")
+	require.Contains(t, out, "pod reads:   --config examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml (line 14)")
 
 	code, out, _ = runCLI("check", r, "cluster.gpus_per_node=8", "--infra", p, "--user", "alice")
 	require.Equal(t, cli.ExitError, code)
@@ -99,4 +106,19 @@ func TestRenderRoot(t *testing.T) {
 		require.Equal(t, cli.ExitError, code)
 		require.Contains(t, stderr, "/dev/zero: is a device, not a regular file")
 	}
+}
+
+// --recipe-root names the local recipe root; a recipe outside it cannot be
+// mapped into the pod, and the error names both paths.
+func TestRecipeRootFlag(t *testing.T) {
+	r, p := qwen(t)
+	root := testenv.RepoRoot(t)
+	code, _, errOut := runCLI("render", r, "--infra", p, "--user", "alice", "--recipe-root", filepath.Join(root, "profiles"))
+	require.Equal(t, cli.ExitError, code)
+	require.Contains(t, errOut, "is not under the recipe root "+filepath.ToSlash(filepath.Join(root, "profiles")))
+
+	code, out, errOut := runCLI("render", r, "--infra", p, "--user", "alice", "--recipe-root", filepath.Join(root, "recipes"))
+	require.Equal(t, cli.ExitOK, code, errOut)
+	require.Contains(t, out, "--config examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml")
+	require.NotContains(t, errOut, "rewritten")
 }

@@ -56,6 +56,11 @@ func (l *List) Warnf(file, field, format string, args ...any) {
 	*l = append(*l, Diagnostic{Severity: Warning, File: file, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
+// Infof appends a note: something the render did that the user should know.
+func (l *List) Infof(file, field, format string, args ...any) {
+	*l = append(*l, Diagnostic{Severity: Info, File: file, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
 // HasErrors reports whether any finding is an error.
 func (l List) HasErrors() bool {
 	for _, d := range l {

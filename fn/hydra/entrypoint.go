@@ -2,143 +2,250 @@ package hydra
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 )
 
-// Invocation is the NeMo-RL driver call found in an entrypoint script.
+// Invocation is one NeMo-RL driver call found in an entrypoint script.
 type Invocation struct {
 	Script    string   // e.g. examples/run_grpo.py
-	Config    string   // value of --config, if any
+	Config    string   // value of --config, if any (quotes removed)
 	Overrides []string // Hydra overrides, in order
-	Line      int      // 1-based line of the script name in the entrypoint
+	Line      int      // 1-based line where the call's (continued) line starts
+	// Piped: the call's output goes into a pipe (`| tee log`), so without
+	// `set -o pipefail` its exit status is lost.
+	Piped bool
+
+	// config is the --config word (the value word, or the `--config=v`
+	// word); end is the byte offset where the call's arguments end.
+	config  *token
+	eqForm  bool
+	end     int
+	opStart int // first shell operator or comment after the call, -1 if none
+}
+
+// token is one shell word or operator, with its byte span in the entrypoint.
+type token struct {
+	text       string // the word as the shell sees it (quotes removed)
+	start, end int    // span of the raw text in the entrypoint
+	op         bool   // a control operator or a redirection
 }
 
 var scriptRE = regexp.MustCompile(`(^|/)run_[A-Za-z0-9_]*\.py$`)
 
-// FindInvocation looks for `python ... run_*.py [--config X] overrides...`
-// in a shell entrypoint. Backslash-newline continuations are joined first.
-// It returns false when the entrypoint runs no NeMo-RL driver.
+// FindInvocation returns the first driver call (`python ... run_*.py
+// [--config X] overrides...`) of a shell entrypoint, false when it runs no
+// NeMo-RL driver.
 func FindInvocation(entrypoint string) (Invocation, bool) {
-	lines := strings.Split(entrypoint, "\n")
-	var joined []string
-	var starts []int
-	cur, start := "", 0
-	for i, l := range lines {
-		if cur == "" {
-			start = i + 1
-		}
-		if strings.HasSuffix(l, `\`) {
-			cur += strings.TrimSuffix(l, `\`) + " "
-			continue
-		}
-		joined = append(joined, cur+l)
-		starts = append(starts, start)
-		cur = ""
+	all := FindInvocations(entrypoint)
+	if len(all) == 0 {
+		return Invocation{}, false
 	}
-	if cur != "" {
-		joined = append(joined, cur)
-		starts = append(starts, start)
-	}
-	for li, l := range joined {
-		if strings.HasPrefix(strings.TrimSpace(l), "#") {
-			continue
+	return all[0], true
+}
+
+// FindInvocations returns every driver call, in order. Backslash-newline
+// continuations join lines (as two blanks, so byte offsets stay those of the
+// entrypoint).
+func FindInvocations(entrypoint string) []Invocation {
+	joined := strings.ReplaceAll(entrypoint, "\\\n", "  ")
+	var out []Invocation
+	lineStart := 0
+	for lineStart <= len(joined) {
+		lineEnd := strings.IndexByte(joined[lineStart:], '\n')
+		if lineEnd < 0 {
+			lineEnd = len(joined)
+		} else {
+			lineEnd += lineStart
 		}
-		words := shellWords(l)
-		for i, w := range words {
-			if !scriptRE.MatchString(w) {
+		words, comment := tokenize(joined, lineStart, lineEnd)
+		for i := 0; i < len(words); i++ {
+			w := words[i]
+			if w.op || !scriptRE.MatchString(w.text) {
 				continue
 			}
-			inv := Invocation{Script: w, Line: starts[li]}
-			for j := i + 1; j < len(words); j++ {
+			inv := Invocation{Script: w.text, Line: strings.Count(entrypoint[:lineStart], "\n") + 1, end: w.end, opStart: comment}
+			j := i + 1
+			for ; j < len(words); j++ {
 				a := words[j]
-				if isShellOperator(a) {
+				if a.op {
+					inv.opStart = a.start
 					break
 				}
-				if a == "--config" && j+1 < len(words) {
-					inv.Config = words[j+1]
+				inv.end = a.end
+				switch {
+				case a.text == "--config" && j+1 < len(words) && !words[j+1].op:
 					j++
+					inv.config = &words[j]
+					inv.Config = words[j].text
+					inv.end = words[j].end
 					continue
-				}
-				if strings.HasPrefix(a, "--config=") {
-					inv.Config = strings.TrimPrefix(a, "--config=")
+				case strings.HasPrefix(a.text, "--config="):
+					inv.config = &words[j]
+					inv.eqForm = true
+					inv.Config = strings.TrimPrefix(a.text, "--config=")
 					continue
-				}
-				if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "++") {
+				case strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "++"):
 					continue
-				}
-				if strings.Contains(a, "=") || strings.HasPrefix(a, "~") {
-					inv.Overrides = append(inv.Overrides, a)
+				case strings.Contains(a.text, "=") || strings.HasPrefix(a.text, "~"):
+					inv.Overrides = append(inv.Overrides, a.text)
 				}
 			}
-			return inv, true
+			// Past redirections (`2>&1`, `> file`), a pipe takes the output.
+			for k := j; k < len(words); k++ {
+				a := words[k]
+				if !a.op {
+					continue // a redirection's target
+				}
+				if a.text == "|" || a.text == "|&" {
+					inv.Piped = true
+				}
+				if !isRedirection(a.text) {
+					break
+				}
+			}
+			out = append(out, inv)
+			i = j
+		}
+		lineStart = lineEnd + 1
+	}
+	return out
+}
+
+// PipefailBefore reports whether a `set` command before the call's line
+// turns on pipefail (`set -o pipefail`, `set -euo pipefail`), so that a
+// piped driver's failure is the pipeline's exit status.
+func PipefailBefore(entrypoint string, inv Invocation) bool {
+	joined := strings.ReplaceAll(entrypoint, "\\\n", "  ")
+	lines := strings.Split(joined, "\n")
+	offset, on := 0, false
+	for i, l := range lines {
+		if i+1 >= inv.Line {
+			break
+		}
+		words, _ := tokenize(joined, offset, offset+len(l))
+		offset += len(l) + 1
+		for j := 0; j < len(words); j++ {
+			if words[j].op || words[j].text != "set" {
+				continue
+			}
+			for k := j + 1; k < len(words) && !words[k].op; k++ {
+				w := words[k].text
+				if len(w) > 1 && (w[0] == '-' || w[0] == '+') && strings.HasSuffix(w, "o") && k+1 < len(words) && words[k+1].text == "pipefail" {
+					on = w[0] == '-' // `set +o pipefail` turns it off again
+				}
+			}
 		}
 	}
-	return Invocation{}, false
+	return on
 }
 
-func isShellOperator(w string) bool {
-	switch w {
-	case "|", "||", "&&", ";", "&", "|&":
-		return true
-	}
-	return strings.HasPrefix(w, ">") || strings.HasPrefix(w, "<") || strings.HasPrefix(w, "2>") || strings.HasPrefix(w, "1>")
+func isRedirection(op string) bool {
+	return strings.ContainsAny(op, "<>")
 }
 
-// shellWords splits a line into words, honouring single and double quotes
-// and backslash escapes; a `#` at the start of a word begins a comment.
-func shellWords(line string) []string {
-	var words []string
+// tokenize splits s[from:to] into words and operators, honouring single and
+// double quotes and backslash escapes. It returns the offset of a comment
+// (`#` at the start of a word), or -1. This is the package's one shell
+// tokenizer: finding driver calls, appending overrides, rewriting --config
+// and the pipe check all read its words.
+func tokenize(s string, from, to int) ([]token, int) {
+	var words []token
 	var b strings.Builder
-	inWord := false
+	start := -1
 	var quote byte
-	for i := 0; i < len(line); i++ {
-		c := line[i]
+	flush := func(end int) {
+		if start >= 0 {
+			words = append(words, token{text: b.String(), start: start, end: end})
+			b.Reset()
+			start = -1
+		}
+	}
+	for i := from; i < to; i++ {
+		c := s[i]
 		switch {
 		case quote != 0:
 			if c == quote {
 				quote = 0
-			} else if c == '\\' && quote == '"' && i+1 < len(line) {
+			} else if c == '\\' && quote == '"' && i+1 < to {
 				i++
-				b.WriteByte(line[i])
+				b.WriteByte(s[i])
 			} else {
 				b.WriteByte(c)
 			}
 		case c == '\'' || c == '"':
-			quote, inWord = c, true
-		case c == '\\' && i+1 < len(line):
+			if start < 0 {
+				start = i
+			}
+			quote = c
+		case c == '\\' && i+1 < to:
+			if start < 0 {
+				start = i
+			}
 			i++
-			b.WriteByte(line[i])
-			inWord = true
+			b.WriteByte(s[i])
 		case c == ' ' || c == '\t':
-			if inWord {
-				words = append(words, b.String())
-				b.Reset()
-				inWord = false
-			}
-		case c == '#' && !inWord:
-			i = len(line)
+			flush(i)
+		case c == '#' && start < 0:
+			return words, i
 		case c == '|' || c == ';' || c == '&':
-			if inWord {
-				words = append(words, b.String())
-				b.Reset()
-				inWord = false
+			flush(i)
+			n := 1
+			if i+1 < to && (s[i+1] == c || (c == '|' && s[i+1] == '&')) {
+				n = 2
 			}
-			words = append(words, string(c))
+			words = append(words, token{text: s[i : i+n], start: i, end: i + n, op: true})
+			i += n - 1
+		case c == '<' || c == '>':
+			// A redirection, with its file descriptor if the word so far is
+			// all digits (`2>&1`, `1>log`).
+			opStart := i
+			if start >= 0 && isDigits(s[start:i]) {
+				opStart = start
+				b.Reset()
+				start = -1
+			}
+			flush(i)
+			j := i + 1
+			for j < to && (s[j] == '<' || s[j] == '>' || s[j] == '|') {
+				j++
+			}
+			if j < to && s[j] == '&' {
+				j++
+				for j < to && (s[j] == '-' || (s[j] >= '0' && s[j] <= '9')) {
+					j++
+				}
+			}
+			words = append(words, token{text: s[opStart:j], start: opStart, end: j, op: true})
+			i = j - 1
 		default:
+			if start < 0 {
+				start = i
+			}
 			b.WriteByte(c)
-			inWord = true
 		}
 	}
-	if inWord {
-		words = append(words, b.String())
-	}
-	return words
+	flush(to)
+	return words, -1
 }
 
-// AppendOverrides adds extra overrides to the end of the NeMo-RL driver call
-// in a shell entrypoint, before any pipe or redirection, so that they win
-// over the entrypoint's own (Hydra applies overrides left to right).
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// AppendOverrides adds extra overrides to the end of the first NeMo-RL
+// driver call in a shell entrypoint, before any pipe or redirection, so that
+// they win over the entrypoint's own (Hydra applies overrides left to
+// right).
 func AppendOverrides(entrypoint string, extra []string) (string, error) {
 	if len(extra) == 0 {
 		return entrypoint, nil
@@ -152,59 +259,84 @@ func AppendOverrides(entrypoint string, extra []string) (string, error) {
 	if !ok {
 		return "", errors.New("the entrypoint runs no NeMo-RL driver (python ... run_*.py) to append overrides to")
 	}
-	// The driver call ends on the last line of its backslash continuation.
-	lines := strings.Split(entrypoint, "\n")
-	last := inv.Line - 1
-	for last < len(lines)-1 && strings.HasSuffix(lines[last], `\`) {
-		last++
-	}
 	quoted := make([]string, len(extra))
 	for i, o := range extra {
 		quoted[i] = ShellQuote(o)
 	}
 	ins := strings.Join(quoted, " ")
-	// The insertion leaves the rest of the line byte for byte as it was, so
-	// removing it restores the original entrypoint exactly (the chart relies
-	// on that).
-	line := lines[last]
-	if at := operatorIndex(line); at >= 0 {
-		lines[last] = line[:at] + ins + " " + line[at:]
-	} else {
-		lines[last] = line + " " + ins
+	// The insertion leaves the rest of the entrypoint byte for byte as it
+	// was, so removing it restores the original exactly (the chart relies on
+	// that): `OVR ` before an operator or comment, ` OVR` otherwise.
+	if at := inv.opStart; at >= 0 {
+		if at > 0 && entrypoint[at-1] != ' ' && entrypoint[at-1] != '\t' {
+			return entrypoint[:at] + " " + ins + entrypoint[at:], nil
+		}
+		return entrypoint[:at] + ins + " " + entrypoint[at:], nil
 	}
-	return strings.Join(lines, "\n"), nil
+	return entrypoint[:inv.end] + " " + ins + entrypoint[inv.end:], nil
 }
 
-// operatorIndex finds the first unquoted pipe, list operator or redirection.
-func operatorIndex(line string) int {
-	var quote byte
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			} else if c == '\\' && quote == '"' {
-				i++
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '\\':
-			i++
-		case c == '|' || c == ';' || c == '&' || c == '>' || c == '<':
-			j := i
-			for j > 0 && line[j-1] >= '0' && line[j-1] <= '9' {
-				j--
-			}
-			if j == 0 || line[j-1] == ' ' || line[j-1] == '\t' {
-				return j
-			}
-			return i
-		case c == '#' && (i == 0 || line[i-1] == ' '):
-			return i
+// ConfigRewrite is one --config value changed by RewriteConfig.
+type ConfigRewrite struct {
+	Line     int
+	From, To string
+}
+
+// RewriteConfig points the --config of every driver call at path, keeping
+// each call's form (`--config a.yaml`, `--config=a.yaml`, single or double
+// quotes), as nrl-k8s does in long-lived mode. A value the pod's shell
+// expands (`$RECIPE`) is refused: what it names is only known in the pod.
+func RewriteConfig(entrypoint, path string) (string, []ConfigRewrite, error) {
+	var out strings.Builder
+	var changes []ConfigRewrite
+	last := 0
+	for _, inv := range FindInvocations(entrypoint) {
+		if inv.config == nil {
+			continue
 		}
+		raw := entrypoint[inv.config.start:inv.config.end]
+		prefix := ""
+		if inv.eqForm {
+			if strings.HasPrefix(raw, "--config=") {
+				prefix, raw = "--config=", raw[len("--config="):]
+			} else {
+				// The whole word is quoted: `"--config=a.yaml"`.
+				prefix = "--config="
+				raw = raw[:1] + raw[1+len("--config="):]
+			}
+		}
+		if strings.ContainsAny(raw, "$`") && !strings.HasPrefix(raw, "'") {
+			return "", nil, fmt.Errorf("line %d: --config %s is expanded by the shell in the pod; expected a literal path so that the checked recipe (%s) is the one that runs", inv.Line, raw, path)
+		}
+		if inv.Config == path {
+			continue
+		}
+		repl := prefix + quoteLike(raw, path)
+		if inv.eqForm && !strings.HasPrefix(entrypoint[inv.config.start:], "--config=") {
+			q := entrypoint[inv.config.start : inv.config.start+1]
+			repl = quoteLike(q, "--config="+path)
+		}
+		out.WriteString(entrypoint[last:inv.config.start])
+		out.WriteString(repl)
+		last = inv.config.end
+		changes = append(changes, ConfigRewrite{Line: inv.Line, From: inv.Config, To: path})
 	}
-	return -1
+	if len(changes) == 0 {
+		return entrypoint, nil, nil
+	}
+	out.WriteString(entrypoint[last:])
+	return out.String(), changes, nil
+}
+
+// quoteLike quotes s the way raw was quoted, when that quoting can hold s.
+func quoteLike(raw, s string) string {
+	switch {
+	case strings.HasPrefix(raw, "'") && !strings.Contains(s, "'"):
+		return "'" + s + "'"
+	case strings.HasPrefix(raw, `"`) && !strings.ContainsAny(s, "\"$`\\"):
+		return `"` + s + `"`
+	}
+	return ShellQuote(s)
 }
 
 var safeShellRE = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)

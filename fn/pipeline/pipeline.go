@@ -22,6 +22,9 @@ type Request struct {
 	// carries an `infra:` mapping).
 	Recipe  string
 	Profile string
+	// RecipeRoot is the local recipe root (--recipe-root); "" finds the
+	// repository's recipes/ folder (check.PodConfig).
+	RecipeRoot string
 	// UserDefaults is an optional user defaults layer for the profile.
 	UserDefaults string
 	// Mode, RunID, User, Name: see build.Params. User must be normalised.
@@ -117,6 +120,18 @@ func Run(l *recipe.Loader, req Request) *Result {
 	effective, cds := check.EffectiveRecipe(l, rec, req.Recipe, prof, recipeOv, check.Env{User: req.User, Env: req.Env})
 	res.Recipe = effective
 	res.Diags = append(res.Diags, cds...)
+	if req.Mode != build.Dev {
+		var pds diag.List
+		params.Config, pds = check.PodConfig(check.ConfigInput{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot})
+		res.Diags = append(res.Diags, pds...)
+		if prof.Infra.Launch.RecipeSource == build.RecipeSourceConfigMap {
+			y, err := build.RecipeYAML(rec.Tree)
+			if err != nil {
+				res.Diags.Errorf(req.Recipe, "", "launch.recipeSource=configMap: %v", err)
+			}
+			params.RecipeYAML = y
+		}
+	}
 	res.Diags = append(res.Diags, check.Run(check.Input{
 		Profile: prof, Recipe: effective, Params: params, UploadSize: req.UploadSize,
 	})...)

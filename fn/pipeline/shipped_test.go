@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,12 +68,16 @@ func TestShippedEntrypointsMatchReference(t *testing.T) {
 }
 
 // Only the expected findings: the ultra profiles have more workers than
-// the recipe uses (48/64 vs 42/58), which is a warning, not an error.
+// the recipe uses (48/64 vs 42/58), which is a warning, not an error; all
+// three pipe the driver into tee under `set -eu` without pipefail.
 func TestShippedProfilesCheckClean(t *testing.T) {
+	pipefail := func(line int, script string) string {
+		return fmt.Sprintf("warning: launch.entrypoint: line %d: the driver call %s is piped without `set -o pipefail`: a crashed driver exits with the pipe's last command (tee's 0) and the job reports success; expected `set -o pipefail` before it (bash; dash 0.5.12+), or the output redirected instead of piped", line, script)
+	}
 	want := map[string][]string{
-		"qwen3_30b_math_4n_4gpu": nil,
-		"ultra_48n_pipeclean":    {"warning: kuberay.training.spec.workerGroupSpecs[*].replicas: the training cluster provides 48 GPU nodes but the recipe's cluster.num_nodes is 42 (set by entrypoint override \"cluster.num_nodes=42\"): 6 nodes will sit idle"},
-		"ultra_64n_pipeclean":    {"warning: kuberay.training.spec.workerGroupSpecs[*].replicas: the training cluster provides 64 GPU nodes but the recipe's cluster.num_nodes is 58 (set by entrypoint override \"cluster.num_nodes=58\"): 6 nodes will sit idle"},
+		"qwen3_30b_math_4n_4gpu": {pipefail(14, "examples/run_grpo.py")},
+		"ultra_48n_pipeclean":    {"warning: kuberay.training.spec.workerGroupSpecs[*].replicas: the training cluster provides 48 GPU nodes but the recipe's cluster.num_nodes is 42 (set by entrypoint override \"cluster.num_nodes=42\"): 6 nodes will sit idle", pipefail(45, "./examples/nemo_gym/run_grpo_nemo_gym.py")},
+		"ultra_64n_pipeclean":    {"warning: kuberay.training.spec.workerGroupSpecs[*].replicas: the training cluster provides 64 GPU nodes but the recipe's cluster.num_nodes is 58 (set by entrypoint override \"cluster.num_nodes=58\"): 6 nodes will sit idle", pipefail(45, "./examples/nemo_gym/run_grpo_nemo_gym.py")},
 	}
 	for _, c := range shippedCases(t) {
 		for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {

@@ -63,7 +63,10 @@ type Loaded struct {
 func Load(in Input) (*Loaded, diag.List) {
 	var ds diag.List
 	file := in.File
-	if file == "" {
+	switch {
+	case file == "" && in.RecipeInfra == nil && in.UserDefaults != "":
+		file = in.UserDefaults
+	case file == "":
 		file = in.RecipeFile
 	}
 	base, err := parsedDefaults()
@@ -92,8 +95,11 @@ func Load(in Input) (*Loaded, diag.List) {
 		merged = tree.Merge(merged, stripPrivate(unwrap(m.Tree)))
 	case in.RecipeInfra != nil:
 		merged = tree.Merge(merged, stripPrivate(tree.Copy(in.RecipeInfra).(*tree.Map)))
+	case in.UserDefaults != "":
+		// nrl-k8s loads a recipe without `infra:` when the user defaults
+		// hold the profile (namespace, image, clusters, entrypoint).
 	default:
-		ds.Errorf("", "", "no infra profile: pass --infra FILE or put an `infra:` mapping in the recipe")
+		ds.Errorf("", "", "no infra profile: pass --infra FILE, put an `infra:` mapping in the recipe, or give a user defaults layer (--defaults, $NRL_K8S_DEFAULTS)")
 		return nil, ds
 	}
 	root := merged.(*tree.Map)
@@ -248,6 +254,13 @@ func decode(file string, rt *tree.Map) (*Infra, diag.List) {
 				found := strings.Fields(err.Error()[i+len("cannot unmarshal "):])
 				if len(found) > 0 {
 					msg = fmt.Sprintf("found %s; expected %s", jsonKind(found[0]), friendlyType(m[2]))
+					bad := func(v any) bool { return kindMatches(v, found[0]) }
+					if found[0] == "number" && len(found) > 1 && strings.Contains(m[2], "int") {
+						// A number the Go type cannot hold: say its range.
+						msg = fmt.Sprintf("found %s; expected %s", found[1], intRange(m[2]))
+						bad = func(v any) bool { return fmt.Sprint(v) == found[1] }
+					}
+					field = withIndices(rt, field, bad)
 				}
 			}
 		}
@@ -270,6 +283,84 @@ func decode(file string, rt *tree.Map) (*Infra, diag.List) {
 		return nil, ds
 	}
 	return &infra, ds
+}
+
+// withIndices puts back the list indices encoding/json leaves out of a field
+// path (`workerGroupSpecs.replicas` -> `workerGroupSpecs[1].replicas`): the
+// first element whose value at the rest of the path has the kind json
+// complained about.
+func withIndices(root any, field string, bad func(any) bool) string {
+	var walk func(v any, segs []string, out string) (string, bool)
+	walk = func(v any, segs []string, out string) (string, bool) {
+		if list, ok := v.([]any); ok {
+			for i, e := range list {
+				if p, ok := walk(e, segs, fmt.Sprintf("%s[%d]", out, i)); ok {
+					return p, true
+				}
+			}
+			return "", false
+		}
+		if len(segs) == 0 {
+			return out, bad(v)
+		}
+		m, ok := v.(*tree.Map)
+		if !ok {
+			return "", false
+		}
+		child, ok := m.Get(segs[0])
+		if !ok {
+			return "", false
+		}
+		next := segs[0]
+		if out != "" {
+			next = out + "." + segs[0]
+		}
+		return walk(child, segs[1:], next)
+	}
+	if p, ok := walk(root, strings.Split(field, "."), ""); ok {
+		return p
+	}
+	return field
+}
+
+func kindMatches(v any, jsonKind string) bool {
+	switch jsonKind {
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "number":
+		switch v.(type) {
+		case int64, float64:
+			return true
+		}
+	case "bool":
+		_, ok := v.(bool)
+		return ok
+	case "object":
+		_, ok := v.(*tree.Map)
+		return ok
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	}
+	return false
+}
+
+// intRange names a Go integer type's range.
+func intRange(t string) string {
+	switch t {
+	case "int32":
+		return "an integer from -2147483648 to 2147483647"
+	case "uint32":
+		return "an integer from 0 to 4294967295"
+	case "int16":
+		return "an integer from -32768 to 32767"
+	case "uint8", "byte":
+		return "an integer from 0 to 255"
+	case "int8":
+		return "an integer from -128 to 127"
+	}
+	return "an integer that fits " + t
 }
 
 // jsonFieldPath drops the Go names of embedded structs (ProbeHandler,

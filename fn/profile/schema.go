@@ -114,6 +114,12 @@ type Launch struct {
 	RayUploadPaths []string          `json:"rayUploadPaths"`
 	CodeSource     string            `json:"codeSource"`
 	CodePath       *string           `json:"codePath"`
+	// Ours: where the recipe tree (NeMo-RL's checkout layout) sits in the
+	// pod; default codePath. --config is pointed at the checked recipe there.
+	RecipeRoot *string `json:"recipeRoot"`
+	// Ours: checkout (the driver reads the recipe from the code tree, at
+	// recipeRoot) or configMap (the merged recipe ships with the run).
+	RecipeSource string `json:"recipeSource"`
 	// Ours: knobs of the rendered RayJob.
 	RayJob RayJobOptions `json:"rayjob"`
 	// Ours: measured size of the upload working dir, for the 100 MiB check
@@ -239,11 +245,14 @@ type ComputeDomain struct {
 	NumNodes *Int `json:"numNodes"`
 }
 
-// Dev is the dev pod.
+// Dev is the dev pod; unset fields take the profile's image, pull secrets,
+// service account and workspace claim.
 type Dev struct {
-	Image      string `json:"image"`
-	PVCName    string `json:"pvcName"`
-	SecretName string `json:"secretName"`
+	Image            string   `json:"image"`
+	ImagePullSecrets []string `json:"imagePullSecrets"`
+	ServiceAccount   *string  `json:"serviceAccount"`
+	PVCName          string   `json:"pvcName"`
+	SecretName       string   `json:"secretName"`
 }
 
 // Int accepts a JSON number or a numeric string (pydantic's lax int), and

@@ -23,6 +23,7 @@ var (
 	LaunchModes     = []string{"single", "rayjob", "attach", "bringup"}
 	RunModes        = []string{"interactive", "batch"}
 	CodeSources     = []string{"upload", "image", "lustre"}
+	RecipeSources   = []string{"checkout", "configMap"}
 	NCCLNets        = []string{"Socket", "IB", "OFI"}
 	Operators       = []string{"Equal", "Exists"}
 	Effects         = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
@@ -92,6 +93,7 @@ func validate(file string, in *Infra) diag.List {
 	oneOf(&ds, file, "launch.mode", in.Launch.Mode, LaunchModes)
 	oneOf(&ds, file, "launch.runMode", in.Launch.RunMode, RunModes)
 	oneOf(&ds, file, "launch.codeSource", in.Launch.CodeSource, CodeSources)
+	oneOf(&ds, file, "launch.recipeSource", in.Launch.RecipeSource, RecipeSources)
 	if in.Launch.Mode == "attach" && empty(in.Launch.Attach.Generation) && empty(in.Launch.Attach.Gym) && empty(in.Launch.Attach.Training) {
 		ds.Errorf(file, "launch.attach", "infra.launch.mode=attach requires at least one of infra.launch.attach.{generation,gym,training}")
 	}

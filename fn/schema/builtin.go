@@ -9,6 +9,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -79,6 +80,17 @@ func checkBuiltin(apiVersion, kind string, data map[string]any) ([]Violation, bo
 		}
 		meta(o.ObjectMeta)
 		podSpec(&o.Spec, "spec", add)
+	case "v1/ConfigMap":
+		var o corev1.ConfigMap
+		if !decode(&o) {
+			return vs, true
+		}
+		meta(o.ObjectMeta)
+		for k := range o.Data {
+			for _, e := range validation.IsConfigMapKey(k) {
+				add("data."+k, "%s", e)
+			}
+		}
 	case "resource.k8s.io/v1/ResourceClaimTemplate":
 		var o resourcev1.ResourceClaimTemplate
 		if !decode(&o) {

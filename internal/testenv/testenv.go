@@ -38,6 +38,23 @@ func BuildCLI(dir string, flags ...string) (string, error) {
 	return bin, nil
 }
 
+// RunWithCLI is a TestMain for packages that exec the CLI: it builds the
+// binary into a temporary directory, points *bin at it, runs the tests and
+// removes the directory.
+func RunWithCLI(m *testing.M, bin *string) {
+	dir, err := os.MkdirTemp("", "nrl-k8s-bin-")
+	if err == nil {
+		*bin, err = BuildCLI(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // Golden compares got with a golden file, or rewrites it when update is set
 // (`make golden`).
 func Golden(t testing.TB, file string, got []byte, update bool) {

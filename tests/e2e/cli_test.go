@@ -40,7 +40,7 @@ func TestCheckStrictCatchesSchemaViolations(t *testing.T) {
 
 	code, out, _ = nrl(t, dir, "check", "--strict", "r.yaml", "--infra", "p.infra.yaml", "--user", "alice")
 	require.Equal(t, 1, code, "%s", out)
-	require.Contains(t, string(out), "error: p.infra.yaml: output RayJob/c.spec.rayClusterSpec.autoscalerOptions.upscalingMode: found Fast; expected one of [Default Aggressive Conservative]")
+	require.Contains(t, string(out), "error: p.infra.yaml: output RayJob/c.spec.rayClusterSpec.autoscalerOptions.upscalingMode: Unsupported value: \"Fast\": supported values: \"Default\", \"Aggressive\", \"Conservative\"")
 }
 
 // secretKeyRef and secretRef pass through unchanged to every container.

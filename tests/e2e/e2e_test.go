@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 	"os"
 	"os/exec"
@@ -17,20 +16,7 @@ import (
 
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if bin, err = testenv.BuildCLI(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.RunWithCLI(m, &bin) }
 
 // nrl runs the binary in dir with a clean environment.
 func nrl(t *testing.T, dir string, args ...string) (code int, stdout, stderr []byte) {
