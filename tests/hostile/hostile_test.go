@@ -26,20 +26,7 @@ import (
 
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "hostile-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if bin, err = testenv.BuildCLI(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.RunWithCLI(m, &bin) }
 
 // The secrets a probe tries to print: a host file outside the repository
 // and a variable in the runner's environment (CI's GITHUB_TOKEN).
