@@ -270,7 +270,8 @@ func TestAllProbesAtOnce(t *testing.T) {
 	for i := 1; i <= 40; i++ {
 		w.file(fmt.Sprintf("configs/d%d.yaml", i), fmt.Sprintf("defaults: [d%d.yaml, d%d.yaml]\n", i-1, i-1))
 	}
-	w.file("runs/diamond/run.yaml", customRun("diamond", "../../configs/d40.yaml", "../../configs/p.infra.yaml", "  namespace: diamond\n"))
+	w.file("configs/diamond.infra.yaml", strings.Replace(profileYAML, "--config r.yaml", "--config d40.yaml", 1))
+	w.file("runs/diamond/run.yaml", customRun("diamond", "../../configs/d40.yaml", "../../configs/diamond.infra.yaml", "  namespace: diamond\n"))
 	before := w.snapshot()
 	for _, args := range [][]string{{"render-all", ".", "--check"}, {"render-all", "."}} {
 		r := w.run(args...)
