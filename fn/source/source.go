@@ -109,7 +109,7 @@ func (d Disk) Resolve(name string) (string, error) {
 		return p, nil
 	}
 	// The root is not named: the message reads the same on every machine.
-	outside := refused("%s: not a file inside the root; refused: input paths must stay inside the repository (absolute paths, `..` escapes and symlinks out of it are not followed)", name)
+	outside := refused("%s: not a file inside the root; refused: input paths must stay inside the repository (render-all: the git work tree holding DIR; --root to choose); absolute paths, `..` escapes and symlinks out of it are not followed", name)
 	abs, err := filepath.Abs(p)
 	if err != nil || !Within(d.root, abs) {
 		return "", outside
