@@ -34,8 +34,20 @@ type Params struct {
 	RunID string
 	// User is the normalised submitting user.
 	User string
-	// Name overrides the RayJob name (rayjob mode) or the training job name.
+	// Name is the run name: when set, every object the run owns is named
+	// after it (run.go); it is the instance label either way.
 	Name string
+	// Labels and Annotations are the run's own (a NemoRLRun's metadata,
+	// --label, the chart's values): they go onto every object of the run and
+	// every pod template (labels.go).
+	Labels, Annotations map[string]string
+	// Image, when set, replaces the image of every container of the run's
+	// pods (Ray pods, the dev pod); profile deployments keep theirs.
+	Image string
+	// NoDeployments leaves out the profile's deployments and their Services:
+	// they are shared by a user's runs (run.go), so only one release or
+	// apply should own them.
+	NoDeployments bool
 	// Overrides are extra Hydra overrides appended to the training driver.
 	Overrides []string
 	// Config, when set, is the --config every driver call is pointed at: the
@@ -54,35 +66,53 @@ type Object struct {
 // Build renders every object the run needs. Findings that do not stop the
 // render (warnings) are returned beside the objects.
 func Build(in *profile.Infra, file string, p Params) ([]Object, diag.List) {
-	var ds diag.List
-	var render func(*profile.Infra, Params, *diag.List, string) ([]Object, error)
+	b := &builder{in: in, p: p, file: file}
+	if errs := checkRunMetadata(p); len(errs) > 0 {
+		for _, e := range errs {
+			b.ds.Errorf("", e.field, "%s", e.msg)
+		}
+		return nil, b.ds
+	}
+	var render func() ([]Object, error)
 	switch p.Mode {
 	case RayJob:
-		render = rayJobMode
+		render = b.rayJobMode
 	case RayCluster:
-		render = rayClusterMode
+		render = b.rayClusterMode
 	case Dev:
-		return []Object{{Obj: devPod(in, p.User)}}, ds
+		return []Object{{Obj: b.devPod()}}, b.ds
 	default:
-		ds.Errorf("", "mode", "found %q; expected one of rayjob, raycluster, dev", p.Mode)
-		return nil, ds
+		b.ds.Errorf("", "mode", "found %q; expected one of rayjob, raycluster, dev", p.Mode)
+		return nil, b.ds
 	}
-	in, err := withSchedulerLabels(in)
+	in, err := withSchedulerLabels(b.in)
 	if err != nil {
-		ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
-		return nil, ds
+		b.ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
+		return nil, b.ds
 	}
-	out, err := render(in, p, &ds, file)
+	b.in = in
+	out, err := render()
 	if err != nil {
-		ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
-		return nil, ds
+		b.ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
+		return nil, b.ds
 	}
-	deps, err := deploymentObjects(in)
-	if err != nil {
-		ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
-		return nil, ds
+	if !p.NoDeployments {
+		deps, err := b.deploymentObjects()
+		if err != nil {
+			b.ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
+			return nil, b.ds
+		}
+		out = append(out, deps...)
 	}
-	return append(out, deps...), ds
+	return out, b.ds
+}
+
+// builder is one render: the profile, the run parameters and the findings.
+type builder struct {
+	in   *profile.Infra
+	p    Params
+	file string
+	ds   diag.List
 }
 
 // fieldError is an error tied to a profile field.
@@ -111,7 +141,8 @@ func msgOf(err error) string {
 	return err.Error()
 }
 
-func rayJobMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]Object, error) {
+func (b *builder) rayJobMode() ([]Object, error) {
+	in, ds, file := b.in, &b.ds, b.file
 	c := in.Kuberay.Training
 	if c == nil {
 		// A profile without the training cluster (deployments only, or a
@@ -124,17 +155,19 @@ func rayJobMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]Obje
 			ds.Warnf(file, "kuberay."+rc.Role, "rayjob mode renders only the training cluster; cluster %q is not part of this run (use --mode raycluster)", rc.Cluster.Name)
 		}
 	}
-	r, err := renderClusterSpec(in, "training", c)
+	name := b.rayJobName(c)
+	id := b.runIdentity(name)
+	r, err := b.renderClusterSpec(id, "training", c)
 	if err != nil {
 		return nil, clusterErr("training", err)
 	}
-	job, err := newRayJob(in, c, r.spec, p)
+	job, err := b.newRayJob(id, name, c, r.spec)
 	if err != nil {
 		return nil, err
 	}
-	out := draObjects(in, c, r.claims)
-	if p.RecipeYAML != "" {
-		cm, err := recipeConfigMap(in, c, job.Name, p, &job.Spec.RayClusterSpec.HeadGroupSpec.Template)
+	out := b.draObjects(id, c, r.claims)
+	if b.p.RecipeYAML != "" {
+		cm, err := b.recipeConfigMap(id, c, job.Name, &job.Spec.RayClusterSpec.HeadGroupSpec.Template)
 		if err != nil {
 			return nil, err
 		}
@@ -143,29 +176,31 @@ func rayJobMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]Obje
 	return append(out, Object{Obj: job}), nil
 }
 
-func rayClusterMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]Object, error) {
-	if p.RecipeYAML != "" {
+func (b *builder) rayClusterMode() ([]Object, error) {
+	in, ds, file := b.in, &b.ds, b.file
+	if b.p.RecipeYAML != "" {
 		// A long-lived cluster's mounted ConfigMap would change under a
 		// running job, and the kubelet updates it late.
 		return nil, errAt("launch.recipeSource", "is configMap, which rayjob mode supports only (the recipe is mounted into the cluster KubeRay creates for the job); expected --mode rayjob, or recipeSource checkout")
 	}
 	var out []Object
+	cid := b.clusterIdentity()
 	roles := in.Kuberay.ByRole()
 	if len(roles) == 0 {
 		ds.Warnf(file, "kuberay", "declares no cluster: no RayCluster is rendered, only what the profile has (deployments)")
 		return nil, nil
 	}
 	for _, rc := range roles {
-		r, err := renderClusterSpec(in, rc.Role, rc.Cluster)
+		r, err := b.renderClusterSpec(cid, rc.Role, rc.Cluster)
 		if err != nil {
 			return nil, clusterErr(rc.Role, err)
 		}
-		out = append(out, draObjects(in, rc.Cluster, r.claims)...)
-		out = append(out, Object{Obj: newRayCluster(in, rc.Cluster, r.spec)})
+		out = append(out, b.draObjects(cid, rc.Cluster, r.claims)...)
+		out = append(out, Object{Obj: b.newRayCluster(cid, rc.Role, rc.Cluster, r.spec)})
 	}
 	for _, rc := range roles {
 		if rc.Cluster.Daemon != nil {
-			job, err := newDaemonJob(in, rc.Role, rc.Cluster)
+			job, err := b.newDaemonJob(cid, rc.Role, rc.Cluster)
 			if err != nil {
 				return nil, err
 			}
@@ -180,7 +215,7 @@ func rayClusterMode(in *profile.Infra, p Params, ds *diag.List, file string) ([]
 		ds.Warnf(file, "launch.entrypoint", "is empty: the clusters are rendered without a training job")
 		return out, nil
 	}
-	job, err := newTrainingJob(in, in.Kuberay.Training, p)
+	job, err := b.newTrainingJob(in.Kuberay.Training)
 	if err != nil {
 		return nil, err
 	}
@@ -196,16 +231,17 @@ func clusterErr(role string, err error) error {
 	return errAt("kuberay."+role+".spec.workerGroupSpecs", "%v", err)
 }
 
-func deploymentObjects(in *profile.Infra) ([]Object, error) {
+func (b *builder) deploymentObjects() ([]Object, error) {
 	var out []Object
-	for _, k := range tree.SortedKeys(in.Deployments) {
-		d := in.Deployments[k]
-		dep := newDeployment(in, d)
-		if err := applyScheduler(in, "deployments."+k+".spec.template", &dep.Spec.Template); err != nil {
+	for _, k := range tree.SortedKeys(b.in.Deployments) {
+		d := b.in.Deployments[k]
+		id := b.sharedIdentity(d.Name)
+		dep := newDeployment(b.in, id, d)
+		if err := applyScheduler(b.in, "deployments."+k+".spec.template", &dep.Spec.Template); err != nil {
 			return nil, err
 		}
 		out = append(out, Object{Obj: dep})
-		if svc := newService(in, d); svc != nil {
+		if svc := newService(b.in, id, d); svc != nil {
 			out = append(out, Object{Obj: svc})
 		}
 	}

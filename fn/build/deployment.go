@@ -13,17 +13,20 @@ import (
 
 // newDeployment renders a `deployments:` entry (§4.3): images only where a
 // container has none, pull secrets and service account as for Ray pods.
-func newDeployment(in *profile.Infra, d *profile.Deployment) *appsv1.Deployment {
+func newDeployment(in *profile.Infra, id identity, d *profile.Deployment) *appsv1.Deployment {
 	spec := d.Spec.DeepCopy()
-	patchPodSpec(&spec.Template.Spec, in, fillMissingImage)
-	spec.Template.Labels = podLabels(in.Labels, d.Labels, spec.Template.Labels)
+	patchPodSpec(&spec.Template.Spec, in, in.Image, fillMissingImage)
+	spec.Template.Labels = id.podLabels(in.Labels, d.Labels, spec.Template.Labels)
+	if spec.Selector != nil {
+		spec.Template.Labels = selectedWins(spec.Template.Labels, spec.Selector.MatchLabels)
+	}
 	return &appsv1.Deployment{
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        d.Name,
 			Namespace:   in.Namespace,
-			Labels:      objectLabels(in.Labels, d.Labels, nil),
-			Annotations: objectAnnotations(in.Annotations, d.Annotations),
+			Labels:      id.objectLabels(in.Labels, d.Labels, nil),
+			Annotations: id.objectAnnotations(in.Annotations, d.Annotations),
 		},
 		Spec: *spec,
 	}
@@ -33,7 +36,7 @@ func newDeployment(in *profile.Infra, d *profile.Deployment) *appsv1.Deployment 
 // container port (§4.4). Unnamed ports are numbered across all containers,
 // not per container as nrl-k8s does (its two `port-0`s are rejected by the
 // API server).
-func newService(in *profile.Infra, d *profile.Deployment) *corev1.Service {
+func newService(in *profile.Infra, id identity, d *profile.Deployment) *corev1.Service {
 	if d.Spec.Selector == nil || len(d.Spec.Selector.MatchLabels) == 0 {
 		return nil
 	}
@@ -65,7 +68,7 @@ func newService(in *profile.Infra, d *profile.Deployment) *corev1.Service {
 	}
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: in.Namespace, Labels: merged(managedBy)},
+		ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: in.Namespace, Labels: id.bareLabels()},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: selector,

@@ -68,10 +68,21 @@ func devSettings(in *profile.Infra) (image string, secrets []string, sa *string,
 
 // devPod is `nrl-k8s dev connect`'s pod (§7.6): CPU only, kept off GPU
 // nodes, the workspace PVC mounted, per-user secrets via envFrom.
-func devPod(in *profile.Infra, user string) *corev1.Pod {
+// It is one per user: a run name labels it but does not rename it.
+func (b *builder) devPod() *corev1.Pod {
+	in, user := b.in, b.p.User
+	name := user + "-dev-pod"
+	instance := name
+	if b.named() {
+		instance = b.p.Name
+	}
+	id := b.runIdentity(instance)
 	home := devWorkspace + "/" + user
 	script := devScript(home)
 	image, secrets, sa, pvc := devSettings(in)
+	if b.p.Image != "" {
+		image = b.p.Image
+	}
 	var pullSecrets []corev1.LocalObjectReference
 	for _, s := range secrets {
 		pullSecrets = append(pullSecrets, corev1.LocalObjectReference{Name: s})
@@ -83,12 +94,10 @@ func devPod(in *profile.Infra, user string) *corev1.Pod {
 	return &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      user + "-dev-pod",
-			Namespace: in.Namespace,
-			Labels: merged(managedBy, map[string]string{
-				"nrl-k8s/owner":     user,
-				"nrl-k8s/component": "dev-pod",
-			}),
+			Name:        name,
+			Namespace:   in.Namespace,
+			Labels:      id.objectLabels(nil, nil, map[string]string{"nrl-k8s/component": "dev-pod"}),
+			Annotations: id.objectAnnotations(nil, nil),
 		},
 		Spec: corev1.PodSpec{
 			RestartPolicy:      corev1.RestartPolicyNever,
@@ -128,4 +137,11 @@ func devPod(in *profile.Infra, user string) *corev1.Pod {
 			}},
 		},
 	}
+}
+
+// DevImage is the dev pod's image before any run image replaces it (the
+// chart's default for its image sentinel).
+func DevImage(in *profile.Infra) string {
+	image, _, _, _ := devSettings(in)
+	return image
 }

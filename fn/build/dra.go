@@ -20,9 +20,10 @@ const (
 	roceKind
 )
 
-// DRA object names: `<prefix><cluster>-<role>`. The role is appended even
-// when the cluster name already ends in it (nrl-k8s does the same, and
-// running clusters are named that way).
+// DRA object names: `<prefix><base>-<role>`, base the cluster's name or,
+// for a named run, the run's (run.go). The role is appended even when the
+// cluster name already ends in it (nrl-k8s does the same, and running
+// clusters are named that way).
 func computeDomainName(cluster, role string) string { return "compute-domain-" + cluster + "-" + role }
 func roceName(cluster, role string) string          { return "roce-" + cluster + "-" + role }
 
@@ -86,22 +87,22 @@ type ComputeDomainTemplateRef struct {
 	Name string `json:"name"`
 }
 
-func newComputeDomain(name, namespace string, numNodes int64) *ComputeDomain {
+func newComputeDomain(meta metav1.ObjectMeta, numNodes int64) *ComputeDomain {
 	return &ComputeDomain{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.nvidia.com/v1beta1", Kind: "ComputeDomain"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: draLabels()},
+		ObjectMeta: meta,
 		Spec: ComputeDomainSpec{
-			Channel:  ComputeDomainChannel{ResourceClaimTemplate: ComputeDomainTemplateRef{Name: name}},
+			Channel:  ComputeDomainChannel{ResourceClaimTemplate: ComputeDomainTemplateRef{Name: meta.Name}},
 			NumNodes: numNodes,
 		},
 	}
 }
 
 // newRoCETemplate requests count RoCE NICs of the given device class.
-func newRoCETemplate(name, namespace string, count int64, class string) *resourcev1.ResourceClaimTemplate {
+func newRoCETemplate(meta metav1.ObjectMeta, count int64, class string) *resourcev1.ResourceClaimTemplate {
 	return &resourcev1.ResourceClaimTemplate{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaimTemplate"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: draLabels()},
+		ObjectMeta: meta,
 		Spec: resourcev1.ResourceClaimTemplateSpec{
 			Spec: resourcev1.ResourceClaimSpec{
 				Devices: resourcev1.DeviceClaim{

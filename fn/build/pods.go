@@ -16,12 +16,12 @@ const (
 	fillMissingImage
 )
 
-// patchPodSpec applies the profile's image, pull secrets and service
-// account to one pod spec.
-func patchPodSpec(spec *corev1.PodSpec, in *profile.Infra, policy imagePolicy) {
+// patchPodSpec applies the image (the profile's or the run's), the
+// profile's pull secrets and service account to one pod spec.
+func patchPodSpec(spec *corev1.PodSpec, in *profile.Infra, image string, policy imagePolicy) {
 	for i := range spec.Containers {
 		if policy == overwriteImage || spec.Containers[i].Image == "" {
-			spec.Containers[i].Image = in.Image
+			spec.Containers[i].Image = image
 		}
 	}
 	if len(in.ImagePullSecrets) > 0 {

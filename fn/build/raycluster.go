@@ -19,8 +19,8 @@ type clusterRender struct {
 // renderClusterSpec applies nrl-k8s's steps in order (§4.1): copy, segment
 // split, pod patches, pod labels, DRA claim rewrite. The profile is not
 // modified, so two renders are equal.
-func renderClusterSpec(in *profile.Infra, role string, c *profile.Cluster) (*clusterRender, error) {
-	spec := c.Spec.DeepCopy()
+func (b *builder) renderClusterSpec(id identity, role string, c *profile.Cluster) (*clusterRender, error) {
+	in, spec := b.in, c.Spec.DeepCopy()
 	// Profile keys first, on the groups as the profile wrote them, so that
 	// an error names the profile's own field (segments are copies).
 	base := "kuberay." + role + ".spec"
@@ -61,36 +61,40 @@ func renderClusterSpec(in *profile.Infra, role string, c *profile.Cluster) (*clu
 		workers = append(workers, &t.Spec)
 	}
 	for _, t := range templates {
-		patchPodSpec(&t.Spec, in, overwriteImage)
-		t.Labels = podLabels(in.Labels, c.Labels, t.Labels)
+		patchPodSpec(&t.Spec, b.in, b.image(), overwriteImage)
+		t.Labels = id.podLabels(b.in.Labels, c.Labels, t.Labels)
+		t.Annotations = id.podAnnotations(t.Annotations)
 	}
-	claims := rewriteClaims(workers, c.Name, role)
+	claims := rewriteClaims(workers, b.draBase(c), role)
 	return &clusterRender{spec: spec, claims: claims}, nil
 }
 
 // draObjects returns the ComputeDomain / RoCE template for each claim.
-func draObjects(in *profile.Infra, c *profile.Cluster, claims []draClaim) []Object {
-	count, class, nodes := in.EffectiveDRA(c)
+func (b *builder) draObjects(id identity, c *profile.Cluster, claims []draClaim) []Object {
+	count, class, nodes := b.in.EffectiveDRA(c)
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: b.in.Namespace, Labels: id.bareLabels(), Annotations: id.objectAnnotations(nil, nil)}
+	}
 	var out []Object
 	for _, cl := range claims {
 		switch cl.kind {
 		case computeDomainKind:
-			out = append(out, Object{Obj: newComputeDomain(cl.name, in.Namespace, nodes)})
+			out = append(out, Object{Obj: newComputeDomain(meta(cl.name), nodes)})
 		case roceKind:
-			out = append(out, Object{Obj: newRoCETemplate(cl.name, in.Namespace, count, class)})
+			out = append(out, Object{Obj: newRoCETemplate(meta(cl.name), count, class)})
 		}
 	}
 	return out
 }
 
-func newRayCluster(in *profile.Infra, c *profile.Cluster, spec *rayv1.RayClusterSpec) *rayv1.RayCluster {
+func (b *builder) newRayCluster(id identity, role string, c *profile.Cluster, spec *rayv1.RayClusterSpec) *rayv1.RayCluster {
 	return &rayv1.RayCluster{
 		TypeMeta: metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayCluster"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        c.Name,
-			Namespace:   in.Namespace,
-			Labels:      objectLabels(in.Labels, c.Labels, nil),
-			Annotations: objectAnnotations(in.Annotations, c.Annotations),
+			Name:        b.clusterName(role, c),
+			Namespace:   b.in.Namespace,
+			Labels:      id.objectLabels(b.in.Labels, c.Labels, nil),
+			Annotations: id.objectAnnotations(b.in.Annotations, c.Annotations),
 		},
 		Spec: *spec,
 	}

@@ -14,9 +14,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
-// RunIDLabel carries --run-id on the jobs we submit.
-const RunIDLabel = "nemo-rl.nvidia.com/run-id"
-
 // trainingEntrypoint is launch.entrypoint with the run's extra overrides.
 func trainingEntrypoint(in *profile.Infra, p Params) (string, error) {
 	if in.Launch.Entrypoint == nil || strings.TrimSpace(*in.Launch.Entrypoint) == "" {
@@ -36,36 +33,23 @@ func trainingEntrypoint(in *profile.Infra, p Params) (string, error) {
 	return ep, nil
 }
 
-func runLabels(p Params) map[string]string {
-	if p.RunID == "" {
-		return nil
-	}
-	return map[string]string{RunIDLabel: p.RunID}
-}
-
 // newRayJob is the ephemeral run (§4.5): KubeRay creates the cluster from
 // rayClusterSpec, runs the entrypoint verbatim and tears the cluster down.
 // HTTPMode by default: K8sJobMode's extra Job breaks KAI gang scheduling.
-func newRayJob(in *profile.Infra, c *profile.Cluster, spec *rayv1.RayClusterSpec, p Params) (*rayv1.RayJob, error) {
-	ep, err := trainingEntrypoint(in, p)
+func (b *builder) newRayJob(id identity, name string, c *profile.Cluster, spec *rayv1.RayClusterSpec) (*rayv1.RayJob, error) {
+	in := b.in
+	ep, err := trainingEntrypoint(in, b.p)
 	if err != nil {
 		return nil, err
 	}
 	opts := in.Launch.RayJob
-	name := c.Name
-	if opts.Name != nil && *opts.Name != "" {
-		name = *opts.Name
-	}
-	if p.Name != "" {
-		name = p.Name
-	}
 	job := &rayv1.RayJob{
 		TypeMeta: metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayJob"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Namespace:   in.Namespace,
-			Labels:      objectLabels(in.Labels, c.Labels, runLabels(p)),
-			Annotations: objectAnnotations(in.Annotations, c.Annotations),
+			Labels:      id.objectLabels(in.Labels, c.Labels, nil),
+			Annotations: id.objectAnnotations(in.Annotations, c.Annotations),
 		},
 		Spec: rayv1.RayJobSpec{
 			Entrypoint:               ep,
@@ -84,22 +68,23 @@ func newRayJob(in *profile.Infra, c *profile.Cluster, spec *rayv1.RayClusterSpec
 // submitJob is a RayJob that runs on an existing RayCluster (clusterSelector)
 // instead of creating one: KubeRay's own way to submit to a long-lived
 // cluster, so the submission is a reviewable object, not a CLI side effect.
-func submitJob(in *profile.Infra, c *profile.Cluster, name, entrypoint string, labels map[string]string) *rayv1.RayJob {
+func (b *builder) submitJob(id identity, role string, c *profile.Cluster, name, entrypoint string, labels map[string]string) *rayv1.RayJob {
+	in := b.in
 	return &rayv1.RayJob{
 		TypeMeta: metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayJob"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      name,
 			Namespace: in.Namespace,
-			Labels:    objectLabels(in.Labels, c.Labels, labels),
+			Labels:    id.objectLabels(in.Labels, c.Labels, labels),
 			// Cluster annotations configure the cluster KubeRay creates from a
 			// RayJob; a job submitted to an existing cluster takes only the
 			// profile's.
-			Annotations: objectAnnotations(in.Annotations, nil),
+			Annotations: id.objectAnnotations(in.Annotations, nil),
 		},
 		Spec: rayv1.RayJobSpec{
 			Entrypoint:      entrypoint,
 			SubmissionMode:  rayv1.JobSubmissionMode(in.Launch.RayJob.SubmissionMode),
-			ClusterSelector: map[string]string{"ray.io/cluster": c.Name},
+			ClusterSelector: map[string]string{"ray.io/cluster": b.clusterName(role, c)},
 			// The cluster outlives the job: never shut it down from here.
 			// No TTL either: KubeRay deletes nothing for a clusterSelector
 			// job (its controller returns before any deletion policy), so
@@ -112,10 +97,10 @@ func submitJob(in *profile.Infra, c *profile.Cluster, name, entrypoint string, l
 
 // newDaemonJob submits a role's daemon; daemons get their env through
 // runtime_env.env_vars, as in nrl-k8s.
-func newDaemonJob(in *profile.Infra, role string, c *profile.Cluster) (*rayv1.RayJob, error) {
+func (b *builder) newDaemonJob(id identity, role string, c *profile.Cluster) (*rayv1.RayJob, error) {
 	d := c.Daemon
-	name := c.Name + "-daemon"
-	job := submitJob(in, c, name, d.Entrypoint, map[string]string{"nemo-rl.nvidia.com/job": "daemon"})
+	name := b.clusterName(role, c) + "-daemon"
+	job := b.submitJob(id, role, c, name, d.Entrypoint, map[string]string{"nemo-rl.nvidia.com/job": "daemon"})
 	if d.SubmissionID != nil && *d.SubmissionID != "" {
 		job.Spec.JobId = *d.SubmissionID
 	}
@@ -134,7 +119,8 @@ var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // newTrainingJob submits training to the long-lived training cluster. Env is
 // exported in front of the entrypoint (nrl-k8s's port-forward submitter does
 // the same: Ray refuses to merge runtime_env env_vars with the cluster's).
-func newTrainingJob(in *profile.Infra, c *profile.Cluster, p Params) (*rayv1.RayJob, error) {
+func (b *builder) newTrainingJob(c *profile.Cluster) (*rayv1.RayJob, error) {
+	in, p := b.in, b.p
 	ep, err := trainingEntrypoint(in, p)
 	if err != nil {
 		return nil, err
@@ -165,11 +151,8 @@ func newTrainingJob(in *profile.Infra, c *profile.Cluster, p Params) (*rayv1.Ray
 	if p.Name != "" {
 		name = p.Name
 	}
-	labels := map[string]string{"nemo-rl.nvidia.com/job": "training"}
-	for k, v := range runLabels(p) {
-		labels[k] = v
-	}
-	job := submitJob(in, c, name, ep, labels)
+	id := b.runIdentity(b.clusterSetName())
+	job := b.submitJob(id, "training", c, name, ep, map[string]string{"nemo-rl.nvidia.com/job": "training"})
 	if p.RunID != "" {
 		job.Spec.JobId = p.RunID
 	}

@@ -45,7 +45,8 @@ func RecipeYAML(recipe *tree.Map) (string, error) {
 
 // recipeConfigMap holds the recipe for the RayJob named job and mounts it
 // into the head pod of spec.
-func recipeConfigMap(in *profile.Infra, c *profile.Cluster, job string, p Params, spec *corev1.PodTemplateSpec) (*corev1.ConfigMap, error) {
+func (b *builder) recipeConfigMap(id identity, c *profile.Cluster, job string, spec *corev1.PodTemplateSpec) (*corev1.ConfigMap, error) {
+	in, p := b.in, b.p
 	name := job + "-recipe"
 	for _, v := range spec.Spec.Volumes {
 		if v.Name == recipeVolume {
@@ -62,9 +63,10 @@ func recipeConfigMap(in *profile.Infra, c *profile.Cluster, job string, p Params
 	return &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      name,
-			Namespace: in.Namespace,
-			Labels:    objectLabels(in.Labels, c.Labels, runLabels(p)),
+			Name:        name,
+			Namespace:   in.Namespace,
+			Labels:      id.objectLabels(in.Labels, c.Labels, nil),
+			Annotations: id.objectAnnotations(in.Annotations, nil),
 		},
 		Data: map[string]string{recipeKey: p.RecipeYAML},
 	}, nil

@@ -9,12 +9,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart/loader"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 )
 
 // Two overrides every paired recipe accepts; the second needs shell quoting.
@@ -142,12 +148,14 @@ func TestBadValues(t *testing.T) {
 	}{
 		{"bad mode", with("mode", "batch"), "at '/mode': value must be one of 'rayjob', 'raycluster', 'dev'"},
 		{"unknown profile", with("profile", "gb200-nope"), "at '/profile': value must be one of"},
-		{"bad user", with("user", "Bob_Smith"), `user "Bob_Smith": expected a normalised user name`},
-		{"user starting with a digit", with("user", "1abc"), `RayJob name "1abc-raycluster-qwen3-30b-math-gb300" does not match`},
-		{"user too long", with("user", "abcdefghijklmnop"), `RayJob name "abcdefghijklmnop-raycluster-qwen3-30b-math-gb300" has 48 characters; expected at most 47`},
-		{"run id too long for the training job", func() map[string]any { m := with("mode", "raycluster"); m["runId"] = "exp-7"; return m }(), `RayJob name "alice-raycluster-qwen3-30b-math-gb300-train-exp-7" has 49 characters; expected at most 47`},
-		{"missing user", with("user", ""), "missing required value(s): user"},
-		{"missing profile", with("profile", ""), "missing required value(s): profile (one of: gb300-qwen3-30b-math-4n-4gpu"},
+		{"bad user", with("user", "Bob_Smith"), `at '/user': 'Bob_Smith' does not match pattern`},
+		{"missing user", with("user", ""), "the user value is required"},
+		{"missing profile", with("profile", ""), "the profile value is required (one of: gb300-qwen3-30b-math-4n-4gpu"},
+		{"bad image", with("image", "Bad Image"), "at '/image'"},
+		{"bad label value", with("labels", map[string]any{"team": "a b"}), "at '/labels/team'"},
+		{"label key the profile sets", with("labels", map[string]any{"disagg.nemo-rl/run": "x"}), `labels key "disagg.nemo-rl/run" is already set in the rendered objects`},
+		{"label key the identity sets", with("labels", map[string]any{"app.kubernetes.io/instance": "x"}), `labels key "app.kubernetes.io/instance" is already set`},
+		{"reserved text in a label", with("labels", map[string]any{"team": chartgen.SentinelName}), "are reserved"},
 		{"typo in a value name", with("users", "bob"), "additional properties 'users' not allowed"},
 		{"infra override", with("overrides", []any{"infra.image=x"}), `overrides[0] "infra.image=x": infra.* overrides change the profile`},
 		{"unsafe override", with("overrides", []any{"a=$(rm -rf /)"}), "at '/overrides/0'"},
@@ -159,6 +167,24 @@ func TestBadValues(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := helmTemplate(c, tc.vals, "default")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	// The release name is the run name: KubeRay's limits and DNS-1035 apply
+	// to the names made from it.
+	releases := []struct {
+		name, release string
+		vals          map[string]any
+		want          string
+	}{
+		{"release starting with a digit", "1run", base(), `RayJob name "1run" does not match`},
+		{"release too long for the RayJob", strings.Repeat("r", 48), base(), `RayJob name "` + strings.Repeat("r", 48) + `" has 48 characters; expected at most 47`},
+		{"release too long for the RayCluster", strings.Repeat("r", 46), with("mode", "raycluster"), `RayCluster name "` + strings.Repeat("r", 46) + `-training" has 55 characters; expected at most 53`},
+	}
+	for _, tc := range releases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := helmTemplateNamed(c, tc.release, tc.vals, "default")
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -214,7 +240,7 @@ func TestMaxUserLength(t *testing.T) {
 				r.user += "b"
 				_, msg, ok = engineRender(t, r)
 				assert.False(t, ok, "the engine accepts a %d-character user", max+1)
-				assert.Contains(t, msg, "characters; expected at most")
+				assert.Regexp(t, "characters; expected at most|must be no more than", msg)
 				_, _, err = helmTemplate(c, r.values(t), "default")
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), "characters; expected at most")
@@ -291,4 +317,146 @@ func TestOverridePatternParses(t *testing.T) {
 		assert.True(t, regexpMatch(chartgen.InfraOverridePattern, s), s)
 	}
 	assert.False(t, regexpMatch(chartgen.InfraOverridePattern, "infrastructure.x=1"))
+}
+
+// newValueRuns: release name, image, labels and annotations on every
+// packaged profile and mode (the matrix covers the rest with defaults).
+func newValueRuns(t *testing.T) []run {
+	var runs []run
+	for _, e := range index(t).Profiles {
+		for _, mode := range build.Modes {
+			runs = append(runs, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", runID: "e7",
+				release: "sweep-a", image: "registry.example/nemo-rl:v2",
+				labels: map[string]string{"cost-center": "rl-42", "example.com/team": "post-training"},
+				annos:  map[string]string{"example.com/note": `a "quoted" <note> & more`, "owner-email": "ann@example.com"},
+			}, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", release: "b", image: "registry.example/nemo-rl:v2", noDeploy: true})
+		}
+	}
+	return runs
+}
+
+// TestParityNewValues: the release name and the image, labels and
+// annotations values render as nrl-k8s render --name --image --label
+// --annotation does.
+func TestParityNewValues(t *testing.T) {
+	c := loadChart(t)
+	for _, r := range newValueRuns(t) {
+		t.Run(r.String()+"/"+r.release, func(t *testing.T) {
+			want, msg, ok := engineRender(t, r)
+			require.True(t, ok, msg)
+			got, _, err := helmTemplateNamed(c, r.releaseName(), r.values(t), r.namespace)
+			require.NoError(t, err)
+			assert.Equal(t, want, stripSource(got))
+		})
+	}
+}
+
+// TestTwoReleasesDisjoint: two releases of one profile, user and image
+// share no object, and each object and pod template of a release carries
+// its instance label, the chart label and the image.
+func TestTwoReleasesDisjoint(t *testing.T) {
+	c := loadChart(t)
+	const image = "registry.example/nemo-rl:sweep-1"
+	// The ultra profiles' shared sandbox belongs to the first release; the
+	// second leaves it out (deployments=false).
+	for _, profile := range []string{"gb300-qwen3-30b-math-4n-4gpu", "generic-single-node-8gpu", "gb300-ultra-64n-pipeclean"} {
+		for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+			t.Run(profile+"/"+string(mode), func(t *testing.T) {
+				sets := map[string][]runcheck.Object{}
+				for _, rel := range []string{"run-a", "run-b"} {
+					r := run{profile: profile, mode: mode, user: "alice", namespace: "team-a", release: rel, image: image, noDeploy: rel == "run-b"}
+					out, notes, err := helmTemplateNamed(c, rel, r.values(t), r.namespace)
+					require.NoError(t, err)
+					assert.Contains(t, notes, "-l app.kubernetes.io/instance="+rel)
+					if strings.Contains(profile, "ultra") && rel == "run-a" {
+						assert.Contains(t, notes, "Deployment alice-ultra-pipeclean-ns-tools is a service the profile shares between your runs")
+					}
+					objs, err := runcheck.Parse([]byte(out))
+					require.NoError(t, err)
+					requireWholeRun(t, objs, rel, image)
+					sets[rel] = objs
+				}
+				requireDisjoint(t, sets["run-a"], sets["run-b"])
+			})
+		}
+	}
+}
+
+func requireWholeRun(t *testing.T, objs []runcheck.Object, release, image string) {
+	t.Helper()
+	require.NotEmpty(t, objs)
+	for _, o := range objs {
+		if o.Kind == "Deployment" || o.Kind == "Service" {
+			// A shared service: its own instance, the profile's image.
+			assert.Equal(t, o.Name, o.Labels["app.kubernetes.io/instance"], o.ID())
+			continue
+		}
+		assert.Equal(t, release, o.Labels["app.kubernetes.io/instance"], o.ID())
+		assert.Equal(t, chartLabel, o.Labels["helm.sh/chart"], o.ID())
+		for path, labels := range runcheck.PodTemplates(o) {
+			assert.Equal(t, release, labels["app.kubernetes.io/instance"], o.ID()+path)
+		}
+		for _, img := range runcheck.Images(o) {
+			assert.Equal(t, image, img, o.ID())
+		}
+	}
+	assert.Empty(t, runcheck.Dangling(objs))
+}
+
+func requireDisjoint(t *testing.T, a, b []runcheck.Object) {
+	t.Helper()
+	names := map[string]bool{}
+	for _, o := range a {
+		names[o.ID()] = true
+	}
+	for _, o := range b {
+		assert.False(t, names[o.ID()], "%s is in both releases", o.ID())
+	}
+}
+
+// TestNewChart: chart-new writes a chart of a team's own index that Helm
+// renders as nrl-k8s render does, with the team's chart name in
+// helm.sh/chart; its hand-written files are charts/nemo-rl-run's.
+func TestNewChart(t *testing.T) {
+	atRoot(t)
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	idxFile := filepath.Join(tmp, "index.yaml")
+	e := entry(t, "generic-single-node-8gpu")
+	require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf(
+		"profiles:\n- name: team-8gpu\n  description: our 8-GPU node\n  profile: %s\n  recipe: %s\n",
+		filepath.Join(root, e.Profile), filepath.Join(root, e.Recipe))), 0o644))
+	idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
+	require.NoError(t, err)
+	dir := filepath.Join(tmp, "chart")
+	require.NoError(t, chartgen.NewChart(idx, dir, "team-rl", "1.2.3"))
+	require.Error(t, chartgen.NewChart(idx, dir, "team-rl", "1.2.3"), "a non-empty directory is refused")
+	for _, f := range []string{"templates/_helpers.tpl", "templates/NOTES.txt", "values.yaml", ".helmignore"} {
+		want, err := os.ReadFile(filepath.Join(chartDir, f))
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), f)
+	}
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "| `team-8gpu` | our 8-GPU node |")
+
+	c, err := loader.Load(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "team-rl", c.Name())
+	for _, mode := range build.Modes {
+		vals := map[string]any{"profile": "team-8gpu", "user": "ann", "mode": string(mode), "image": "registry.example/x:1"}
+		got, _, err := helmTemplateNamed(c, "exp-1", vals, "team-a")
+		require.NoError(t, err)
+		res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+			Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: mode, User: "ann", Namespace: "team-a",
+			Name: "exp-1", Image: "registry.example/x:1", Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3"},
+		})
+		require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+		want, err := emit.Stream(res.Docs)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), stripSource(got), mode)
+	}
 }

@@ -42,6 +42,17 @@ const (
 	SentinelUser      = "u7z7"
 	SentinelNamespace = "nrlsentinelns"
 	SentinelRunID     = "r7z7"
+	// SentinelName is the run name (the release name).
+	SentinelName = "n7z7"
+	// SentinelImage stands for the image of the run's containers (the
+	// `image` value, else the profile's image).
+	SentinelImage = "i7z7.invalid/nrl-image"
+	// The run's labels and annotations are one sentinel pair each, replaced
+	// by the values' pairs as JSON text (see Substitute).
+	SentinelLabelKey        = "nrl-sentinel-label"
+	SentinelLabelValue      = "l7z7"
+	SentinelAnnotationKey   = "nrl-sentinel-annotation"
+	SentinelAnnotationValue = "a7z7"
 	// SentinelOverride is one Hydra override: `+` adds a key the recipe does
 	// not have, so the engine's recipe check accepts it, and hydra.ShellQuote
 	// leaves it unquoted, so it appears in the entrypoint as written.
@@ -85,6 +96,8 @@ func nameRule(kind string) (max int, pattern string) {
 		return check.MaxRayClusterName, dns1035
 	case "RayJob":
 		return check.MaxRayJobName, dns1035
+	case "Service":
+		return 63, dns1035 // a Service name is a DNS-1035 label
 	}
 	return 253, dns1123Sub
 }
@@ -150,9 +163,26 @@ type Sentinels struct {
 	User      string `json:"user"`
 	Namespace string `json:"namespace"`
 	RunID     string `json:"runId"`
-	Override  string `json:"override"`
-	ShellSafe string `json:"shellSafe"`
+	Name      string `json:"name"`
+	Image     string `json:"image"`
+	// Label and Annotation are the sentinel pairs as JSON text.
+	Label      string `json:"label"`
+	Annotation string `json:"annotation"`
+	Override   string `json:"override"`
+	ShellSafe  string `json:"shellSafe"`
 }
+
+// pairText is a map entry as encoding/json writes it.
+func pairText(k, v string) string {
+	kb, _ := json.Marshal(k)
+	vb, _ := json.Marshal(v)
+	return string(kb) + ":" + string(vb)
+}
+
+var (
+	sentinelLabel      = pairText(SentinelLabelKey, SentinelLabelValue)
+	sentinelAnnotation = pairText(SentinelAnnotationKey, SentinelAnnotationValue)
+)
 
 // ProfileMeta is what the chart knows about one packaged profile.
 type ProfileMeta struct {
@@ -193,6 +223,8 @@ type RenderMeta struct {
 	Names          []NameRule `json:"names"`
 	// Warnings the engine reported for the packaged recipe.
 	Warnings []string `json:"warnings"`
+	// Image replaces the image sentinel when the `image` value is empty.
+	Image string `json:"image"`
 }
 
 // NameRule is a generated name that contains a sentinel, and its rule.
@@ -203,10 +235,12 @@ type NameRule struct {
 	Pattern   string `json:"pattern"`
 }
 
-// Values are the run parameters the chart substitutes.
+// Values are the run parameters the chart substitutes. Image "" means the
+// profile's (RenderMeta.Image).
 type Values struct {
-	User, Namespace, RunID string
-	Overrides              []string
+	User, Namespace, RunID, Name, Image string
+	Labels, Annotations                 map[string]string
+	Overrides                           []string
 }
 
 var shellSafeRE = regexp.MustCompile(ShellSafePattern)
@@ -215,7 +249,7 @@ var shellSafeRE = regexp.MustCompile(ShellSafePattern)
 // "nemo-rl-run.docs") in Go: the generator uses it to prove, on probe
 // values, that the engine's output is the sentinel output with strings
 // replaced; the parity tests prove the template does the same.
-func Substitute(data, token string, v Values) string {
+func Substitute(data, token string, v Values, defaultImage string) string {
 	if token != "" {
 		if len(v.Overrides) == 0 {
 			data = strings.Replace(data, token, "", 1)
@@ -230,16 +264,55 @@ func Substitute(data, token string, v Values) string {
 			data = strings.Replace(data, SentinelOverride, strings.Join(q, " "), 1)
 		}
 	}
+	data = substitutePairs(data, sentinelLabel, "labels", v.Labels)
+	data = substitutePairs(data, sentinelAnnotation, "annotations", v.Annotations)
+	image := v.Image
+	if image == "" {
+		image = defaultImage
+	}
+	data = strings.ReplaceAll(data, SentinelImage, image)
+	data = strings.ReplaceAll(data, SentinelName, v.Name)
 	data = strings.ReplaceAll(data, SentinelNamespace, v.Namespace)
 	data = strings.ReplaceAll(data, SentinelRunID, v.RunID)
 	return strings.ReplaceAll(data, SentinelUser, v.User)
 }
 
+// substitutePairs puts the run's labels or annotations where the sentinel
+// pair is: their pairs as JSON text (fromJson and toYaml sort them as the
+// engine's maps are sorted), or, without any, nothing, removing a map the
+// sentinel was alone in as the engine's pruning does. The chart refuses
+// keys the rendered data already has (a duplicate key's winner would depend
+// on its place in the text).
+func substitutePairs(data, sentinel, field string, pairs map[string]string) string {
+	if len(pairs) == 0 {
+		data = strings.ReplaceAll(data, `"`+field+`":{`+sentinel+`},`, "")
+		data = strings.ReplaceAll(data, `,"`+field+`":{`+sentinel+`}`, "")
+		data = strings.ReplaceAll(data, ","+sentinel, "")
+		return strings.ReplaceAll(data, sentinel+",", "")
+	}
+	text := make([]string, 0, len(pairs))
+	for _, k := range tree.SortedKeys(pairs) {
+		text = append(text, pairText(k, pairs[k]))
+	}
+	return strings.ReplaceAll(data, sentinel, strings.Join(text, ","))
+}
+
 // probe values: different lengths from the sentinels, and one override that
 // needs quoting, so a rule that depends on more than the text fails here.
 var probe = Values{
-	User: "pu5", Namespace: "probe-ns", RunID: "p9",
-	Overrides: []string{"++nrl_probe.a=1", "++nrl_probe.b=[1,2]"},
+	User: "pu5", Namespace: "probe-ns", RunID: "p9", Name: "probe-run", Image: "probe.invalid/img:p1",
+	Labels:      map[string]string{"a.probe/l": "v1", "zz-probe": "v2"},
+	Annotations: map[string]string{"probe/a": `x "y" <&>`},
+	Overrides:   []string{"++nrl_probe.a=1", "++nrl_probe.b=[1,2]"},
+}
+
+// sentinelValues is what every render of the chart data is made with.
+func sentinelValues(runID string) Values {
+	return Values{
+		User: SentinelUser, Namespace: SentinelNamespace, RunID: runID, Name: SentinelName, Image: SentinelImage,
+		Labels:      map[string]string{SentinelLabelKey: SentinelLabelValue},
+		Annotations: map[string]string{SentinelAnnotationKey: SentinelAnnotationValue},
+	}
 }
 
 // RenderedDir is where the rendered data lives inside the chart.
@@ -255,8 +328,10 @@ const MetaFile = "files/profiles.json"
 func Generate(idx *Index, readme []byte) (map[string][]byte, error) {
 	g := &gen{loader: recipe.NewLoader(source.Disk{}), out: map[string][]byte{}}
 	meta := &Meta{
-		Sentinels: Sentinels{User: SentinelUser, Namespace: SentinelNamespace, RunID: SentinelRunID, Override: SentinelOverride, ShellSafe: ShellSafePattern},
-		Profiles:  map[string]*ProfileMeta{},
+		Sentinels: Sentinels{User: SentinelUser, Namespace: SentinelNamespace, RunID: SentinelRunID, Name: SentinelName,
+			Image: SentinelImage, Label: sentinelLabel, Annotation: sentinelAnnotation,
+			Override: SentinelOverride, ShellSafe: ShellSafePattern},
+		Profiles: map[string]*ProfileMeta{},
 	}
 	for _, e := range idx.Profiles {
 		pm, err := g.profile(e)
@@ -312,6 +387,7 @@ func (g *gen) run(e Entry, mode build.Mode, v Values, env func(string) (string, 
 	res := pipeline.Run(g.loader, pipeline.Request{
 		Recipe: e.Recipe, Profile: e.Profile, Mode: mode,
 		User: v.User, Namespace: v.Namespace, RunID: v.RunID, Overrides: v.Overrides,
+		Name: v.Name, Image: v.Image, Labels: v.Labels, Annotations: v.Annotations,
 		// The chart has no environment to read: render with none, and
 		// refuse profiles whose output depends on one (checked below).
 		Env: env,
@@ -325,6 +401,20 @@ func (g *gen) run(e Entry, mode build.Mode, v Values, env func(string) (string, 
 	}
 	data, err := EncodeDocs(res.Docs)
 	return res, data, err
+}
+
+// canonical is a JSON document re-encoded with sorted keys, as the chart's
+// fromJsonArray and toYaml see it; "" when it is not JSON (never equal).
+func canonical(s string) string {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // EncodeDocs is the rendered-file format: a JSON array of the documents'
@@ -359,7 +449,7 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 		var plainFile, plainData string
 		for _, withRunID := range []bool{false, true} {
 			key := string(mode)
-			sent := Values{User: SentinelUser, Namespace: SentinelNamespace}
+			sent := sentinelValues("")
 			if withRunID {
 				key += ".runid"
 				sent.RunID = SentinelRunID
@@ -424,18 +514,29 @@ func (g *gen) variant(e Entry, mode build.Mode, sent Values) (*RenderMeta, strin
 	default:
 		return nil, "", nil, fmt.Errorf("the sentinel override appears %d times; expected once, in the entrypoint", strings.Count(data, SentinelOverride))
 	}
+	rm.Image = res.Profile.Infra.Image
+	if mode == build.Dev {
+		rm.Image = build.DevImage(res.Profile.Infra)
+	}
 	// The chart's whole premise, checked on every generation: the engine's
-	// output for other values is this output with the strings replaced.
-	pv := probe
+	// output for other values is this output with the strings replaced, with
+	// and without the optional values.
+	full := probe
 	if sent.RunID == "" {
-		pv.RunID = ""
+		full.RunID = ""
 	}
-	_, got, err := g.run(e, mode, pv, nil)
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("probe render: %w", err)
-	}
-	if want := Substitute(data, rm.OverridesToken, pv); got != want {
-		return nil, "", nil, fmt.Errorf("the engine's output for user %q, namespace %q, run id %q, overrides %q is not the sentinel output with those values substituted: a rule depends on more than their text, so the chart cannot carry it", pv.User, pv.Namespace, pv.RunID, pv.Overrides)
+	bare := full
+	bare.Image, bare.Labels, bare.Annotations = "", nil, nil
+	for _, pv := range []Values{full, bare} {
+		_, got, err := g.run(e, mode, pv, nil)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("probe render: %w", err)
+		}
+		// Compared as the chart reads them (fromJsonArray): inserted label
+		// and annotation pairs are not in sorted place in the text.
+		if want := Substitute(data, rm.OverridesToken, pv, rm.Image); canonical(got) != canonical(want) {
+			return nil, "", nil, fmt.Errorf("the engine's output for %+v is not the sentinel output with those values substituted: a rule depends on more than their text, so the chart cannot carry it", pv)
+		}
 	}
 	_, withEnv, err := g.run(e, mode, withOv, func(string) (string, bool) { return "nrlsentinelenv", true })
 	if err != nil {
@@ -445,7 +546,7 @@ func (g *gen) variant(e Entry, mode build.Mode, sent Values) (*RenderMeta, strin
 		return nil, "", nil, fmt.Errorf("the output depends on the environment (${oc.env:...}); the chart renders without one, so it cannot package this profile")
 	}
 	for _, d := range res.Docs {
-		if strings.Contains(d.Name, SentinelUser) || strings.Contains(d.Name, SentinelRunID) || strings.Contains(d.Name, SentinelNamespace) {
+		if strings.Contains(d.Name, SentinelUser) || strings.Contains(d.Name, SentinelRunID) || strings.Contains(d.Name, SentinelNamespace) || strings.Contains(d.Name, SentinelName) {
 			max, pat := nameRule(d.Kind)
 			rm.Names = append(rm.Names, NameRule{Kind: d.Kind, Name: d.Name, MaxLength: max, Pattern: pat})
 		}

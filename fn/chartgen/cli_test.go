@@ -18,6 +18,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 )
 
 func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
@@ -75,12 +76,37 @@ func TestRealHelm(t *testing.T) {
 				}{
 					{[]string{"--set", "profile=nope", "--set", "user=a"}, "at '/profile': value must be one of"},
 					{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "mode=batch"}, "at '/mode'"},
-					{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=Bob_Smith"}, "expected a normalised user name"},
-					{[]string{"--set", "profile=gb300-qwen3-30b-math-4n-4gpu", "--set", "user=abcdefghijklmnop"}, "expected at most 47"},
+					{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=Bob_Smith"}, "at '/user'"},
+					{[]string{"--set", "profile=gb300-qwen3-30b-math-4n-4gpu"}, "the user value is required"},
 				} {
 					_, errOut, err := helmCmd(t, bin, append([]string{"template", "r", chartDir}, tc.args...)...)
 					require.Error(t, err, tc.args)
 					assert.Contains(t, errOut, tc.want)
+				}
+			})
+			t.Run("new values", func(t *testing.T) {
+				for _, r := range newValueRuns(t) {
+					want, msg, ok := engineRender(t, r)
+					require.True(t, ok, msg)
+					out, errOut, err := helmCmd(t, bin, cliArgs(t, r)...)
+					require.NoError(t, err, "%s: %s", r, errOut)
+					assert.Equal(t, want, stripSource(out), r.String())
+				}
+			})
+			t.Run("two releases", func(t *testing.T) {
+				const image = "registry.example/nemo-rl:sweep-1"
+				for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+					sets := map[string][]runcheck.Object{}
+					for _, rel := range []string{"run-a", "run-b"} {
+						r := run{profile: "gb300-qwen3-30b-math-4n-4gpu", mode: mode, user: "alice", namespace: "team-a", release: rel, image: image}
+						out, errOut, err := helmCmd(t, bin, cliArgs(t, r)...)
+						require.NoError(t, err, errOut)
+						objs, err := runcheck.Parse([]byte(out))
+						require.NoError(t, err)
+						requireWholeRun(t, objs, rel, image)
+						sets[rel] = objs
+					}
+					requireDisjoint(t, sets["run-a"], sets["run-b"])
 				}
 			})
 			t.Run("packaged archive", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -71,6 +72,18 @@ type run struct {
 	runID     string
 	overrides []string
 	recipe    string // file for the recipe value
+	release   string // the release name ("my-run" when empty)
+	image     string
+	labels    map[string]string
+	annos     map[string]string
+	noDeploy  bool // deployments=false
+}
+
+func (r run) releaseName() string {
+	if r.release == "" {
+		return "my-run"
+	}
+	return r.release
 }
 
 func (r run) values(t testing.TB) map[string]any {
@@ -90,6 +103,21 @@ func (r run) values(t testing.TB) map[string]any {
 		require.NoError(t, err)
 		v["recipe"] = string(b)
 	}
+	if r.image != "" {
+		v["image"] = r.image
+	}
+	if r.noDeploy {
+		v["deployments"] = false
+	}
+	for key, m := range map[string]map[string]string{"labels": r.labels, "annotations": r.annos} {
+		if len(m) > 0 {
+			mm := map[string]any{}
+			for k, val := range m {
+				mm[k] = val
+			}
+			v[key] = mm
+		}
+	}
 	return v
 }
 
@@ -103,7 +131,11 @@ func (r run) String() string {
 // manifests sorted in install order and framed with `# Source:` lines.
 // TestRealHelm holds it to the real CLIs.
 func helmTemplate(c *chart.Chart, vals map[string]any, ns string) (manifest, notes string, err error) {
-	opts := chartutil.ReleaseOptions{Name: "my-run", Namespace: ns, Revision: 1, IsInstall: true}
+	return helmTemplateNamed(c, "my-run", vals, ns)
+}
+
+func helmTemplateNamed(c *chart.Chart, release string, vals map[string]any, ns string) (manifest, notes string, err error) {
+	opts := chartutil.ReleaseOptions{Name: release, Namespace: ns, Revision: 1, IsInstall: true}
 	caps := chartutil.DefaultCapabilities
 	if err := chartutil.ProcessDependenciesWithMerge(c, vals); err != nil {
 		return "", "", err
@@ -162,9 +194,15 @@ func entry(t *testing.T, name string) chartgen.Entry {
 func engineRender(t *testing.T, r run) (out string, msg string, ok bool) {
 	t.Helper()
 	e := entry(t, r.profile)
+	// The chart's run: named after the release, labelled with the chart.
+	labels := map[string]string{"helm.sh/chart": chartLabel}
+	for k, v := range r.labels {
+		labels[k] = v
+	}
 	res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
 		Recipe: e.Recipe, Profile: e.Profile, Mode: r.mode, User: r.user,
 		Namespace: r.namespace, RunID: r.runID, Overrides: r.overrides,
+		Name: r.releaseName(), Image: r.image, Labels: labels, Annotations: r.annos, NoDeployments: r.noDeploy,
 	})
 	var msgs []string
 	for _, d := range res.Diags.Sorted() {
@@ -214,7 +252,7 @@ func helmCmd(t *testing.T, bin string, args ...string) (string, string, error) {
 // cliArgs turns a run into helm template flags; overrides go through a
 // values file (--set splits on commas).
 func cliArgs(t *testing.T, r run) []string {
-	args := []string{"template", "my-run", chartDir, "-n", r.namespace, "--set", "profile=" + r.profile, "--set", "user=" + r.user, "--set", "mode=" + string(r.mode)}
+	args := []string{"template", r.releaseName(), chartDir, "-n", r.namespace, "--set", "profile=" + r.profile, "--set", "user=" + r.user, "--set", "mode=" + string(r.mode)}
 	if r.runID != "" {
 		args = append(args, "--set", "runId="+r.runID)
 	}
@@ -231,5 +269,29 @@ func cliArgs(t *testing.T, r run) []string {
 	if r.recipe != "" {
 		args = append(args, "--set-file", "recipe="+r.recipe)
 	}
+	if r.image != "" {
+		args = append(args, "--set", "image="+r.image)
+	}
+	if r.noDeploy {
+		args = append(args, "--set", "deployments=false")
+	}
+	for _, k := range sortedKeys(r.labels) {
+		args = append(args, "--set-string", "labels."+strings.ReplaceAll(k, ".", `\.`)+"="+r.labels[k])
+	}
+	for _, k := range sortedKeys(r.annos) {
+		args = append(args, "--set-string", "annotations."+strings.ReplaceAll(k, ".", `\.`)+"="+r.annos[k])
+	}
 	return args
 }
+
+func sortedKeys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// chartLabel is the helm.sh/chart label the chart adds.
+const chartLabel = "nemo-rl-run-0.1.0"

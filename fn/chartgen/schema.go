@@ -24,10 +24,28 @@ const schemaTemplate = `{
       "enum": %[1]s
     },
     "user": {
-      "description": "Submitting user, as ${user:} in the profile (required): already normalised, i.e. lower case with '-' for '_' and '.', as nrl-k8s normalises it. The template explains a wrong one.",
+      "description": "Submitting user, as ${user:} in the profile (required): already normalised, i.e. a DNS label: lower case letters, digits and '-' ('_' and '.' become '-', as nrl-k8s normalises them).",
       "type": "string",
       "maxLength": 63,
-      "pattern": "^[A-Za-z0-9._-]*$"
+      "pattern": %[2]s
+    },
+    "image": {
+      "description": "Image of every container of the run's pods (Ray head and workers, the dev pod); empty: the profile's. Profile deployments keep their own.",
+      "type": "string",
+      "maxLength": 512,
+      "pattern": %[4]s
+    },
+    "labels": {
+      "description": "Labels for every object and pod template of the run (as nrl-k8s render --label); keys the rendered objects already carry are refused.",
+      "type": "object",
+      "propertyNames": {"maxLength": 317, "pattern": %[5]s},
+      "additionalProperties": {"type": "string", "maxLength": 63, "pattern": %[6]s}
+    },
+    "annotations": {
+      "description": "Annotations for every object and pod template of the run (as nrl-k8s render --annotation); keys the rendered objects already carry are refused.",
+      "type": "object",
+      "propertyNames": {"maxLength": 317, "pattern": %[5]s},
+      "additionalProperties": {"type": "string"}
     },
     "mode": {
       "description": "rayjob: one RayJob that creates and tears down its cluster; raycluster: long-lived RayClusters plus the RayJobs submitted to them; dev: the CPU-only dev pod.",
@@ -41,7 +59,7 @@ const schemaTemplate = `{
       "pattern": %[2]s
     },
     "runId": {
-      "description": "Run id: labels the jobs; in raycluster mode it names the training job and is exported as NRL_K8S_RUN_ID.",
+      "description": "Run id: labels every object of the run; in raycluster mode it is the training job's submission id and is exported as NRL_K8S_RUN_ID.",
       "type": "string",
       "maxLength": 63,
       "pattern": %[2]s
@@ -54,6 +72,10 @@ const schemaTemplate = `{
         "pattern": %[3]s
       }
     },
+    "deployments": {
+      "description": "Render the profile's deployments and their Services (shared by the user's runs; only one release may own them): false as nrl-k8s render --no-deployments.",
+      "type": "boolean"
+    },
     "recipe": {
       "description": "Optional: the recipe YAML (--set-file recipe=FILE) for the chart's subset of nrl-k8s check (GPUs per node, node count).",
       "type": "string"
@@ -61,6 +83,18 @@ const schemaTemplate = `{
   }
 }
 `
+
+// Patterns of the values the chart puts into the rendered data: none needs
+// JSON escaping except annotation values, which the template writes with
+// toJson as encoding/json writes them.
+const (
+	// ImagePattern is an image reference (name[:tag][@digest]), optional.
+	ImagePattern = `^([a-z0-9]([-a-zA-Z0-9._:/]*[a-zA-Z0-9_])?(@sha256:[a-f0-9]{64})?)?$`
+	// QualifiedNamePattern is a label or annotation key: [prefix/]name.
+	QualifiedNamePattern = `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	// LabelValuePattern is a label value (possibly empty).
+	LabelValuePattern = `^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$`
+)
 
 // Schema renders values.schema.json for the index's profiles.
 func Schema(idx *Index) ([]byte, error) {
@@ -77,7 +111,8 @@ func Schema(idx *Index) ([]byte, error) {
 		return string(b)
 	}
 	optionalName := "^(" + strings.TrimSuffix(strings.TrimPrefix(NamePattern, "^"), "$") + ")?$"
-	raw := fmt.Sprintf(schemaTemplate, strings.ReplaceAll(string(enum), ",", ", "), q(optionalName), q(OverridePattern))
+	raw := fmt.Sprintf(schemaTemplate, strings.ReplaceAll(string(enum), ",", ", "), q(optionalName), q(OverridePattern),
+		q(ImagePattern), q(QualifiedNamePattern), q(LabelValuePattern))
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, []byte(raw), "", "  "); err != nil {
 		return nil, fmt.Errorf("values.schema.json: %w", err)

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	extraCommands = append(extraCommands, chartDataCmd, chartPackageCmd)
+	extraCommands = append(extraCommands, chartDataCmd, chartPackageCmd, chartNewCmd)
 }
 
 func chartDataCmd() *cobra.Command {
@@ -83,5 +83,42 @@ any packaged chart. Prints the archive's path and sha256.`,
 		},
 	}
 	c.Flags().StringVarP(&out, "destination", "d", ".", "directory to write the archive to")
+	return c
+}
+
+func chartNewCmd() *cobra.Command {
+	var index, out, name, version string
+	c := &cobra.Command{
+		Use:   "chart-new --index INDEX --out DIR [--name NAME] [--version VERSION]",
+		Short: "Write a Helm chart for your own profiles (one release per run)",
+		Long: `Write a complete chart to DIR for the profiles listed in INDEX (the format
+of profiles/index.yaml: name, description, profile, recipe; paths relative
+to INDEX): the templates of charts/nemo-rl-run, built into this binary, and
+the data rendered from your profiles, its schema and its README table. Helm
+then needs no nrl-k8s: package it (helm package DIR, or nrl-k8s
+chart-package DIR for a reproducible archive) and push it to an OCI
+registry (helm push). Re-run it into a fresh directory after a profile or
+nrl-k8s changes. Paths recorded in the chart are relative to the working
+directory.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return usageError{fmt.Errorf("--out: expected the directory to write the chart to")}
+			}
+			idx, err := chartgen.LoadIndex(filepath.ToSlash(index))
+			if err != nil {
+				return err
+			}
+			if err := chartgen.NewChart(idx, out, name, version); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote chart %s %s (%d profile(s)) to %s\n", name, version, len(idx.Profiles), out)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&index, "index", "profiles/index.yaml", "profile index (name, description, profile, recipe per entry)")
+	c.Flags().StringVarP(&out, "out", "o", "", "directory to write the chart to (new or empty)")
+	c.Flags().StringVar(&name, "name", "nemo-rl-run", "chart name")
+	c.Flags().StringVar(&version, "version", "0.1.0", "chart version (SemVer)")
 	return c
 }

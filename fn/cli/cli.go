@@ -95,6 +95,10 @@ type runFlags struct {
 	namespace  string
 	runID      string
 	name       string
+	image      string
+	labels     []string
+	annos      []string
+	noDeploy   bool
 	recipeRoot string
 	root       string
 }
@@ -105,7 +109,11 @@ func (f *runFlags) register(c *cobra.Command, withMode bool) {
 	c.Flags().StringVar(&f.user, "user", "", "submitting user for ${user:} (default $NRL_K8S_USER, else the OS user)")
 	c.Flags().StringVarP(&f.namespace, "namespace", "n", "", "namespace (overrides the profile's)")
 	c.Flags().StringVar(&f.runID, "run-id", "", "run id: labels the jobs; in raycluster mode names the training job and sets NRL_K8S_RUN_ID")
-	c.Flags().StringVar(&f.name, "name", "", "RayJob name (default: the training cluster's name)")
+	c.Flags().StringVar(&f.name, "name", "", "run name: names every object the run owns and labels them app.kubernetes.io/instance (default: the profile's names)")
+	c.Flags().StringVar(&f.image, "image", "", "image of every container of the run's pods (default: the profile's)")
+	c.Flags().StringArrayVar(&f.labels, "label", nil, "KEY=VALUE label for every object and pod template of the run (repeatable)")
+	c.Flags().BoolVar(&f.noDeploy, "no-deployments", false, "leave out the profile's deployments and their Services (shared by the user's runs: let one run own them)")
+	c.Flags().StringArrayVar(&f.annos, "annotation", nil, "KEY=VALUE annotation for every object and pod template of the run (repeatable)")
 	c.Flags().StringVar(&f.recipeRoot, "recipe-root", "", "local recipe root: the folder whose layout is NeMo-RL's checkout (default: the recipe's nearest recipes/ folder holding examples/); --config is pointed at the recipe's path below it, under launch.recipeRoot (default codePath) in the pod")
 	c.Flags().StringVar(&f.root, "root", "", "read input files only inside this directory (regular files; symlinks must resolve inside it); default: no restriction")
 	if withMode {
@@ -132,18 +140,30 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 	if err != nil {
 		return pipeline.Request{}, usageError{err}
 	}
+	labels, err := keyValues("--label", f.labels)
+	if err != nil {
+		return pipeline.Request{}, usageError{err}
+	}
+	annos, err := keyValues("--annotation", f.annos)
+	if err != nil {
+		return pipeline.Request{}, usageError{err}
+	}
 	return pipeline.Request{
-		Recipe:       cleanPath(args[0]),
-		Profile:      cleanPath(f.infra),
-		UserDefaults: cleanPath(f.defaults),
-		RecipeRoot:   cleanPath(f.recipeRoot),
-		Mode:         mode,
-		RunID:        f.runID,
-		User:         u,
-		Name:         f.name,
-		Namespace:    f.namespace,
-		Overrides:    args[1:],
-		Env:          os.LookupEnv,
+		Recipe:        cleanPath(args[0]),
+		Profile:       cleanPath(f.infra),
+		UserDefaults:  cleanPath(f.defaults),
+		RecipeRoot:    cleanPath(f.recipeRoot),
+		Mode:          mode,
+		RunID:         f.runID,
+		User:          u,
+		Name:          f.name,
+		Labels:        labels,
+		Annotations:   annos,
+		Image:         f.image,
+		NoDeployments: f.noDeploy,
+		Namespace:     f.namespace,
+		Overrides:     args[1:],
+		Env:           os.LookupEnv,
 	}, nil
 }
 
@@ -188,4 +208,20 @@ func resolveUser(flag string) (string, error) {
 		return "", errors.New("no user: pass --user or set NRL_K8S_USER")
 	}
 	return u, nil
+}
+
+// keyValues parses repeated KEY=VALUE flags; nil when none.
+func keyValues(flag string, kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%s %q: expected KEY=VALUE", flag, kv)
+		}
+		out[k] = v
+	}
+	return out, nil
 }

@@ -48,7 +48,7 @@ paths are relative to that package root. See docs/krm.md.`,
 				return exitError{ExitUsage}
 			}
 		}
-		if err := krm.Execute(rw); err != nil {
+		if err := krm.ExecuteTo(rw, cmd.ErrOrStderr()); err != nil {
 			// Printing is ours: Main would print a returned error again.
 			fmt.Fprintln(cmd.ErrOrStderr(), strings.TrimRight(err.Error(), "\n"))
 			return exitError{ExitError}

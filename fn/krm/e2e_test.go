@@ -7,9 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -99,9 +101,10 @@ func renderExample(t *testing.T) []byte {
 	var all bytes.Buffer
 	for _, args := range [][]string{
 		{"render", "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
-			"--infra", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml", "--user", "alice", "-n", "default"},
+			"--infra", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml", "--user", "alice", "-n", "default",
+			"--name", "qwen3-30b-math-gb300"},
 		{"render", "recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml", "--infra", "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml",
-			"--mode", "raycluster", "--run-id", "pc1", "--user", "alice", "-n", "default"},
+			"--mode", "raycluster", "--run-id", "pc1", "--user", "alice", "-n", "default", "--name", "ultra-64n-gb300"},
 	} {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = repoRoot
@@ -156,6 +159,44 @@ func TestKustomizeCLI(t *testing.T) {
 	want, err := os.ReadFile(krustyGolden)
 	require.NoError(t, err)
 	require.Equal(t, string(want), string(got))
+	// Warnings reach the kustomize user: kustomize shows an exec function's
+	// stderr, not its results.
+	require.Contains(t, stderr.String(), "6 nodes will sit idle")
+}
+
+// TestKustomizeCLIOverlay builds examples/kustomize-overlay (namespace,
+// namePrefix and labels over the rendered runs, with the shipped
+// transformer configuration) and checks that the runs stay whole: every
+// object in the namespace, prefixed and labelled, every reference naming
+// an object of the output.
+func TestKustomizeCLIOverlay(t *testing.T) {
+	kustomize := os.Getenv("NRL_KUSTOMIZE")
+	if kustomize == "" {
+		t.Skip("NRL_KUSTOMIZE not set")
+	}
+	dir := exampleTree(t, "kustomize")
+	root := filepath.Dir(filepath.Dir(dir))
+	copyDir(t, filepath.Join(repoRoot, "examples/kustomize-overlay"), filepath.Join(root, "examples/kustomize-overlay"))
+	copyDir(t, filepath.Join(repoRoot, "kustomize"), filepath.Join(root, "kustomize"))
+	cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec",
+		"--load-restrictor", "LoadRestrictionsNone", filepath.Join(root, "examples/kustomize-overlay"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	got, err := cmd.Output()
+	require.NoError(t, err, "%s", stderr.String())
+	objs := splitObjects(t, got)
+	require.Len(t, objs, 9, "both runs, every object")
+	instances := map[string]bool{}
+	for _, o := range objs {
+		id := o.ID()
+		require.Equal(t, "ml-prod", o.Namespace, id)
+		require.True(t, strings.HasPrefix(o.Name, "exp1-"), id)
+		require.Equal(t, "rl-42", o.Labels["cost-center"], id)
+		require.NotEmpty(t, o.Labels["app.kubernetes.io/instance"], id)
+		instances[o.Labels["app.kubernetes.io/instance"]] = true
+	}
+	require.True(t, instances["qwen3-30b-math-gb300"] && instances["ultra-64n-gb300"], "%v", instances)
+	requireReferencesResolve(t, objs)
 }
 
 // TestKustomizeCLIError: an error result fails the build, with the
@@ -207,9 +248,9 @@ func TestKptRender(t *testing.T) {
 	}
 	var got bytes.Buffer
 	for _, f := range []string{
-		"computedomain_compute-domain-alice-raycluster-qwen3-30b-math-gb300-training.yaml",
-		"rayjob_alice-raycluster-qwen3-30b-math-gb300.yaml",
-		"resourceclaimtemplate_roce-alice-raycluster-qwen3-30b-math-gb300-training.yaml",
+		"computedomain_compute-domain-qwen3-30b-math-gb300-training.yaml",
+		"rayjob_qwen3-30b-math-gb300.yaml",
+		"resourceclaimtemplate_roce-qwen3-30b-math-gb300-training.yaml",
 	} {
 		b, err := os.ReadFile(filepath.Join(dir, "qwen3-30b-math-gb300", f))
 		require.NoError(t, err)
@@ -220,7 +261,8 @@ func TestKptRender(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 3)
 	cmd := exec.Command(nrlK8s(t), "render", "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
-		"--infra", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml", "--user", "alice", "-n", "default")
+		"--infra", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml", "--user", "alice", "-n", "default",
+		"--name", "qwen3-30b-math-gb300")
 	cmd.Dir = repoRoot
 	want, err := cmd.Output()
 	require.NoError(t, err)
@@ -229,4 +271,48 @@ func TestKptRender(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err, "kpt fn render must keep the package's inputs")
 	}
+}
+
+// TestKustomizeCLIIdentity builds examples/kustomize-identity: namespace,
+// namePrefix and labels on the kustomization that runs the function change
+// the NemoRLRun items, whose metadata is the runs' identity.
+func TestKustomizeCLIIdentity(t *testing.T) {
+	kustomize := os.Getenv("NRL_KUSTOMIZE")
+	if kustomize == "" {
+		t.Skip("NRL_KUSTOMIZE not set")
+	}
+	dir := exampleTree(t, "kustomize-identity")
+	cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec",
+		"--load-restrictor", "LoadRestrictionsNone", dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	got, err := cmd.Output()
+	require.NoError(t, err, "%s", stderr.String())
+	objs := splitObjects(t, got)
+	require.Len(t, objs, 7, "sweep-a (rayjob: 3 objects) and sweep-b (raycluster: 4)")
+	for _, o := range objs {
+		require.Equal(t, "ml-prod", o.Namespace, o.ID())
+		require.Contains(t, o.Name, "exp1-sweep-", o.ID())
+		require.Equal(t, "rl-42", o.Labels["cost-center"], o.ID())
+		require.Contains(t, []string{"exp1-sweep-a", "exp1-sweep-b"}, o.Labels["app.kubernetes.io/instance"], o.ID())
+		for path, labels := range runcheck.PodTemplates(o) {
+			require.Equal(t, o.Labels["app.kubernetes.io/instance"], labels["app.kubernetes.io/instance"], o.ID()+path)
+			require.Equal(t, "rl-42", labels["cost-center"], o.ID()+path)
+		}
+	}
+	requireReferencesResolve(t, objs)
+}
+
+type object = runcheck.Object
+
+func splitObjects(t *testing.T, data []byte) []object {
+	t.Helper()
+	objs, err := runcheck.Parse(data)
+	require.NoError(t, err)
+	return objs
+}
+
+func requireReferencesResolve(t *testing.T, objs []object) {
+	t.Helper()
+	require.Empty(t, runcheck.Dangling(objs))
 }

@@ -24,7 +24,14 @@ import (
 //
 // rw.Style must be zero: rendered block text cannot go into a flow-style
 // (JSON) list. Nothing in nrl-k8s sets it; kyaml's reader does not either.
-func Execute(rw *kio.ByteReadWriter) error {
+func Execute(rw *kio.ByteReadWriter) error { return ExecuteTo(rw, nil) }
+
+// ExecuteTo is Execute that also writes the findings of a successful run
+// (warnings, infos) to log, one per line: kustomize shows an exec
+// function's stderr but never its results, so without this a warning such
+// as "6 nodes will sit idle" would not reach a kustomize user. A failing
+// run's findings are the returned error, which the caller prints.
+func ExecuteTo(rw *kio.ByteReadWriter, log io.Writer) error {
 	if rw.Style != 0 {
 		return fmt.Errorf("krm.Execute writes block-style YAML; ByteReadWriter.Style must be 0")
 	}
@@ -55,6 +62,11 @@ func Execute(rw *kio.ByteReadWriter) error {
 	}
 	if out.results.ExitCode() != 0 {
 		return out.results
+	}
+	if log != nil {
+		for _, r := range out.results {
+			fmt.Fprintln(log, "nrl-k8s fn: "+r.String())
+		}
 	}
 	return nil
 }

@@ -121,7 +121,7 @@ func process(rl *framework.ResourceList, keys []string) output {
 
 type rendered struct {
 	docs    []document
-	ids     []emit.Doc
+	ids     []emit.Identity
 	results framework.Results
 }
 
@@ -205,7 +205,7 @@ func specOf(n *yaml.RNode) string {
 }
 
 // render runs one request through the pipeline and encodes its output.
-func render(l *recipe.Loader, in *inputs, r run, keys []string) ([]document, []emit.Doc, framework.Results) {
+func render(l *recipe.Loader, in *inputs, r run, keys []string) ([]document, []emit.Identity, framework.Results) {
 	req := r.spec.Request("")
 	var results framework.Results
 	for _, f := range []struct{ field, path string }{
@@ -232,10 +232,7 @@ func render(l *recipe.Loader, in *inputs, r run, keys []string) ([]document, []e
 	if res.Diags.HasErrors() {
 		return nil, nil, results
 	}
-	ids := make([]emit.Doc, len(res.Docs))
-	for i, d := range res.Docs {
-		ids[i] = emit.Doc{Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Data: map[string]any{"apiVersion": d.Data["apiVersion"]}}
-	}
+	ids := emit.Identities(res.Docs)
 	docs := make([]document, 0, len(res.Docs))
 	index := map[string]int{}
 	for _, d := range res.Docs {

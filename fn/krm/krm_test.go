@@ -17,6 +17,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 )
 
 func ids(items []*yaml.RNode) []string {
@@ -30,9 +31,9 @@ func ids(items []*yaml.RNode) []string {
 func TestProcess(t *testing.T) {
 	ns := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n"
 	qwenItems := []string{
-		"ComputeDomain/compute-domain-alice-raycluster-qwen3-30b-math-gb300-training",
-		"RayJob/alice-raycluster-qwen3-30b-math-gb300",
-		"ResourceClaimTemplate/roce-alice-raycluster-qwen3-30b-math-gb300-training",
+		"ComputeDomain/compute-domain-qwen3-30b-math-gb300-training",
+		"RayJob/qwen3-30b-math-gb300",
+		"ResourceClaimTemplate/roce-qwen3-30b-math-gb300-training",
 	}
 	withLocal := func(s string) string {
 		return strings.Replace(s, "metadata:\n", "metadata:\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n", 1)
@@ -94,14 +95,16 @@ func TestProcess(t *testing.T) {
 		name:   "two runs rendering one object: the later fails, naming both",
 		config: qwenRun,
 		items: func(t *testing.T) []*yaml.RNode {
+			// Named like the first run's objects, rendered differently.
 			twin := strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: twin", 1)
+			twin = strings.Replace(twin, "  user: alice\n", "  user: alice\n  name: qwen3-30b-math-gb300\n  runId: r2\n", 1)
 			return append(notLocal(t, qwenFiles(t)), node(t, twin))
 		},
 		wantIDs: qwenItems,
 		wantErrs: []string{
-			"run twin: ComputeDomain default/compute-domain-alice-raycluster-qwen3-30b-math-gb300-training is also rendered by run qwen3-30b-math-gb300; expected runs qwen3-30b-math-gb300 and twin to render distinct objects",
-			"run twin: RayJob default/alice-raycluster-qwen3-30b-math-gb300 is also rendered by run qwen3-30b-math-gb300",
-			"run twin: ResourceClaimTemplate default/",
+			"run twin: ComputeDomain default/compute-domain-qwen3-30b-math-gb300-training is also rendered by run qwen3-30b-math-gb300, differently; expected runs qwen3-30b-math-gb300 and twin to render distinct objects",
+			"run twin: RayJob default/qwen3-30b-math-gb300 is also rendered by run qwen3-30b-math-gb300, differently",
+			"run twin: ResourceClaimTemplate default/roce-qwen3-30b-math-gb300-training is also rendered by run qwen3-30b-math-gb300, differently",
 		},
 	}, {
 		name:      "a run name that is not an object name",
@@ -325,10 +328,66 @@ func TestProcessManyRuns(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		r := strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: run-"+strconv.Itoa(i), 1)
 		r = strings.Replace(r, "  user: alice\n", "  user: alice\n  name: job-"+strconv.Itoa(i)+"\n", 1)
-		r = strings.Replace(r, "  namespace: default\n", "  namespace: ns-"+strconv.Itoa(i)+"\n", 1)
 		items = append(items, node(t, r))
 	}
 	rl := &framework.ResourceList{Items: items}
 	require.NoError(t, krm.Process(rl))
 	require.Len(t, rl.Items, 600)
+}
+
+// TestRunMetadataIsIdentity: a NemoRLRun's own metadata is its run's
+// identity: its name names the objects, its namespace wins over the
+// profile's (spec.namespace unset), its labels and annotations go onto
+// every object and pod template; the tools' bookkeeping annotations do not.
+func TestRunMetadataIsIdentity(t *testing.T) {
+	config := `apiVersion: nemo-rl.nvidia.com/v1alpha1
+kind: NemoRLRun
+metadata:
+  name: sweep-a
+  namespace: ml-prod
+  labels:
+    cost-center: rl-42
+  annotations:
+    example.com/ticket: RL-7
+    config.kubernetes.io/function: "exec: {path: nrl-k8s}"
+    internal.config.kubernetes.io/path: runs/sweep-a.yaml
+    config.kubernetes.io/local-config: "true"
+spec:
+  recipe: recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml
+  profile: profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml
+  user: alice
+  mode: raycluster
+`
+	rl := &framework.ResourceList{FunctionConfig: node(t, config), Items: qwenFiles(t)}
+	require.NoError(t, krm.Process(rl))
+	var objs []runcheck.Object
+	for _, n := range rl.Items {
+		if n.GetKind() == "ConfigMap" {
+			continue
+		}
+		s, err := n.String()
+		require.NoError(t, err)
+		o, err := runcheck.Parse([]byte(s))
+		require.NoError(t, err)
+		objs = append(objs, o...)
+	}
+	require.Len(t, objs, 4)
+	for _, o := range objs {
+		require.Equal(t, "ml-prod", o.Namespace, o.ID())
+		require.Equal(t, "sweep-a", o.Labels["app.kubernetes.io/instance"], o.ID())
+		require.Equal(t, "rl-42", o.Labels["cost-center"], o.ID())
+		md := o.Data["metadata"].(map[string]any)
+		annos, _ := md["annotations"].(map[string]any)
+		require.Equal(t, "RL-7", annos["example.com/ticket"], o.ID())
+		for k := range annos {
+			require.NotContains(t, k, "config.kubernetes.io/function", o.ID())
+			require.NotEqual(t, "config.kubernetes.io/local-config", k, o.ID())
+		}
+		for path, labels := range runcheck.PodTemplates(o) {
+			require.Equal(t, "rl-42", labels["cost-center"], o.ID()+path)
+		}
+	}
+	require.Empty(t, runcheck.Dangling(objs))
+	require.Contains(t, ids(rl.Items), "RayCluster/sweep-a-training")
+	require.Contains(t, ids(rl.Items), "RayJob/sweep-a")
 }

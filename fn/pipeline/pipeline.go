@@ -32,6 +32,10 @@ type Request struct {
 	RunID string
 	User  string
 	Name  string
+	// Labels, Annotations, Image, NoDeployments: see build.Params.
+	Labels, Annotations map[string]string
+	Image               string
+	NoDeployments       bool
 	// Namespace overrides the profile's.
 	Namespace string
 	// ParamNames spells Namespace, RunID and Name as the entry point's
@@ -116,7 +120,8 @@ func Run(l *recipe.Loader, req Request) *Result {
 		return res
 	}
 	res.Profile = prof
-	params := build.Params{Mode: req.Mode, RunID: req.RunID, User: req.User, Name: req.Name, Overrides: recipeOv}
+	params := build.Params{Mode: req.Mode, RunID: req.RunID, User: req.User, Name: req.Name, Overrides: recipeOv,
+		Labels: req.Labels, Annotations: req.Annotations, Image: req.Image, NoDeployments: req.NoDeployments}
 	effective, cds := check.EffectiveRecipe(l, rec, req.Recipe, prof, recipeOv, check.Env{User: req.User, Env: req.Env})
 	res.Recipe = effective
 	res.Diags = append(res.Diags, cds...)

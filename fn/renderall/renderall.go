@@ -175,7 +175,7 @@ func (r *Result) Failed() []string {
 func Render(src source.Source, runs []Run) *Result {
 	type out struct {
 		data []byte
-		ids  []emit.Doc
+		ids  []emit.Identity
 		ok   bool
 		ds   diag.List
 	}
@@ -208,7 +208,7 @@ func Render(src source.Source, runs []Run) *Result {
 	return res
 }
 
-func renderRun(l *recipe.Loader, r Run, ds *diag.List) ([]byte, []emit.Doc, bool) {
+func renderRun(l *recipe.Loader, r Run, ds *diag.List) ([]byte, []emit.Identity, bool) {
 	if r.Spec == nil || ds.HasErrors() {
 		return nil, nil, false
 	}
@@ -239,11 +239,7 @@ func renderRun(l *recipe.Loader, r Run, ds *diag.List) ([]byte, []emit.Doc, bool
 		return nil, nil, false
 	}
 	// Identities only: the documents themselves are in data.
-	ids := make([]emit.Doc, len(pr.Docs))
-	for i, d := range pr.Docs {
-		ids[i] = emit.Doc{Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Data: map[string]any{"apiVersion": d.Data["apiVersion"]}}
-	}
-	return data, ids, true
+	return data, emit.Identities(pr.Docs), true
 }
 
 // resolver is a source that checks a path before reading it (source.Disk).

@@ -195,7 +195,7 @@ func TestGoldenRunsRepo(t *testing.T) {
 	code, rendered, stderr := runCLI("render",
 		filepath.Join(tmp, "recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml"),
 		"--infra", filepath.Join(tmp, "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"),
-		"--user", "alice", "--mode", "raycluster", "-n", "rl-team")
+		"--user", "alice", "--mode", "raycluster", "-n", "rl-team", "--name", "ultra-64n")
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Equal(t, testenv.ReadFile(t, filepath.Join(manifests, "ultra-64n.yaml")), rendered)
 
@@ -245,7 +245,7 @@ func TestGoldenRunsRepo(t *testing.T) {
 	assert.Equal(t, `ultra-64n: changed
   GPU nodes   64 → 80 (+16)
   GPUs        256 → 320 (+64)
-  objects     ~ RayCluster/alice-ultra-pipeclean-training
+  objects     ~ RayCluster/ultra-64n-training
 2 runs unchanged
 total: GPU nodes 116 → 132 (+16), GPUs 464 → 528 (+64)
 `, stdout)

@@ -156,6 +156,14 @@ func (r *Run) Request(base string) pipeline.Request {
 		return source.Join(base, p)
 	}
 	env := r.Spec.Env
+	name, ns := r.Spec.Name, r.Spec.Namespace
+	params := pipeline.RunSpecParams
+	if name == "" {
+		name, params.Name = r.Metadata.Name, "metadata.name"
+	}
+	if ns == "" && r.Metadata.Namespace != "" {
+		ns, params.Namespace = r.Metadata.Namespace, "metadata.namespace"
+	}
 	return pipeline.Request{
 		Recipe:       rel(r.Spec.Recipe),
 		Profile:      rel(r.Spec.Profile),
@@ -163,13 +171,42 @@ func (r *Run) Request(base string) pipeline.Request {
 		Mode:         build.Mode(r.Mode()),
 		RunID:        r.Spec.RunID,
 		User:         interp.NormalizeUser(r.Spec.User),
-		Name:         r.Spec.Name,
-		Namespace:    r.Spec.Namespace,
-		ParamNames:   pipeline.RunSpecParams,
-		Overrides:    r.Spec.Overrides,
+		// The run's own metadata is its identity: its name names the run's
+		// objects, its namespace wins over the profile's, its labels and
+		// annotations (not the tools' bookkeeping) go onto every object.
+		Name:        name,
+		Namespace:   ns,
+		Labels:      r.Metadata.Labels,
+		Annotations: userAnnotations(r.Metadata.Annotations),
+		ParamNames:  params,
+		Overrides:   r.Spec.Overrides,
 		Env: func(k string) (string, bool) {
 			v, ok := env[k]
 			return v, ok
 		},
 	}
+}
+
+// toolPrefixes are the annotations kustomize, kpt and kubectl keep on items
+// for themselves (file paths, origins, local-config): not the run's.
+var toolPrefixes = []string{
+	"config.kubernetes.io/", "internal.config.kubernetes.io/", "alpha.config.kubernetes.io/",
+	"config.k8s.io/", "kustomize.config.k8s.io/", "kpt.dev/", "kubectl.kubernetes.io/",
+}
+
+func userAnnotations(in map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range in {
+		tool := false
+		for _, p := range toolPrefixes {
+			tool = tool || strings.HasPrefix(k, p)
+		}
+		if !tool {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -142,8 +142,9 @@ func probes() []probe {
 			},
 			want: `key "mode" already set`},
 		{name: "two runs render the same objects",
-			setup: func(w *world) { w.file("runs/twin/run.yaml", runYAML("twin", "")) },
-			want:  "is also rendered by run good"},
+			// spec.name names the objects: twin takes good's, with another run id.
+			setup: func(w *world) { w.file("runs/twin/run.yaml", runYAML("twin", "  name: good\n  runId: r2\n")) },
+			want:  "is also rendered by run good, differently"},
 		{name: "reserved run name",
 			setup: func(w *world) { w.file("runs/inputs/run.yaml", runYAML("inputs", "  namespace: other\n")) },
 			want:  `"inputs" is reserved`},

@@ -16,19 +16,12 @@ values in place of the sentinels; "" when a required value is missing
 {{- $meta := .Files.Get "files/profiles.json" | fromJson -}}
 {{- $s := $meta.sentinels -}}
 {{- $v := .Values -}}
-{{- $missing := list -}}
-{{- if not $v.profile -}}
-{{- $missing = append $missing (printf "profile (one of: %s)" (keys $meta.profiles | sortAlpha | join ", ")) -}}
-{{- end -}}
-{{- if not $v.user -}}
-{{- $missing = append $missing "user (--set user=<you>, as nrl-k8s --user)" -}}
-{{- end -}}
-{{- if $missing -}}
-{{- fail (printf "nemo-rl-run: missing required value(s): %s" (join "; " $missing)) -}}
-{{- else -}}
+{{- $_ := required (printf "nemo-rl-run: the profile value is required (one of: %s)" (keys $meta.profiles | sortAlpha | join ", ")) $v.profile -}}
+{{- $_ := required "nemo-rl-run: the user value is required (--set user=<you>, as nrl-k8s --user)" $v.user -}}
+{{- if and $v.profile $v.user -}}
 {{- $p := index $meta.profiles $v.profile -}}
 {{- if not $p -}}
-{{- fail (printf "nemo-rl-run: profile %q is not packaged in this chart; expected one of: %s (a profile of your own needs nrl-k8s render, the KRM function, or `make chart` in your fork)" $v.profile (keys $meta.profiles | sortAlpha | join ", ")) -}}
+{{- fail (printf "nemo-rl-run: profile %q is not packaged in this chart; expected one of: %s (a profile of your own needs nrl-k8s render, the KRM function, or a chart of your own: nrl-k8s chart-new)" $v.profile (keys $meta.profiles | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- $mode := $v.mode | default "rayjob" -}}
 {{- if not (has $mode $p.modes) -}}
@@ -36,23 +29,36 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- $ns := $v.namespace | default .Release.Namespace -}}
 {{- $runId := $v.runId | default "" -}}
+{{- $reserved := list $s.user $s.runId $s.namespace $s.name $s.image -}}
+{{- $labels := merge (dict "helm.sh/chart" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")) ($v.labels | default dict) -}}
+{{- $annotations := $v.annotations | default dict -}}
+{{- $texts := dict "release name" .Release.Name "user" $v.user "namespace" $ns "runId" $runId "image" ($v.image | default "") -}}
+{{- range $k, $val := $labels -}}
+{{- $_ := set $texts (printf "labels key %q" $k) $k -}}
+{{- $_ := set $texts (printf "labels.%s" $k) (toString $val) -}}
+{{- end -}}
+{{- range $k, $val := $annotations -}}
+{{- $_ := set $texts (printf "annotations key %q" $k) $k -}}
+{{- $_ := set $texts (printf "annotations.%s" $k) (toString $val) -}}
+{{- end -}}
+{{- range $name, $val := $texts -}}
+{{- range $r := $reserved -}}
+{{- if contains $r (toString $val) -}}
+{{- fail (printf "nemo-rl-run: %s %q: values containing %s are reserved (the chart's placeholders)" $name $val (join ", " $reserved)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- range $name, $val := dict "user" $v.user "namespace" $ns "runId" $runId -}}
-{{- if or (contains $s.user (toString $val)) (contains $s.runId (toString $val)) (contains $s.namespace (toString $val)) -}}
-{{- fail (printf "nemo-rl-run: %s %q: values containing %q, %q or %q are reserved (the chart's placeholders)" $name $val $s.user $s.runId $s.namespace) -}}
-{{- end -}}
 {{- if and $val (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" (toString $val))) -}}
-{{- if eq $name "user" -}}
-{{- fail (printf "nemo-rl-run: user %q: expected a normalised user name, as nrl-k8s uses it: lower case letters, digits and '-', starting and ending with a letter or digit (nrl-k8s --user lower-cases and turns '_' and '.' into '-')" $val) -}}
-{{- end -}}
-{{- fail (printf "nemo-rl-run: %s %q: expected a DNS label (lower case letters, digits and '-', starting and ending with a letter or digit)" $name $val) -}}
+{{- fail (printf "nemo-rl-run: %s %q: expected a DNS label (lower case letters, digits and '-', starting and ending with a letter or digit%s)" $name $val (ternary "; nrl-k8s --user lower-cases and turns '_' and '.' into '-'" "" (eq $name "user"))) -}}
 {{- end -}}
 {{- end -}}
 {{- range $i, $o := $v.overrides -}}
 {{- if regexMatch "^[+~]*infra([.=]|$)" $o -}}
 {{- fail (printf "nemo-rl-run: overrides[%d] %q: infra.* overrides change the profile, and this chart carries its profiles pre-rendered; use nrl-k8s render or the KRM function for them" $i $o) -}}
 {{- end -}}
-{{- if or (contains $s.user $o) (contains $s.runId $o) (contains $s.namespace $o) (contains $s.override $o) -}}
-{{- fail (printf "nemo-rl-run: overrides[%d] %q: values containing %q, %q, %q or %q are reserved (the chart's placeholders)" $i $o $s.user $s.runId $s.namespace $s.override) -}}
+{{- if or (contains $s.user $o) (contains $s.runId $o) (contains $s.namespace $o) (contains $s.name $o) (contains $s.image $o) (contains $s.override $o) -}}
+{{- fail (printf "nemo-rl-run: overrides[%d] %q: values containing %q, %q, %q, %q, %q or %q are reserved (the chart's placeholders)" $i $o $s.user $s.runId $s.namespace $s.name $s.image $s.override) -}}
 {{- end -}}
 {{- end -}}
 {{- $key := $mode -}}
@@ -61,16 +67,23 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- $r := index $p.renders $key -}}
 {{- range $n := $r.names -}}
-{{- $name := $n.name | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
+{{- $name := $n.name | replace $s.name $.Release.Name | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
 {{- if gt (len $name) (int $n.maxLength) -}}
-{{- fail (printf "nemo-rl-run: %s name %q has %d characters; expected at most %d. Shorten user (profile %s allows at most %d characters in %s mode without a run id) or runId" $n.kind $name (len $name) (int $n.maxLength) $v.profile (int (index $p.maxUserLength $mode)) $mode) -}}
+{{- fail (printf "nemo-rl-run: %s name %q has %d characters; expected at most %d. Shorten the release name (it names the run's objects), user or runId" $n.kind $name (len $name) (int $n.maxLength)) -}}
 {{- end -}}
 {{- if not (regexMatch $n.pattern $name) -}}
-{{- fail (printf "nemo-rl-run: %s name %q does not match %s; check user and runId (a name that must be a DNS-1035 label cannot start with a digit)" $n.kind $name $n.pattern) -}}
+{{- fail (printf "nemo-rl-run: %s name %q does not match %s; check the release name, user and runId (a name that must be a DNS-1035 label cannot start with a digit)" $n.kind $name $n.pattern) -}}
 {{- end -}}
 {{- end -}}
 {{- $_ := include "nemo-rl-run.recipeCheck" . -}}
 {{- $data := .Files.Get $r.file -}}
+{{- range $field, $pairs := dict "labels" $labels "annotations" $annotations -}}
+{{- range $k := keys $pairs -}}
+{{- if contains (printf "%s:" (toJson $k)) $data -}}
+{{- fail (printf "nemo-rl-run: %s key %q is already set in the rendered objects (by the profile or the run identity); the chart adds keys, it does not replace them: use another key, or nrl-k8s render --%s" $field $k (trimSuffix "s" $field)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if $r.overridesToken -}}
 {{- if $v.overrides -}}
 {{- $q := list -}}
@@ -86,7 +99,29 @@ values in place of the sentinels; "" when a required value is missing
 {{- $data = replace $r.overridesToken "" $data -}}
 {{- end -}}
 {{- end -}}
-{{- $data | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
+{{- $data = include "nemo-rl-run.pairs" (dict "data" $data "sentinel" $s.label "field" "labels" "pairs" $labels) -}}
+{{- $data = include "nemo-rl-run.pairs" (dict "data" $data "sentinel" $s.annotation "field" "annotations" "pairs" $annotations) -}}
+{{- $data | replace $s.image ($v.image | default $r.image) | replace $s.name .Release.Name | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.pairs: chartgen.substitutePairs: the run's labels or
+annotations in place of the sentinel pair, as JSON text (fromJsonArray and
+toYaml sort keys as the engine does); without any, the pair goes, and a
+map it was alone in goes too, as the engine prunes empty maps.
+*/}}
+{{- define "nemo-rl-run.pairs" -}}
+{{- $d := .data -}}
+{{- $sent := .sentinel -}}
+{{- if .pairs -}}
+{{- $text := list -}}
+{{- range $k := keys .pairs | sortAlpha -}}
+{{- $text = append $text (printf "%s:%s" (toJson $k) (toJson (toString (get $.pairs $k)))) -}}
+{{- end -}}
+{{- replace $sent (join "," $text) $d -}}
+{{- else -}}
+{{- $d | replace (printf "%q:{%s}," .field $sent) "" | replace (printf ",%q:{%s}" .field $sent) "" | replace (printf ",%s" $sent) "" | replace (printf "%s," $sent) "" -}}
 {{- end -}}
 {{- end -}}
 
@@ -100,11 +135,32 @@ writes each document.
 {{- $i := index . 1 -}}
 {{- $data := include "nemo-rl-run.docs" $root -}}
 {{- if $data -}}
-{{- $docs := fromJsonArray $data -}}
+{{- $docs := include "nemo-rl-run.select" (list $root.Values (fromJsonArray $data)) | fromJsonArray -}}
 {{- if lt $i (len $docs) -}}
 {{- toYaml (index $docs $i) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.select (list values docs): the documents the release installs,
+as JSON: all of them, or, with deployments=false, all but the profile's
+deployments and their Services (nrl-k8s render --no-deployments), which
+are shared by a user's runs.
+*/}}
+{{- define "nemo-rl-run.select" -}}
+{{- $v := index . 0 -}}
+{{- $docs := index . 1 -}}
+{{- if and (hasKey $v "deployments") (not $v.deployments) -}}
+{{- $kept := list -}}
+{{- range $docs -}}
+{{- if not (has .kind (list "Deployment" "Service")) -}}
+{{- $kept = append $kept . -}}
+{{- end -}}
+{{- end -}}
+{{- $docs = $kept -}}
+{{- end -}}
+{{- toJson $docs -}}
 {{- end -}}
 
 {{/*
