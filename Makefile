@@ -7,7 +7,7 @@ EXAMPLES  := testdata/nemo-rl
 LDFLAGS   := -s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/cli.Version=$(VERSION)
 TOOLS_ENV  = $(shell ./hack/tools.sh)
 
-.PHONY: all build test unit e2e golden fmt vet lint image fuzz bench manifests chart tools clean
+.PHONY: all build test unit e2e golden fmt vet lint image fuzz bench manifests chart tools apiserver apiserver-test clean
 
 all: build
 
@@ -17,9 +17,21 @@ build:
 tools:
 	./hack/tools.sh
 
-# Every test, the end-to-end ones against the pinned kustomize and helm CLIs too.
+# The pinned kube-apiserver and etcd of the real-API-server tier
+# (tests/apiserver), built once into ~/.cache/nrl-tools (cold: 4 min or more).
+APISERVER_ENV = apiserver_env=$$(./hack/apiserver.sh) && eval "$$apiserver_env"
+apiserver:
+	./hack/apiserver.sh
+
+# Every test, the end-to-end ones against the pinned kustomize and helm CLIs
+# and a real kube-apiserver too (a missing one fails instead of skipping).
 test: vet build
-	$(TOOLS_ENV); $(GO) test -count=1 ./...
+	$(TOOLS_ENV); $(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 ./...
+
+# Only the real-API-server tier: server-side dry-run apply of every golden,
+# example and shipped-profile render.
+apiserver-test:
+	$(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v ./tests/apiserver
 
 # Unit tests only (no CLIs needed).
 unit:

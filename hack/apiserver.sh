@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds the pinned kube-apiserver and etcd that the real-API-server test tier
+# (tests/apiserver) drives through envtest, once, into a versioned folder under
+# $NRL_TOOLS_DIR (default ~/.cache/nrl-tools), and prints the `export` line
+# envtest reads. Built binaries are reused.
+#
+# `go install` cannot build kube-apiserver: k8s.io/kubernetes requires its
+# staging modules at v0.0.0 and only a main module's replace lines can point
+# them at real versions, so the nested module hack/apiserver does that.
+# Cold: about 7 CPU-minutes (4 min or more on 2 cores) and 2.2 GB of Go build
+# cache; see docs/reliability.md.
+set -euo pipefail
+version=v1.36.3 # k8s.io/kubernetes in hack/apiserver/go.mod; etcd is what its graph picks
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${NRL_TOOLS_DIR:-$HOME/.cache/nrl-tools}/kube-apiserver-$version
+if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/etcd" ]; then
+  echo "building kube-apiserver $version and etcd into $dir (cold: ~7 CPU-minutes, 4 min or more on 2 cores)" >&2
+  mkdir -p "$dir"
+  tmp=$(mktemp -d "$dir/.build.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  (
+    cd "$root/hack/apiserver"
+    export CGO_ENABLED=0 GOFLAGS=-mod=readonly
+    go build -trimpath -ldflags "-s -w" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+    go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" ./etcd
+  ) >&2
+  # Moved in only when both built, so a broken build is never taken as done.
+  mv "$tmp/kube-apiserver" "$tmp/etcd" "$dir/"
+fi
+echo "export KUBEBUILDER_ASSETS=$dir"

@@ -1,0 +1,306 @@
+// Package apiserver runs a real kube-apiserver and etcd (envtest) with the
+// custom resources nrl-k8s renders installed, for tests that ask the API
+// server itself what it admits. The binaries come from hack/apiserver.sh.
+//
+// A test package shares one server: tests call Shared(t), and the package's
+// TestMain calls StopShared after m.Run so the processes never outlive it.
+package apiserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+)
+
+// Version is the kube-apiserver hack/apiserver.sh builds (k8s.io/kubernetes
+// in hack/apiserver/go.mod); the cache folder is named after it.
+const Version = "v1.36.3"
+
+// FieldManager is the server-side apply field manager of every apply.
+const FieldManager = "nrl-k8s"
+
+// CRDFiles are the CRDs installed before a server is handed out: KubeRay's
+// and the NVIDIA DRA driver's ComputeDomain, the files fn/schema embeds.
+var CRDFiles = []string{
+	"ray.io_rayclusters.yaml",
+	"ray.io_rayjobs.yaml",
+	"resource.nvidia.com_computedomains.yaml",
+}
+
+// Server is a running API server with the CRDs installed.
+type Server struct {
+	env    *envtest.Environment
+	Config *rest.Config
+	Client client.Client
+	// Up is how long etcd and kube-apiserver took to answer; Ready how
+	// long until the CRDs were served too.
+	Up, Ready time.Duration
+}
+
+// Assets is the folder holding kube-apiserver and etcd: $KUBEBUILDER_ASSETS
+// when set, else the versioned cache folder hack/apiserver.sh builds into.
+// It returns an error saying how to build them when they are missing.
+func Assets() (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		tools := os.Getenv("NRL_TOOLS_DIR")
+		if tools == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("KUBEBUILDER_ASSETS is not set and there is no home directory: %w", err)
+			}
+			tools = filepath.Join(home, ".cache", "nrl-tools")
+		}
+		dir = filepath.Join(tools, "kube-apiserver-"+Version)
+	}
+	for _, bin := range []string{"kube-apiserver", "etcd"} {
+		if fi, err := os.Stat(filepath.Join(dir, bin)); err != nil || fi.IsDir() {
+			return "", fmt.Errorf("no %s in %s; build the pinned kube-apiserver and etcd with "+
+				"`eval \"$(./hack/apiserver.sh)\"` (or run `make apiserver-test`)", bin, dir)
+		}
+	}
+	return dir, nil
+}
+
+// Required reports whether a missing server fails the test instead of
+// skipping it: in CI (CI set, as internal/testenv reads it), and when
+// NRL_REQUIRE_APISERVER=1.
+func Required() bool {
+	return os.Getenv("CI") != "" || os.Getenv("NRL_REQUIRE_APISERVER") == "1"
+}
+
+// Start starts a server from the binaries in assets and installs the CRDs.
+func Start(assets string) (*Server, error) {
+	begin := time.Now()
+	crds, err := readCRDs()
+	if err != nil {
+		return nil, err
+	}
+	existing := false
+	env := &envtest.Environment{
+		BinaryAssetsDirectory:    assets,
+		UseExistingCluster:       &existing,
+		ControlPlaneStartTimeout: time.Minute,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("start kube-apiserver and etcd from %s: %w", assets, err)
+	}
+	s := &Server{env: env, Config: cfg, Up: time.Since(begin)}
+	if err := s.install(crds); err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	s.Ready = time.Since(begin)
+	return s, nil
+}
+
+// Stop stops the server's processes and removes their data.
+func (s *Server) Stop() error { return s.env.Stop() }
+
+// WriteKubeconfig writes a kubeconfig for the server's admin user into dir
+// and returns its path, for tests that drive a CLI (KUBECONFIG=path).
+func (s *Server) WriteKubeconfig(dir string) (string, error) {
+	file := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(file, s.env.KubeConfig, 0o600); err != nil {
+		return "", fmt.Errorf("write kubeconfig: %w", err)
+	}
+	return file, nil
+}
+
+// install applies the CRDs server-side (the RayJob CRD is 1.3 MB: a
+// client-side apply would not fit its last-applied annotation) and waits
+// until they are served.
+func (s *Server) install(crds []*apiextensionsv1.CustomResourceDefinition) error {
+	c, err := client.New(s.Config, client.Options{})
+	if err != nil {
+		return fmt.Errorf("client for %s: %w", s.Config.Host, err)
+	}
+	s.Client = c
+	ctx := context.Background()
+	for _, crd := range crds {
+		u, err := toUnstructured(crd)
+		if err != nil {
+			return err
+		}
+		if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+			client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+			return fmt.Errorf("install CRD %s: %w", crd.Name, err)
+		}
+	}
+	if err := envtest.WaitForCRDs(s.Config, crds, envtest.CRDInstallOptions{
+		PollInterval: 100 * time.Millisecond, MaxTime: time.Minute,
+	}); err != nil {
+		return fmt.Errorf("wait for the CRDs to be served: %w", err)
+	}
+	return nil
+}
+
+// EnsureNamespace creates a namespace unless it exists.
+func (s *Server) EnsureNamespace(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := s.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// DryRunApply server-side applies u with dryRun=All: the server decodes,
+// defaults, validates and admits it, and stores nothing. The error is the
+// server's (an *apierrors.StatusError), wrapped with the object's identity.
+// A namespaced object without a namespace goes to "default", as kubectl's.
+// u is left as it was (the client writes the server's answer into what it
+// applies, so a copy is applied).
+func (s *Server) DryRunApply(ctx context.Context, u *unstructured.Unstructured) error {
+	u = u.DeepCopy()
+	if u.GetNamespace() == "" {
+		namespaced, err := s.Client.IsObjectNamespaced(u)
+		if err != nil {
+			return fmt.Errorf("%s %s/%s: %w", u.GetAPIVersion(), u.GetKind(), u.GetName(), err)
+		}
+		if namespaced {
+			u.SetNamespace(metav1.NamespaceDefault)
+		}
+	}
+	err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.DryRunAll, client.FieldOwner(FieldManager), client.ForceOwnership)
+	if err != nil {
+		return fmt.Errorf("%s %s/%s: %w", u.GetAPIVersion(), u.GetKind(), u.GetName(), err)
+	}
+	return nil
+}
+
+// Decode reads a YAML stream into objects, keeping integers integers (as
+// the API machinery does); empty documents are skipped.
+func Decode(stream []byte) ([]*unstructured.Unstructured, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
+	var out []*unstructured.Unstructured
+	for i := 0; ; i++ {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		j, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if string(bytes.TrimSpace(j)) == "null" {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(j); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		out = append(out, u)
+	}
+}
+
+var shared struct {
+	once sync.Once
+	srv  *Server
+	err  error
+	// missing is set when the binaries are not there (a skip, or a
+	// failure when Required).
+	missing bool
+}
+
+// Shared returns the test package's server, starting it on first use. It
+// skips under -short, and when the binaries are missing it skips with how to
+// build them, or fails when Required.
+func Shared(t testing.TB) *Server {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the real-API-server tier does not run under -short")
+	}
+	shared.once.Do(func() {
+		assets, err := Assets()
+		if err != nil {
+			shared.err, shared.missing = err, true
+			return
+		}
+		shared.srv, shared.err = Start(assets)
+		if shared.err == nil {
+			t.Logf("kube-apiserver %s from %s: up in %s, ready (CRDs served) in %s",
+				Version, assets, shared.srv.Up.Round(time.Millisecond), shared.srv.Ready.Round(time.Millisecond))
+		}
+	})
+	switch {
+	case shared.missing && !Required():
+		t.Skipf("skipped: %v", shared.err)
+	case shared.err != nil:
+		t.Fatalf("real API server: %v", shared.err)
+	}
+	return shared.srv
+}
+
+// StopShared stops the shared server if one was started; call it from
+// TestMain after m.Run.
+func StopShared() error {
+	if shared.srv == nil {
+		return nil
+	}
+	return shared.srv.Stop()
+}
+
+func readCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, name := range CRDFiles {
+		file := filepath.Join(crdDir(), name)
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("read CRD: %w", err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(b, crd); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if crd.Kind != "CustomResourceDefinition" {
+			return nil, errors.New(file + ": not a CustomResourceDefinition")
+		}
+		out = append(out, crd)
+	}
+	return out, nil
+}
+
+// crdDir is fn/schema/crds, found from this file so any test package can
+// start a server whatever its working directory.
+func crdDir() string {
+	_, file, _, _ := goruntime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "fn", "schema", "crds")
+}
+
+func toUnstructured(v any) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	// Status and creationTimestamp are the server's, not ours to apply.
+	delete(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	return u, nil
+}

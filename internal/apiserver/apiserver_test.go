@@ -1,0 +1,79 @@
+package apiserver
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Missing binaries name where they were looked for and how to build them;
+// present ones are found through NRL_TOOLS_DIR or KUBEBUILDER_ASSETS.
+func TestAssets(t *testing.T) {
+	tools := t.TempDir()
+	dir := filepath.Join(tools, "kube-apiserver-"+Version)
+	t.Setenv("NRL_TOOLS_DIR", tools)
+	t.Setenv("KUBEBUILDER_ASSETS", "")
+
+	_, err := Assets()
+	require.ErrorContains(t, err, "no kube-apiserver in "+dir)
+	require.ErrorContains(t, err, "./hack/apiserver.sh")
+
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kube-apiserver"), nil, 0o755))
+	_, err = Assets()
+	require.ErrorContains(t, err, "no etcd in "+dir)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "etcd"), nil, 0o755))
+	got, err := Assets()
+	require.NoError(t, err)
+	require.Equal(t, dir, got)
+
+	other := t.TempDir()
+	t.Setenv("KUBEBUILDER_ASSETS", other)
+	_, err = Assets()
+	require.ErrorContains(t, err, "no kube-apiserver in "+other, "KUBEBUILDER_ASSETS wins over the cache folder")
+}
+
+func TestRequired(t *testing.T) {
+	for _, tc := range []struct {
+		name, ci, require string
+		want              bool
+	}{
+		{"local", "", "", false},
+		{"CI", "true", "", true},
+		{"make test", "", "1", true},
+		{"other value", "", "yes", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CI", tc.ci)
+			t.Setenv("NRL_REQUIRE_APISERVER", tc.require)
+			require.Equal(t, tc.want, Required())
+		})
+	}
+}
+
+// The CRDs the server gets are the ones fn/schema embeds, and they parse.
+func TestReadCRDs(t *testing.T) {
+	crds, err := readCRDs()
+	require.NoError(t, err)
+	var names []string
+	for _, c := range crds {
+		names = append(names, c.Name)
+	}
+	require.Equal(t, []string{"rayclusters.ray.io", "rayjobs.ray.io", "computedomains.resource.nvidia.com"}, names)
+}
+
+func TestDecode(t *testing.T) {
+	objs, err := Decode([]byte("---\napiVersion: v1\nkind: Service\nmetadata:\n  name: a\nspec:\n  ports:\n  - port: 80\n---\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: b\n"))
+	require.NoError(t, err)
+	require.Len(t, objs, 2)
+	require.Equal(t, "Service", objs[0].GetKind())
+	ports := objs[0].Object["spec"].(map[string]any)["ports"].([]any)
+	require.Equal(t, int64(80), ports[0].(map[string]any)["port"], "integers stay integers")
+	require.Equal(t, "b", objs[1].GetName())
+
+	_, err = Decode([]byte("a: [\n"))
+	require.ErrorContains(t, err, "document 0")
+}

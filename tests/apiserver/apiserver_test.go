@@ -1,0 +1,280 @@
+// Package apiserver_test asks a real kube-apiserver (with KubeRay's and the
+// ComputeDomain CRDs installed) whether it admits what nrl-k8s renders:
+// every golden output, every example output and a fresh render of every
+// shipped profile in every mode go through a server-side dry-run apply.
+// The binaries come from hack/apiserver.sh (`make apiserver-test`); see
+// internal/apiserver for when a missing server skips and when it fails.
+package apiserver_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := apiserver.StopShared(); err != nil {
+		os.Stderr.WriteString("stop the API server: " + err.Error() + "\n")
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// input is one YAML stream of rendered objects, named for the failure message.
+type input struct {
+	name   string
+	stream []byte
+}
+
+// admitAll dry-run applies every object of every input and reports each
+// rejection with the server's message. It returns how many objects of each
+// kind were admitted.
+func admitAll(t *testing.T, srv *apiserver.Server, inputs []input) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	kinds := map[string]int{}
+	for _, in := range inputs {
+		t.Run(in.name, func(t *testing.T) {
+			objs, err := apiserver.Decode(in.stream)
+			require.NoError(t, err)
+			require.NotEmpty(t, objs, "no objects")
+			for _, u := range objs {
+				if ns := u.GetNamespace(); ns != "" {
+					require.NoError(t, srv.EnsureNamespace(ctx, ns))
+				}
+				if err := srv.DryRunApply(ctx, u); err != nil {
+					t.Errorf("rejected: %v", err)
+					continue
+				}
+				kinds[u.GetKind()]++
+			}
+		})
+	}
+	t.Logf("admitted: %v", kinds)
+	return kinds
+}
+
+func glob(t *testing.T, pattern string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), pattern))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "nothing matches %s", pattern)
+	return files
+}
+
+func fileInputs(t *testing.T, pattern string) []input {
+	t.Helper()
+	var out []input
+	for _, f := range glob(t, pattern) {
+		rel, _ := filepath.Rel(testenv.RepoRoot(t), f)
+		out = append(out, input{rel, []byte(testenv.ReadFile(t, f))})
+	}
+	return out
+}
+
+// Every golden output: tests/golden/*/expected/*.yaml.
+func TestGoldenOutputsAreAdmitted(t *testing.T) {
+	srv := apiserver.Shared(t)
+	kinds := admitAll(t, srv, fileInputs(t, "tests/golden/*/expected/*.yaml"))
+	// The goldens hold every kind we render, so each is judged.
+	for _, k := range []string{"RayJob", "RayCluster", "ComputeDomain", "ResourceClaimTemplate", "Deployment", "Service", "Pod"} {
+		require.NotZero(t, kinds[k], "no golden %s was admitted", k)
+	}
+}
+
+// Every example's output: the committed runs repository, and the outputs
+// the KRM function's golden tests pin for examples/kustomize (krusty) and
+// examples/kpt (the items of the ResourceList kpt gets back that it would
+// write, i.e. all but the local-config inputs).
+func TestExampleOutputsAreAdmitted(t *testing.T) {
+	srv := apiserver.Shared(t)
+	inputs := fileInputs(t, "examples/runs-repo/manifests/*.yaml")
+	inputs = append(inputs, fileInputs(t, "fn/krm/testdata/krusty/expected.yaml")...)
+	inputs = append(inputs, input{"examples/kpt (fn/krm/testdata/kpt-package)", kptOutput(t)})
+	admitAll(t, srv, inputs)
+}
+
+func kptOutput(t *testing.T) []byte {
+	t.Helper()
+	f := filepath.Join(testenv.RepoRoot(t), "fn/krm/testdata/kpt-package/.expected/output.yaml")
+	var rl struct {
+		Items []map[string]any `json:"items"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(testenv.ReadFile(t, f)), &rl))
+	var stream []byte
+	for _, it := range rl.Items {
+		u := unstructured.Unstructured{Object: it}
+		if u.GetAnnotations()["config.kubernetes.io/local-config"] == "true" {
+			continue
+		}
+		b, err := yaml.Marshal(it)
+		require.NoError(t, err)
+		stream = append(append(stream, "---\n"...), b...)
+	}
+	require.NotEmpty(t, stream, "%s has no rendered items", f)
+	return stream
+}
+
+// The shipped profiles (profiles/index.yaml, which must list every profile
+// under profiles/) rendered now by the engine, in every mode.
+func TestShippedProfileRendersAreAdmitted(t *testing.T) {
+	srv := apiserver.Shared(t)
+	root := testenv.RepoRoot(t)
+	var index struct {
+		Profiles []struct{ Name, Profile, Recipe string } `json:"profiles"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(testenv.ReadFile(t, filepath.Join(root, "profiles/index.yaml"))), &index))
+	listed := map[string]bool{}
+	for _, p := range index.Profiles {
+		listed[filepath.Join(root, "profiles", p.Profile)] = true
+	}
+	for _, f := range glob(t, "profiles/*/*.infra.yaml") {
+		require.True(t, listed[f], "%s is not in profiles/index.yaml, so no tier would render it", f)
+	}
+	var inputs []input
+	for _, p := range index.Profiles {
+		for _, mode := range []build.Mode{build.RayJob, build.RayCluster, build.Dev} {
+			res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+				Recipe:  filepath.Join(root, "profiles", p.Recipe),
+				Profile: filepath.Join(root, "profiles", p.Profile),
+				Mode:    mode, User: "alice",
+			})
+			require.False(t, res.Diags.HasErrors(), "%s/%s: %v", p.Name, mode, res.Diags)
+			b, err := emit.Stream(res.Docs)
+			require.NoError(t, err)
+			inputs = append(inputs, input{p.Name + "/" + string(mode), b})
+		}
+	}
+	admitAll(t, srv, inputs)
+}
+
+// One defect per case (with several, which one the server reports first is
+// not stable), each in a copy of a golden object the server admits: the
+// server refuses it with the expected status, naming the field.
+func TestServerRejectsBadOutput(t *testing.T) {
+	srv := apiserver.Shared(t)
+	byKind := map[string]*unstructured.Unstructured{}
+	for _, in := range fileInputs(t, "tests/golden/*/expected/*.yaml") {
+		objs, err := apiserver.Decode(in.stream)
+		require.NoError(t, err)
+		for _, u := range objs {
+			if _, ok := byKind[u.GetKind()]; !ok {
+				byKind[u.GetKind()] = u
+			}
+		}
+	}
+	cases := []struct {
+		name, kind string
+		edit       func(t *testing.T, o map[string]any)
+		// What the server answers: SSA's typed patch refuses a CRD
+		// object off its schema with a bare 500 (no reason), built-in
+		// validation and CEL rules with 422 Invalid.
+		code   int32
+		reason metav1.StatusReason
+		msg    []string // all in the server's message
+	}{
+		{"unknown field", "RayJob", func(t *testing.T, o map[string]any) {
+			set(t, o, "python x.py", "spec", "entryPoint")
+		}, http.StatusInternalServerError, "", []string{".spec.entryPoint: field not declared in schema"}},
+		{"wrong type", "RayCluster", func(t *testing.T, o map[string]any) {
+			set(t, o, "yes", "spec", "enableInTreeAutoscaling")
+		}, http.StatusInternalServerError, "", []string{".spec.enableInTreeAutoscaling: expected boolean"}},
+		// A CEL rule of the CRD, which fn/schema's offline walk does not
+		// evaluate.
+		{"CRD validation rule", "RayJob", func(t *testing.T, o map[string]any) {
+			set(t, o, map[string]any{"onSuccess": map[string]any{"policy": "DeleteCluster"}}, "spec", "deletionStrategy")
+		}, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, []string{"spec.deletionStrategy: Invalid value", "deletionStrategy requires either BOTH onSuccess and onFailure"}},
+		{"pod-level nvidia.com/gpu", "Pod", func(t *testing.T, o map[string]any) {
+			set(t, o, map[string]any{"limits": map[string]any{"nvidia.com/gpu": int64(8)}}, "spec", "resources")
+		}, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, []string{`spec.resources.limits[nvidia.com/gpu]: Unsupported value`}},
+		{"claim request without deviceClassName", "ResourceClaimTemplate", func(t *testing.T, o map[string]any) {
+			reqs, _, err := unstructured.NestedSlice(o, "spec", "spec", "devices", "requests")
+			require.NoError(t, err)
+			require.NotEmpty(t, reqs)
+			delete(reqs[0].(map[string]any)["exactly"].(map[string]any), "deviceClassName")
+			set(t, o, reqs, "spec", "spec", "devices", "requests")
+		}, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, []string{"spec.spec.devices.requests[0].exactly.deviceClassName: Required value"}},
+	}
+	ctx := context.Background()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base, ok := byKind[tc.kind]
+			require.True(t, ok, "no golden %s", tc.kind)
+			if ns := base.GetNamespace(); ns != "" {
+				require.NoError(t, srv.EnsureNamespace(ctx, ns))
+			}
+			u := base.DeepCopy()
+			require.NoError(t, srv.DryRunApply(ctx, u), "the unedited object is admitted")
+			tc.edit(t, u.Object)
+			err := srv.DryRunApply(ctx, u)
+			require.Error(t, err, "the server admitted the bad object")
+			var st apierrors.APIStatus
+			require.True(t, errors.As(err, &st), "not an API status: %v", err)
+			s := st.Status()
+			t.Logf("%d %s: %s", s.Code, s.Reason, s.Message)
+			require.Equal(t, tc.code, s.Code, s.Message)
+			require.Equal(t, tc.reason, s.Reason, s.Message)
+			for _, m := range tc.msg {
+				require.Contains(t, s.Message, m)
+			}
+		})
+	}
+}
+
+func set(t *testing.T, o map[string]any, v any, path ...string) {
+	t.Helper()
+	require.NoError(t, unstructured.SetNestedField(o, v, path...))
+}
+
+// The version the harness looks for is the one hack/apiserver.sh builds
+// and hack/apiserver/go.mod pins.
+func TestAssetVersionIsPinnedOnce(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	script := testenv.ReadFile(t, filepath.Join(root, "hack/apiserver.sh"))
+	require.Contains(t, script, "\nversion="+apiserver.Version+" ")
+	gomod := testenv.ReadFile(t, filepath.Join(root, "hack/apiserver/go.mod"))
+	require.True(t, slices.ContainsFunc(strings.Split(gomod, "\n"), func(l string) bool {
+		return strings.TrimSpace(l) == "k8s.io/kubernetes "+apiserver.Version+" // indirect"
+	}), "hack/apiserver/go.mod does not require k8s.io/kubernetes %s", apiserver.Version)
+}
+
+// The kubeconfig the harness writes (what a CLI under test would get)
+// reaches the same server: a namespace created through the harness is seen.
+func TestKubeconfigReachesTheServer(t *testing.T) {
+	srv := apiserver.Shared(t)
+	ctx := context.Background()
+	require.NoError(t, srv.EnsureNamespace(ctx, "kubeconfig-check"))
+	file, err := srv.WriteKubeconfig(t.TempDir())
+	require.NoError(t, err)
+	cfg, err := clientcmd.BuildConfigFromFlags("", file)
+	require.NoError(t, err)
+	c, err := client.New(cfg, client.Options{})
+	require.NoError(t, err)
+	ns := &corev1.Namespace{}
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "kubeconfig-check"}, ns))
+}
