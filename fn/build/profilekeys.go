@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
@@ -86,7 +87,7 @@ func applyScheduler(in *profile.Infra, field string, t *corev1.PodTemplateSpec) 
 // applyPlacement puts the profile's node selector and tolerations on a GPU
 // worker.
 func applyPlacement(in *profile.Infra, field string, spec *corev1.PodSpec) error {
-	if n, _ := GPUsPerPod(spec); n == 0 {
+	if n, _ := capacity.GPUsPerPod(spec); n == 0 {
 		return nil
 	}
 	for _, k := range tree.SortedKeys(in.Placement.NodeSelector) {
@@ -159,24 +160,3 @@ func applyVolumes(in *profile.Infra, role, field string, spec *corev1.PodSpec) e
 	}
 	return nil
 }
-
-// GPUsPerPod is nvidia.com/gpu of a pod's containers (limits, else
-// requests), summed; found is false when no container names the resource.
-func GPUsPerPod(spec *corev1.PodSpec) (total int64, found bool) {
-	for _, c := range spec.Containers {
-		q, ok := c.Resources.Limits["nvidia.com/gpu"]
-		if !ok {
-			q, ok = c.Resources.Requests["nvidia.com/gpu"]
-		}
-		if ok {
-			if v := q.Value(); v > 0 && total < maxGPUsPerPod {
-				total = min(total+v, maxGPUsPerPod)
-			}
-			found = true
-		}
-	}
-	return total, found
-}
-
-// maxGPUsPerPod caps the sum: no node has more, and no sum overflows.
-const maxGPUsPerPod = 1 << 20

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 )
 
@@ -44,8 +45,8 @@ func (b *builder) renderClusterSpec(id identity, role string, c *profile.Cluster
 		}
 	}
 	if c.SegmentSize != nil {
-		if *c.SegmentSize <= 0 || *c.SegmentSize > MaxNodes {
-			return nil, fmt.Errorf("segmentSize=%d is outside 1..%d", *c.SegmentSize, MaxNodes)
+		if *c.SegmentSize <= 0 || *c.SegmentSize > capacity.MaxNodes {
+			return nil, fmt.Errorf("segmentSize=%d is outside 1..%d", *c.SegmentSize, capacity.MaxNodes)
 		}
 		groups, err := splitSegments(spec.WorkerGroupSpecs, int32(*c.SegmentSize))
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 )
 
 // splitSegments replaces each worker group of R replicas with R/size groups
@@ -32,8 +34,8 @@ func splitSegments(groups []rayv1.WorkerGroupSpec, size int32) ([]rayv1.WorkerGr
 		if base == "" {
 			base = "workers"
 		}
-		if len(out)+int(r/size) > MaxWorkerGroups {
-			return nil, fmt.Errorf("segmentSize=%d splits replicas=%d into more than %d worker groups", size, r, MaxWorkerGroups)
+		if len(out)+int(r/size) > capacity.MaxWorkerGroups {
+			return nil, fmt.Errorf("segmentSize=%d splits replicas=%d into more than %d worker groups", size, r, capacity.MaxWorkerGroups)
 		}
 		for i := int32(0); i < r/size; i++ {
 			seg := *g.DeepCopy()

@@ -59,11 +59,10 @@ const (
 	SentinelOverride = "+nrl_sentinel_overrides=1"
 )
 
-// ShellSafePattern is the set of strings hydra.ShellQuote leaves unquoted
-// (Python's shlex.quote); the chart wraps any other override in single
-// quotes, as ShellQuote does for strings without a quote (the schema allows
-// none). TestShellSafePatternMatchesShellQuote pins the two together.
-const ShellSafePattern = `^[A-Za-z0-9_@%+=:,./-]+$`
+// ShellSafePattern is the set of strings hydra.ShellQuote leaves unquoted;
+// the chart wraps any other override in single quotes, as ShellQuote does
+// for strings without a quote (the schema allows none).
+const ShellSafePattern = hydra.ShellSafePattern
 
 // OverridePattern is what the chart's schema accepts as one run override:
 // a subset of what hydra.Parse accepts, restricted to characters that need

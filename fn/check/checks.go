@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
@@ -73,8 +74,8 @@ func driverExit(ds *diag.List, f string, infra *profile.Infra) {
 }
 
 // gpusPerWorker is nvidia.com/gpu of a worker's containers (limits, else
-// requests), summed over containers: build.GPUsPerPod, the one rule.
-func gpusPerWorker(spec *corev1.PodSpec) (int64, bool) { return build.GPUsPerPod(spec) }
+// requests), summed over containers: capacity.GPUsPerPod, the one rule.
+func gpusPerWorker(spec *corev1.PodSpec) (int64, bool) { return capacity.GPUsPerPod(spec) }
 
 // GPUGroup is a worker group that gives GPU nodes.
 type GPUGroup struct {
@@ -97,14 +98,7 @@ func GPUGroups(c *profile.Cluster) []GPUGroup {
 		if !found || per == 0 {
 			continue
 		}
-		replicas, hosts := int64(0), int64(g.NumOfHosts)
-		if g.Replicas != nil {
-			replicas = int64(*g.Replicas)
-		}
-		if hosts == 0 {
-			hosts = 1
-		}
-		out = append(out, GPUGroup{Index: i, Name: g.GroupName, GPUsPerWorker: per, Nodes: MulCapped(max(replicas, 0), hosts, build.MaxNodes)})
+		out = append(out, GPUGroup{Index: i, Name: g.GroupName, GPUsPerWorker: per, Nodes: capacity.WorkerPods(&c.Spec.WorkerGroupSpecs[i], c.Spec.Suspend != nil && *c.Spec.Suspend)})
 	}
 	return out
 }
@@ -138,7 +132,7 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 	}
 	gpuV, hasGPU, gpuDyn := r.Value("cluster.gpus_per_node")
 	gpus, gpuOK := AsInt(gpuV)
-	var capacity int64
+	var provided int64
 	groups := GPUGroups(c)
 	if len(groups) == 0 && hasGPU && gpuOK && !gpuDyn && gpus > 0 {
 		// No GPU worker at all is the mismatch Ray never recovers from: the
@@ -148,7 +142,7 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 			gpus, r.Origin("cluster.gpus_per_node"))
 	}
 	for _, g := range groups {
-		capacity = AddCapped(capacity, g.Nodes, build.MaxNodes)
+		provided = capacity.Add(provided, g.Nodes, capacity.MaxNodes)
 		if hasGPU && gpuOK && !gpuDyn && g.GPUsPerWorker != gpus {
 			ds.Errorf(f, fmt.Sprintf("kuberay.training.spec.workerGroupSpecs[%d].template.spec.containers[*].resources.limits[nvidia.com/gpu]", g.Index),
 				"found %d GPUs per worker in group %q; expected %d, the recipe's cluster.gpus_per_node (set by %s)",
@@ -157,17 +151,17 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 	}
 	nodesV, hasNodes, nodesDyn := r.Value("cluster.num_nodes")
 	nodes, nodesOK := AsInt(nodesV)
-	if !hasNodes || !nodesOK || nodesDyn || len(groups) == 0 || capacity > build.MaxNodes {
+	if !hasNodes || !nodesOK || nodesDyn || len(groups) == 0 || provided > capacity.MaxNodes {
 		return
 	}
 	field := "kuberay.training.spec.workerGroupSpecs[*].replicas"
 	switch {
-	case nodes > capacity:
+	case nodes > provided:
 		ds.Errorf(f, field, "the training cluster provides %d GPU nodes (replicas × numOfHosts); expected at least %d, the recipe's cluster.num_nodes (set by %s): Ray would wait forever for the missing nodes",
-			capacity, nodes, r.Origin("cluster.num_nodes"))
-	case nodes < capacity:
+			provided, nodes, r.Origin("cluster.num_nodes"))
+	case nodes < provided:
 		ds.Warnf(f, field, "the training cluster provides %d GPU nodes but the recipe's cluster.num_nodes is %d (set by %s): %d nodes will sit idle",
-			capacity, nodes, r.Origin("cluster.num_nodes"), capacity-nodes)
+			provided, nodes, r.Origin("cluster.num_nodes"), provided-nodes)
 	}
 	if col, ok, _ := r.Value("policy.generation.colocated.enabled"); ok && col == false {
 		gn, okN, dynN := r.Value("policy.generation.colocated.resources.num_nodes")
@@ -202,28 +196,8 @@ func megatron(ds *diag.List, f string, r *Recipe) {
 	}
 }
 
-// AddCapped adds non-negative counts, stopping at limit+1 instead of
-// overflowing: a sum past the limit only needs to be known as too big.
-func AddCapped(a, b, limit int64) int64 {
-	if a > limit || b > limit || a+b > limit {
-		return limit + 1
-	}
-	return a + b
-}
-
-// MulCapped multiplies non-negative counts the same way.
-func MulCapped(a, b, limit int64) int64 {
-	if a == 0 || b == 0 {
-		return 0
-	}
-	if a > limit || b > limit || a > limit/b {
-		return limit + 1
-	}
-	return a * b
-}
-
 // bounds: node and worker-group counts a cluster can sanely ask for (the
-// limits live in fn/build, which refuses them too).
+// limits live in fn/capacity; the builder refuses them too).
 func bounds(ds *diag.List, f string, rc profile.RoleCluster) {
 	c := rc.Cluster
 	if c.Spec == nil {
@@ -243,27 +217,27 @@ func bounds(ds *diag.List, f string, rc profile.RoleCluster) {
 			ds.Errorf(f, fmt.Sprintf("%s.spec.workerGroupSpecs[%d].replicas", base, i), "found %d; expected 0 or more replicas", r)
 			return
 		}
-		nodes = AddCapped(nodes, MulCapped(r, h, build.MaxNodes), build.MaxNodes)
+		nodes = capacity.Add(nodes, capacity.Mul(r, h, capacity.MaxNodes), capacity.MaxNodes)
 		n := int64(1)
 		if c.SegmentSize != nil && *c.SegmentSize > 0 && r > int64(*c.SegmentSize) {
 			n = r / int64(*c.SegmentSize)
 		}
-		groups = AddCapped(groups, n, build.MaxWorkerGroups)
+		groups = capacity.Add(groups, n, capacity.MaxWorkerGroups)
 	}
-	if c.SegmentSize != nil && *c.SegmentSize > build.MaxNodes {
-		ds.Errorf(f, base+".segmentSize", "found %d; expected at most %d (no cluster has more nodes)", *c.SegmentSize, build.MaxNodes)
+	if c.SegmentSize != nil && *c.SegmentSize > capacity.MaxNodes {
+		ds.Errorf(f, base+".segmentSize", "found %d; expected at most %d (no cluster has more nodes)", *c.SegmentSize, capacity.MaxNodes)
 	}
-	if nodes > build.MaxNodes {
-		ds.Errorf(f, base+".spec.workerGroupSpecs[*].replicas", "the worker groups add up to more than %d nodes (replicas × numOfHosts); expected at most %d", build.MaxNodes, build.MaxNodes)
+	if nodes > capacity.MaxNodes {
+		ds.Errorf(f, base+".spec.workerGroupSpecs[*].replicas", "the worker groups add up to more than %d nodes (replicas × numOfHosts); expected at most %d", capacity.MaxNodes, capacity.MaxNodes)
 	}
-	if groups > build.MaxWorkerGroups {
-		ds.Errorf(f, base+".segmentSize", "segmentSize=%d splits the worker groups into more than %d groups; expected at most %d: raise segmentSize", c.SegmentSize.Value(0), build.MaxWorkerGroups, build.MaxWorkerGroups)
+	if groups > capacity.MaxWorkerGroups {
+		ds.Errorf(f, base+".segmentSize", "segmentSize=%d splits the worker groups into more than %d groups; expected at most %d: raise segmentSize", c.SegmentSize.Value(0), capacity.MaxWorkerGroups, capacity.MaxWorkerGroups)
 	}
 }
 
 func segments(ds *diag.List, f string, rc profile.RoleCluster) {
 	c := rc.Cluster
-	if c.SegmentSize == nil || c.Spec == nil || *c.SegmentSize <= 0 || *c.SegmentSize > build.MaxNodes {
+	if c.SegmentSize == nil || c.Spec == nil || *c.SegmentSize <= 0 || *c.SegmentSize > capacity.MaxNodes {
 		return
 	}
 	size := int64(*c.SegmentSize)

@@ -107,13 +107,3 @@ func TestPodConfig(t *testing.T) {
 		})
 	}
 }
-
-func TestCappedArithmetic(t *testing.T) {
-	const limit = 100
-	require.Equal(t, int64(7), AddCapped(3, 4, limit))
-	require.Equal(t, int64(limit+1), AddCapped(1<<62, 1<<62, limit))
-	require.Equal(t, int64(limit+1), AddCapped(60, 60, limit))
-	require.Equal(t, int64(12), MulCapped(3, 4, limit))
-	require.Equal(t, int64(0), MulCapped(0, 1<<62, limit))
-	require.Equal(t, int64(limit+1), MulCapped(2147483647, 2147483647, limit))
-}

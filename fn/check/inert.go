@@ -1,7 +1,7 @@
 package check
 
 import (
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 )
@@ -25,7 +25,7 @@ func inert(ds *diag.List, f string, in *profile.Infra) {
 				continue
 			}
 			for i := range rc.Cluster.Spec.WorkerGroupSpecs {
-				n, _ := build.GPUsPerPod(&rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec)
+				n, _ := capacity.GPUsPerPod(&rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec)
 				gpuWorkers = gpuWorkers || n > 0
 			}
 		}

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
@@ -230,11 +230,11 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 		fmt.Fprintf(w, "    head    cpu=%s mem=%s\n", l.Cpu(), l.Memory())
 	}
 	var total, gpus int64
-	for _, g := range c.Spec.WorkerGroupSpecs {
-		total = check.AddCapped(total, check.MulCapped(max(replicas(g), 0), hosts(g), build.MaxNodes), build.MaxNodes)
+	for i := range c.Spec.WorkerGroupSpecs {
+		total = capacity.Add(total, capacity.WorkerPods(&c.Spec.WorkerGroupSpecs[i], c.Spec.Suspend != nil && *c.Spec.Suspend), capacity.MaxNodes)
 	}
 	for _, g := range check.GPUGroups(c) {
-		gpus = check.AddCapped(gpus, check.MulCapped(g.GPUsPerWorker, g.Nodes, math.MaxInt64/2), math.MaxInt64/2)
+		gpus = capacity.Add(gpus, capacity.Mul(g.GPUsPerWorker, g.Nodes, math.MaxInt64/2), math.MaxInt64/2)
 	}
 	seg := ""
 	if c.SegmentSize != nil && *c.SegmentSize > 0 && total > int64(*c.SegmentSize) {
@@ -245,9 +245,9 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 		l := c.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Resources.Limits
 		cpu, mem = l.Cpu().String(), l.Memory().String()
 	}
-	if total > build.MaxNodes {
+	if total > capacity.MaxNodes {
 		// The sums stop at the bound (check reports it): say so, not a number.
-		fmt.Fprintf(w, "    workers more than %d (over the bound) cpu=%s mem=%s\n", build.MaxNodes, cpu, mem)
+		fmt.Fprintf(w, "    workers more than %d (over the bound) cpu=%s mem=%s\n", capacity.MaxNodes, cpu, mem)
 	} else {
 		fmt.Fprintf(w, "    workers %dx%s cpu=%s mem=%s gpu=%d\n", total, seg, cpu, mem, gpus)
 	}
@@ -260,20 +260,6 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 	} else {
 		fmt.Fprintln(w, "    daemon  —")
 	}
-}
-
-func replicas(g rayv1.WorkerGroupSpec) int64 {
-	if g.Replicas == nil {
-		return 0
-	}
-	return int64(*g.Replicas)
-}
-
-func hosts(g rayv1.WorkerGroupSpec) int64 {
-	if g.NumOfHosts <= 0 {
-		return 1
-	}
-	return int64(g.NumOfHosts)
 }
 
 // dirSizer sums file sizes under root for the given repo-relative paths,

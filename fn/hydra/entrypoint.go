@@ -339,7 +339,11 @@ func quoteLike(raw, s string) string {
 	return ShellQuote(s)
 }
 
-var safeShellRE = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+// ShellSafePattern is what ShellQuote leaves unquoted (Python's
+// shlex.quote); the Helm chart's schema uses it too.
+const ShellSafePattern = `^[A-Za-z0-9_@%+=:,./-]+$`
+
+var safeShellRE = regexp.MustCompile(ShellSafePattern)
 
 // ShellQuote quotes s for a POSIX shell the way Python's shlex.quote does.
 func ShellQuote(s string) string {

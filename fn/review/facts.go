@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
@@ -34,14 +35,7 @@ func podGroups(o owner) []PodGroup {
 // alone implies the request). Init containers run before and release their
 // GPUs, so they do not add to what the pod holds.
 func gpusPerPod(spec *corev1.PodSpec) int64 {
-	var n int64
-	for _, c := range spec.Containers {
-		if q, ok := c.Resources.Limits[GPUResource]; ok {
-			n += q.Value()
-		} else if q, ok := c.Resources.Requests[GPUResource]; ok {
-			n += q.Value()
-		}
-	}
+	n, _ := capacity.GPUsPerPod(spec)
 	return n
 }
 

@@ -22,6 +22,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 )
 
 // Well-known names the summary reads.
@@ -250,21 +252,7 @@ func rayOwner(ref string, labels map[string]string, spec *rayv1.RayClusterSpec) 
 	o.templates = append(o.templates, podTemplate{scope: "head", group: "head", pods: head, tmpl: &spec.HeadGroupSpec.Template})
 	for i := range spec.WorkerGroupSpecs {
 		g := &spec.WorkerGroupSpecs[i]
-		o.templates = append(o.templates, podTemplate{scope: "worker", group: g.GroupName, pods: workerPods(g, suspended), tmpl: &g.Template})
+		o.templates = append(o.templates, podTemplate{scope: "worker", group: g.GroupName, pods: capacity.WorkerPods(g, suspended), tmpl: &g.Template})
 	}
 	return o
-}
-
-// workerPods is what KubeRay creates for a group: replicas (CRD default 0)
-// × numOfHosts (CRD default 1), none while the group or cluster is
-// suspended.
-func workerPods(g *rayv1.WorkerGroupSpec, clusterSuspended bool) int64 {
-	if clusterSuspended || (g.Suspend != nil && *g.Suspend) || g.Replicas == nil {
-		return 0
-	}
-	hosts := int64(g.NumOfHosts)
-	if hosts <= 0 {
-		hosts = 1
-	}
-	return int64(*g.Replicas) * hosts
 }
