@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +11,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/secrets"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
@@ -34,7 +34,8 @@ func Run(in Input) diag.List {
 	var ds diag.List
 	f := in.Profile.File
 	infra := in.Profile.Infra
-	secrets(&ds, f, infra)
+	secretEnv(&ds, f, infra)
+	hostEnv(&ds, f, in.Profile, in.Params.Mode)
 	if in.Params.Mode == build.Dev {
 		// The dev pod uses none of the clusters: their checks would only be noise.
 		return ds
@@ -313,15 +314,13 @@ func placement(ds *diag.List, f string, rc profile.RoleCluster) {
 	}
 }
 
-// secretKeyRE matches env names that hold credentials.
-var secretKeyRE = regexp.MustCompile(`(?i)(TOKEN|API_?KEY|SECRET|PASSWORD|PASSWD|CRED|PRIVATE_?KEY|ACCESS_?KEY)`)
-
-// LooksSecret reports whether an env var name holds a credential.
-func LooksSecret(name string) bool { return secretKeyRE.MatchString(name) }
+// LooksSecret reports whether an env var name holds a credential (the rule
+// is secrets.Name, shared with the output scan and the tests).
+func LooksSecret(name string) bool { return secrets.Name(name) }
 
 // secrets: a literal value under a credential-looking name is an inlined
 // secret; the value itself is never repeated in the message.
-func secrets(ds *diag.List, f string, infra *profile.Infra) {
+func secretEnv(ds *diag.List, f string, infra *profile.Infra) {
 	msg := "holds a literal value under a credential-looking name; expected valueFrom.secretKeyRef (or envFrom.secretRef) so the secret is referenced, never embedded"
 	visit := func(base string, spec *corev1.PodSpec) {
 		for _, group := range []struct {
@@ -330,7 +329,7 @@ func secrets(ds *diag.List, f string, infra *profile.Infra) {
 		}{{"containers", spec.Containers}, {"initContainers", spec.InitContainers}} {
 			for i, c := range group.cs {
 				for j, e := range c.Env {
-					if e.Value != "" && LooksSecret(e.Name) {
+					if secrets.Literal(e.Value) && LooksSecret(e.Name) {
 						ds.Errorf(f, fmt.Sprintf("%s.%s[%d].env[%d] (%s)", base, group.name, i, j, e.Name), "%s", msg)
 					}
 				}

@@ -100,6 +100,7 @@ type runFlags struct {
 	annos      []string
 	noDeploy   bool
 	recipeRoot string
+	root       string
 }
 
 func (f *runFlags) register(c *cobra.Command, withMode bool) {
@@ -114,6 +115,7 @@ func (f *runFlags) register(c *cobra.Command, withMode bool) {
 	c.Flags().BoolVar(&f.noDeploy, "no-deployments", false, "leave out the profile's deployments and their Services (shared by the user's runs: let one run own them)")
 	c.Flags().StringArrayVar(&f.annos, "annotation", nil, "KEY=VALUE annotation for every object and pod template of the run (repeatable)")
 	c.Flags().StringVar(&f.recipeRoot, "recipe-root", "", "local recipe root: the folder whose layout is NeMo-RL's checkout (default: the recipe's nearest recipes/ folder holding examples/); --config is pointed at the recipe's path below it, under launch.recipeRoot (default codePath) in the pod")
+	c.Flags().StringVar(&f.root, "root", "", "read input files only inside this directory (regular files; symlinks must resolve inside it); default: no restriction")
 	if withMode {
 		c.Flags().StringVar(&f.mode, "mode", string(build.RayJob), "rayjob | raycluster | dev")
 	} else {
@@ -174,7 +176,13 @@ func (f *runFlags) run(args []string, adjust func(*pipeline.Request)) (*pipeline
 	if adjust != nil {
 		adjust(&req)
 	}
-	return pipeline.Run(recipe.NewLoader(source.Disk{}), req), nil
+	disk := source.Disk{}
+	if f.root != "" {
+		if disk, err = source.Confine(f.root); err != nil {
+			return nil, usageError{fmt.Errorf("--root: %w", err)}
+		}
+	}
+	return pipeline.Run(recipe.NewLoader(disk), req), nil
 }
 
 func cleanPath(p string) string {

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,6 +76,36 @@ func TestValuesPrintsResolvedProfileAndRecipeKeys(t *testing.T) {
 	require.Contains(t, out, "cluster.num_nodes: 4")
 	require.NotContains(t, out, "_shared")
 	require.Contains(t, out, "LOG=${LOG_DIR}/alice-x-raycluster")
+}
+
+// --root confines what render reads (the rule render-all applies); without
+// it the CLI reads the user's files anywhere, but only regular files.
+func TestRenderRoot(t *testing.T) {
+	top := t.TempDir()
+	repo := filepath.Join(top, "repo")
+	require.NoError(t, os.MkdirAll(repo, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(top, "outside.yaml"), []byte("a: 1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "r.yaml"), []byte("defaults: ../outside.yaml\n"), 0o644))
+	r := filepath.Join(repo, "r.yaml")
+
+	code, _, stderr := runCLI("render", r, "--user", "alice", "--root", repo)
+	require.Equal(t, cli.ExitError, code)
+	require.Contains(t, stderr, "r.yaml: defaults: base file ")
+	require.Contains(t, stderr, "outside.yaml: not a file inside the root; refused")
+
+	code, _, stderr = runCLI("render", r, "--user", "alice")
+	require.Equal(t, cli.ExitError, code)
+	require.NotContains(t, stderr, "inside the root", "unconfined without --root")
+	require.Contains(t, stderr, "no infra profile")
+
+	code, _, stderr = runCLI("render", r, "--user", "alice", "--root", filepath.Join(top, "nope"))
+	require.Equal(t, cli.ExitUsage, code, stderr)
+
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		code, _, stderr = runCLI("render", "/dev/zero", "--user", "alice")
+		require.Equal(t, cli.ExitError, code)
+		require.Contains(t, stderr, "/dev/zero: is a device, not a regular file")
+	}
 }
 
 // --recipe-root names the local recipe root; a recipe outside it cannot be

@@ -68,20 +68,27 @@ input cannot be read or is not a render.`,
 
 // readRender parses a render file (one run named after it) or every *.yaml
 // and *.yml under a tree; isFile says which it was. Two files of a tree
-// with the same base name would be the same run: that is an error.
+// with the same base name would be the same run: that is an error. The
+// trees come from a pull request, so a symlink or a file that is not
+// regular is refused unread, whatever it points at (a leaked first line of
+// a host file would be printed as a parse error otherwise).
 func readRender(p string) (review.Render, bool, error) {
-	if isRunsRepo(p) {
-		r, err := readRunsRepo(p)
-		return r, false, err
-	}
-	st, err := os.Stat(p)
+	st, err := os.Lstat(p)
 	if err != nil {
 		return nil, false, err
+	}
+	if err := regularOrDir(p, st.Mode()); err != nil {
+		return nil, false, err
+	}
+	if st.IsDir() && isRunsRepo(p) {
+		// Rendered as render-all does (with its handling of the PR's files).
+		r, err := readRunsRepo(p)
+		return r, false, err
 	}
 	out := review.Render{}
 	from := map[string]string{}
 	add := func(file string) error {
-		data, err := source.Disk{}.ReadFile(filepath.ToSlash(file))
+		data, err := source.ReadLimited(filepath.ToSlash(file), file, source.MaxRenderSize)
 		if err != nil {
 			return err
 		}
@@ -111,12 +118,26 @@ func readRender(p string) (review.Render, bool, error) {
 			}
 			return nil
 		}
-		if strings.HasSuffix(file, ".yaml") || strings.HasSuffix(file, ".yml") {
-			return add(file)
+		if !strings.HasSuffix(file, ".yaml") && !strings.HasSuffix(file, ".yml") {
+			return nil
 		}
-		return nil
+		if err := regularOrDir(file, d.Type()); err != nil {
+			return err
+		}
+		return add(file)
 	})
 	return out, false, err
+}
+
+// regularOrDir refuses a symlink or special file without reading it.
+func regularOrDir(p string, m fs.FileMode) error {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s: is a symlink; refused: diff reads regular files only (links are not followed)", p)
+	case !m.IsDir() && !m.IsRegular():
+		return fmt.Errorf("%s: is not a regular file; refused: diff reads regular files only", p)
+	}
+	return nil
 }
 
 // onlyRun is the run of a one-file render.

@@ -25,7 +25,13 @@ func isRunsRepo(p string) bool {
 // readRunsRepo renders every run of the repository at root. A run that
 // fails to render makes the input unreadable: its errors are returned.
 func readRunsRepo(root string) (review.Render, error) {
-	runs, err := renderall.Discover(root)
+	// A runs repository is untrusted input: read only inside its git work
+	// tree, as render-all does.
+	disk, err := source.Confine(renderall.RepoRoot(root))
+	if err != nil {
+		return nil, err
+	}
+	runs, err := renderall.Discover(disk, root)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +41,7 @@ func readRunsRepo(root string) (review.Render, error) {
 	for i := range runs {
 		runs[i].Path = strings.TrimPrefix(runs[i].Path, prefix)
 	}
-	res := renderall.Render(rooted{root: root}, runs)
+	res := renderall.Render(rooted{root: root, disk: disk}, runs)
 	if failed := res.Failed(); len(failed) > 0 {
 		var msgs []string
 		for _, n := range failed {
@@ -80,12 +86,16 @@ func warnings(ds diag.List) []string {
 	return out
 }
 
-// rooted reads relative paths below root (absolute ones as they are).
-type rooted struct{ root string }
+// rooted reads relative paths below root (absolute ones as they are)
+// through the confined disk.
+type rooted struct {
+	root string
+	disk source.Disk
+}
 
 func (r rooted) ReadFile(name string) ([]byte, error) {
 	if !path.IsAbs(name) && !filepath.IsAbs(name) {
 		name = path.Join(filepath.ToSlash(r.root), name)
 	}
-	return source.Disk{}.ReadFile(name)
+	return r.disk.ReadFile(name)
 }

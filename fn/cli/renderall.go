@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/renderall"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
@@ -20,56 +21,90 @@ func init() {
 }
 
 func renderAllCmd() *cobra.Command {
-	var outDir string
+	var outDir, rootDir string
 	var check bool
 	c := &cobra.Command{
-		Use:   "render-all [DIR] [--out DIR] [--check]",
+		Use:   "render-all [DIR] [--out DIR] [--root DIR] [--check]",
 		Short: "Render every run of a runs repository into its committed manifests tree",
 		Long: `Render every DIR/runs/<run>/run.yaml (a NemoRLRun) into DIR/manifests/<run>.yaml,
 one file per run holding exactly what 'nrl-k8s render' prints for it. Files
 are written only when their content changes; a manifest whose run no longer
-exists is removed. A run that fails renders nothing, keeps its committed file
-and makes the command exit 1; the other runs still render.
+exists is removed when render-all wrote it (every object labelled
+app.kubernetes.io/managed-by: nrl-k8s), and left alone otherwise. A run that
+fails renders nothing, keeps its committed file and makes the command exit 1;
+the other runs still render.
+
+A runs repository is untrusted input on a pull request: every file a run
+names (recipe, profile, defaults, their defaults: chains) must be a regular
+file inside the root, the git work tree holding DIR unless --root says
+otherwise; symlinks are resolved and must stay inside it. A symlinked output
+directory or output file is refused, never followed (docs/reliability.md).
 
 --check writes nothing: it prints a unified diff of every stale, missing or
-orphaned manifest and exits 1 if there is any, so CI can block a pull request
-whose manifests were not regenerated.`,
+orphaned manifest, says what render-all would write or remove, and exits 1
+if there is any, so CI can block a pull request whose manifests were not
+regenerated.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root := "."
+			dir := "."
 			if len(args) == 1 {
-				root = args[0]
+				dir = args[0]
 			}
 			out := outDir
 			if out == "" {
-				out = filepath.Join(root, renderall.ManifestsDir)
+				out = filepath.Join(dir, renderall.ManifestsDir)
 			}
-			return renderAll(cmd, root, out, check)
+			root := rootDir
+			if root == "" {
+				root = renderall.RepoRoot(dir)
+			}
+			disk, err := source.Confine(root)
+			if err != nil {
+				return usageError{fmt.Errorf("--root: %w", err)}
+			}
+			return renderAll(cmd, disk, dir, out, outDir == "", check)
 		},
 	}
 	c.Flags().StringVar(&outDir, "out", "", "output directory (default DIR/manifests)")
+	c.Flags().StringVar(&rootDir, "root", "", "read input files only inside this directory (default: the git work tree holding DIR, else DIR)")
 	c.Flags().BoolVar(&check, "check", false, "write nothing; print a diff and exit 1 when the output tree is stale")
 	return c
 }
 
-func renderAll(cmd *cobra.Command, root, out string, check bool) error {
+func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOut, check bool) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	runs, err := renderall.Discover(root)
+	if err := checkOutDir(disk, out, defaultOut); err != nil {
+		return err
+	}
+	runs, err := renderall.Discover(disk, root)
 	if err != nil {
 		return err
 	}
-	res := renderall.Render(source.Disk{}, runs)
+	res := renderall.Render(disk, runs)
 	// Prefixed with the run: one profile may serve several runs.
 	for _, name := range res.Runs {
 		for _, d := range res.Diags[name] {
 			fmt.Fprintf(stderr, "%s: %s\n", name, d)
 		}
 	}
-	committed, err := readManifests(out)
+	committed, refused, err := readManifests(out)
 	if err != nil {
 		return err
 	}
-	drift := renderall.Compare(displayDir(root, out), committed, res)
+	shown := displayDir(root, out)
+	for _, r := range refused {
+		fmt.Fprintf(stderr, "%s: %s; refused: render-all reads and writes regular files only (remove it)\n", path.Join(shown, r.name+renderall.Ext), r.what)
+	}
+	for _, n := range renderall.Foreign(committed, res) {
+		fmt.Fprintf(stderr, "%s: no run %s/%s, and not written by render-all (objects without the %s: %s label); left alone\n",
+			path.Join(shown, n+renderall.Ext), renderall.RunsDir, n, build.ManagedByKey, build.ManagedByValue)
+	}
+	var drift []renderall.Drift
+	for _, d := range renderall.Compare(shown, committed, res) {
+		if !refusedRun(refused, d.Run) {
+			drift = append(drift, d)
+		}
+	}
 	failed := res.Failed()
 
 	if check {
@@ -84,6 +119,10 @@ func renderAll(cmd *cobra.Command, root, out string, check bool) error {
 		}
 	} else {
 		if err := os.MkdirAll(out, 0o755); err != nil {
+			return err
+		}
+		// Re-checked after MkdirAll: it follows a symlink that appeared.
+		if err := checkOutDir(disk, out, defaultOut); err != nil {
 			return err
 		}
 		for _, d := range drift {
@@ -105,8 +144,36 @@ func renderAll(cmd *cobra.Command, root, out string, check bool) error {
 	if len(failed) > 0 {
 		fmt.Fprintf(stderr, "%d run(s) failed to render, their manifests were left as they are: %s\n", len(failed), strings.Join(failed, ", "))
 	}
-	if len(failed) > 0 || (check && len(drift) > 0) {
+	if len(failed) > 0 || len(refused) > 0 || (check && len(drift) > 0) {
 		return exitError{ExitError}
+	}
+	return nil
+}
+
+// checkOutDir refuses an output directory that is a symlink or not a
+// directory; the default one (DIR/manifests) must also resolve inside the
+// root, so a pull request cannot point render-all's writes elsewhere.
+func checkOutDir(disk source.Disk, out string, defaultOut bool) error {
+	st, err := os.Lstat(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	case st.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s: is a symlink; refused: the output directory must be a real directory (render-all never writes or deletes through a link)", out)
+	case !st.IsDir():
+		return fmt.Errorf("%s: not a directory; expected the output directory", out)
+	}
+	if !defaultOut || disk.Root() == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(filepath.Dir(out))
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil || !source.Within(disk.Root(), real) {
+		return fmt.Errorf("%s: not inside the root %s; refused: the output directory must be in the repository", out, disk.Root())
 	}
 	return nil
 }
@@ -114,11 +181,11 @@ func renderAll(cmd *cobra.Command, root, out string, check bool) error {
 func describeDrift(c renderall.Change) string {
 	switch c {
 	case renderall.Stale:
-		return "stale (differs from the render)"
+		return "stale (differs from the render): render-all would rewrite it"
 	case renderall.Missing:
-		return "missing (the run renders, nothing is committed)"
+		return "missing (the run renders, nothing is committed): render-all would write it"
 	default:
-		return "orphaned (its run no longer exists; render-all removes it)"
+		return "orphaned (its run no longer exists): render-all would remove it"
 	}
 }
 
@@ -132,29 +199,62 @@ func countOrphans(ds []renderall.Drift) int {
 	return n
 }
 
+// refusedFile is an entry of the output directory render-all will neither
+// read nor replace.
+type refusedFile struct{ name, what string }
+
+func refusedRun(rs []refusedFile, run string) bool {
+	for _, r := range rs {
+		if r.name == run {
+			return true
+		}
+	}
+	return false
+}
+
 // readManifests reads out/*.yaml keyed by run name. A missing directory is
 // an empty tree (the first render-all creates it); other files and
-// subdirectories are not ours and are left alone.
-func readManifests(out string) (map[string][]byte, error) {
+// subdirectories are not ours and are left alone. A *.yaml entry that is a
+// symlink or not a regular file is never read (its target could be any
+// host file) and is returned as refused.
+func readManifests(out string) (map[string][]byte, []refusedFile, error) {
 	entries, err := os.ReadDir(out)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return map[string][]byte{}, nil
+			return map[string][]byte{}, nil, nil
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	files := map[string][]byte{}
+	var refused []refusedFile
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), renderall.Ext) {
+		if !strings.HasSuffix(e.Name(), renderall.Ext) {
 			continue
 		}
-		b, err := source.Disk{}.ReadFile(filepath.ToSlash(filepath.Join(out, e.Name())))
-		if err != nil {
-			return nil, err
+		name := strings.TrimSuffix(e.Name(), renderall.Ext)
+		if e.Type()&fs.ModeSymlink != 0 {
+			refused = append(refused, refusedFile{name, "is a symlink"})
+			continue
 		}
-		files[strings.TrimSuffix(e.Name(), renderall.Ext)] = b
+		if e.IsDir() {
+			continue
+		}
+		if !e.Type().IsRegular() {
+			refused = append(refused, refusedFile{name, "is not a regular file"})
+			continue
+		}
+		p := filepath.Join(out, e.Name())
+		b, err := source.ReadLimited(filepath.ToSlash(p), p, source.MaxRenderSize)
+		if err != nil {
+			if errors.Is(err, source.ErrRefused) {
+				refused = append(refused, refusedFile{name, "is not a regular file"})
+				continue
+			}
+			return nil, nil, err
+		}
+		files[name] = b
 	}
-	return files, nil
+	return files, refused, nil
 }
 
 // displayDir is the output directory as diff headers show it: relative to
@@ -162,10 +262,8 @@ func readManifests(out string) (map[string][]byte, error) {
 // `--check` diff works from the repository root, and the paths are the same
 // wherever CI runs), else to the runs repository, else as given.
 func displayDir(root, out string) string {
-	if g := gitRoot(root); g != "" {
-		if abs, err := filepath.Abs(out); err == nil {
-			root, out = g, abs
-		}
+	if abs, err := filepath.Abs(out); err == nil {
+		root, out = renderall.RepoRoot(root), abs
 	}
 	rel, err := filepath.Rel(root, out)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {

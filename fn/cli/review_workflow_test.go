@@ -36,6 +36,10 @@ func repoCopy(t *testing.T, dir string) string {
 			return os.WriteFile(filepath.Join(to, rel), b, 0o644)
 		}))
 	}
+	// A checkout (render-all and diff read only inside the git work tree).
+	if _, err := os.Stat(filepath.Join(dir, ".git")); os.IsNotExist(err) {
+		require.NoError(t, os.Mkdir(filepath.Join(dir, ".git"), 0o755))
+	}
 	return filepath.Join(dir, "examples/runs-repo")
 }
 
@@ -48,6 +52,7 @@ func TestRenderAllCheckDiffAppliesFromGitRoot(t *testing.T) {
 	}
 	top := t.TempDir()
 	repo := repoCopy(t, top)
+	require.NoError(t, os.RemoveAll(filepath.Join(top, ".git")))
 	out, err := exec.Command(git, "init", "-q", top).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 

@@ -279,32 +279,43 @@ func (r *Resolver) one(p tree.Path, pt part) (any, error) {
 			}
 		}
 		target, err := relative(p, strings.TrimSpace(ref))
-		if err != nil {
-			return nil, err
+		if err == nil {
+			var v any
+			if v, err = r.Value(target); err == nil {
+				if v != Missing {
+					return v, nil
+				}
+				err = fmt.Errorf("key '%s' is a mandatory value (???) that is not set", target.String())
+			}
 		}
-		v, err := r.Value(target)
-		if err != nil {
-			return nil, err
+		if computed(pt.path) {
+			// The key came from another value: naming it would print that
+			// value (a PR could point it at anything the run can read).
+			return nil, hidden(err, "the key computed by a nested interpolation does not resolve")
 		}
-		if v == Missing {
-			return nil, fmt.Errorf("key '%s' is a mandatory value (???) that is not set", target.String())
-		}
-		return v, nil
+		return nil, err
 	case callPart:
 		f, ok := r.funcs[pt.resolver]
 		if !ok {
 			return nil, fmt.Errorf("unsupported interpolation type %s", pt.resolver)
 		}
 		args := make([]any, 0, len(pt.args))
+		anyComputed := false
 		for _, a := range pt.args {
 			v, err := r.arg(p, a)
 			if err != nil {
 				return nil, err
 			}
 			args = append(args, v)
+			anyComputed = anyComputed || computed(a.parts)
 		}
 		v, err := f(args)
 		if err != nil {
+			if anyComputed {
+				// Resolver messages quote their arguments; computed ones
+				// are other values of the file and are not repeated.
+				return nil, hidden(err, fmt.Sprintf("resolver %s fails on an argument computed by a nested interpolation", pt.resolver))
+			}
 			return nil, fmt.Errorf("resolver %s: %w", pt.resolver, err)
 		}
 		return v, nil
@@ -330,6 +341,33 @@ func (r *Resolver) arg(p tree.Path, a arg) (any, error) {
 		return primitive(a.parts[0].text), nil
 	}
 	return r.eval(p, a.parts)
+}
+
+// computed reports whether parts hold an interpolation, i.e. their text is
+// another value of the configuration rather than literal text.
+func computed(parts []part) bool {
+	for _, pt := range parts {
+		if pt.kind != litPart {
+			return true
+		}
+	}
+	return false
+}
+
+// hiddenError replaces a message that would quote a resolved value; the
+// original stays reachable through Unwrap for callers that log nothing.
+type hiddenError struct {
+	msg string
+	err error
+}
+
+func (e *hiddenError) Error() string { return e.msg + " (the value is not shown)" }
+func (e *hiddenError) Unwrap() error { return e.err }
+
+func hidden(err error, msg string) error {
+	// Even an *Error located at another key is hidden: that key's path is
+	// the computed text.
+	return &hiddenError{msg: msg, err: err}
 }
 
 // relative turns an interpolation key into an absolute path. Leading dots

@@ -102,3 +102,29 @@ func TestPyFloat(t *testing.T) {
 		require.Equal(t, want, interp.PyFloat(f))
 	}
 }
+
+// An error from a key or argument computed by a nested interpolation names
+// the key path and the raw text, never the computed value: a pull request
+// could otherwise point `a.b` at anything and read it in CI's output.
+func TestErrorsDoNotEchoComputedValues(t *testing.T) {
+	const secret = "s3cr3t-value"
+	for _, tc := range []struct{ name, expr, want string }{
+		{"env name", "${oc.env:${a.b}}", "resolver oc.env fails on an argument computed by a nested interpolation"},
+		{"arithmetic", "${add:${a.b},1}", "resolver add fails on an argument computed by a nested interpolation"},
+		{"key", "${${a.b}}", "the key computed by a nested interpolation does not resolve"},
+		{"relative key", "${..${a.b}}", "the key computed by a nested interpolation does not resolve"},
+		{"mandatory behind a computed key", "${${a.m}}", "the key computed by a nested interpolation does not resolve"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := "a: {b: " + secret + ", m: z}\nz: '???'\nx: '" + tc.expr + "'"
+			_, err := resolveAt(t, doc, "x", nil)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+			require.Contains(t, err.Error(), "x: cannot resolve")
+			require.NotContains(t, err.Error(), secret)
+		})
+	}
+	// A literal argument is the file's own text and is still named.
+	_, err := resolveAt(t, "x: ${oc.env:NOPE}", "x", nil)
+	require.ErrorContains(t, err, "environment variable 'NOPE' not found")
+}

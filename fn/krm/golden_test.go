@@ -98,7 +98,7 @@ func kptPackage(t *testing.T) []*yaml.RNode {
 		add(cm, "inputs/"+cm.GetName()+".yaml")
 	}
 	add(kptFunctionConfig(t), "run.yaml")
-	add(node(t, "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: from-an-earlier-render\n"),
+	add(node(t, "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: from-an-earlier-render\n  labels:\n    app.kubernetes.io/managed-by: nrl-k8s\n"),
 		"qwen3-30b-math-gb300/rayjob_from-an-earlier-render.yaml")
 	return items
 }

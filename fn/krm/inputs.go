@@ -39,13 +39,15 @@ type inputs struct {
 	from        map[string]string // file path -> the ConfigMap that gave it
 	runs        []*yaml.RNode
 	passThrough []*yaml.RNode
-	results     framework.Results
+	// consumed are the NemoRLRuns and file ConfigMaps kept as local config.
+	consumed map[*yaml.RNode]bool
+	results  framework.Results
 }
 
 // classify splits items into file ConfigMaps and NemoRLRuns (both
 // consumed) and everything else (passed through untouched).
 func classify(items []*yaml.RNode) *inputs {
-	in := &inputs{files: source.Memory{}, from: map[string]string{}}
+	in := &inputs{files: source.Memory{}, from: map[string]string{}, consumed: map[*yaml.RNode]bool{}}
 	for _, n := range items {
 		switch {
 		case !isMapping(n):
@@ -70,6 +72,7 @@ func classify(items []*yaml.RNode) *inputs {
 func (in *inputs) keepLocal(n *yaml.RNode) {
 	if annotations(n)[LocalConfigAnnotation] == "true" {
 		in.passThrough = append(in.passThrough, n)
+		in.consumed[n] = true
 	}
 }
 

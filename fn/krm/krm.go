@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/parallel"
@@ -97,10 +98,22 @@ func process(rl *framework.ResourceList, keys []string) output {
 		})
 	}
 
+	runs, rs = ownDirs(in, runs)
+	results = append(results, rs...)
 	out := output{items: dropPrevious(in.passThrough, runs)}
-	for _, o := range renderAll(in, runs, keys) {
-		out.docs = append(out.docs, o.docs...)
+	owners := emit.Owners{}
+	for i, o := range renderAll(in, runs, keys) {
 		results = append(results, o.results...)
+		// In run order: the later of two runs that render one object
+		// fails, naming both, and writes nothing.
+		if msgs := owners.Claim(runs[i].spec.Metadata.Name, o.ids); len(msgs) > 0 {
+			for _, m := range msgs {
+				results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: runs[i].ref,
+					File: fileRef(runs[i].file), Message: fmt.Sprintf("run %s: %s", runs[i].spec.Metadata.Name, m)})
+			}
+			continue
+		}
+		out.docs = append(out.docs, o.docs...)
 	}
 	out.results = results
 	return out
@@ -108,6 +121,7 @@ func process(rl *framework.ResourceList, keys []string) output {
 
 type rendered struct {
 	docs    []document
+	ids     []emit.Identity
 	results framework.Results
 }
 
@@ -120,7 +134,7 @@ func renderAll(in *inputs, runs []run, keys []string) []rendered {
 		l := recipe.NewLoader(in.files)
 		return func(i int) rendered {
 			var o rendered
-			o.docs, o.results = render(l, in, runs[i], keys)
+			o.docs, o.ids, o.results = render(l, in, runs[i], keys)
 			return o
 		}
 	})
@@ -157,12 +171,6 @@ func collectRuns(fnConfig *yaml.RNode, items []*yaml.RNode) ([]run, framework.Re
 				File: fileRef(file), Field: fieldRef(field), Message: what + ": " + msg})
 			return
 		}
-		if name := spec.Metadata.Name; strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
-			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
-				File: fileRef(file), Field: fieldRef("metadata.name"),
-				Message: fmt.Sprintf("%s: metadata.name %q; expected a Kubernetes object name (it names the output directory)", what, name)})
-			return
-		}
 		if seen[spec.Metadata.Name] {
 			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
 				File: fileRef(file), Field: fieldRef("metadata.name"),
@@ -197,7 +205,7 @@ func specOf(n *yaml.RNode) string {
 }
 
 // render runs one request through the pipeline and encodes its output.
-func render(l *recipe.Loader, in *inputs, r run, keys []string) ([]document, framework.Results) {
+func render(l *recipe.Loader, in *inputs, r run, keys []string) ([]document, []emit.Identity, framework.Results) {
 	req := r.spec.Request("")
 	var results framework.Results
 	for _, f := range []struct{ field, path string }{
@@ -215,15 +223,16 @@ func render(l *recipe.Loader, in *inputs, r run, keys []string) ([]document, fra
 		}
 	}
 	if len(results) > 0 {
-		return nil, results
+		return nil, nil, results
 	}
 	res := pipeline.Run(l, req)
 	for _, d := range res.Diags.Sorted() {
 		results = append(results, toResult(locate(d, in.files), r.ref))
 	}
 	if res.Diags.HasErrors() {
-		return nil, results
+		return nil, nil, results
 	}
+	ids := emit.Identities(res.Docs)
 	docs := make([]document, 0, len(res.Docs))
 	index := map[string]int{}
 	for _, d := range res.Docs {
@@ -234,16 +243,18 @@ func render(l *recipe.Loader, in *inputs, r run, keys []string) ([]document, fra
 		if err != nil {
 			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: r.ref,
 				Message: fmt.Sprintf("run %s: %s %s: %v", r.spec.Metadata.Name, d.Kind, d.Name, err)})
-			return nil, results
+			return nil, nil, results
 		}
 		docs = append(docs, document{kind: d.Kind, name: d.Name, data: b})
 	}
-	return docs, results
+	return docs, ids, results
 }
 
 // dropPrevious removes what an earlier render wrote: kpt fn render feeds a
 // package's files back in, and the objects under <run>/ (OutputPath) are
-// about to be written again. Local config there is the user's and stays.
+// about to be written again. Only this tool's output is dropped: a file at
+// the path OutputPath gives its kind and name, labelled managed-by nrl-k8s
+// (ownDirs has already refused a run whose directory holds anything else).
 func dropPrevious(items []*yaml.RNode, runs []run) []*yaml.RNode {
 	names := map[string]bool{}
 	for _, r := range runs {
@@ -251,14 +262,70 @@ func dropPrevious(items []*yaml.RNode, runs []run) []*yaml.RNode {
 	}
 	out := make([]*yaml.RNode, 0, len(items))
 	for _, n := range items {
-		p, _ := fileOf(n)
-		dir, _, nested := strings.Cut(path.Clean(p), "/")
-		if nested && names[dir] && isMapping(n) && annotations(n)[LocalConfigAnnotation] != "true" {
+		if dir, ok := previousOutput(n); ok && names[dir] {
 			continue
 		}
 		out = append(out, n)
 	}
 	return out
+}
+
+// previousOutput reports whether n is a file this function wrote, and the
+// run directory it is in.
+func previousOutput(n *yaml.RNode) (string, bool) {
+	if !isMapping(n) {
+		return "", false
+	}
+	p, _ := fileOf(n)
+	p = path.Clean(p)
+	dir, _, nested := strings.Cut(p, "/")
+	if !nested || annotations(n)[LocalConfigAnnotation] == "true" {
+		return "", false
+	}
+	if n.GetLabels()[build.ManagedByKey] != build.ManagedByValue {
+		return "", false
+	}
+	if p != OutputPath(dir, emit.Doc{Kind: n.GetKind(), Name: n.GetName()}) {
+		return "", false
+	}
+	return dir, true
+}
+
+// ownDirs refuses a run whose name is a directory of the package holding
+// files that are not its output (a run named `app` would otherwise have
+// kpt replace app/'s files): the run renders nothing and the files stay.
+// The run's own NemoRLRun and input ConfigMaps may live there.
+func ownDirs(in *inputs, runs []run) ([]run, framework.Results) {
+	foreign := map[string]string{}
+	for _, n := range in.passThrough {
+		if !isMapping(n) || in.consumed[n] {
+			continue
+		}
+		p, _ := fileOf(n)
+		dir, _, nested := strings.Cut(path.Clean(p), "/")
+		if !nested {
+			continue
+		}
+		if _, ours := previousOutput(n); ours {
+			continue
+		}
+		if _, seen := foreign[dir]; !seen {
+			foreign[dir] = p
+		}
+	}
+	var kept []run
+	var results framework.Results
+	for _, r := range runs {
+		name := r.spec.Metadata.Name
+		if f, ok := foreign[name]; ok {
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: r.ref,
+				File: fileRef(r.file), Field: fieldRef("metadata.name"),
+				Message: fmt.Sprintf("run %s: the package directory %s/ holds files that are not this run's output (%s); expected a run name that is not an existing directory (the run's objects are written to %s/)", name, name, f, name)})
+			continue
+		}
+		kept = append(kept, r)
+	}
+	return kept, results
 }
 
 // OutputPath is the file kpt fn render writes a document to: one directory

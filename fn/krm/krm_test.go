@@ -92,6 +92,38 @@ func TestProcess(t *testing.T) {
 		wantErrs:  []string{`spec.profile: no input file "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"`},
 		wantField: "spec.profile",
 	}, {
+		name:   "two runs rendering one object: the later fails, naming both",
+		config: qwenRun,
+		items: func(t *testing.T) []*yaml.RNode {
+			// Named like the first run's objects, rendered differently.
+			twin := strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: twin", 1)
+			twin = strings.Replace(twin, "  user: alice\n", "  user: alice\n  name: qwen3-30b-math-gb300\n  runId: r2\n", 1)
+			return append(notLocal(t, qwenFiles(t)), node(t, twin))
+		},
+		wantIDs: qwenItems,
+		wantErrs: []string{
+			"run twin: ComputeDomain default/compute-domain-qwen3-30b-math-gb300-training is also rendered by run qwen3-30b-math-gb300, differently; expected runs qwen3-30b-math-gb300 and twin to render distinct objects",
+			"run twin: RayJob default/qwen3-30b-math-gb300 is also rendered by run qwen3-30b-math-gb300, differently",
+			"run twin: ResourceClaimTemplate default/roce-qwen3-30b-math-gb300-training is also rendered by run qwen3-30b-math-gb300, differently",
+		},
+	}, {
+		name:      "a run name that is not an object name",
+		config:    strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: Bad Name!", 1),
+		items:     func(t *testing.T) []*yaml.RNode { return nil },
+		wantErrs:  []string{`metadata.name: "Bad Name!": a lowercase RFC 1123 subdomain`},
+		wantField: "metadata.name",
+	}, {
+		name:      "the reserved run name inputs",
+		config:    strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: inputs", 1),
+		items:     func(t *testing.T) []*yaml.RNode { return nil },
+		wantErrs:  []string{`metadata.name: "inputs" is reserved`},
+		wantField: "metadata.name",
+	}, {
+		name:     "a NemoRLRun key given twice",
+		config:   strings.Replace(qwenRun, "  user: alice\n", "  user: alice\n  user: bob\n", 1),
+		items:    func(t *testing.T) []*yaml.RNode { return nil },
+		wantErrs: []string{`key "user" already set`},
+	}, {
 		name:      "missing user",
 		config:    strings.Replace(qwenRun, "  user: alice\n", "", 1),
 		items:     func(t *testing.T) []*yaml.RNode { return nil },
@@ -156,13 +188,23 @@ func TestProcess(t *testing.T) {
 		name:   "previous render output under <run>/ is replaced",
 		config: qwenRun,
 		items: func(t *testing.T) []*yaml.RNode {
-			old := node(t, "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: stale\n")
+			old := node(t, "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: stale\n  labels: {app.kubernetes.io/managed-by: nrl-k8s}\n")
 			require.NoError(t, old.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "qwen3-30b-math-gb300/rayjob_stale.yaml")))
 			mine := node(t, ns)
 			require.NoError(t, mine.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "other-run/ns.yaml")))
 			return append([]*yaml.RNode{old, mine}, notLocal(t, qwenFiles(t))...)
 		},
 		wantIDs: append([]string{"Namespace/team-a"}, qwenItems...),
+	}, {
+		name:   "a run named like a directory of other files renders nothing and keeps them",
+		config: qwenRun,
+		items: func(t *testing.T) []*yaml.RNode {
+			app := node(t, ns)
+			require.NoError(t, app.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "qwen3-30b-math-gb300/ns.yaml")))
+			return append([]*yaml.RNode{app}, notLocal(t, qwenFiles(t))...)
+		},
+		wantErrs: []string{"the package directory qwen3-30b-math-gb300/ holds files that are not this run's output (qwen3-30b-math-gb300/ns.yaml)"},
+		wantIDs:  []string{"Namespace/team-a"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

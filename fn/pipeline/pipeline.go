@@ -94,6 +94,7 @@ func Run(l *recipe.Loader, req Request) *Result {
 	if res.Diags.HasErrors() {
 		return res
 	}
+	l.StartRun()
 	rec, err := l.Load(req.Recipe)
 	if err != nil {
 		res.Diags = append(res.Diags, diag.FromError(err, req.Recipe)...)
@@ -147,6 +148,12 @@ func Run(l *recipe.Loader, req Request) *Result {
 	if res.Diags.HasErrors() {
 		return res
 	}
+	if len(objs) == 0 {
+		// An empty render would "succeed" with nothing to apply: a
+		// truncated profile must not look like a run.
+		res.Diags.Errorf(prof.File, "kuberay", "the profile renders no object in %s mode; expected a Ray cluster (kuberay.training) or deployments", req.Mode)
+		return res
+	}
 	typed := make([]any, len(objs))
 	for i, o := range objs {
 		typed[i] = o.Obj
@@ -157,6 +164,7 @@ func Run(l *recipe.Loader, req Request) *Result {
 		return res
 	}
 	res.Diags = append(res.Diags, check.Output(prof.File, docs)...)
+	res.Diags = append(res.Diags, check.Secrets(prof.File, docs)...)
 	if res.Diags.HasErrors() {
 		return res
 	}

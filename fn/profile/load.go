@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 
@@ -53,6 +54,9 @@ type Loaded struct {
 	Tree *tree.Map
 	// File is the profile's path (for diagnostics).
 	File string
+	// HostEnv are the launch.env keys whose value reads ${oc.env:...}
+	// (the environment of whoever renders), sorted.
+	HostEnv []string
 }
 
 // Load merges, resolves, decodes and validates a profile.
@@ -119,6 +123,7 @@ func Load(in Input) (*Loaded, diag.List) {
 	if ds.HasErrors() {
 		return nil, ds
 	}
+	hostEnv := hostEnvKeys(root)
 	resolved, err := interp.Resolve(root, interp.Options{User: in.User, Env: in.Env})
 	if err != nil {
 		if ie, ok := err.(*interp.Error); ok {
@@ -146,7 +151,35 @@ func Load(in Input) (*Loaded, diag.List) {
 		return nil, ds
 	}
 	ds = append(ds, validate(file, infra)...)
-	return &Loaded{Infra: infra, Tree: rt, File: file}, ds
+	return &Loaded{Infra: infra, Tree: rt, File: file, HostEnv: hostEnv}, ds
+}
+
+// hostEnvKeys lists the launch.env keys whose raw value reads ${oc.env:...},
+// before resolution replaces it with the value.
+func hostEnvKeys(root *tree.Map) []string {
+	launch, _ := root.Get("launch")
+	lm, ok := launch.(*tree.Map)
+	if !ok {
+		return nil
+	}
+	env, _ := lm.Get("env")
+	em, ok := env.(*tree.Map)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, k := range em.Keys() {
+		if v, _ := em.Get(k); isEnvRead(v) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func isEnvRead(v any) bool {
+	s, ok := v.(string)
+	return ok && strings.Contains(strings.ReplaceAll(s, " ", ""), "${oc.env:")
 }
 
 // unwrap takes the body of `{infra: {...}}`; sibling keys are dropped.

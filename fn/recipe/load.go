@@ -41,36 +41,86 @@ type Loaded struct {
 	Files []string
 }
 
-// Loader reads recipes from a Source, caching parsed files (recipes share
-// bases, and a repository of runs loads the same base many times).
+// Loader reads recipes from a Source, memoising per path both the parsed
+// file and the file merged with its `defaults:` chain: recipes share bases,
+// a repository of runs loads the same base many times, and a `defaults:`
+// diamond (two bases that share a base, nested) would otherwise cost time
+// exponential in its depth. Each file is read and merged once per loader.
 type Loader struct {
-	Src   source.Source
-	cache map[string]*tree.Map
+	Src    source.Source
+	cache  map[string]*tree.Map
+	merged map[string]*merged
+	// sizes are the byte sizes of the files read, for the run budget.
+	sizes map[string]int
+	// run is the budget of the current run (StartRun); nil: none.
+	run *budget
+}
+
+// MaxRunInput bounds the bytes of all the files one run reads (recipe,
+// profile, defaults and their chains, each counted once). Parsed and
+// merged, input costs up to ~150 times its size in memory
+// (docs/reliability.md); real runs read tens of kilobytes.
+const MaxRunInput = 4 << 20
+
+// budget is what one run has read so far.
+type budget struct {
+	used  int
+	files map[string]bool
+}
+
+// StartRun starts a new run's input budget (MaxRunInput): files the run
+// reads count once each, cached or not. pipeline.Run calls it; a loader
+// that never starts a run has no budget beyond source.MaxFileSize per file.
+func (l *Loader) StartRun() { l.run = &budget{files: map[string]bool{}} }
+
+// charge counts file against the run's budget.
+func (l *Loader) charge(file string) error {
+	if l.run == nil || l.run.files[file] {
+		return nil
+	}
+	l.run.files[file] = true
+	l.run.used += l.sizes[file]
+	if l.run.used > MaxRunInput {
+		return &Error{File: file, Msg: fmt.Sprintf("the run's input files add up to more than %d bytes with this one; expected a recipe, profile and defaults of at most that much together", MaxRunInput)}
+	}
+	return nil
+}
+
+// merged is one file with its chain applied, and the chain's files.
+type merged struct {
+	tree  *tree.Map
+	files []string
 }
 
 // NewLoader returns a loader over src.
 func NewLoader(src source.Source) *Loader {
-	return &Loader{Src: src, cache: map[string]*tree.Map{}}
+	return &Loader{Src: src, cache: map[string]*tree.Map{}, merged: map[string]*merged{}, sizes: map[string]int{}}
 }
 
-// Load reads file and everything its `defaults:` chain names.
+// Load reads file and everything its `defaults:` chain names. Files lists
+// each file once, bases before the files that name them.
 func (l *Loader) Load(file string) (*Loaded, error) {
-	out := &Loaded{}
-	t, err := l.load(file, nil, out)
+	m, err := l.load(file, nil)
 	if err != nil {
 		return nil, err
 	}
-	out.Tree = t
-	return out, nil
+	return &Loaded{Tree: tree.Copy(m.tree).(*tree.Map), Files: append([]string(nil), m.files...)}, nil
 }
 
 // Parse reads one YAML file as a mapping, without following `defaults:`.
 func (l *Loader) Parse(file string) (*tree.Map, error) {
 	if t, ok := l.cache[file]; ok {
+		if err := l.charge(file); err != nil {
+			return nil, err
+		}
 		return tree.Copy(t).(*tree.Map), nil
 	}
 	data, err := l.Src.ReadFile(file)
 	if err != nil {
+		return nil, err
+	}
+	l.sizes[file] = len(data)
+	if err := l.charge(file); err != nil {
 		return nil, err
 	}
 	v, err := tree.Parse(file, data)
@@ -85,20 +135,27 @@ func (l *Loader) Parse(file string) (*tree.Map, error) {
 	return tree.Copy(m).(*tree.Map), nil
 }
 
-func (l *Loader) load(file string, stack []string, out *Loaded) (*tree.Map, error) {
+// load returns file merged over its chain; the result is shared, so callers
+// only read it (tree.Merge copies what it takes from its source).
+func (l *Loader) load(file string, stack []string) (*merged, error) {
 	for _, f := range stack {
 		if f == file {
 			return nil, &Error{File: stack[len(stack)-1], Field: "defaults", Msg: "cycle: " + strings.Join(append(stack, file), " -> ")}
 		}
+	}
+	if done, ok := l.merged[file]; ok {
+		for _, f := range done.files {
+			if err := l.charge(f); err != nil {
+				return nil, err
+			}
+		}
+		return done, nil
 	}
 	if len(stack) >= MaxChain {
 		return nil, &Error{File: file, Field: "defaults", Msg: fmt.Sprintf("chain deeper than %d files", MaxChain)}
 	}
 	m, err := l.Parse(file)
 	if err != nil {
-		if errors.Is(err, source.ErrNotFound) && len(stack) > 0 {
-			return nil, &Error{File: stack[len(stack)-1], Field: "defaults", Msg: fmt.Sprintf("base file %s not found (chain: %s)", file, strings.Join(append(stack, file), " -> ")), Err: err}
-		}
 		return nil, err
 	}
 	bases, err := defaultsOf(file, m)
@@ -106,25 +163,54 @@ func (l *Loader) load(file string, stack []string, out *Loaded) (*tree.Map, erro
 		return nil, err
 	}
 	m.Delete("defaults")
-	merged := any(tree.NewMap())
+	acc := any(tree.NewMap())
+	var files []string
+	seen := map[string]bool{}
 	for _, b := range bases {
-		parent, err := l.load(source.Join(file, b), append(stack, file), out)
+		ref := source.Join(file, b.path)
+		parent, err := l.load(ref, append(stack, file))
 		if err != nil {
-			return nil, err
+			var le *Error
+			if errors.As(err, &le) {
+				return nil, err
+			}
+			// A base that cannot be read: the file and field that name it
+			// say where to look; the source's error says why.
+			msg := fmt.Sprintf("base file %s: %v (chain: %s)", ref, trimName(err, ref), strings.Join(append(append([]string(nil), stack...), file, ref), " -> "))
+			if errors.Is(err, source.ErrNotFound) {
+				msg = fmt.Sprintf("base file %s not found (chain: %s)", ref, strings.Join(append(append([]string(nil), stack...), file, ref), " -> "))
+			}
+			return nil, &Error{File: file, Field: b.field, Msg: msg, Err: err}
 		}
-		merged = tree.Merge(merged, parent)
+		acc = tree.Merge(acc, parent.tree)
+		for _, f := range parent.files {
+			if !seen[f] {
+				seen[f] = true
+				files = append(files, f)
+			}
+		}
 	}
-	out.Files = append(out.Files, file)
-	res := tree.Merge(merged, m)
+	files = append(files, file)
+	res := tree.Merge(acc, m)
 	rm, ok := res.(*tree.Map)
 	if !ok {
 		return nil, &Error{File: file, Msg: "merged recipe is not a mapping"}
 	}
-	return rm, nil
+	done := &merged{tree: rm, files: files}
+	l.merged[file] = done
+	return done, nil
 }
 
+// trimName drops the "<path>: " a source error starts with.
+func trimName(err error, name string) string {
+	return strings.TrimPrefix(err.Error(), name+": ")
+}
+
+// base is one entry of `defaults:` and the field that holds it.
+type base struct{ path, field string }
+
 // defaultsOf reads `defaults:` as a string or a list of strings.
-func defaultsOf(file string, m *tree.Map) ([]string, error) {
+func defaultsOf(file string, m *tree.Map) ([]base, error) {
 	v, ok := m.Get("defaults")
 	if !ok || v == nil {
 		return nil, nil
@@ -134,15 +220,15 @@ func defaultsOf(file string, m *tree.Map) ([]string, error) {
 		if strings.TrimSpace(t) == "" {
 			return nil, &Error{File: file, Field: "defaults", Msg: "empty path; expected a relative path to a base file"}
 		}
-		return []string{t}, nil
+		return []base{{t, "defaults"}}, nil
 	case []any:
-		var out []string
+		var out []base
 		for i, e := range t {
 			s, ok := e.(string)
 			if !ok || strings.TrimSpace(s) == "" {
 				return nil, &Error{File: file, Field: fmt.Sprintf("defaults[%d]", i), Msg: fmt.Sprintf("found %s; expected a relative path to a base file", tree.AKind(e))}
 			}
-			out = append(out, s)
+			out = append(out, base{s, fmt.Sprintf("defaults[%d]", i)})
 		}
 		return out, nil
 	}

@@ -1,6 +1,8 @@
 package recipe_test
 
 import (
+	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -244,4 +247,52 @@ func TestOverrideMarkerReplacesParentMapping(t *testing.T) {
 	require.NoError(t, err)
 	js, _ := rec.Tree.MarshalJSON()
 	require.JSONEq(t, `{"data":{"path":"c"}}`, string(js))
+}
+
+// A defaults diamond (each file names the previous one twice) is merged
+// once per file: 41 files deep it loads at once, and each file is listed
+// once, bases first.
+func TestDiamondIsLinear(t *testing.T) {
+	mem := source.Memory{"d0.yaml": []byte("a: 1\nb: {c: 2}\n")}
+	for i := 1; i <= 40; i++ {
+		mem[fmt.Sprintf("d%d.yaml", i)] = []byte(fmt.Sprintf("defaults: [d%d.yaml, d%d.yaml]\nk%d: %d\n", i-1, i-1, i, i))
+	}
+	start := time.Now()
+	rec, err := recipe.NewLoader(mem).Load("d40.yaml")
+	require.NoError(t, err)
+	require.Less(t, time.Since(start), 2*time.Second)
+	require.Len(t, rec.Files, 41)
+	require.Equal(t, "d0.yaml", rec.Files[0])
+	require.Equal(t, "d40.yaml", rec.Files[40])
+	v, _ := rec.Tree.Get("k40")
+	require.EqualValues(t, 40, v)
+}
+
+// A base that cannot be read is reported at the file and field that name
+// it; a run's files together stay within MaxRunInput.
+func TestBaseErrorsAndRunBudget(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "r.yaml"), []byte("defaults: [ok.yaml, /etc/passwd]\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ok.yaml"), []byte("a: 1\n"), 0o644))
+	disk, err := source.Confine(dir)
+	require.NoError(t, err)
+	_, err = recipe.NewLoader(disk).Load(filepath.ToSlash(filepath.Join(dir, "r.yaml")))
+	var le *recipe.Error
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, "defaults[1]", le.Field)
+	require.Contains(t, le.Msg, "base file /etc/passwd: not a file inside the root")
+	require.ErrorIs(t, err, source.ErrRefused)
+
+	// Five files under the per-file limit, over the run's budget together.
+	big := bytes.Repeat([]byte("# 32 bytes of comment padding ..\n"), (source.MaxFileSize*9/10)/32)
+	mem := source.Memory{"f0.yaml": append([]byte("x: 1\n"), big...)}
+	for i := 1; i < 5; i++ {
+		mem[fmt.Sprintf("f%d.yaml", i)] = append([]byte(fmt.Sprintf("defaults: f%d.yaml\n", i-1)), big...)
+	}
+	l := recipe.NewLoader(mem)
+	_, err = l.Load("f4.yaml")
+	require.NoError(t, err, "no budget before a run starts")
+	l.StartRun()
+	_, err = l.Load("f4.yaml")
+	require.ErrorContains(t, err, "add up to more than", "cached files count for the run that uses them")
 }

@@ -14,8 +14,10 @@
 package renderall
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -24,8 +26,9 @@ import (
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
-	"k8s.io/apimachinery/pkg/util/validation"
+	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/parallel"
@@ -56,13 +59,14 @@ type Run struct {
 	Diags diag.List
 }
 
-// Discover lists root/runs/*/run.yaml in name order. A missing runs/
+// Discover lists root/runs/*/run.yaml in name order, reading run files
+// through src (a confined source.Disk in the CLI). A missing runs/
 // directory is an error (rendering an empty set would delete every committed
 // manifest); a directory without run.yaml, an unreadable or invalid run file
-// and a metadata.name that is not the directory name are the run's Diags.
-// Entries that are not directories (a README) and hidden directories are
-// ignored.
-func Discover(root string) ([]Run, error) {
+// and a metadata.name that is not the directory name are the run's Diags,
+// and so is a symlink where a run directory belongs. Entries that are not
+// directories (a README) and hidden directories are ignored.
+func Discover(src source.Source, root string) ([]Run, error) {
 	root = filepath.ToSlash(filepath.Clean(root))
 	runsDir := path.Join(root, RunsDir)
 	entries, err := os.ReadDir(filepath.FromSlash(runsDir))
@@ -74,28 +78,57 @@ func Discover(root string) ([]Run, error) {
 	}
 	var runs []Run
 	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		runs = append(runs, discoverRun(runsDir, e.Name()))
+		if e.Type()&fs.ModeSymlink != 0 {
+			r := Run{Name: e.Name(), Path: path.Join(runsDir, e.Name(), RunFile)}
+			r.Diags.Errorf(path.Join(runsDir, e.Name()), "", "is a symlink; expected a directory holding %s (links are not followed)", RunFile)
+			runs = append(runs, r)
+			continue
+		}
+		if !e.IsDir() {
+			continue
+		}
+		runs = append(runs, discoverRun(src, runsDir, e.Name()))
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
 	return runs, nil
 }
 
-func discoverRun(runsDir, name string) Run {
+// RepoRoot is the directory that confines what render-all reads for dir:
+// the nearest enclosing directory with a .git entry (a git work tree or a
+// linked worktree), else dir itself.
+func RepoRoot(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	for d := abs; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return abs
+		}
+		d = parent
+	}
+}
+
+func discoverRun(src source.Source, runsDir, name string) Run {
 	r := Run{Name: name, Path: path.Join(runsDir, name, RunFile)}
 	ds := &r.Diags
-	if msgs := validation.IsDNS1123Subdomain(r.Name); len(msgs) > 0 {
-		ds.Errorf(path.Join(runsDir, r.Name), "", "run directory name %q: %s; expected a Kubernetes object name (it names the output file and the NemoRLRun)", r.Name, strings.Join(msgs, "; "))
+	if err := runspec.ValidateName(r.Name); err != nil {
+		ds.Errorf(path.Join(runsDir, r.Name), "", "run directory name %v", err)
 		return r
 	}
-	data, err := source.Disk{}.ReadFile(r.Path)
+	data, err := src.ReadFile(r.Path)
 	if err != nil {
 		if errors.Is(err, source.ErrNotFound) {
 			ds.Errorf(r.Path, "", "not found; expected every directory under %s/ to hold a %s %s", RunsDir, runspec.Kind, RunFile)
 		} else {
-			ds.Errorf(r.Path, "", "%v", err)
+			ds.Errorf(r.Path, "", "%v", strings.TrimPrefix(err.Error(), r.Path+": "))
 		}
 		return r
 	}
@@ -142,6 +175,7 @@ func (r *Result) Failed() []string {
 func Render(src source.Source, runs []Run) *Result {
 	type out struct {
 		data []byte
+		ids  []emit.Identity
 		ok   bool
 		ds   diag.List
 	}
@@ -149,14 +183,22 @@ func Render(src source.Source, runs []Run) *Result {
 		l := recipe.NewLoader(src)
 		return func(i int) out {
 			ds := append(diag.List(nil), runs[i].Diags...)
-			data, ok := renderRun(l, runs[i], &ds)
-			return out{data, ok, ds}
+			data, ids, ok := renderRun(l, runs[i], &ds)
+			return out{data, ids, ok, ds}
 		}
 	})
 	res := &Result{Files: map[string][]byte{}, Diags: map[string]diag.List{}}
+	owners := emit.Owners{}
 	for i, r := range runs {
 		res.Runs = append(res.Runs, r.Name)
 		if outs[i].ok {
+			// In run order: the later of two runs that render one object
+			// fails, naming both.
+			for _, m := range owners.Claim(r.Name, outs[i].ids) {
+				outs[i].ds.Errorf(r.Path, "", "%s", m)
+			}
+		}
+		if outs[i].ok && !outs[i].ds.HasErrors() {
 			res.Files[r.Name] = outs[i].data
 		}
 		if len(outs[i].ds) > 0 {
@@ -166,21 +208,43 @@ func Render(src source.Source, runs []Run) *Result {
 	return res
 }
 
-func renderRun(l *recipe.Loader, r Run, ds *diag.List) ([]byte, bool) {
+func renderRun(l *recipe.Loader, r Run, ds *diag.List) ([]byte, []emit.Identity, bool) {
 	if r.Spec == nil || ds.HasErrors() {
-		return nil, false
+		return nil, nil, false
 	}
-	pr := pipeline.Run(l, r.Spec.Request(r.Path))
+	req := r.Spec.Request(r.Path)
+	if res, ok := l.Src.(resolver); ok {
+		// A path the run names that the source refuses is reported at the
+		// run file's field, before anything is read.
+		for _, f := range []struct{ field, path string }{{"spec.recipe", req.Recipe}, {"spec.profile", req.Profile}, {"spec.defaults", req.UserDefaults}} {
+			if f.path == "" {
+				continue
+			}
+			if _, err := res.Resolve(f.path); err != nil && errors.Is(err, source.ErrRefused) {
+				ds.Errorf(r.Path, f.field, "%v", err)
+			}
+		}
+		if ds.HasErrors() {
+			return nil, nil, false
+		}
+	}
+	pr := pipeline.Run(l, req)
 	*ds = append(*ds, pr.Diags...)
 	if pr.Diags.HasErrors() {
-		return nil, false
+		return nil, nil, false
 	}
 	data, err := emit.Stream(pr.Docs)
 	if err != nil {
 		ds.Errorf(r.Path, "", "emit: %v", err)
-		return nil, false
+		return nil, nil, false
 	}
-	return data, true
+	// Identities only: the documents themselves are in data.
+	return data, emit.Identities(pr.Docs), true
+}
+
+// resolver is a source that checks a path before reading it (source.Disk).
+type resolver interface {
+	Resolve(name string) (string, error)
 }
 
 // Change says how a committed file differs from the render.
@@ -208,11 +272,53 @@ type Drift struct {
 	Diff string
 }
 
+// Foreign lists the committed files of runs that no longer exist and that
+// render-all did not write (Written is false): they are not orphans to
+// delete but someone else's files, left alone and reported.
+func Foreign(committed map[string][]byte, res *Result) []string {
+	known := map[string]bool{}
+	for _, n := range res.Runs {
+		known[n] = true
+	}
+	var out []string
+	for n, b := range committed {
+		if !known[n] && !Written(b) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Written reports whether data is a file render-all wrote: one or more
+// documents, every one labelled app.kubernetes.io/managed-by: nrl-k8s (the
+// mark every rendered object carries). Only such files are ever deleted.
+func Written(data []byte) bool {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	docs := 0
+	for {
+		var doc struct {
+			Metadata struct {
+				Labels map[string]any `yaml:"labels"`
+			} `yaml:"metadata"`
+		}
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return docs > 0
+		}
+		if err != nil || doc.Metadata.Labels[build.ManagedByKey] != build.ManagedByValue {
+			return false
+		}
+		docs++
+	}
+}
+
 // Compare lists the output files that differ from the render, in run order.
 // committed maps a run name to its committed file's bytes; outDir is the
 // output directory as shown in diff headers (e.g. "manifests"). Runs that
 // failed are skipped: their committed file is neither stale nor an orphan,
-// only unknown, and the failure itself already fails the command.
+// only unknown, and the failure itself already fails the command. A file
+// without a run is an orphan only when render-all wrote it (Written).
 func Compare(outDir string, committed map[string][]byte, res *Result) []Drift {
 	known := map[string]bool{}
 	for _, n := range res.Runs {
@@ -241,7 +347,7 @@ func Compare(outDir string, committed map[string][]byte, res *Result) []Drift {
 			out = append(out, Drift{Run: n, Change: Stale, File: file, Data: cur, Diff: UnifiedDiff("a/"+file, "b/"+file, old, cur)})
 		case hasNew:
 			out = append(out, Drift{Run: n, Change: Missing, File: file, Data: cur, Diff: UnifiedDiff("/dev/null", "b/"+file, nil, cur)})
-		case !known[n]:
+		case !known[n] && Written(old):
 			out = append(out, Drift{Run: n, Change: Orphan, File: file, Diff: UnifiedDiff("a/"+file, "/dev/null", old, nil)})
 		}
 	}

@@ -50,7 +50,7 @@ func TestDiscover(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "runs", ".hidden"), 0o755))
 	write(t, filepath.Join(root, "runs", "README.md"), "not a run")
 
-	runs, err := renderall.Discover(root)
+	runs, err := renderall.Discover(source.Disk{}, root)
 	require.NoError(t, err)
 	byName := map[string]renderall.Run{}
 	var names []string
@@ -86,29 +86,31 @@ func TestDiscover(t *testing.T) {
 		})
 	}
 
-	_, err = renderall.Discover(filepath.Join(root, "runs", "a-run"))
+	_, err = renderall.Discover(source.Disk{}, filepath.Join(root, "runs", "a-run"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "runs: not found; expected a runs repository with runs/<run>/run.yaml files")
 }
 
 func TestCompare(t *testing.T) {
+	const gone = "metadata: {labels: {app.kubernetes.io/managed-by: nrl-k8s}}\n"
 	res := &renderall.Result{
 		Runs:  []string{"broken", "same", "stale", "new"},
 		Files: map[string][]byte{"same": []byte("a\n"), "stale": []byte("a\nB\nc\n"), "new": []byte("x\n")},
 	}
 	committed := map[string][]byte{
 		"same": []byte("a\n"), "stale": []byte("a\nb\nc\n"),
-		"gone": []byte("old\n"), "broken": []byte("kept\n"),
+		"gone": []byte(gone), "broken": []byte("kept\n"), "foreign": []byte("kind: X\n"),
 	}
 	drift := renderall.Compare("manifests", committed, res)
-	require.Len(t, drift, 3, "same is current; broken failed, so its file is neither stale nor an orphan")
+	require.Len(t, drift, 3, "same is current; broken failed, so its file is neither stale nor an orphan; foreign was not written by render-all")
+	require.Equal(t, []string{"foreign"}, renderall.Foreign(committed, res))
 	cases := []struct {
 		run    string
 		change renderall.Change
 		data   string
 		diff   string
 	}{
-		{"gone", renderall.Orphan, "", "--- a/manifests/gone.yaml\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n"},
+		{"gone", renderall.Orphan, "", "--- a/manifests/gone.yaml\n+++ /dev/null\n@@ -1 +0,0 @@\n-" + gone},
 		{"new", renderall.Missing, "x\n", "--- /dev/null\n+++ b/manifests/new.yaml\n@@ -0,0 +1 @@\n+x\n"},
 		{"stale", renderall.Stale, "a\nB\nc\n", "--- a/manifests/stale.yaml\n+++ b/manifests/stale.yaml\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"},
 	}
@@ -166,6 +168,9 @@ func fixture(t *testing.T) (string, string) {
 			return os.WriteFile(target, b, 0o644)
 		}))
 	}
+	// A checkout: render-all reads only inside the git work tree, and names
+	// files relative to it (so `git apply` of --check's diff works there).
+	require.NoError(t, os.Mkdir(filepath.Join(tmp, ".git"), 0o755))
 	return tmp, filepath.Join(tmp, "examples", "runs-repo")
 }
 
@@ -213,7 +218,7 @@ func TestGoldenRunsRepo(t *testing.T) {
 
 	code, stdout, stderr = runCLI("render-all", repo, "--check")
 	require.Equal(t, cli.ExitError, code, stderr)
-	assert.True(t, strings.HasPrefix(stdout, "--- a/manifests/ultra-64n.yaml\n+++ b/manifests/ultra-64n.yaml\n@@ "), stdout)
+	assert.True(t, strings.HasPrefix(stdout, "--- a/examples/runs-repo/manifests/ultra-64n.yaml\n+++ b/examples/runs-repo/manifests/ultra-64n.yaml\n@@ "), stdout)
 	assert.Equal(t, 1, strings.Count(stdout, "\n+++ "), "only the changed run drifts")
 	assert.Contains(t, stdout, "\n+  - groupName: gpu-workers-segment-4\n")
 	assert.Contains(t, stderr, "manifests/ultra-64n.yaml: stale (differs from the render)")
@@ -226,7 +231,7 @@ func TestGoldenRunsRepo(t *testing.T) {
 
 	code, stdout, stderr = runCLI("render-all", repo)
 	require.Equal(t, cli.ExitOK, code, stderr)
-	assert.Equal(t, "wrote manifests/ultra-64n.yaml\n3 run(s): 3 rendered, 1 changed, 0 failed\n", stdout)
+	assert.Equal(t, "wrote examples/runs-repo/manifests/ultra-64n.yaml\n3 run(s): 3 rendered, 1 changed, 0 failed\n", stdout)
 	for _, n := range []string{"qwen3-math-4n", "ultra-48n"} {
 		st, err := os.Stat(filepath.Join(manifests, n+".yaml"))
 		require.NoError(t, err)
@@ -255,27 +260,30 @@ total: GPU nodes 116 → 132 (+16), GPUs 464 → 528 (+64)
 func TestRenderAllOrphansAndFailures(t *testing.T) {
 	_, repo := fixture(t)
 	manifests := filepath.Join(repo, "manifests")
-	write(t, filepath.Join(manifests, "retired.yaml"), "---\nkind: RayJob\n")
+	write(t, filepath.Join(manifests, "retired.yaml"), "kind: RayJob\nmetadata:\n  labels: {app.kubernetes.io/managed-by: nrl-k8s}\n")
 	write(t, filepath.Join(manifests, "README.md"), "not ours")
+	write(t, filepath.Join(manifests, "notes.yaml"), "kind: RayJob\n")
 	broken := strings.Replace(testenv.ReadFile(t, filepath.Join(repo, "runs/ultra-48n/run.yaml")), "ultra-48n", "broken", 1)
 	write(t, filepath.Join(repo, "runs/broken/run.yaml"), strings.Replace(broken, "ultra_48n_pipeclean", "no_such", 1))
 	write(t, filepath.Join(manifests, "broken.yaml"), "kept\n")
 
 	code, stdout, stderr := runCLI("render-all", repo, "--check")
 	require.Equal(t, cli.ExitError, code)
-	assert.Equal(t, "--- a/manifests/retired.yaml\n+++ /dev/null\n@@ -1,2 +0,0 @@\n----\n-kind: RayJob\n", stdout)
+	assert.Equal(t, "--- a/examples/runs-repo/manifests/retired.yaml\n+++ /dev/null\n@@ -1,3 +0,0 @@\n-kind: RayJob\n-metadata:\n-  labels: {app.kubernetes.io/managed-by: nrl-k8s}\n", stdout)
 	assert.Contains(t, stderr, "manifests/retired.yaml: orphaned")
+	assert.Contains(t, stderr, "manifests/notes.yaml: no run runs/notes, and not written by render-all")
 	assert.Contains(t, stderr, "broken: error: ")
 	assert.Contains(t, stderr, "no_such.gb300.infra.yaml")
 	assert.Contains(t, stderr, "1 run(s) failed to render, their manifests were left as they are: broken")
 
 	code, stdout, _ = runCLI("render-all", repo)
 	require.Equal(t, cli.ExitError, code, "a failed run fails the command")
-	assert.Contains(t, stdout, "removed manifests/retired.yaml (no run runs/retired)\n")
+	assert.Contains(t, stdout, "removed examples/runs-repo/manifests/retired.yaml (no run runs/retired)\n")
 	assert.Contains(t, stdout, "4 run(s): 3 rendered, 0 changed, 1 failed\n")
 	assert.NoFileExists(t, filepath.Join(manifests, "retired.yaml"))
 	assert.Equal(t, "kept\n", testenv.ReadFile(t, filepath.Join(manifests, "broken.yaml")))
 	assert.FileExists(t, filepath.Join(manifests, "README.md"))
+	assert.FileExists(t, filepath.Join(manifests, "notes.yaml"), "only files render-all wrote are deleted")
 }
 
 func TestRenderAllUsage(t *testing.T) {
@@ -312,7 +320,7 @@ func TestRenderDoesNotDependOnWorkers(t *testing.T) {
 	_, repo := fixture(t)
 	broken := strings.Replace(testenv.ReadFile(t, filepath.Join(repo, "runs/ultra-48n/run.yaml")), "ultra-48n", "broken", 1)
 	write(t, filepath.Join(repo, "runs/broken/run.yaml"), strings.Replace(broken, "ultra_48n_pipeclean", "no_such", 1))
-	runs, err := renderall.Discover(repo)
+	runs, err := renderall.Discover(source.Disk{}, repo)
 	require.NoError(t, err)
 	renderWith := func(procs int) *renderall.Result {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))

@@ -266,7 +266,7 @@ func editLine(t *testing.T, file, old, new string) {
 // renderFixture renders the fixture's runs as render-all does.
 func renderFixture(t *testing.T, tmp string) review.Render {
 	t.Helper()
-	runs, err := renderall.Discover(filepath.Join(tmp, "examples", "runs-repo"))
+	runs, err := renderall.Discover(source.Disk{}, filepath.Join(tmp, "examples", "runs-repo"))
 	require.NoError(t, err)
 	res := renderall.Render(source.Disk{}, runs)
 	require.Empty(t, res.Failed(), "%v", res.Diags)

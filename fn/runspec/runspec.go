@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -60,11 +61,13 @@ type Spec struct {
 	Env map[string]string `json:"env,omitempty"`
 }
 
-// Parse reads a NemoRLRun strictly (unknown fields are errors).
+// Parse reads a NemoRLRun strictly: a key given twice and an unknown key
+// are errors, so what a reviewer reads first is what renders (a later
+// `mode:` would otherwise win silently).
 func Parse(file string, data []byte) (*Run, error) {
-	js, err := yaml.YAMLToJSON(data)
+	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: %w; expected each key once", file, err)
 	}
 	var r Run
 	strict, err := kjson.UnmarshalStrict(js, &r)
@@ -89,8 +92,8 @@ func (r *Run) Validate() error {
 	if r.APIVersion != APIVersion || r.Kind != Kind {
 		return fmt.Errorf("found %s %s; expected apiVersion %s, kind %s", r.APIVersion, r.Kind, APIVersion, Kind)
 	}
-	if r.Metadata.Name == "" {
-		return fmt.Errorf("metadata.name: is required")
+	if err := ValidateName(r.Metadata.Name); err != nil {
+		return fmt.Errorf("metadata.name: %w", err)
 	}
 	if r.Spec.Recipe == "" {
 		return fmt.Errorf("spec.recipe: is required; expected the path of the NeMo-RL recipe")
@@ -104,6 +107,35 @@ func (r *Run) Validate() error {
 		return fmt.Errorf("spec.mode: found %q; expected rayjob, raycluster or dev", r.Spec.Mode)
 	}
 	return nil
+}
+
+// Reserved are run names no entry point accepts: under kpt a run's objects
+// go to <run>/, and inputs/ holds the package's input ConfigMaps.
+var Reserved = map[string]bool{"inputs": true}
+
+// ValidateName checks a run name: it names kpt's output directory and
+// render-all's manifests/<run>.yaml, so it must be a Kubernetes object name
+// (a DNS-1123 subdomain: lower case, digits, '-' and '.', at most 253
+// characters), never a path, and not a reserved directory.
+func ValidateName(name string) error {
+	if name == "" {
+		return fmt.Errorf("is required")
+	}
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return fmt.Errorf("%q: %s; expected a Kubernetes object name (it names the run's output)", clip(name), strings.Join(msgs, "; "))
+	}
+	if Reserved[name] {
+		return fmt.Errorf("%q is reserved (the directory of the package's input ConfigMaps); expected another name", name)
+	}
+	return nil
+}
+
+// clip shortens a long bad name in a message.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
 }
 
 // Mode is the mode with its default.

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package source
+
+const nonBlock = 0

@@ -1,0 +1,205 @@
+// Package hostile runs render-all and diff, as CI does on a pull request,
+// over runs repositories built to attack the runner: every probe of the
+// threat model in docs/reliability.md is one case. A PR controls every file,
+// symlink and path of its repository; the host holds a secret file outside
+// it and a secret in the environment. Each case asserts the command ends
+// quickly, that neither secret ever reaches stdout or stderr, and that
+// nothing outside the output directory changes.
+package hostile
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+)
+
+var bin string
+
+func TestMain(m *testing.M) { testenv.RunWithCLI(m, &bin) }
+
+// The secrets a probe tries to print: a host file outside the repository
+// and a variable in the runner's environment (CI's GITHUB_TOKEN).
+const (
+	fileSecret = "FILESECRET-7f3a9c"
+	envSecret  = "ENVSECRET-2b8e1d"
+	// valueSecret is a value inside the repository that resolver errors
+	// must not echo.
+	valueSecret = "VALUESECRETx91c4"
+)
+
+// A recipe and profile that render: the baseline every repository has.
+const recipeYAML = `cluster:
+  gpus_per_node: 4
+  num_nodes: 2
+policy:
+  megatron_cfg: {enabled: false}
+  dtensor_cfg: {enabled: true}
+  optimizer: {kwargs: {foreach: false, fused: false}}
+`
+
+const profileYAML = `image: img:1
+launch:
+  codeSource: image
+  codePath: /opt/nemo-rl
+  entrypoint: |
+    python examples/run_grpo.py --config r.yaml
+kuberay:
+  training:
+    name: ${user:}-c
+    segmentSize: 2
+    spec:
+      headGroupSpec:
+        template:
+          spec:
+            nodeSelector: {nodeGroup: cpu}
+            containers: [{name: ray-head}]
+      workerGroupSpecs:
+        - groupName: gpu
+          replicas: 2
+          template:
+            metadata:
+              annotations: {kai.scheduler/topology: t}
+            spec:
+              tolerations: [{operator: Exists}]
+              resourceClaims: [{name: compute-domain-channel}]
+              containers:
+                - name: ray-worker
+                  resources: {limits: {nvidia.com/gpu: "4"}}
+`
+
+func runYAML(name, extra string) string {
+	return fmt.Sprintf(`apiVersion: nemo-rl.nvidia.com/v1alpha1
+kind: NemoRLRun
+metadata:
+  name: %s
+spec:
+  recipe: ../../configs/r.yaml
+  profile: ../../configs/p.infra.yaml
+  user: alice
+%s`, name, extra)
+}
+
+// world is a temp dir holding host/ (the secret file) and repo/ (a git work
+// tree: the PR's checkout, with the runs repository at its root).
+type world struct {
+	t          *testing.T
+	dir, repo  string
+	host       string
+	secretFile string
+}
+
+func newWorld(t *testing.T) *world {
+	dir := t.TempDir()
+	w := &world{t: t, dir: dir, repo: filepath.Join(dir, "repo"), host: filepath.Join(dir, "host")}
+	w.secretFile = filepath.Join(w.host, "id_rsa")
+	w.write(filepath.Join(w.host, "id_rsa"), "-----BEGIN KEY-----\n"+fileSecret+"\n")
+	w.write(filepath.Join(w.host, "secret.yaml"), "token: "+fileSecret+"\n")
+	w.write(filepath.Join(w.host, "keep", "a.yaml"), "kept: true\n")
+	require.NoError(t, os.MkdirAll(filepath.Join(w.repo, ".git"), 0o755))
+	w.file("configs/r.yaml", recipeYAML)
+	w.file("configs/p.infra.yaml", profileYAML)
+	w.file("runs/good/run.yaml", runYAML("good", ""))
+	return w
+}
+
+func (w *world) write(p, content string) {
+	w.t.Helper()
+	require.NoError(w.t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(w.t, os.WriteFile(p, []byte(content), 0o644))
+}
+
+// file writes a file of the repository.
+func (w *world) file(rel, content string) { w.write(filepath.Join(w.repo, rel), content) }
+
+// link makes a symlink in the repository.
+func (w *world) link(rel, target string) {
+	w.t.Helper()
+	p := filepath.Join(w.repo, rel)
+	require.NoError(w.t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(w.t, os.Symlink(target, p))
+}
+
+// snapshot hashes every entry under dir except the output directory (a
+// symlink is its target text: it is never followed).
+func (w *world) snapshot() map[string]string {
+	w.t.Helper()
+	out := map[string]string{}
+	manifests := filepath.Join(w.repo, "manifests")
+	require.NoError(w.t, filepath.WalkDir(w.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == manifests {
+			return filepath.SkipDir
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			out[p] = "link:" + target
+			return err
+		case d.IsDir():
+			out[p] = "dir"
+		default:
+			b, err := os.ReadFile(p)
+			out[p] = fmt.Sprintf("%x", sha256.Sum256(b))
+			return err
+		}
+		return nil
+	}))
+	return out
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+	took           time.Duration
+}
+
+// run runs the CLI with the secret in its environment and stdin left open
+// (a probe reading /dev/stdin must not wait for it).
+func (w *world) run(args ...string) result {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = w.repo
+	cmd.Env = append(os.Environ(), "GITHUB_TOKEN="+envSecret, "NRL_K8S_USER=alice")
+	pr, pw, err := os.Pipe()
+	require.NoError(w.t, err)
+	defer pr.Close()
+	defer pw.Close()
+	cmd.Stdin = pr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err = cmd.Run()
+	took := time.Since(start)
+	require.NoError(w.t, ctx.Err(), "%v timed out\nstderr: %s", args, stderr.String())
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(w.t, err)
+	}
+	return result{code, stdout.String(), stderr.String(), took}
+}
+
+// clean asserts no secret reached the output.
+func clean(t *testing.T, r result) {
+	t.Helper()
+	for _, s := range []string{fileSecret, envSecret, valueSecret} {
+		require.NotContains(t, r.stdout, s, "stdout leaks a secret")
+		require.NotContains(t, r.stderr, s, "stderr leaks a secret")
+	}
+}
