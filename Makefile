@@ -7,7 +7,7 @@ EXAMPLES  := testdata/nemo-rl
 LDFLAGS   := -s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/cli.Version=$(VERSION)
 TOOLS_ENV  = $(shell ./hack/tools.sh)
 
-.PHONY: all build test unit e2e golden fmt vet lint image fuzz bench manifests chart tools apiserver apiserver-test clean
+.PHONY: all build test unit golden fmt vet lint image fuzz bench manifests chart tools apiserver apiserver-test clean
 
 all: build
 
@@ -25,7 +25,7 @@ apiserver:
 
 # Every test, the end-to-end ones against the pinned kustomize and helm CLIs
 # and a real kube-apiserver too (a missing one fails instead of skipping).
-test: vet build
+test: vet lint build
 	$(TOOLS_ENV); $(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 ./...
 
 # Only the real-API-server tier: server-side dry-run apply of every golden,
@@ -48,6 +48,11 @@ golden:
 	$(GO) run ./fn/cmd/nrl-k8s kustomize-inputs -k examples/kustomize --root . --write $(KUSTOMIZE_RUNS)
 	$(GO) run ./fn/cmd/nrl-k8s kustomize-inputs --kpt examples/kpt --root . --write $(KPT_RUNS)
 	$(GO) test -count=1 $(GOLDEN_PKGS) -run 'Golden' -update
+
+# golangci-lint v2.15.0 (hack/tools.sh) with .golangci.yml: errorlint,
+# goimports and the standard set, clean on the whole module.
+lint:
+	$(TOOLS_ENV); $$NRL_GOLANGCI_LINT run ./...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

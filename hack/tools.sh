@@ -15,6 +15,8 @@ install_tool() { # name version module
 kustomize=$(install_tool kustomize v5.8.0 sigs.k8s.io/kustomize/kustomize/v5)
 helm3=$(install_tool helm v3.21.4 helm.sh/helm/v3/cmd/helm)
 helm4=$(install_tool helm v4.3.2 helm.sh/helm/v4/cmd/helm)
+golangci=$(install_tool golangci-lint v2.15.0 github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
 echo "export NRL_KUSTOMIZE=$kustomize"
 echo "export NRL_HELM3=$helm3"
 echo "export NRL_HELM4=$helm4"
+echo "export NRL_GOLANGCI_LINT=$golangci"

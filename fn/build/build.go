@@ -4,6 +4,7 @@
 package build
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
@@ -128,14 +129,14 @@ func errAt(field, format string, args ...any) error {
 }
 
 func fieldOf(err error) string {
-	if fe, ok := err.(*fieldError); ok {
+	if fe, ok := errors.AsType[*fieldError](err); ok {
 		return fe.field
 	}
 	return ""
 }
 
 func msgOf(err error) string {
-	if fe, ok := err.(*fieldError); ok {
+	if fe, ok := errors.AsType[*fieldError](err); ok {
 		return fe.msg
 	}
 	return err.Error()
@@ -225,7 +226,7 @@ func (b *builder) rayClusterMode() ([]Object, error) {
 // clusterErr keeps a field error's own path; other errors are about the
 // worker groups (segment splitting).
 func clusterErr(role string, err error) error {
-	if _, ok := err.(*fieldError); ok {
+	if _, ok := errors.AsType[*fieldError](err); ok {
 		return err
 	}
 	return errAt("kuberay."+role+".spec.workerGroupSpecs", "%v", err)

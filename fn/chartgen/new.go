@@ -50,7 +50,7 @@ func NewChart(idx *Index, dir, name, version string) error {
 	}
 	meta.Name, meta.Version = name, version
 	if err := meta.Validate(); err != nil {
-		return fmt.Errorf("Chart.yaml: %w", err)
+		return fmt.Errorf("chart metadata (Chart.yaml): %w", err)
 	}
 	if files["Chart.yaml"], err = yaml.Marshal(&meta); err != nil {
 		return err

@@ -64,8 +64,8 @@ func Archive(c *chart.Chart) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	zw.Header.Extra = helmGzipExtra
-	zw.Header.Comment = "Helm"
+	zw.Extra = helmGzipExtra
+	zw.Comment = "Helm"
 	tw := tar.NewWriter(zw)
 	base := c.Name()
 	add := func(name string, body []byte) error {

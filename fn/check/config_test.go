@@ -86,9 +86,10 @@ func TestPodConfig(t *testing.T) {
 			target, ds := PodConfig(ConfigInput{Profile: prof, RecipeFile: tc.recipe, RecipeRoot: tc.root})
 			var errs, warns []string
 			for _, d := range ds {
-				if d.Severity == "error" {
+				switch d.Severity {
+				case "error":
 					errs = append(errs, d.Message)
-				} else if d.Severity == "warning" {
+				case "warning":
 					warns = append(warns, d.Message)
 				}
 			}

@@ -5,6 +5,7 @@
 package check
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -77,7 +78,7 @@ func EffectiveRecipe(l *recipe.Loader, rec *recipe.Loaded, file string, prof *pr
 		Resolvers: map[string]interp.Func{"oc.env": podEnvResolver(env.Env)},
 	}).Value(nil)
 	if err != nil {
-		if ie, ok := err.(*interp.Error); ok {
+		if ie, ok := errors.AsType[*interp.Error](err); ok {
 			ds.Errorf(r.fileOf(tree.ParsePath(ie.Path)), ie.Path, "cannot resolve %q: %s", ie.Value, ie.Msg)
 		} else {
 			ds.Errorf(file, "", "%v", err)

@@ -93,7 +93,7 @@ func Apply(root *tree.Map, o Override) error {
 		return tree.SetPath(root, o.Key, o.Value)
 	case Add:
 		if exists {
-			return fmt.Errorf("override %q: key '%s' is already in the recipe; use %s=... or ++%s=...", o.Raw, o.Key, o.Key, o.Key)
+			return fmt.Errorf("override %q: key '%s' is already in the recipe; use %s=VALUE (set) or ++%s=VALUE (add or set)", o.Raw, o.Key, o.Key, o.Key)
 		}
 		return tree.SetPath(root, o.Key, o.Value)
 	case Force:

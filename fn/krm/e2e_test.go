@@ -11,12 +11,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 // End-to-end: the built binary as an exec function under kustomize (in
@@ -31,7 +32,6 @@ var (
 	binOnce sync.Once
 	binDir  string
 	binErr  error
-	binOut  []byte
 )
 
 // nrlK8s builds ./fn/cmd/nrl-k8s once per test binary.

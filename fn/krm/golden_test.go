@@ -84,7 +84,7 @@ func kptPackage(t *testing.T) []*yaml.RNode {
 	var items []*yaml.RNode
 	add := func(n *yaml.RNode, p string) {
 		for _, kv := range [][2]string{
-			{kioutil.LegacyIndexAnnotation, "0"}, {kioutil.LegacyPathAnnotation, p},
+			{kioutil.LegacyIndexAnnotation, "0"}, {kioutil.LegacyPathAnnotation, p}, //nolint:staticcheck // kpt packages carry both forms
 			{kioutil.IndexAnnotation, "0"}, {kioutil.PathAnnotation, p},
 		} {
 			require.NoError(t, n.PipeE(yaml.SetAnnotation(kv[0], kv[1])))

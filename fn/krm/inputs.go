@@ -206,7 +206,7 @@ func dataOf(n *yaml.RNode) (map[string][]byte, error) {
 			if field == yaml.BinaryDataField {
 				dec, err := base64.StdEncoding.DecodeString(v.Value)
 				if err != nil {
-					return nil, fmt.Errorf("%s.%s: expected base64: %v", field, k.Value, err)
+					return nil, fmt.Errorf("%s.%s: expected base64: %w", field, k.Value, err)
 				}
 				b = dec
 			}

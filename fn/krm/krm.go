@@ -340,7 +340,7 @@ func OutputPath(run string, d emit.Doc) string {
 // forms the input used; Execute works out that subset first (pathKeysFor).
 var allPathKeys = []string{
 	kioutil.PathAnnotation, kioutil.IndexAnnotation,
-	kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation,
+	kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation, //nolint:staticcheck // kustomize still reads the legacy forms
 }
 
 // setPath writes the output file and index annotations into a document
@@ -360,7 +360,7 @@ func setPath(d emit.Doc, keys []string, p string, index int) {
 		md["annotations"] = annos
 	}
 	for _, k := range keys {
-		if k == kioutil.PathAnnotation || k == kioutil.LegacyPathAnnotation {
+		if k == kioutil.PathAnnotation || k == kioutil.LegacyPathAnnotation { //nolint:staticcheck // the legacy form is written for kustomize
 			annos[k] = p
 		} else {
 			annos[k] = strconv.Itoa(index)

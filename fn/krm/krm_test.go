@@ -247,9 +247,9 @@ func TestProcessAnnotatesOutputPaths(t *testing.T) {
 		a := n.GetAnnotations()
 		want := "qwen3-30b-math-gb300/" + strings.ToLower(n.GetKind()) + "_" + n.GetName() + ".yaml"
 		require.Equal(t, want, a[kioutil.PathAnnotation])
-		require.Equal(t, want, a[kioutil.LegacyPathAnnotation])
+		require.Equal(t, want, a[kioutil.LegacyPathAnnotation]) //nolint:staticcheck // the legacy form is written for kustomize
 		require.Equal(t, "0", a[kioutil.IndexAnnotation])
-		require.Equal(t, "0", a[kioutil.LegacyIndexAnnotation])
+		require.Equal(t, "0", a[kioutil.LegacyIndexAnnotation]) //nolint:staticcheck // the legacy form is written for kustomize
 	}
 }
 

@@ -75,7 +75,7 @@ func TestNrlK8sImage(t *testing.T) {
 // extractFile copies one file of a flattened image filesystem to dir.
 func extractFile(t *testing.T, rc io.ReadCloser, name, dir string) string {
 	t.Helper()
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	tr := tar.NewReader(rc)
 	for {
 		hdr, err := tr.Next()

@@ -3,6 +3,7 @@ package ociimage
 import (
 	"archive/tar"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -89,7 +90,7 @@ func TestBuildWriteReload(t *testing.T) {
 	require.Equal(t, "/", cf.Config.WorkingDir)
 	require.Equal(t, []string{"PATH=/usr/local/bin"}, cf.Config.Env)
 	require.Equal(t, "nrl-k8s", cf.Config.Labels["org.opencontainers.image.title"])
-	require.True(t, cf.Created.Time.Equal(time.Unix(0, 0)), "created = %v", cf.Created.Time)
+	require.True(t, cf.Created.Equal(time.Unix(0, 0)), "created = %v", cf.Created.Time)
 	require.Len(t, cf.RootFS.DiffIDs, 1)
 	require.Len(t, cf.History, 1)
 
@@ -164,7 +165,7 @@ func TestTarballManifestNamesTag(t *testing.T) {
 
 	f, err := os.Open(out)
 	require.NoError(t, err)
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	tr := tar.NewReader(f)
 	for {
 		hdr, err := tr.Next()
@@ -238,12 +239,12 @@ type tarFile struct {
 func extract(t *testing.T, img v1.Image) map[string]tarFile {
 	t.Helper()
 	rc := mutate.Extract(img)
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	files := map[string]tarFile{}
 	tr := tar.NewReader(rc)
 	for {
 		hdr, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return files
 		}
 		require.NoError(t, err)

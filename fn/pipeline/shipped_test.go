@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
@@ -118,7 +117,7 @@ func TestRenderIsDeterministic(t *testing.T) {
 
 func streamOf(t *testing.T, res *pipeline.Result) []byte {
 	t.Helper()
-	require.False(t, res.Diags.HasErrors(), "%v", diag.List(res.Diags))
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 	b, err := emitStream(res)
 	require.NoError(t, err)
 	return b

@@ -80,7 +80,7 @@ func TestSchemaDefaultsAndShape(t *testing.T) {
 		{[]string{"dra", "roce", "deviceClassName"}, "roce.networking.k8s.aws"},
 	} {
 		t.Run(strings.Join(tc.path, "."), func(t *testing.T) {
-			var node map[string]any = map[string]any{"properties": props}
+			node := map[string]any{"properties": props}
 			for _, p := range tc.path {
 				node = node["properties"].(map[string]any)[p].(map[string]any)
 			}

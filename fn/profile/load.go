@@ -2,6 +2,7 @@ package profile
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -126,7 +127,7 @@ func Load(in Input) (*Loaded, diag.List) {
 	hostEnv := hostEnvKeys(root)
 	resolved, err := interp.Resolve(root, interp.Options{User: in.User, Env: in.Env})
 	if err != nil {
-		if ie, ok := err.(*interp.Error); ok {
+		if ie, ok := errors.AsType[*interp.Error](err); ok {
 			if hint, ok := shellHint(ie, readFile(in.Loader, file)); ok {
 				ds.Errorf(file, ie.Path, "%s", hint)
 			} else {

@@ -167,7 +167,7 @@ func ReadLimited(name, p string, max int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read: %w", name, errors.Unwrap(err))
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // opened read-only: nothing to flush
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read: %w", name, err)

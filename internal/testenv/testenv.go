@@ -33,7 +33,7 @@ func BuildCLI(dir string, flags ...string) (string, error) {
 	cmd.Dir = repoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./fn/cmd/nrl-k8s: %v\n%s", err, out)
+		return "", fmt.Errorf("go build ./fn/cmd/nrl-k8s: %w\n%s", err, out)
 	}
 	return bin, nil
 }

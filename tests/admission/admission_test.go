@@ -254,8 +254,8 @@ func FuzzKubeRayRulesAgree(f *testing.F) {
 				m.apply(job.Spec.RayClusterSpec, &job.ObjectMeta)
 			}
 		}
-		differential(t, fmt.Sprint(picks), job)
-		differential(t, fmt.Sprint(picks), cluster)
+		differential(t, fmt.Sprintf("%v", picks), job)
+		differential(t, fmt.Sprintf("%v", picks), cluster)
 	})
 }
 

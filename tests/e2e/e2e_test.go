@@ -8,10 +8,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 var bin string

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -177,8 +178,7 @@ func (w *world) run(args ...string) result {
 	cmd.Env = append(os.Environ(), "GITHUB_TOKEN="+envSecret, "NRL_K8S_USER=alice")
 	pr, pw, err := os.Pipe()
 	require.NoError(w.t, err)
-	defer pr.Close()
-	defer pw.Close()
+	defer func() { _, _ = pr.Close(), pw.Close() }()
 	cmd.Stdin = pr
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -187,7 +187,7 @@ func (w *world) run(args ...string) result {
 	took := time.Since(start)
 	require.NoError(w.t, ctx.Err(), "%v timed out\nstderr: %s", args, stderr.String())
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 		code = ee.ExitCode()
 	} else {
 		require.NoError(w.t, err)
