@@ -9,64 +9,13 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
-// Mode is what a render produces.
-type Mode string
-
-const (
-	// RayJob: one ephemeral RayJob (KubeRay creates and tears down the cluster).
-	RayJob Mode = "rayjob"
-	// RayCluster: long-lived RayClusters plus RayJobs submitted to them.
-	RayCluster Mode = "raycluster"
-	// Dev: the CPU-only dev pod.
-	Dev Mode = "dev"
-)
-
-// Modes lists the valid modes.
-var Modes = []Mode{RayJob, RayCluster, Dev}
-
-// Params are the run parameters that are not in the profile.
-type Params struct {
-	Mode Mode
-	// RunID names this run: it suffixes the submitted job and is exported as
-	// NRL_K8S_RUN_ID to the training entrypoint in raycluster mode.
-	RunID string
-	// User is the normalised submitting user.
-	User string
-	// Name is the run name: when set, every object the run owns is named
-	// after it (run.go); it is the instance label either way.
-	Name string
-	// Labels and Annotations are the run's own (a NemoRLRun's metadata,
-	// --label, the chart's values): they go onto every object of the run and
-	// every pod template (labels.go).
-	Labels, Annotations map[string]string
-	// Image, when set, replaces the image of every container of the run's
-	// pods (Ray pods, the dev pod); profile deployments keep theirs.
-	Image string
-	// NoDeployments leaves out the profile's deployments and their Services:
-	// they are shared by a user's runs (run.go), so only one release or
-	// apply should own them.
-	NoDeployments bool
-	// Overrides are extra Hydra overrides appended to the training driver.
-	Overrides []string
-	// Config, when set, is the --config every driver call is pointed at: the
-	// checked recipe as the pod sees it (check.PodConfig).
-	Config string
-	// RecipeYAML, under launch.recipeSource=configMap, is the merged recipe
-	// the run ships in a ConfigMap (RecipeYAML).
-	RecipeYAML string
-}
-
-// Object is one rendered object (a typed KubeRay / Kubernetes struct).
-type Object struct {
-	Obj any
-}
-
 // Build renders every object the run needs. Findings that do not stop the
 // render (warnings) are returned beside the objects.
-func Build(in *profile.Infra, file string, p Params) ([]Object, diag.List) {
+func Build(in *profile.Infra, file string, p runparams.Params) ([]any, diag.List) {
 	b := &builder{in: in, p: p, file: file}
 	if errs := checkRunMetadata(p); len(errs) > 0 {
 		for _, e := range errs {
@@ -74,14 +23,14 @@ func Build(in *profile.Infra, file string, p Params) ([]Object, diag.List) {
 		}
 		return nil, b.ds
 	}
-	var render func() ([]Object, error)
+	var render func() ([]any, error)
 	switch p.Mode {
-	case RayJob:
+	case runparams.RayJob:
 		render = b.rayJobMode
-	case RayCluster:
+	case runparams.RayCluster:
 		render = b.rayClusterMode
-	case Dev:
-		return []Object{{Obj: b.devPod()}}, b.ds
+	case runparams.Dev:
+		return []any{b.devPod()}, b.ds
 	default:
 		b.ds.Errorf("", "mode", "found %q; expected one of rayjob, raycluster, dev", p.Mode)
 		return nil, b.ds
@@ -111,7 +60,7 @@ func Build(in *profile.Infra, file string, p Params) ([]Object, diag.List) {
 // builder is one render: the profile, the run parameters and the findings.
 type builder struct {
 	in   *profile.Infra
-	p    Params
+	p    runparams.Params
 	file string
 	ds   diag.List
 }
@@ -142,7 +91,7 @@ func msgOf(err error) string {
 	return err.Error()
 }
 
-func (b *builder) rayJobMode() ([]Object, error) {
+func (b *builder) rayJobMode() ([]any, error) {
 	in, ds, file := b.in, &b.ds, b.file
 	c := in.Kuberay.Training
 	if c == nil {
@@ -172,19 +121,19 @@ func (b *builder) rayJobMode() ([]Object, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Object{Obj: cm})
+		out = append(out, cm)
 	}
-	return append(out, Object{Obj: job}), nil
+	return append(out, job), nil
 }
 
-func (b *builder) rayClusterMode() ([]Object, error) {
+func (b *builder) rayClusterMode() ([]any, error) {
 	in, ds, file := b.in, &b.ds, b.file
 	if b.p.RecipeYAML != "" {
 		// A long-lived cluster's mounted ConfigMap would change under a
 		// running job, and the kubelet updates it late.
 		return nil, errAt("launch.recipeSource", "is configMap, which rayjob mode supports only (the recipe is mounted into the cluster KubeRay creates for the job); expected --mode rayjob, or recipeSource checkout")
 	}
-	var out []Object
+	var out []any
 	cid := b.clusterIdentity()
 	roles := in.Kuberay.ByRole()
 	if len(roles) == 0 {
@@ -197,7 +146,7 @@ func (b *builder) rayClusterMode() ([]Object, error) {
 			return nil, clusterErr(rc.Role, err)
 		}
 		out = append(out, b.draObjects(cid, rc.Cluster, r.claims)...)
-		out = append(out, Object{Obj: b.newRayCluster(cid, rc.Role, rc.Cluster, r.spec)})
+		out = append(out, b.newRayCluster(cid, rc.Role, rc.Cluster, r.spec))
 	}
 	for _, rc := range roles {
 		if rc.Cluster.Daemon != nil {
@@ -205,7 +154,7 @@ func (b *builder) rayClusterMode() ([]Object, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, Object{Obj: job})
+			out = append(out, job)
 		}
 	}
 	if in.Kuberay.Training == nil {
@@ -220,7 +169,7 @@ func (b *builder) rayClusterMode() ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(out, Object{Obj: job}), nil
+	return append(out, job), nil
 }
 
 // clusterErr keeps a field error's own path; other errors are about the
@@ -232,8 +181,8 @@ func clusterErr(role string, err error) error {
 	return errAt("kuberay."+role+".spec.workerGroupSpecs", "%v", err)
 }
 
-func (b *builder) deploymentObjects() ([]Object, error) {
-	var out []Object
+func (b *builder) deploymentObjects() ([]any, error) {
+	var out []any
 	for _, k := range tree.SortedKeys(b.in.Deployments) {
 		d := b.in.Deployments[k]
 		id := b.sharedIdentity(d.Name)
@@ -241,9 +190,9 @@ func (b *builder) deploymentObjects() ([]Object, error) {
 		if err := applyScheduler(b.in, "deployments."+k+".spec.template", &dep.Spec.Template); err != nil {
 			return nil, err
 		}
-		out = append(out, Object{Obj: dep})
+		out = append(out, dep)
 		if svc := newService(b.in, id, d); svc != nil {
-			out = append(out, Object{Obj: svc})
+			out = append(out, svc)
 		}
 	}
 	return out, nil

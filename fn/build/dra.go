@@ -4,12 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
 
-// The claim names a worker pod uses to ask for the DRA objects we create.
-const (
-	ComputeDomainClaim = "compute-domain-channel"
-	RoCEClaim          = "roce-channel"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 )
 
 // draKind says which object a known claim needs.
@@ -44,9 +40,9 @@ func rewriteClaims(pods []*corev1.PodSpec, cluster, role string) []draClaim {
 			var k draKind
 			var name string
 			switch rc.Name {
-			case ComputeDomainClaim:
+			case profile.ComputeDomainClaim:
 				k, name = computeDomainKind, computeDomainName(cluster, role)
-			case RoCEClaim:
+			case profile.RoCEClaim:
 				k, name = roceKind, roceName(cluster, role)
 			default:
 				continue

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
@@ -114,7 +115,7 @@ func selectedWins(labels, selector map[string]string) map[string]string {
 // refuse, naming the key: they arrive from flags, a NemoRLRun's metadata or
 // chart values, and go onto every object. (The run name is checked with the
 // other run parameters, pipeline.validateParams.)
-func checkRunMetadata(p Params) []fieldError {
+func checkRunMetadata(p runparams.Params) []fieldError {
 	var errs []fieldError
 	add := func(field, what, found string, msgs []string) {
 		if len(msgs) > 0 {

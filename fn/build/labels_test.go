@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 )
 
 // TestLabelPrecedence pins which layer wins, one case per rule of labels.go.
@@ -57,13 +59,13 @@ func TestLabelPrecedence(t *testing.T) {
 func TestCheckRunMetadata(t *testing.T) {
 	cases := []struct {
 		name  string
-		p     Params
+		p     runparams.Params
 		field string // "" for no error
 	}{
-		{"valid", Params{Name: "sweep-a", Labels: map[string]string{"example.com/team": "rl", "x": ""}, Annotations: map[string]string{"note": "any text"}}, ""},
-		{"bad label key", Params{Labels: map[string]string{"bad key": "v"}}, "labels.bad key"},
-		{"bad label value", Params{Labels: map[string]string{"k": "a b"}}, "labels.k"},
-		{"bad annotation key", Params{Annotations: map[string]string{"/x": "v"}}, "annotations./x"},
+		{"valid", runparams.Params{Name: "sweep-a", Labels: map[string]string{"example.com/team": "rl", "x": ""}, Annotations: map[string]string{"note": "any text"}}, ""},
+		{"bad label key", runparams.Params{Labels: map[string]string{"bad key": "v"}}, "labels.bad key"},
+		{"bad label value", runparams.Params{Labels: map[string]string{"k": "a b"}}, "labels.k"},
+		{"bad annotation key", runparams.Params{Annotations: map[string]string{"/x": "v"}}, "annotations./x"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

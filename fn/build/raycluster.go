@@ -71,18 +71,18 @@ func (b *builder) renderClusterSpec(id identity, role string, c *profile.Cluster
 }
 
 // draObjects returns the ComputeDomain / RoCE template for each claim.
-func (b *builder) draObjects(id identity, c *profile.Cluster, claims []draClaim) []Object {
+func (b *builder) draObjects(id identity, c *profile.Cluster, claims []draClaim) []any {
 	count, class, nodes := b.in.EffectiveDRA(c)
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: b.in.Namespace, Labels: id.bareLabels(), Annotations: id.objectAnnotations(nil, nil)}
 	}
-	var out []Object
+	var out []any
 	for _, cl := range claims {
 		switch cl.kind {
 		case computeDomainKind:
-			out = append(out, Object{Obj: newComputeDomain(meta(cl.name), nodes)})
+			out = append(out, newComputeDomain(meta(cl.name), nodes))
 		case roceKind:
-			out = append(out, Object{Obj: newRoCETemplate(meta(cl.name), count, class)})
+			out = append(out, newRoCETemplate(meta(cl.name), count, class))
 		}
 	}
 	return out

@@ -11,11 +11,12 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
 // trainingEntrypoint is launch.entrypoint with the run's extra overrides.
-func trainingEntrypoint(in *profile.Infra, p Params) (string, error) {
+func trainingEntrypoint(in *profile.Infra, p runparams.Params) (string, error) {
 	if in.Launch.Entrypoint == nil || strings.TrimSpace(*in.Launch.Entrypoint) == "" {
 		return "", errAt("launch.entrypoint", "infra.launch.entrypoint is empty; expected the training command")
 	}

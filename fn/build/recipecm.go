@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"path"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,12 +17,7 @@ import (
 // head pod (where the driver runs), and every --config pointed at it. What
 // the reviewer reads in the rendered ConfigMap is what trains.
 const (
-	RecipeSourceConfigMap = "configMap"
-	recipeVolume          = "nemo-rl-recipe"
-	recipeMountDir        = "/etc/nemo-rl/recipe"
-	recipeKey             = "recipe.yaml"
-	// RecipeMountPath is the --config value under recipeSource=configMap.
-	RecipeMountPath = recipeMountDir + "/" + recipeKey
+	recipeVolume = "nemo-rl-recipe"
 	// maxConfigMapBytes is the API server's limit on a ConfigMap's data.
 	maxConfigMapBytes = 1 << 20
 )
@@ -58,7 +54,7 @@ func (b *builder) recipeConfigMap(id identity, c *profile.Cluster, job string, s
 	}})
 	for i := range spec.Spec.Containers {
 		spec.Spec.Containers[i].VolumeMounts = append(spec.Spec.Containers[i].VolumeMounts,
-			corev1.VolumeMount{Name: recipeVolume, MountPath: recipeMountDir, ReadOnly: true})
+			corev1.VolumeMount{Name: recipeVolume, MountPath: path.Dir(profile.RecipeMountPath), ReadOnly: true})
 	}
 	return &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
@@ -68,6 +64,6 @@ func (b *builder) recipeConfigMap(id identity, c *profile.Cluster, job string, s
 			Labels:      id.objectLabels(in.Labels, c.Labels, nil),
 			Annotations: id.objectAnnotations(in.Annotations, nil),
 		},
-		Data: map[string]string{recipeKey: p.RecipeYAML},
+		Data: map[string]string{path.Base(profile.RecipeMountPath): p.RecipeYAML},
 	}, nil
 }

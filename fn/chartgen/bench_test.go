@@ -6,7 +6,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart/loader"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 )
 
 // BenchmarkHelmTemplate is the Helm path for one run, in process: what
@@ -18,7 +18,7 @@ import (
 func BenchmarkHelmTemplate(b *testing.B) {
 	atRoot(b)
 	profile := index(b).Profiles[0].Name
-	for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+	for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 		vals := run{profile: profile, mode: mode, user: "ann", runID: "e7", overrides: twoOverrides}.values(b)
 		b.Run(string(mode), func(b *testing.B) {
 			b.ReportAllocs()

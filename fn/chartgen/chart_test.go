@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart/loader"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
@@ -29,7 +29,7 @@ var twoOverrides = []string{"logger.wandb_enabled=false", "++logger.wandb.tags=[
 func matrix(t *testing.T) []run {
 	var runs []run
 	for _, e := range index(t).Profiles {
-		for _, mode := range build.Modes {
+		for _, mode := range runparams.Modes {
 			for _, runID := range []string{"", "e7"} {
 				for _, ovs := range [][]string{nil, twoOverrides} {
 					runs = append(runs, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", runID: runID, overrides: ovs})
@@ -101,9 +101,9 @@ func TestGoldenCasesParity(t *testing.T) {
 		if name == "" || len(spec.Spec.Env) > 0 || spec.Spec.Name != "" || spec.Spec.Defaults != "" {
 			continue // not a packaged profile, or a parameter the chart has no value for
 		}
-		modes := []build.Mode{build.RayJob, build.RayCluster}
+		modes := []runparams.Mode{runparams.RayJob, runparams.RayCluster}
 		if spec.Spec.Mode != "" {
-			modes = []build.Mode{build.Mode(spec.Spec.Mode)}
+			modes = []runparams.Mode{runparams.Mode(spec.Spec.Mode)}
 		}
 		ns := spec.Spec.Namespace
 		if ns == "" {
@@ -197,7 +197,7 @@ func TestRecipeValue(t *testing.T) {
 	c := loadChart(t)
 	// The generic profile's recipe sets gpus_per_node itself, num_nodes in
 	// its defaults chain.
-	r := run{profile: "generic-single-node-8gpu", mode: build.RayJob, user: "alice", namespace: "default",
+	r := run{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "alice", namespace: "default",
 		recipe: entry(t, "generic-single-node-8gpu").Recipe}
 	_, notes, err := helmTemplate(c, r.values(t), "default")
 	require.NoError(t, err)
@@ -213,7 +213,7 @@ func TestRecipeValue(t *testing.T) {
 	assert.Contains(t, err.Error(), "gives each training worker 8 GPUs; expected 4, the recipe's cluster.gpus_per_node (set by the recipe value (cluster.gpus_per_node))")
 
 	// The entrypoint's overrides win over the recipe, as in the engine.
-	ultra := run{profile: "gb300-ultra-48n-pipeclean", mode: build.RayJob, user: "alice", namespace: "default", recipe: bad}
+	ultra := run{profile: "gb300-ultra-48n-pipeclean", mode: runparams.RayJob, user: "alice", namespace: "default", recipe: bad}
 	_, notes, err = helmTemplate(c, ultra.values(t), "default")
 	require.NoError(t, err, "cluster.* come from the entrypoint's overrides")
 	assert.Contains(t, notes, "6 nodes will sit idle")
@@ -225,7 +225,7 @@ func TestMaxUserLength(t *testing.T) {
 	c := loadChart(t)
 	meta := readMeta(t)
 	for _, e := range index(t).Profiles {
-		for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 			max := meta.Profiles[e.Name].MaxUserLength[string(mode)]
 			t.Run(fmt.Sprintf("%s/%s/%d", e.Name, mode, max), func(t *testing.T) {
 				r := run{profile: e.Name, mode: mode, user: "a" + strings.Repeat("b", max-1), namespace: "default"}
@@ -270,7 +270,7 @@ func TestCapacityMatchesEngine(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(e.Name+"/"+tc.ov, func(t *testing.T) {
-				r := run{profile: e.Name, mode: build.RayJob, user: "alice", namespace: "default", overrides: []string{tc.ov}}
+				r := run{profile: e.Name, mode: runparams.RayJob, user: "alice", namespace: "default", overrides: []string{tc.ov}}
 				want, msg, ok := engineRender(t, r)
 				require.Equal(t, tc.ok, ok, msg)
 				got, _, err := helmTemplate(c, r.values(t), "default")
@@ -324,7 +324,7 @@ func TestOverridePatternParses(t *testing.T) {
 func newValueRuns(t *testing.T) []run {
 	var runs []run
 	for _, e := range index(t).Profiles {
-		for _, mode := range build.Modes {
+		for _, mode := range runparams.Modes {
 			runs = append(runs, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", runID: "e7",
 				release: "sweep-a", image: "registry.example/nemo-rl:v2",
 				labels: map[string]string{"cost-center": "rl-42", "example.com/team": "post-training"},
@@ -360,7 +360,7 @@ func TestTwoReleasesDisjoint(t *testing.T) {
 	// The ultra profiles' shared sandbox belongs to the first release; the
 	// second leaves it out (deployments=false).
 	for _, profile := range []string{"gb300-qwen3-30b-math-4n-4gpu", "generic-single-node-8gpu", "gb300-ultra-64n-pipeclean"} {
-		for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 			t.Run(profile+"/"+string(mode), func(t *testing.T) {
 				sets := map[string][]runcheck.Object{}
 				for _, rel := range []string{"run-a", "run-b"} {
@@ -446,7 +446,7 @@ func TestNewChart(t *testing.T) {
 	c, err := loader.Load(dir)
 	require.NoError(t, err)
 	assert.Equal(t, "team-rl", c.Name())
-	for _, mode := range build.Modes {
+	for _, mode := range runparams.Modes {
 		vals := map[string]any{"profile": "team-8gpu", "user": "ann", "mode": string(mode), "image": "registry.example/x:1"}
 		got, _, err := helmTemplateNamed(c, "exp-1", vals, "team-a")
 		require.NoError(t, err)

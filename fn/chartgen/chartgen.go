@@ -25,6 +25,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
@@ -102,7 +103,7 @@ func nameRule(kind string) (max int, pattern string) {
 }
 
 // Modes are the chart's modes, in the engine's order.
-var Modes = build.Modes
+var Modes = runparams.Modes
 
 // Index is profiles/index.yaml: the profiles the chart packages.
 type Index struct {
@@ -382,7 +383,7 @@ func slotFile(i int) string { return fmt.Sprintf("templates/doc-%02d.yaml", i) }
 // slotRE matches the slot files Generate owns.
 var slotRE = regexp.MustCompile(`^doc-[0-9]+\.yaml$`)
 
-func (g *gen) run(e Entry, mode build.Mode, v Values, env func(string) (string, bool)) (*pipeline.Result, string, error) {
+func (g *gen) run(e Entry, mode runparams.Mode, v Values, env func(string) (string, bool)) (*pipeline.Result, string, error) {
 	res := pipeline.Run(g.loader, pipeline.Request{
 		Recipe: e.Recipe, Profile: e.Profile, Mode: mode,
 		User: v.User, Namespace: v.Namespace, RunID: v.RunID, Overrides: v.Overrides,
@@ -468,7 +469,7 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 			if !withRunID {
 				plainFile, plainData = rm.File, data
 				pm.MaxUserLength[string(mode)] = maxUser(rm.Names)
-				if mode == build.RayJob {
+				if mode == runparams.RayJob {
 					if err := g.clusterFacts(e, res, pm); err != nil {
 						return nil, err
 					}
@@ -481,7 +482,7 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 }
 
 // variant renders one mode / run-id variant and proves it substitutable.
-func (g *gen) variant(e Entry, mode build.Mode, sent Values) (*RenderMeta, string, *pipeline.Result, error) {
+func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, string, *pipeline.Result, error) {
 	withOv := sent
 	withOv.Overrides = []string{SentinelOverride}
 	res, data, err := g.run(e, mode, withOv, nil)
@@ -514,7 +515,7 @@ func (g *gen) variant(e Entry, mode build.Mode, sent Values) (*RenderMeta, strin
 		return nil, "", nil, fmt.Errorf("the sentinel override appears %d times; expected once, in the entrypoint", strings.Count(data, SentinelOverride))
 	}
 	rm.Image = res.Profile.Infra.Image
-	if mode == build.Dev {
+	if mode == runparams.Dev {
 		rm.Image = build.DevImage(res.Profile.Infra)
 	}
 	// The chart's whole premise, checked on every generation: the engine's
@@ -623,7 +624,7 @@ func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error
 // profileNamespace renders without a namespace override to read the
 // profile's own.
 func (g *gen) profileNamespace(e Entry) (string, error) {
-	res := pipeline.Run(g.loader, pipeline.Request{Recipe: e.Recipe, Profile: e.Profile, Mode: build.RayJob, User: SentinelUser})
+	res := pipeline.Run(g.loader, pipeline.Request{Recipe: e.Recipe, Profile: e.Profile, Mode: runparams.RayJob, User: SentinelUser})
 	if res.Profile == nil {
 		return "", fmt.Errorf("profile does not load")
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart/loader"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 )
 
@@ -59,7 +59,7 @@ func TestRealHelm(t *testing.T) {
 			})
 			t.Run("template", func(t *testing.T) {
 				for _, r := range matrix(t) {
-					if len(r.overrides) == 0 && r.runID == "" && r.mode != build.RayJob {
+					if len(r.overrides) == 0 && r.runID == "" && r.mode != runparams.RayJob {
 						continue // the in-process test covers every cell; the CLIs a spread
 					}
 					want, msg, ok := engineRender(t, r)
@@ -95,7 +95,7 @@ func TestRealHelm(t *testing.T) {
 			})
 			t.Run("two releases", func(t *testing.T) {
 				const image = "registry.example/nemo-rl:sweep-1"
-				for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+				for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 					sets := map[string][]runcheck.Object{}
 					for _, rel := range []string{"run-a", "run-b"} {
 						r := run{profile: "gb300-qwen3-30b-math-4n-4gpu", mode: mode, user: "alice", namespace: "team-a", release: rel, image: image}
@@ -113,7 +113,7 @@ func TestRealHelm(t *testing.T) {
 				dir := t.TempDir()
 				file, _, err := chartgen.Package(chartDir, dir)
 				require.NoError(t, err)
-				r := run{profile: "gb300-ultra-64n-pipeclean", mode: build.RayCluster, user: "alice", namespace: "team-a", runID: "exp-7", overrides: twoOverrides}
+				r := run{profile: "gb300-ultra-64n-pipeclean", mode: runparams.RayCluster, user: "alice", namespace: "team-a", runID: "exp-7", overrides: twoOverrides}
 				args := cliArgs(t, r)
 				args[2] = file
 				out, errOut, err := helmCmd(t, bin, args...)
@@ -169,7 +169,7 @@ func TestPackageReproducible(t *testing.T) {
 	assert.Equal(t, dirChart.Metadata, c.Metadata)
 	assert.Equal(t, len(dirChart.Templates), len(c.Templates))
 	assert.Equal(t, len(dirChart.Files), len(c.Files))
-	r := run{profile: "gb300-qwen3-30b-math-4n-4gpu", mode: build.RayJob, user: "alice", namespace: "default", runID: "exp-7", overrides: twoOverrides}
+	r := run{profile: "gb300-qwen3-30b-math-4n-4gpu", mode: runparams.RayJob, user: "alice", namespace: "default", runID: "exp-7", overrides: twoOverrides}
 	fromDir, _, err := helmTemplate(dirChart, r.values(t), "default")
 	require.NoError(t, err)
 	fromTgz, _, err := helmTemplate(c, r.values(t), "default")

@@ -17,11 +17,11 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/releaseutil"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
@@ -66,7 +66,7 @@ func loadChart(t testing.TB) *chart.Chart {
 // run is one set of chart values / render parameters.
 type run struct {
 	profile   string
-	mode      build.Mode
+	mode      runparams.Mode
 	user      string
 	namespace string // the release namespace; the chart's namespace value stays empty
 	runID     string

@@ -6,11 +6,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/secrets"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
@@ -25,7 +25,7 @@ const RayUploadLimit = 100 << 20
 type Input struct {
 	Profile    *profile.Loaded
 	Recipe     *Recipe
-	Params     build.Params
+	Params     runparams.Params
 	UploadSize UploadSizer
 }
 
@@ -36,7 +36,7 @@ func Run(in Input) diag.List {
 	infra := in.Profile.Infra
 	secretEnv(&ds, f, infra)
 	hostEnv(&ds, f, in.Profile, in.Params.Mode)
-	if in.Params.Mode == build.Dev {
+	if in.Params.Mode == runparams.Dev {
 		// The dev pod uses none of the clusters: their checks would only be noise.
 		return ds
 	}
@@ -294,7 +294,7 @@ func placement(ds *diag.List, f string, rc profile.RoleCluster) {
 		}
 		hasCD := false
 		for _, c := range g.Template.Spec.ResourceClaims {
-			if c.Name == build.ComputeDomainClaim {
+			if c.Name == profile.ComputeDomainClaim {
 				hasCD = true
 			}
 		}
@@ -388,8 +388,8 @@ func UploadPaths(infra *profile.Infra) []string {
 	return defaultUploadPaths
 }
 
-func upload(ds *diag.List, f string, infra *profile.Infra, p build.Params, size UploadSizer) {
-	if infra.Launch.CodeSource != "upload" || p.Mode == build.Dev || infra.Kuberay.Training == nil {
+func upload(ds *diag.List, f string, infra *profile.Infra, p runparams.Params, size UploadSizer) {
+	if infra.Launch.CodeSource != "upload" || p.Mode == runparams.Dev || infra.Kuberay.Training == nil {
 		return // no training job: nothing runs code
 	}
 	ds.Warnf(f, "launch.codeSource", "is upload: a manifest cannot carry a local working dir, so the rendered jobs run the code baked into the image; expected codeSource image or lustre with codePath for a run that is fully described by its manifests")

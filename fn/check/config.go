@@ -4,7 +4,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
@@ -44,9 +43,9 @@ func PodConfig(in ConfigInput) (string, diag.List) {
 		return "", ds
 	}
 	recipe := path.Clean(in.RecipeFile)
-	if launch.RecipeSource == build.RecipeSourceConfigMap {
+	if launch.RecipeSource == profile.RecipeSourceConfigMap {
 		// The recipe ships with the run: no tree to map, every call reads it.
-		return configTarget(&ds, f, *launch.Entrypoint, invs, recipe, build.RecipeMountPath, true)
+		return configTarget(&ds, f, *launch.Entrypoint, invs, recipe, profile.RecipeMountPath, true)
 	}
 	podRoot := ""
 	switch {

@@ -3,10 +3,10 @@ package check
 import (
 	"fmt"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/secrets"
 )
 
@@ -29,8 +29,8 @@ func Secrets(file string, docs []emit.Doc) diag.List {
 // (${oc.env:...}) is baked into the manifest. Under a credential name that
 // is a leaked secret; under any other name it is a render that depends on
 // the machine.
-func hostEnv(ds *diag.List, f string, prof *profile.Loaded, mode build.Mode) {
-	if mode != build.RayCluster {
+func hostEnv(ds *diag.List, f string, prof *profile.Loaded, mode runparams.Mode) {
+	if mode != runparams.RayCluster {
 		return
 	}
 	for _, k := range prof.HostEnv {

@@ -13,10 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
@@ -117,9 +117,9 @@ func (f *runFlags) register(c *cobra.Command, withMode bool) {
 	c.Flags().StringVar(&f.recipeRoot, "recipe-root", "", "local recipe root: the folder whose layout is NeMo-RL's checkout (default: the recipe's nearest recipes/ folder holding examples/); --config is pointed at the recipe's path below it, under launch.recipeRoot (default codePath) in the pod")
 	c.Flags().StringVar(&f.root, "root", "", "read input files only inside this directory (regular files; symlinks must resolve inside it); default: no restriction")
 	if withMode {
-		c.Flags().StringVar(&f.mode, "mode", string(build.RayJob), "rayjob | raycluster | dev")
+		c.Flags().StringVar(&f.mode, "mode", string(runparams.RayJob), "rayjob | raycluster | dev")
 	} else {
-		f.mode = string(build.RayJob)
+		f.mode = string(runparams.RayJob)
 	}
 }
 
@@ -128,9 +128,9 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 	if len(args) == 0 {
 		return pipeline.Request{}, usageError{errors.New("missing RECIPE argument")}
 	}
-	mode := build.Mode(f.mode)
+	mode := runparams.Mode(f.mode)
 	valid := false
-	for _, m := range build.Modes {
+	for _, m := range runparams.Modes {
 		valid = valid || m == mode
 	}
 	if !valid {

@@ -10,11 +10,11 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/krm"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
@@ -286,7 +286,7 @@ func TestOutputMatchesRender(t *testing.T) {
 		{"ultra-64n-gb300", ultra64Run, ultraFiles(t, "ultra_64n_pipeclean.gb300.infra.yaml")},
 	}
 	for _, tc := range cases {
-		for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 			t.Run(tc.name+"/"+string(mode), func(t *testing.T) {
 				run := tc.run
 				if strings.Contains(run, "  mode:") {

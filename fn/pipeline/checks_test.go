@@ -6,10 +6,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
@@ -57,7 +57,7 @@ policy:
 
 type finding struct{ sev, file, field, msg string }
 
-func run(t *testing.T, profile, rec string, overrides []string, mode build.Mode) diag.List {
+func run(t *testing.T, profile, rec string, overrides []string, mode runparams.Mode) diag.List {
 	t.Helper()
 	src := source.Memory{"p.infra.yaml": []byte(profile), "r.yaml": []byte(rec)}
 	res := pipeline.Run(recipe.NewLoader(src), pipeline.Request{
@@ -67,7 +67,7 @@ func run(t *testing.T, profile, rec string, overrides []string, mode build.Mode)
 }
 
 func TestGoodProfileIsClean(t *testing.T) {
-	for _, m := range []build.Mode{build.RayJob, build.RayCluster} {
+	for _, m := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 		require.Empty(t, run(t, goodProfile, goodRecipe, nil, m))
 	}
 }
@@ -155,7 +155,7 @@ func TestEveryCheckReportsFileFieldAndExpectation(t *testing.T) {
 				require.Contains(t, p, r[0], "replacement anchor")
 				p = strings.Replace(p, r[0], r[1], 1)
 			}
-			ds := run(t, p, tc.recipe, tc.overrides, build.RayJob)
+			ds := run(t, p, tc.recipe, tc.overrides, runparams.RayJob)
 			var got []finding
 			for _, d := range ds {
 				got = append(got, finding{string(d.Severity), d.File, d.Field, d.Message})
@@ -171,7 +171,7 @@ func TestProfileDefaultsAreNotSharedBetweenRuns(t *testing.T) {
 	mountPath := func(profile string) any {
 		src := source.Memory{"p.infra.yaml": []byte(profile), "r.yaml": []byte(goodRecipe)}
 		res := pipeline.Run(recipe.NewLoader(src), pipeline.Request{
-			Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: build.RayJob, User: "alice",
+			Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: runparams.RayJob, User: "alice",
 		})
 		require.NotNil(t, res.Profile, "%v", res.Diags)
 		ws, _ := res.Profile.Tree.Get("workspace")

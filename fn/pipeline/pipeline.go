@@ -13,6 +13,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
@@ -27,12 +28,12 @@ type Request struct {
 	RecipeRoot string
 	// UserDefaults is an optional user defaults layer for the profile.
 	UserDefaults string
-	// Mode, RunID, User, Name: see build.Params. User must be normalised.
-	Mode  build.Mode
+	// Mode, RunID, User, Name: see runparams.Params. User must be normalised.
+	Mode  runparams.Mode
 	RunID string
 	User  string
 	Name  string
-	// Labels, Annotations, Image, NoDeployments: see build.Params.
+	// Labels, Annotations, Image, NoDeployments: see runparams.Params.
 	Labels, Annotations map[string]string
 	Image               string
 	NoDeployments       bool
@@ -120,16 +121,16 @@ func Run(l *recipe.Loader, req Request) *Result {
 		return res
 	}
 	res.Profile = prof
-	params := build.Params{Mode: req.Mode, RunID: req.RunID, User: req.User, Name: req.Name, Overrides: recipeOv,
+	params := runparams.Params{Mode: req.Mode, RunID: req.RunID, User: req.User, Name: req.Name, Overrides: recipeOv,
 		Labels: req.Labels, Annotations: req.Annotations, Image: req.Image, NoDeployments: req.NoDeployments}
 	effective, cds := check.EffectiveRecipe(l, rec, req.Recipe, prof, recipeOv, check.Env{User: req.User, Env: req.Env})
 	res.Recipe = effective
 	res.Diags = append(res.Diags, cds...)
-	if req.Mode != build.Dev {
+	if req.Mode != runparams.Dev {
 		var pds diag.List
 		params.Config, pds = check.PodConfig(check.ConfigInput{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot})
 		res.Diags = append(res.Diags, pds...)
-		if prof.Infra.Launch.RecipeSource == build.RecipeSourceConfigMap {
+		if prof.Infra.Launch.RecipeSource == profile.RecipeSourceConfigMap {
 			y, err := build.RecipeYAML(rec.Tree)
 			if err != nil {
 				res.Diags.Errorf(req.Recipe, "", "launch.recipeSource=configMap: %v", err)
@@ -154,11 +155,7 @@ func Run(l *recipe.Loader, req Request) *Result {
 		res.Diags.Errorf(prof.File, "kuberay", "the profile renders no object in %s mode; expected a Ray cluster (kuberay.training) or deployments", req.Mode)
 		return res
 	}
-	typed := make([]any, len(objs))
-	for i, o := range objs {
-		typed[i] = o.Obj
-	}
-	docs, err := emit.Convert(typed)
+	docs, err := emit.Convert(objs)
 	if err != nil {
 		res.Diags.Errorf(prof.File, "", "%v", err)
 		return res

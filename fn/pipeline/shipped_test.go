@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -49,7 +49,7 @@ func TestShippedEntrypointsMatchReference(t *testing.T) {
 	for _, c := range shippedCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
-				Recipe: c.recipe, Profile: c.profile, Mode: build.RayJob, User: "alice",
+				Recipe: c.recipe, Profile: c.profile, Mode: runparams.RayJob, User: "alice",
 			})
 			require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 			want := referenceEntrypoint(t, c.name)
@@ -79,7 +79,7 @@ func TestShippedProfilesCheckClean(t *testing.T) {
 		"ultra_64n_pipeclean":    {"warning: kuberay.training.spec.workerGroupSpecs[*].replicas: the training cluster provides 64 GPU nodes but the recipe's cluster.num_nodes is 58 (set by entrypoint override \"cluster.num_nodes=58\"): 6 nodes will sit idle", pipefail(45, "./examples/nemo_gym/run_grpo_nemo_gym.py")},
 	}
 	for _, c := range shippedCases(t) {
-		for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 			t.Run(c.name+"/"+string(mode), func(t *testing.T) {
 				res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
 					Recipe: c.recipe, Profile: c.profile, Mode: mode, User: "alice",
@@ -102,7 +102,7 @@ func TestRenderIsDeterministic(t *testing.T) {
 		var first []byte
 		for i := 0; i < 20; i++ {
 			res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
-				Recipe: c.recipe, Profile: c.profile, Mode: build.RayCluster, User: "alice",
+				Recipe: c.recipe, Profile: c.profile, Mode: runparams.RayCluster, User: "alice",
 			})
 			require.False(t, res.Diags.HasErrors())
 			b := streamOf(t, res)

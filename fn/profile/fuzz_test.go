@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -45,7 +45,7 @@ func recipes(f testing.TB) source.Memory {
 	return mem
 }
 
-var modes = []build.Mode{build.RayJob, build.RayCluster, build.Dev}
+var modes = []runparams.Mode{runparams.RayJob, runparams.RayCluster, runparams.Dev}
 
 // FuzzProfile feeds one in-memory infra profile through the whole pipeline
 // (decode, validate, check, build, emit) in every mode. No input may panic;
@@ -87,13 +87,13 @@ func TestFuzzSeedsRender(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if render(t, mem, p.recipe, build.RayJob, b) == nil {
+		if render(t, mem, p.recipe, runparams.RayJob, b) == nil {
 			t.Errorf("%s with %s does not render; the fuzz seed only exercises decoding", p.profile, p.recipe)
 		}
 	}
 }
 
-func render(t *testing.T, mem source.Memory, rec string, mode build.Mode, profile []byte) []byte {
+func render(t *testing.T, mem source.Memory, rec string, mode runparams.Mode, profile []byte) []byte {
 	src := source.Memory{"p.infra.yaml": profile}
 	for k, v := range mem {
 		src[k] = v

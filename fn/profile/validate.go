@@ -11,6 +11,19 @@ import (
 )
 
 // Enumerations are case-sensitive, as in nrl-k8s (`KAI` is rejected).
+// Names a profile writes whose meaning the later stages share.
+const (
+	// ComputeDomainClaim and RoCEClaim are the resourceClaims names a worker
+	// pod uses to ask for the DRA objects the build stage creates.
+	ComputeDomainClaim = "compute-domain-channel"
+	RoCEClaim          = "roce-channel"
+	// RecipeSourceConfigMap (launch.recipeSource) ships the checked recipe
+	// in a ConfigMap mounted into the head pod at RecipeMountPath, where
+	// every --config then points.
+	RecipeSourceConfigMap = "configMap"
+	RecipeMountPath       = "/etc/nemo-rl/recipe/recipe.yaml"
+)
+
 var (
 	SchedulerKinds  = []string{"kai", "kueue", "default"}
 	WorkspaceKinds  = []string{"lustre", "pvc", "hostPath", "rayUpload", "auto"}
@@ -23,7 +36,7 @@ var (
 	LaunchModes     = []string{"single", "rayjob", "attach", "bringup"}
 	RunModes        = []string{"interactive", "batch"}
 	CodeSources     = []string{"upload", "image", "lustre"}
-	RecipeSources   = []string{"checkout", "configMap"}
+	RecipeSources   = []string{"checkout", RecipeSourceConfigMap}
 	NCCLNets        = []string{"Socket", "IB", "OFI"}
 	Operators       = []string{"Equal", "Exists"}
 	Effects         = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}

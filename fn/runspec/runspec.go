@@ -11,9 +11,9 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
@@ -101,8 +101,8 @@ func (r *Run) Validate() error {
 	if strings.TrimSpace(r.Spec.User) == "" {
 		return fmt.Errorf("spec.user: is required (a render must not depend on who runs it)")
 	}
-	switch build.Mode(r.Mode()) {
-	case build.RayJob, build.RayCluster, build.Dev:
+	switch runparams.Mode(r.Mode()) {
+	case runparams.RayJob, runparams.RayCluster, runparams.Dev:
 	default:
 		return fmt.Errorf("spec.mode: found %q; expected rayjob, raycluster or dev", r.Spec.Mode)
 	}
@@ -141,7 +141,7 @@ func clip(s string) string {
 // Mode is the mode with its default.
 func (r *Run) Mode() string {
 	if r.Spec.Mode == "" {
-		return string(build.RayJob)
+		return string(runparams.RayJob)
 	}
 	return r.Spec.Mode
 }
@@ -168,7 +168,7 @@ func (r *Run) Request(base string) pipeline.Request {
 		Recipe:       rel(r.Spec.Recipe),
 		Profile:      rel(r.Spec.Profile),
 		UserDefaults: rel(r.Spec.Defaults),
-		Mode:         build.Mode(r.Mode()),
+		Mode:         runparams.Mode(r.Mode()),
 		RunID:        r.Spec.RunID,
 		User:         interp.NormalizeUser(r.Spec.User),
 		// The run's own metadata is its identity: its name names the run's

@@ -26,11 +26,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -83,7 +83,7 @@ func shippedRenders(t *testing.T) []manifest {
 	require.NotEmpty(t, idx.Profiles)
 	var out []manifest
 	for _, p := range idx.Profiles {
-		for _, mode := range build.Modes {
+		for _, mode := range runparams.Modes {
 			for _, runID := range []string{"", "r42"} {
 				rel := func(f string) string { return filepath.ToSlash(filepath.Join(root, "profiles", f)) }
 				res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
@@ -166,7 +166,7 @@ func TestEverythingWeRenderIsAdmitted(t *testing.T) {
 
 // base renders the qwen3 profile in one mode and returns its first object of
 // the kind.
-func base[T any](t testing.TB, mode build.Mode, kind string) *T {
+func base[T any](t testing.TB, mode runparams.Mode, kind string) *T {
 	root := testenv.RepoRoot(t)
 	b, err := os.ReadFile(filepath.Join(root, "profiles", "index.yaml"))
 	require.NoError(t, err)
@@ -201,19 +201,19 @@ func differential(t *testing.T, what string, obj any) (refused bool) {
 func TestOurKubeRayRulesRefuseExactlyWhatKubeRayRefuses(t *testing.T) {
 	t.Run("RayJob with rayClusterSpec", func(t *testing.T) {
 		for _, m := range jobMutations {
-			job := base[rayv1.RayJob](t, build.RayJob, "RayJob")
+			job := base[rayv1.RayJob](t, runparams.RayJob, "RayJob")
 			m.apply(job)
 			require.Equal(t, m.refused, differential(t, m.name, job), m.name)
 		}
 		for _, m := range clusterMutations {
-			job := base[rayv1.RayJob](t, build.RayJob, "RayJob")
+			job := base[rayv1.RayJob](t, runparams.RayJob, "RayJob")
 			m.apply(job.Spec.RayClusterSpec, &job.ObjectMeta)
 			require.Equal(t, m.refused, differential(t, m.name, job), m.name)
 		}
 	})
 	t.Run("RayJob with clusterSelector", func(t *testing.T) {
 		for _, m := range jobMutations {
-			job := base[rayv1.RayJob](t, build.RayCluster, "RayJob")
+			job := base[rayv1.RayJob](t, runparams.RayCluster, "RayJob")
 			require.NotEmpty(t, job.Spec.ClusterSelector)
 			m.apply(job)
 			differential(t, m.name, job)
@@ -221,7 +221,7 @@ func TestOurKubeRayRulesRefuseExactlyWhatKubeRayRefuses(t *testing.T) {
 	})
 	t.Run("RayCluster", func(t *testing.T) {
 		for _, m := range clusterMutations {
-			c := base[rayv1.RayCluster](t, build.RayCluster, "RayCluster")
+			c := base[rayv1.RayCluster](t, runparams.RayCluster, "RayCluster")
 			m.apply(&c.Spec, &c.ObjectMeta)
 			require.Equal(t, m.refused, differential(t, m.name, c), m.name)
 		}
@@ -231,8 +231,8 @@ func TestOurKubeRayRulesRefuseExactlyWhatKubeRayRefuses(t *testing.T) {
 // FuzzKubeRayRulesAgree applies any sequence of mutations, so rules meet in
 // combinations no table lists.
 func FuzzKubeRayRulesAgree(f *testing.F) {
-	baseJob := base[rayv1.RayJob](f, build.RayJob, "RayJob")
-	baseCluster := base[rayv1.RayCluster](f, build.RayCluster, "RayCluster")
+	baseJob := base[rayv1.RayJob](f, runparams.RayJob, "RayJob")
+	baseCluster := base[rayv1.RayCluster](f, runparams.RayCluster, "RayCluster")
 	f.Add([]byte{0, 1, 2})
 	f.Add([]byte{200, 3, 17, 9})
 	f.Add([]byte{255})
@@ -263,7 +263,7 @@ func FuzzKubeRayRulesAgree(f *testing.F) {
 // trip keeps the verdict (no field the encoder drops would have been
 // refused).
 func TestVerdictSurvivesEmit(t *testing.T) {
-	job := base[rayv1.RayJob](t, build.RayCluster, "RayJob")
+	job := base[rayv1.RayJob](t, runparams.RayCluster, "RayJob")
 	job.Spec.TTLSecondsAfterFinished = 3600
 	docs, err := emit.Convert([]any{job})
 	require.NoError(t, err)

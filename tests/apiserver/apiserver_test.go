@@ -25,10 +25,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
@@ -158,7 +158,7 @@ func TestShippedProfileRendersAreAdmitted(t *testing.T) {
 	}
 	var inputs []input
 	for _, p := range index.Profiles {
-		for _, mode := range []build.Mode{build.RayJob, build.RayCluster, build.Dev} {
+		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster, runparams.Dev} {
 			res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
 				Recipe:  filepath.Join(root, "profiles", p.Recipe),
 				Profile: filepath.Join(root, "profiles", p.Profile),

@@ -7,10 +7,10 @@ package bench
 import (
 	"testing"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -23,7 +23,7 @@ var examples = []example{
 	{"ultra64", "recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml", "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"},
 }
 
-func request(tb testing.TB, e example, mode build.Mode) pipeline.Request {
+func request(tb testing.TB, e example, mode runparams.Mode) pipeline.Request {
 	root := testenv.RepoRoot(tb)
 	return pipeline.Request{
 		Recipe: root + "/" + e.recipe, Profile: root + "/" + e.profile,
@@ -48,7 +48,7 @@ func renderOnce(tb testing.TB, req pipeline.Request) []byte {
 // start-up.
 func BenchmarkRender(b *testing.B) {
 	for _, e := range examples {
-		for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 			req := request(b, e, mode)
 			b.Run(e.name+"/"+string(mode), func(b *testing.B) {
 				b.ReportAllocs()

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -49,7 +49,7 @@ func TestSecretReferencesPassThrough(t *testing.T) {
 		"containers: [{name: ray-worker, envFrom: [{secretRef: {name: alice-secrets, optional: true}}], env: [{name: HF_TOKEN, valueFrom: {secretKeyRef: {name: hf, key: token}}}], resources:", 1)
 	require.NotEqual(t, smallProfile, p)
 	src := source.Memory{"p.infra.yaml": []byte(p), "r.yaml": []byte("cluster: {gpus_per_node: 4, num_nodes: 2}\n")}
-	for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+	for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 		out := string(renderIn(t, src, pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: mode, User: "alice"}))
 		flat := dedent(out)
 		require.Contains(t, flat, "- name: HF_TOKEN\nvalueFrom:\nsecretKeyRef:\nkey: token\nname: hf\n", mode)

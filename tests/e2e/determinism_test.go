@@ -7,10 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -35,7 +35,7 @@ func renderIn(t *testing.T, src source.Source, req pipeline.Request) []byte {
 func TestRenderIsDeterministic(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	for _, s := range shipped {
-		for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 			t.Run(s.name+"/"+string(mode), func(t *testing.T) {
 				req := pipeline.Request{Recipe: s.recipe, Profile: s.profile, Mode: mode, User: "alice", Namespace: "default",
 					Env: func(string) (string, bool) { return "", false }}
@@ -118,7 +118,7 @@ deployments:
 `, n, n, n, n)
 	}
 	src := source.Memory{"p.infra.yaml": []byte(p.String()), "r.yaml": []byte("cluster: {gpus_per_node: 4, num_nodes: 1}\n")}
-	for _, mode := range []build.Mode{build.RayJob, build.RayCluster} {
+	for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 		req := pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: mode, User: "alice"}
 		first := renderIn(t, src, req)
 		for i := 0; i < 50; i++ {

@@ -16,10 +16,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
@@ -57,14 +57,14 @@ func cases(t *testing.T) []Case {
 
 // modesOf: a run.yaml that sets spec.mode pins that one mode; otherwise the
 // case is rendered in both cluster modes.
-func modesOf(c Case) []build.Mode {
+func modesOf(c Case) []runparams.Mode {
 	if c.Run.Spec.Mode != "" {
-		return []build.Mode{build.Mode(c.Run.Spec.Mode)}
+		return []runparams.Mode{runparams.Mode(c.Run.Spec.Mode)}
 	}
-	return []build.Mode{build.RayJob, build.RayCluster}
+	return []runparams.Mode{runparams.RayJob, runparams.RayCluster}
 }
 
-func render(c Case, mode build.Mode) (out, findings []byte) {
+func render(c Case, mode runparams.Mode) (out, findings []byte) {
 	req := c.Run.Request(filepath.ToSlash(filepath.Join(c.Dir, "run.yaml")))
 	req.Mode = mode
 	res := pipeline.Run(recipe.NewLoader(source.Disk{}), req)

@@ -17,6 +17,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -103,14 +104,14 @@ func TestMeaningMatchesNrlK8sReference(t *testing.T) {
 			"ultra_64n_pipeclean":    "ultra-64n-gb300",
 		}[name]
 		for _, tc := range []struct {
-			mode    build.Mode
+			mode    runparams.Mode
 			refFile string
 			extra   func(key string) bool // objects we add on purpose
 		}{
-			{build.RayJob, name + ".rayjob-dryrun.yaml", func(k string) bool {
+			{runparams.RayJob, name + ".rayjob-dryrun.yaml", func(k string) bool {
 				return !strings.HasPrefix(k, "RayJob/")
 			}},
-			{build.RayCluster, name + ".manifests.yaml", func(k string) bool {
+			{runparams.RayCluster, name + ".manifests.yaml", func(k string) bool {
 				return strings.HasPrefix(k, "RayJob/") && strings.HasSuffix(k, "-train")
 			}},
 		} {
@@ -170,7 +171,7 @@ func dropIdentityLabels(v any) {
 }
 
 // renderUnnamed renders a golden case as nrl-k8s would, without a run name.
-func renderUnnamed(t *testing.T, dir string, mode build.Mode) []byte {
+func renderUnnamed(t *testing.T, dir string, mode runparams.Mode) []byte {
 	t.Helper()
 	var c Case
 	for _, k := range cases(t) {

@@ -1,0 +1,51 @@
+// Package runparams holds the run parameters every stage shares (mode, run
+// id, user, run name and the rest the profile does not say): a leaf, so
+// that the check stage needs nothing from the build stage that follows it.
+package runparams
+
+// Mode is what a render produces.
+type Mode string
+
+const (
+	// RayJob: one ephemeral RayJob (KubeRay creates and tears down the cluster).
+	RayJob Mode = "rayjob"
+	// RayCluster: long-lived RayClusters plus RayJobs submitted to them.
+	RayCluster Mode = "raycluster"
+	// Dev: the CPU-only dev pod.
+	Dev Mode = "dev"
+)
+
+// Modes lists the valid modes.
+var Modes = []Mode{RayJob, RayCluster, Dev}
+
+// Params are the run parameters that are not in the profile.
+type Params struct {
+	Mode Mode
+	// RunID names this run: it suffixes the submitted job and is exported as
+	// NRL_K8S_RUN_ID to the training entrypoint in raycluster mode.
+	RunID string
+	// User is the normalised submitting user.
+	User string
+	// Name is the run name: when set, every object the run owns is named
+	// after it (run.go); it is the instance label either way.
+	Name string
+	// Labels and Annotations are the run's own (a NemoRLRun's metadata,
+	// --label, the chart's values): they go onto every object of the run and
+	// every pod template (labels.go).
+	Labels, Annotations map[string]string
+	// Image, when set, replaces the image of every container of the run's
+	// pods (Ray pods, the dev pod); profile deployments keep theirs.
+	Image string
+	// NoDeployments leaves out the profile's deployments and their Services:
+	// they are shared by a user's runs (run.go), so only one release or
+	// apply should own them.
+	NoDeployments bool
+	// Overrides are extra Hydra overrides appended to the training driver.
+	Overrides []string
+	// Config, when set, is the --config every driver call is pointed at: the
+	// checked recipe as the pod sees it (check.PodConfig).
+	Config string
+	// RecipeYAML, under launch.recipeSource=configMap, is the merged recipe
+	// the run ships in a ConfigMap (RecipeYAML).
+	RecipeYAML string
+}
