@@ -2,9 +2,9 @@ package profile
 
 import (
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -236,7 +236,28 @@ func isSpecBody(p tree.Path) bool {
 	return len(p) == 3 && (p[0] == "kuberay" || p[0] == "deployments") && p[2] == "spec"
 }
 
-var jsonFieldRE = regexp.MustCompile(`Go struct field [A-Za-z]+\.(\S+) of type (\S+)`)
+// typeError explains a decode failure. sigs.k8s.io/json's type errors are
+// of an internal type, so the same JSON is decoded again with
+// encoding/json, whose *json.UnmarshalTypeError carries the field, the JSON
+// value kind and the Go type as values (only on this error path).
+func typeError(rt *tree.Map, data []byte, err error) (field, msg string) {
+	var again Infra
+	te, ok := errors.AsType[*json.UnmarshalTypeError](json.Unmarshal(data, &again))
+	if !ok || te.Type == nil {
+		return "", strings.TrimPrefix(err.Error(), "json: ")
+	}
+	field = jsonFieldPath(te.Field)
+	goType := te.Type.String()
+	kind, value, _ := strings.Cut(te.Value, " ")
+	msg = fmt.Sprintf("found %s; expected %s", jsonKind(kind), friendlyType(goType))
+	bad := func(v any) bool { return kindMatches(v, kind) }
+	if kind == "number" && value != "" && strings.Contains(goType, "int") {
+		// A number the Go type cannot hold: say its range.
+		msg = fmt.Sprintf("found %s; expected %s", value, intRange(goType))
+		bad = func(v any) bool { return fmt.Sprint(v) == value }
+	}
+	return withIndices(rt, field, bad), msg
+}
 
 // decode turns the resolved tree into the typed profile. Unknown keys at any
 // depth, inside the KubeRay and Deployment specs too, are errors.
@@ -255,40 +276,26 @@ func decode(file string, rt *tree.Map, src func() []byte) (*Infra, diag.List) {
 	var infra Infra
 	strict, err := kjson.UnmarshalStrict(data, &infra)
 	if err != nil {
-		msg := err.Error()
-		field := ""
-		if m := jsonFieldRE.FindStringSubmatch(msg); m != nil {
-			field = jsonFieldPath(m[1])
-			msg = fmt.Sprintf("wrong type; expected %s", friendlyType(m[2]))
-			if i := strings.Index(err.Error(), "cannot unmarshal "); i >= 0 {
-				found := strings.Fields(err.Error()[i+len("cannot unmarshal "):])
-				if len(found) > 0 {
-					msg = fmt.Sprintf("found %s; expected %s", jsonKind(found[0]), friendlyType(m[2]))
-					bad := func(v any) bool { return kindMatches(v, found[0]) }
-					if found[0] == "number" && len(found) > 1 && strings.Contains(m[2], "int") {
-						// A number the Go type cannot hold: say its range.
-						msg = fmt.Sprintf("found %s; expected %s", found[1], intRange(m[2]))
-						bad = func(v any) bool { return fmt.Sprint(v) == found[1] }
-					}
-					field = withIndices(rt, field, bad)
-				}
-			}
-		}
-		ds.Errorf(file, field, "%s%s", atLine()(field), strings.TrimPrefix(msg, "json: "))
+		field, msg := typeError(rt, data, err)
+		ds.Errorf(file, field, "%s%s", atLine()(field), msg)
 		return nil, ds
 	}
 	for _, se := range strict {
-		msg := se.Error()
+		// sigs.k8s.io/json's strict errors carry their field path; only the
+		// kind (unknown or duplicate) is in the text alone.
 		field := ""
-		if i := strings.Index(msg, `unknown field "`); i >= 0 {
-			field = strings.TrimSuffix(msg[i+len(`unknown field "`):], `"`)
+		if fe, ok := se.(kjson.FieldError); ok {
+			field = fe.FieldPath()
+		}
+		msg := se.Error()
+		switch {
+		case strings.Contains(msg, "unknown field"):
 			msg = "unknown key; not part of the infra schema (or of the KubeRay/Kubernetes type at this path)"
 			if near := nearestKey(field); near != "" {
 				msg = fmt.Sprintf("unknown key; did you mean %q?", near)
 			}
 			msg = atLine()(field) + msg
-		} else if i := strings.Index(msg, `duplicate field "`); i >= 0 {
-			field = strings.TrimSuffix(msg[i+len(`duplicate field "`):], `"`)
+		case strings.Contains(msg, "duplicate field"):
 			msg = "duplicate key"
 		}
 		ds.Errorf(file, field, "%s", msg)
