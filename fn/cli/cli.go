@@ -40,8 +40,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if _, ok := errors.AsType[usageError](err); ok {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return ExitUsage
 	}
@@ -58,13 +57,6 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	return strings.HasPrefix(s, "unknown flag") || strings.HasPrefix(s, "unknown shorthand") ||
-		strings.HasPrefix(s, "unknown command") || strings.Contains(s, "flag needs an argument") ||
-		strings.HasPrefix(s, "invalid argument") || strings.Contains(s, "accepts ") || strings.Contains(s, "requires at least")
-}
-
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "nrl-k8s",
@@ -80,7 +72,29 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	for _, extra := range extraCommands {
 		root.AddCommand(extra())
 	}
+	// Usage mistakes exit 2. cobra reports them as plain errors, so they are
+	// marked where cobra makes them: flag parsing (inherited by every
+	// subcommand) and each command's argument check; an unknown command is
+	// the root's argument check.
+	root.Args = cobra.NoArgs
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	markArgErrors(root)
 	return root
+}
+
+func markArgErrors(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		markArgErrors(sub)
+	}
 }
 
 // extraCommands lets other files of the package register commands.

@@ -122,3 +122,26 @@ func TestRecipeRootFlag(t *testing.T) {
 	require.Contains(t, out, "--config examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml")
 	require.NotContains(t, errOut, "rewritten")
 }
+
+// Usage mistakes exit 2, whichever part of cobra finds them; --help and a
+// bare nrl-k8s exit 0.
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"no-such-command"}, cli.ExitUsage},
+		{[]string{"render", "--no-such-flag", "r.yaml"}, cli.ExitUsage},
+		{[]string{"render", "-o"}, cli.ExitUsage},
+		{[]string{"render"}, cli.ExitUsage},
+		{[]string{"diff", "only-one"}, cli.ExitUsage},
+		{[]string{"version", "extra"}, cli.ExitUsage},
+		{[]string{"--help"}, cli.ExitOK},
+		{nil, cli.ExitOK},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			require.Equal(t, tc.want, cli.Main(tc.args, strings.NewReader(""), &stdout, &stderr), stderr.String())
+		})
+	}
+}

@@ -284,7 +284,7 @@ func decode(file string, rt *tree.Map, src func() []byte) (*Infra, diag.List) {
 		// sigs.k8s.io/json's strict errors carry their field path; only the
 		// kind (unknown or duplicate) is in the text alone.
 		field := ""
-		if fe, ok := se.(kjson.FieldError); ok {
+		if fe, ok := errors.AsType[kjson.FieldError](se); ok {
 			field = fe.FieldPath()
 		}
 		msg := se.Error()
