@@ -7,6 +7,7 @@
 package krm
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strconv"
@@ -166,7 +167,10 @@ func collectRuns(fnConfig *yaml.RNode, items []*yaml.RNode) ([]run, framework.Re
 		}
 		spec, err := runspec.Parse(file, []byte(data))
 		if err != nil {
-			field, msg := splitRunError(file, err)
+			field, msg := "", err.Error()
+			if re, ok := errors.AsType[*runspec.Error](err); ok {
+				field, msg = re.Field, re.Msg
+			}
 			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
 				File: fileRef(file), Field: fieldRef(field), Message: what + ": " + msg})
 			return
@@ -425,24 +429,4 @@ func fileRef(p string) *framework.File {
 		return nil
 	}
 	return &framework.File{Path: p}
-}
-
-// splitRunError turns a runspec.Parse error into a field path and a
-// message: runspec prefixes the file, and its messages start with the field
-// ("spec.user: ...") or quote it (`unknown field "spec.recipee"`).
-func splitRunError(file string, err error) (field, msg string) {
-	msg = strings.TrimPrefix(err.Error(), file+": ")
-	if i := strings.Index(msg, `unknown field "`); i >= 0 {
-		rest := msg[i+len(`unknown field "`):]
-		if j := strings.IndexByte(rest, '"'); j > 0 {
-			return rest[:j], msg
-		}
-	}
-	if i := strings.Index(msg, ": "); i > 0 {
-		head := msg[:i]
-		if (strings.HasPrefix(head, "spec.") || strings.HasPrefix(head, "metadata.")) && !strings.ContainsAny(head, " \"") {
-			return head, msg
-		}
-	}
-	return "", msg
 }

@@ -4,6 +4,7 @@
 package runspec
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -67,24 +68,58 @@ type Spec struct {
 func Parse(file string, data []byte) (*Run, error) {
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w; expected each key once", file, err)
+		return nil, &Error{File: file, Msg: err.Error() + "; expected each key once", Err: err}
 	}
 	var r Run
 	strict, err := kjson.UnmarshalStrict(js, &r)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, &Error{File: file, Msg: err.Error(), Err: err}
 	}
 	if len(strict) > 0 {
 		var msgs []string
+		field := ""
 		for _, e := range strict {
 			msgs = append(msgs, e.Error())
+			if fe, ok := errors.AsType[kjson.FieldError](e); ok && field == "" {
+				field = fe.FieldPath()
+			}
 		}
-		return nil, fmt.Errorf("%s: %s; expected the fields of %s %s", file, strings.Join(msgs, "; "), APIVersion, Kind)
+		return nil, &Error{File: file, Field: field, Msg: fmt.Sprintf("%s; expected the fields of %s %s", strings.Join(msgs, "; "), APIVersion, Kind)}
 	}
 	if err := r.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		e := &Error{File: file, Msg: err.Error(), Err: err}
+		if fe, ok := errors.AsType[*Error](err); ok {
+			e.Field = fe.Field
+		}
+		return nil, e
 	}
 	return &r, nil
+}
+
+// Error is a NemoRLRun that cannot be used: the file, the field it is
+// about ("" for the document as a whole) and the message, as values, so
+// that every entry point reports the field without parsing the text.
+type Error struct {
+	File  string
+	Field string
+	// Msg is the message without the file (it starts with the field
+	// where the field leads the sentence).
+	Msg string
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.File == "" {
+		return e.Msg
+	}
+	return e.File + ": " + e.Msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// fieldErr is a Validate finding about one field.
+func fieldErr(field, format string, args ...any) error {
+	return &Error{Field: field, Msg: field + ": " + fmt.Sprintf(format, args...)}
 }
 
 // Validate checks the fields a render needs.
@@ -93,18 +128,18 @@ func (r *Run) Validate() error {
 		return fmt.Errorf("found %s %s; expected apiVersion %s, kind %s", r.APIVersion, r.Kind, APIVersion, Kind)
 	}
 	if err := ValidateName(r.Metadata.Name); err != nil {
-		return fmt.Errorf("metadata.name: %w", err)
+		return fieldErr("metadata.name", "%v", err)
 	}
 	if r.Spec.Recipe == "" {
-		return fmt.Errorf("spec.recipe: is required; expected the path of the NeMo-RL recipe")
+		return fieldErr("spec.recipe", "is required; expected the path of the NeMo-RL recipe")
 	}
 	if strings.TrimSpace(r.Spec.User) == "" {
-		return fmt.Errorf("spec.user: is required (a render must not depend on who runs it)")
+		return fieldErr("spec.user", "is required (a render must not depend on who runs it)")
 	}
 	switch runparams.Mode(r.Mode()) {
 	case runparams.RayJob, runparams.RayCluster, runparams.Dev:
 	default:
-		return fmt.Errorf("spec.mode: found %q; expected rayjob, raycluster or dev", r.Spec.Mode)
+		return fieldErr("spec.mode", "found %q; expected rayjob, raycluster or dev", r.Spec.Mode)
 	}
 	return nil
 }
