@@ -450,7 +450,7 @@ func TestNewChart(t *testing.T) {
 		vals := map[string]any{"profile": "team-8gpu", "user": "ann", "mode": string(mode), "image": "registry.example/x:1"}
 		got, _, err := helmTemplateNamed(c, "exp-1", vals, "team-a")
 		require.NoError(t, err)
-		res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+		res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 			Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: mode, User: "ann", Namespace: "team-a",
 			Name: "exp-1", Image: "registry.example/x:1", Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3"},
 		})

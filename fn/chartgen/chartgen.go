@@ -1,5 +1,5 @@
 // Package chartgen generates the data the Helm chart charts/nemo-rl-run
-// carries: every packaged profile rendered by the Go engine (pipeline.Run)
+// carries: every packaged profile rendered by the Go engine (pipeline.Render)
 // with sentinel run parameters, plus the metadata the chart's one template
 // needs to put the real parameters in. The chart holds no rendering rule of
 // its own: it substitutes strings in engine output and ends with toYaml, the
@@ -384,7 +384,7 @@ func slotFile(i int) string { return fmt.Sprintf("templates/doc-%02d.yaml", i) }
 var slotRE = regexp.MustCompile(`^doc-[0-9]+\.yaml$`)
 
 func (g *gen) run(e Entry, mode runparams.Mode, v Values, env func(string) (string, bool)) (*pipeline.Result, string, error) {
-	res := pipeline.Run(g.loader, pipeline.Request{
+	res := pipeline.Render(g.loader, pipeline.Request{
 		Recipe: e.Recipe, Profile: e.Profile, Mode: mode,
 		User: v.User, Namespace: v.Namespace, RunID: v.RunID, Overrides: v.Overrides,
 		Name: v.Name, Image: v.Image, Labels: v.Labels, Annotations: v.Annotations,
@@ -624,7 +624,7 @@ func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error
 // profileNamespace renders without a namespace override to read the
 // profile's own.
 func (g *gen) profileNamespace(e Entry) (string, error) {
-	res := pipeline.Run(g.loader, pipeline.Request{Recipe: e.Recipe, Profile: e.Profile, Mode: runparams.RayJob, User: SentinelUser})
+	res := pipeline.Render(g.loader, pipeline.Request{Recipe: e.Recipe, Profile: e.Profile, Mode: runparams.RayJob, User: SentinelUser})
 	if res.Profile == nil {
 		return "", fmt.Errorf("profile does not load")
 	}

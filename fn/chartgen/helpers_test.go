@@ -199,7 +199,7 @@ func engineRender(t *testing.T, r run) (out string, msg string, ok bool) {
 	for k, v := range r.labels {
 		labels[k] = v
 	}
-	res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 		Recipe: e.Recipe, Profile: e.Profile, Mode: r.mode, User: r.user,
 		Namespace: r.namespace, RunID: r.runID, Overrides: r.overrides,
 		Name: r.releaseName(), Image: r.image, Labels: labels, Annotations: r.annos, NoDeployments: r.noDeploy,

@@ -30,7 +30,7 @@ type Input struct {
 }
 
 // Run applies every pre-apply check.
-func Run(in Input) diag.List {
+func Inputs(in Input) diag.List {
 	var ds diag.List
 	f := in.Profile.File
 	infra := in.Profile.Infra

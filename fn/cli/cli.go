@@ -196,7 +196,7 @@ func (f *runFlags) run(args []string, adjust func(*pipeline.Request)) (*pipeline
 			return nil, usageError{fmt.Errorf("--root: %w", err)}
 		}
 	}
-	return pipeline.Run(recipe.NewLoader(disk), req), nil
+	return pipeline.Render(recipe.NewLoader(disk), req), nil
 }
 
 func cleanPath(p string) string {

@@ -141,7 +141,7 @@ func regularOrDir(p string, m fs.FileMode) error {
 }
 
 // onlyRun is the run of a one-file render.
-func onlyRun(r review.Render) *review.Run {
+func onlyRun(r review.Render) *review.RunFacts {
 	for _, run := range r {
 		return run
 	}

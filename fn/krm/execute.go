@@ -48,7 +48,7 @@ func ExecuteTo(rw *kio.ByteReadWriter, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out := process(rl, keys)
+	out := renderList(rl, keys)
 	if err := kio.ReconcileInternalAnnotations(out.items, original); err != nil {
 		return err
 	}

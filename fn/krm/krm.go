@@ -48,7 +48,7 @@ func Process(rl *framework.ResourceList) error {
 	if rl == nil {
 		return fmt.Errorf("nil ResourceList")
 	}
-	out := process(rl, allPathKeys)
+	out := renderList(rl, allPathKeys)
 	items := out.items
 	for _, doc := range out.docs {
 		n, err := yaml.Parse(string(doc.data))
@@ -82,9 +82,9 @@ type document struct {
 	data       []byte
 }
 
-// process is Process and Execute's shared body; keys are the path and
+// renderList is Process and Execute's shared body; keys are the path and
 // index annotations each document carries (see pathKeysFor).
-func process(rl *framework.ResourceList, keys []string) output {
+func renderList(rl *framework.ResourceList, keys []string) output {
 	in := classify(rl.Items)
 	var results framework.Results
 	results = append(results, in.results...)
@@ -130,7 +130,7 @@ type rendered struct {
 // run of a list in one process is what makes 1,000 runs affordable; each
 // worker has its own loader (the loader's cache is not safe for concurrent
 // use, and per worker it still parses each shared base once).
-func renderAll(in *inputs, runs []run, keys []string) []rendered {
+func renderAll(in *inputs, runs []runItem, keys []string) []rendered {
 	return parallel.Map(len(runs), func() func(int) rendered {
 		l := recipe.NewLoader(in.files)
 		return func(i int) rendered {
@@ -142,8 +142,8 @@ func renderAll(in *inputs, runs []run, keys []string) []rendered {
 }
 
 // run is one NemoRLRun to render, with where it came from.
-type run struct {
-	spec *runspec.Run
+type runItem struct {
+	spec *runspec.NemoRLRun
 	file string // the item's path annotation, for results
 	ref  *yaml.ResourceIdentifier
 }
@@ -152,8 +152,8 @@ type run struct {
 // NemoRLRun items. A kustomize generator is given its own config as an
 // item as well, so an item with the config's identity and spec is the
 // same run.
-func collectRuns(fnConfig *yaml.RNode, items []*yaml.RNode) ([]run, framework.Results) {
-	var runs []run
+func collectRuns(fnConfig *yaml.RNode, items []*yaml.RNode) ([]runItem, framework.Results) {
+	var runs []runItem
 	var results framework.Results
 	seen := map[string]bool{}
 	add := func(n *yaml.RNode, what string) {
@@ -183,7 +183,7 @@ func collectRuns(fnConfig *yaml.RNode, items []*yaml.RNode) ([]run, framework.Re
 			return
 		}
 		seen[spec.Metadata.Name] = true
-		runs = append(runs, run{spec: spec, file: file, ref: ref})
+		runs = append(runs, runItem{spec: spec, file: file, ref: ref})
 	}
 	var configID, configSpec string
 	if isRun(fnConfig) {
@@ -209,7 +209,7 @@ func specOf(n *yaml.RNode) string {
 }
 
 // render runs one request through the pipeline and encodes its output.
-func render(l *recipe.Loader, in *inputs, r run, keys []string) ([]document, []emit.Identity, framework.Results) {
+func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document, []emit.Identity, framework.Results) {
 	req := r.spec.Request("")
 	var results framework.Results
 	for _, f := range []struct{ field, path string }{
@@ -229,7 +229,7 @@ func render(l *recipe.Loader, in *inputs, r run, keys []string) ([]document, []e
 	if len(results) > 0 {
 		return nil, nil, results
 	}
-	res := pipeline.Run(l, req)
+	res := pipeline.Render(l, req)
 	for _, d := range res.Diags.Sorted() {
 		results = append(results, toResult(locate(d, in.files), r.ref))
 	}
@@ -259,7 +259,7 @@ func render(l *recipe.Loader, in *inputs, r run, keys []string) ([]document, []e
 // about to be written again. Only this tool's output is dropped: a file at
 // the path OutputPath gives its kind and name, labelled managed-by nrl-k8s
 // (ownDirs has already refused a run whose directory holds anything else).
-func dropPrevious(items []*yaml.RNode, runs []run) []*yaml.RNode {
+func dropPrevious(items []*yaml.RNode, runs []runItem) []*yaml.RNode {
 	names := map[string]bool{}
 	for _, r := range runs {
 		names[r.spec.Metadata.Name] = true
@@ -299,7 +299,7 @@ func previousOutput(n *yaml.RNode) (string, bool) {
 // files that are not its output (a run named `app` would otherwise have
 // kpt replace app/'s files): the run renders nothing and the files stay.
 // The run's own NemoRLRun and input ConfigMaps may live there.
-func ownDirs(in *inputs, runs []run) ([]run, framework.Results) {
+func ownDirs(in *inputs, runs []runItem) ([]runItem, framework.Results) {
 	foreign := map[string]string{}
 	for _, n := range in.passThrough {
 		if !isMapping(n) || in.consumed[n] {
@@ -317,7 +317,7 @@ func ownDirs(in *inputs, runs []run) ([]run, framework.Results) {
 			foreign[dir] = p
 		}
 	}
-	var kept []run
+	var kept []runItem
 	var results framework.Results
 	for _, r := range runs {
 		name := r.spec.Metadata.Name

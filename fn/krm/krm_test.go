@@ -302,7 +302,7 @@ func TestOutputMatchesRender(t *testing.T) {
 				req := spec.Request("")
 				req.Recipe = "../../" + req.Recipe
 				req.Profile = "../../" + req.Profile
-				res := pipeline.Run(recipe.NewLoader(source.Disk{}), req)
+				res := pipeline.Render(recipe.NewLoader(source.Disk{}), req)
 				require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 
 				require.Len(t, rl.Items, len(res.Docs))

@@ -32,8 +32,8 @@ type Dir struct {
 
 // ReadRuns reads the NemoRLRuns of each file (a file may hold several
 // documents; other kinds are skipped, as the function passes them through).
-func ReadRuns(files []string) ([]*runspec.Run, error) {
-	var runs []*runspec.Run
+func ReadRuns(files []string) ([]*runspec.NemoRLRun, error) {
+	var runs []*runspec.NemoRLRun
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -71,7 +71,7 @@ func ReadRuns(files []string) ([]*runspec.Run, error) {
 
 // Collect lists every file the runs read, grouped by directory. root is the
 // directory the runs' paths are relative to (the package root).
-func Collect(root string, runs []*runspec.Run) ([]Dir, error) {
+func Collect(root string, runs []*runspec.NemoRLRun) ([]Dir, error) {
 	l := recipe.NewLoader(source.Disk{})
 	files := map[string]bool{}
 	for _, r := range runs {

@@ -60,7 +60,7 @@ type finding struct{ sev, file, field, msg string }
 func run(t *testing.T, profile, rec string, overrides []string, mode runparams.Mode) diag.List {
 	t.Helper()
 	src := source.Memory{"p.infra.yaml": []byte(profile), "r.yaml": []byte(rec)}
-	res := pipeline.Run(recipe.NewLoader(src), pipeline.Request{
+	res := pipeline.Render(recipe.NewLoader(src), pipeline.Request{
 		Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: mode, User: "alice", Overrides: overrides,
 	})
 	return res.Diags
@@ -170,7 +170,7 @@ func TestEveryCheckReportsFileFieldAndExpectation(t *testing.T) {
 func TestProfileDefaultsAreNotSharedBetweenRuns(t *testing.T) {
 	mountPath := func(profile string) any {
 		src := source.Memory{"p.infra.yaml": []byte(profile), "r.yaml": []byte(goodRecipe)}
-		res := pipeline.Run(recipe.NewLoader(src), pipeline.Request{
+		res := pipeline.Render(recipe.NewLoader(src), pipeline.Request{
 			Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: runparams.RayJob, User: "alice",
 		})
 		require.NotNil(t, res.Profile, "%v", res.Diags)

@@ -1,6 +1,6 @@
 // Package pipeline is the one path every entry point takes: load → resolve →
 // check → build → emit. The CLI, the KRM function, the chart generator and
-// render-all are thin adapters over Run.
+// render-all are thin adapters over Render.
 package pipeline
 
 import (
@@ -76,9 +76,9 @@ func SplitOverrides(all []string) (infra, rec []string) {
 	return infra, rec
 }
 
-// Run renders one request. A nil Docs with errors in Diags means nothing
+// Render renders one request. A nil Docs with errors in Diags means nothing
 // should be written.
-func Run(l *recipe.Loader, req Request) *Result {
+func Render(l *recipe.Loader, req Request) *Result {
 	res := &Result{}
 	validateParams(req, &res.Diags)
 	infraOv, recipeOv := SplitOverrides(req.Overrides)
@@ -138,7 +138,7 @@ func Run(l *recipe.Loader, req Request) *Result {
 			params.RecipeYAML = y
 		}
 	}
-	res.Diags = append(res.Diags, check.Run(check.Input{
+	res.Diags = append(res.Diags, check.Inputs(check.Input{
 		Profile: prof, Recipe: effective, Params: params, UploadSize: req.UploadSize,
 	})...)
 	if res.Diags.HasErrors() {

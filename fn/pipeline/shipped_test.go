@@ -48,7 +48,7 @@ func referenceEntrypoint(t *testing.T, name string) string {
 func TestShippedEntrypointsMatchReference(t *testing.T) {
 	for _, c := range shippedCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+			res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 				Recipe: c.recipe, Profile: c.profile, Mode: runparams.RayJob, User: "alice",
 			})
 			require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
@@ -81,7 +81,7 @@ func TestShippedProfilesCheckClean(t *testing.T) {
 	for _, c := range shippedCases(t) {
 		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 			t.Run(c.name+"/"+string(mode), func(t *testing.T) {
-				res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+				res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 					Recipe: c.recipe, Profile: c.profile, Mode: mode, User: "alice",
 				})
 				var got []string
@@ -101,7 +101,7 @@ func TestRenderIsDeterministic(t *testing.T) {
 	for _, c := range shippedCases(t) {
 		var first []byte
 		for i := 0; i < 20; i++ {
-			res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+			res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 				Recipe: c.recipe, Profile: c.profile, Mode: runparams.RayCluster, User: "alice",
 			})
 			require.False(t, res.Diags.HasErrors())

@@ -98,7 +98,7 @@ func render(t *testing.T, mem source.Memory, rec string, mode runparams.Mode, pr
 	for k, v := range mem {
 		src[k] = v
 	}
-	res := pipeline.Run(recipe.NewLoader(src), pipeline.Request{
+	res := pipeline.Render(recipe.NewLoader(src), pipeline.Request{
 		Recipe: rec, Profile: "p.infra.yaml", Mode: mode, User: "alice", RunID: "r1",
 	})
 	for _, d := range res.Diags {

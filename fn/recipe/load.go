@@ -69,7 +69,7 @@ type budget struct {
 }
 
 // StartRun starts a new run's input budget (MaxRunInput): files the run
-// reads count once each, cached or not. pipeline.Run calls it; a loader
+// reads count once each, cached or not. pipeline.Render calls it; a loader
 // that never starts a run has no budget beyond source.MaxFileSize per file.
 func (l *Loader) StartRun() { l.run = &budget{files: map[string]bool{}} }
 

@@ -8,7 +8,7 @@
 // is byte-identical to what the CLI, the KRM function and the chart emit for
 // the same run, so a PR diff shows precisely what would be applied.
 //
-// Discover reads the runs, Render runs each through pipeline.Run and Compare
+// Discover reads the runs, Render runs each through pipeline.Render and Compare
 // is a pure function from (committed tree, render) to drift; the CLI adapter
 // does the remaining I/O.
 package renderall
@@ -47,15 +47,15 @@ const (
 	Ext = ".yaml"
 )
 
-// Run is one runs/<run>/run.yaml. Spec is nil when the file could not be
+// RunEntry is one runs/<run>/run.yaml. Spec is nil when the file could not be
 // read or parsed; the run still counts (its committed output is kept, not
 // reported as an orphan) and Diags says why.
-type Run struct {
+type RunEntry struct {
 	Name string
 	// Path is the slash path of run.yaml; the run's spec paths resolve
 	// against it.
 	Path  string
-	Spec  *runspec.Run
+	Spec  *runspec.NemoRLRun
 	Diags diag.List
 }
 
@@ -66,7 +66,7 @@ type Run struct {
 // and a metadata.name that is not the directory name are the run's Diags,
 // and so is a symlink where a run directory belongs. Entries that are not
 // directories (a README) and hidden directories are ignored.
-func Discover(src source.Source, root string) ([]Run, error) {
+func Discover(src source.Source, root string) ([]RunEntry, error) {
 	root = filepath.ToSlash(filepath.Clean(root))
 	runsDir := path.Join(root, RunsDir)
 	entries, err := os.ReadDir(filepath.FromSlash(runsDir))
@@ -76,13 +76,13 @@ func Discover(src source.Source, root string) ([]Run, error) {
 		}
 		return nil, err
 	}
-	var runs []Run
+	var runs []RunEntry
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		if e.Type()&fs.ModeSymlink != 0 {
-			r := Run{Name: e.Name(), Path: path.Join(runsDir, e.Name(), RunFile)}
+			r := RunEntry{Name: e.Name(), Path: path.Join(runsDir, e.Name(), RunFile)}
 			r.Diags.Errorf(path.Join(runsDir, e.Name()), "", "is a symlink; expected a directory holding %s (links are not followed)", RunFile)
 			runs = append(runs, r)
 			continue
@@ -116,8 +116,8 @@ func RepoRoot(dir string) string {
 	}
 }
 
-func discoverRun(src source.Source, runsDir, name string) Run {
-	r := Run{Name: name, Path: path.Join(runsDir, name, RunFile)}
+func discoverRun(src source.Source, runsDir, name string) RunEntry {
+	r := RunEntry{Name: name, Path: path.Join(runsDir, name, RunFile)}
 	ds := &r.Diags
 	if err := runspec.ValidateName(r.Name); err != nil {
 		ds.Errorf(path.Join(runsDir, r.Name), "", "run directory name %v", err)
@@ -172,7 +172,7 @@ func (r *Result) Failed() []string {
 // is parsed once per worker. A run that fails (nil Spec, or errors from the
 // pipeline) gets no output; the others still render. The result does not
 // depend on scheduling: each run's output is a function of its inputs.
-func Render(src source.Source, runs []Run) *Result {
+func Render(src source.Source, runs []RunEntry) *Result {
 	type out struct {
 		data []byte
 		ids  []emit.Identity
@@ -208,7 +208,7 @@ func Render(src source.Source, runs []Run) *Result {
 	return res
 }
 
-func renderRun(l *recipe.Loader, r Run, ds *diag.List) ([]byte, []emit.Identity, bool) {
+func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []emit.Identity, bool) {
 	if r.Spec == nil || ds.HasErrors() {
 		return nil, nil, false
 	}
@@ -228,7 +228,7 @@ func renderRun(l *recipe.Loader, r Run, ds *diag.List) ([]byte, []emit.Identity,
 			return nil, nil, false
 		}
 	}
-	pr := pipeline.Run(l, req)
+	pr := pipeline.Render(l, req)
 	*ds = append(*ds, pr.Diags...)
 	if pr.Diags.HasErrors() {
 		return nil, nil, false

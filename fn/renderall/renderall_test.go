@@ -52,7 +52,7 @@ func TestDiscover(t *testing.T) {
 
 	runs, err := renderall.Discover(source.Disk{}, root)
 	require.NoError(t, err)
-	byName := map[string]renderall.Run{}
+	byName := map[string]renderall.RunEntry{}
 	var names []string
 	for _, r := range runs {
 		byName[r.Name] = r

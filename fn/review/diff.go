@@ -75,9 +75,9 @@ func Diff(old, cur Render) *Summary {
 		d := RunDiff{Name: n, Status: Changed}
 		switch {
 		case o == nil:
-			d.Status, o = Added, &Run{}
+			d.Status, o = Added, &RunFacts{}
 		case c == nil:
-			d.Status, c = Removed, &Run{}
+			d.Status, c = Removed, &RunFacts{}
 		case equalObjects(o.Objects, c.Objects) && equalStrings(o.Warnings, c.Warnings):
 			s.Unchanged++
 			continue

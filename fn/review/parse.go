@@ -36,10 +36,10 @@ const (
 )
 
 // Render is a set of runs by name: a whole output tree, or one file.
-type Render map[string]*Run
+type Render map[string]*RunFacts
 
-// Run is what one run's render asks of the cluster.
-type Run struct {
+// RunFacts is what one run's render asks of the cluster.
+type RunFacts struct {
 	Name string
 	File string
 	// Objects maps "Kind/name" to the object in a canonical form (JSON with
@@ -86,7 +86,7 @@ type Totals struct {
 }
 
 // Totals sums the run's GPU pods.
-func (r *Run) Totals() Totals {
+func (r *RunFacts) Totals() Totals {
 	var t Totals
 	if r == nil {
 		return t
@@ -130,8 +130,8 @@ type owner struct {
 
 // Parse reads one run's render: a multi-document YAML stream. Every error
 // names file and, where there is one, the document (1-based) and object.
-func Parse(run, file string, data []byte) (*Run, error) {
-	r := &Run{
+func Parse(run, file string, data []byte) (*RunFacts, error) {
+	r := &RunFacts{
 		Name: run, File: file,
 		Objects: map[string]string{}, Scheduling: map[string]string{},
 		DRA: map[string]string{}, Entrypoints: map[string]string{},
@@ -211,7 +211,7 @@ func stripComments(doc []byte) []byte {
 
 // decodeOwner decodes the kinds whose pods the summary counts, into their
 // typed structs so a misspelt field cannot be silently read as zero.
-func decodeOwner(kind, ref string, doc []byte, r *Run) (*owner, error) {
+func decodeOwner(kind, ref string, doc []byte, r *RunFacts) (*owner, error) {
 	switch kind {
 	case "RayJob":
 		var job rayv1.RayJob

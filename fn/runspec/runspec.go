@@ -25,8 +25,8 @@ const (
 	Kind       = "NemoRLRun"
 )
 
-// Run is a NemoRLRun.
-type Run struct {
+// NemoRLRun is the function config and run file kind.
+type NemoRLRun struct {
 	APIVersion string   `json:"apiVersion"`
 	Kind       string   `json:"kind"`
 	Metadata   Metadata `json:"metadata"`
@@ -65,12 +65,12 @@ type Spec struct {
 // Parse reads a NemoRLRun strictly: a key given twice and an unknown key
 // are errors, so what a reviewer reads first is what renders (a later
 // `mode:` would otherwise win silently).
-func Parse(file string, data []byte) (*Run, error) {
+func Parse(file string, data []byte) (*NemoRLRun, error) {
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return nil, &Error{File: file, Msg: err.Error() + "; expected each key once", Err: err}
 	}
-	var r Run
+	var r NemoRLRun
 	strict, err := kjson.UnmarshalStrict(js, &r)
 	if err != nil {
 		return nil, &Error{File: file, Msg: err.Error(), Err: err}
@@ -123,7 +123,7 @@ func fieldErr(field, format string, args ...any) error {
 }
 
 // Validate checks the fields a render needs.
-func (r *Run) Validate() error {
+func (r *NemoRLRun) Validate() error {
 	if r.APIVersion != APIVersion || r.Kind != Kind {
 		return fmt.Errorf("found %s %s; expected apiVersion %s, kind %s", r.APIVersion, r.Kind, APIVersion, Kind)
 	}
@@ -174,7 +174,7 @@ func clip(s string) string {
 }
 
 // Mode is the mode with its default.
-func (r *Run) Mode() string {
+func (r *NemoRLRun) Mode() string {
 	if r.Spec.Mode == "" {
 		return string(runparams.RayJob)
 	}
@@ -183,7 +183,7 @@ func (r *Run) Mode() string {
 
 // Request turns the run into a pipeline request; paths are resolved
 // relative to base (a file path whose directory they are relative to).
-func (r *Run) Request(base string) pipeline.Request {
+func (r *NemoRLRun) Request(base string) pipeline.Request {
 	rel := func(p string) string {
 		if p == "" {
 			return ""

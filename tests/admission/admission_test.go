@@ -86,7 +86,7 @@ func shippedRenders(t *testing.T) []manifest {
 		for _, mode := range runparams.Modes {
 			for _, runID := range []string{"", "r42"} {
 				rel := func(f string) string { return filepath.ToSlash(filepath.Join(root, "profiles", f)) }
-				res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+				res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 					Recipe: rel(p.Recipe), Profile: rel(p.Profile), Mode: mode, RunID: runID, User: "alice",
 				})
 				origin := fmt.Sprintf("%s/%s/run-id=%q", p.Name, mode, runID)
@@ -174,7 +174,7 @@ func base[T any](t testing.TB, mode runparams.Mode, kind string) *T {
 	require.NoError(t, yaml.Unmarshal(b, &idx))
 	p := idx.Profiles[0]
 	rel := func(f string) string { return filepath.ToSlash(filepath.Join(root, "profiles", f)) }
-	res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 		Recipe: rel(p.Recipe), Profile: rel(p.Profile), Mode: mode, User: "alice",
 	})
 	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)

@@ -159,7 +159,7 @@ func TestShippedProfileRendersAreAdmitted(t *testing.T) {
 	var inputs []input
 	for _, p := range index.Profiles {
 		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster, runparams.Dev} {
-			res := pipeline.Run(recipe.NewLoader(source.Disk{}), pipeline.Request{
+			res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 				Recipe:  filepath.Join(root, "profiles", p.Recipe),
 				Profile: filepath.Join(root, "profiles", p.Profile),
 				Mode:    mode, User: "alice",

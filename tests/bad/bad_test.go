@@ -37,7 +37,7 @@ func TestMain(m *testing.M) { testenv.RunWithCLI(m, &bin) }
 type badCase struct {
 	name string
 	dir  string
-	run  runspec.Run // read without validation: some cases are bad run files
+	run  runspec.NemoRLRun // read without validation: some cases are bad run files
 }
 
 func cases(t *testing.T) []badCase {
@@ -50,7 +50,7 @@ func cases(t *testing.T) []badCase {
 		}
 		data, err := os.ReadFile(filepath.Join(e.Name(), "run.yaml"))
 		require.NoError(t, err, "every folder under tests/bad is a case with a run.yaml")
-		var r runspec.Run
+		var r runspec.NemoRLRun
 		require.NoError(t, yaml.Unmarshal(data, &r), e.Name())
 		out = append(out, badCase{name: e.Name(), dir: e.Name(), run: r})
 	}
@@ -93,7 +93,7 @@ func stage(t *testing.T, c badCase) (string, map[string][]byte) {
 }
 
 // cliArgs turns the run into nrl-k8s flags.
-func cliArgs(cmd string, r runspec.Run) []string {
+func cliArgs(cmd string, r runspec.NemoRLRun) []string {
 	args := []string{cmd, r.Spec.Recipe}
 	if r.Spec.Profile != "" {
 		args = append(args, "--infra", r.Spec.Profile)

@@ -32,7 +32,7 @@ func request(tb testing.TB, e example, mode runparams.Mode) pipeline.Request {
 }
 
 func renderOnce(tb testing.TB, req pipeline.Request) []byte {
-	res := pipeline.Run(recipe.NewLoader(source.Disk{}), req)
+	res := pipeline.Render(recipe.NewLoader(source.Disk{}), req)
 	if res.Diags.HasErrors() {
 		tb.Fatalf("render: %v", res.Diags.Err())
 	}

@@ -119,7 +119,7 @@ func BenchmarkBigInputs(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				res := pipeline.Run(recipe.NewLoader(src), pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: runparams.RayJob, User: "alice"})
+				res := pipeline.Render(recipe.NewLoader(src), pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: runparams.RayJob, User: "alice"})
 				if res.Diags.HasErrors() || len(res.Docs) == 0 {
 					b.Fatal(res.Diags.Err())
 				}

@@ -23,7 +23,7 @@ var shipped = []struct{ name, recipe, profile string }{
 
 func renderIn(t *testing.T, src source.Source, req pipeline.Request) []byte {
 	t.Helper()
-	res := pipeline.Run(recipe.NewLoader(src), req)
+	res := pipeline.Render(recipe.NewLoader(src), req)
 	require.False(t, res.Diags.HasErrors(), "%v", res.Diags.Err())
 	b, err := emit.Stream(res.Docs)
 	require.NoError(t, err)

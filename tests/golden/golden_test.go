@@ -30,7 +30,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 type Case struct {
 	Name string
 	Dir  string
-	Run  *runspec.Run
+	Run  *runspec.NemoRLRun
 }
 
 // Cases lists the golden folders (exported for other test packages through
@@ -67,7 +67,7 @@ func modesOf(c Case) []runparams.Mode {
 func render(c Case, mode runparams.Mode) (out, findings []byte) {
 	req := c.Run.Request(filepath.ToSlash(filepath.Join(c.Dir, "run.yaml")))
 	req.Mode = mode
-	res := pipeline.Run(recipe.NewLoader(source.Disk{}), req)
+	res := pipeline.Render(recipe.NewLoader(source.Disk{}), req)
 	var fb bytes.Buffer
 	for _, d := range res.Diags.Sorted() {
 		// Paths relative to the case keep goldens independent of the checkout.

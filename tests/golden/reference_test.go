@@ -182,7 +182,7 @@ func renderUnnamed(t *testing.T, dir string, mode runparams.Mode) []byte {
 	require.NotNil(t, c.Run, dir)
 	req := c.Run.Request(filepath.ToSlash(filepath.Join(c.Dir, "run.yaml")))
 	req.Mode, req.Name = mode, ""
-	res := pipeline.Run(recipe.NewLoader(source.Disk{}), req)
+	res := pipeline.Render(recipe.NewLoader(source.Disk{}), req)
 	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 	b, err := emit.Stream(res.Docs)
 	require.NoError(t, err)
