@@ -60,7 +60,7 @@ func rewriteClaims(pods []*corev1.PodSpec, cluster, role string) []draClaim {
 
 // ComputeDomain is NVIDIA's resource.nvidia.com/v1beta1 ComputeDomain. Its Go
 // module is not available here, so the fields we set are declared locally and
-// checked against the CRD schema (shared/crds) in tests.
+// checked against the CRD schema (fn/schema/crds) in tests.
 type ComputeDomain struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
