@@ -19,10 +19,10 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
@@ -516,7 +516,7 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 	}
 	rm.Image = res.Profile.Infra.Image
 	if mode == runparams.Dev {
-		rm.Image = build.DevImage(res.Profile.Infra)
+		rm.Image = manifest.DevImage(res.Profile.Infra)
 	}
 	// The chart's whole premise, checked on every generation: the engine's
 	// output for other values is this output with the strings replaced, with

@@ -8,7 +8,7 @@ import (
 
 // inert warns about profile keys that are accepted (nrl-k8s's schema has
 // them) but change nothing in the manifests, naming where the setting goes
-// instead. The keys that do take effect are applied in fn/build
+// instead. The keys that do take effect are applied in fn/manifest
 // (profilekeys.go): scheduler kai, placement nodeSelector/tolerations,
 // checkpoints, hf_cache.
 func inert(ds *diag.List, f string, in *profile.Infra) {

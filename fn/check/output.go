@@ -88,7 +88,7 @@ func typeOf(kind string) (any, apivalidation.ValidateNameFunc) {
 	case "ResourceClaimTemplate":
 		return &resourcev1.ResourceClaimTemplate{}, apivalidation.NameIsDNSSubdomain
 	case "ConfigMap":
-		// launch.recipeSource=configMap (fn/build/recipecm.go).
+		// launch.recipeSource=configMap (fn/manifest/recipecm.go).
 		return &corev1.ConfigMap{}, apivalidation.NameIsDNSSubdomain
 	}
 	return &customObject{}, apivalidation.NameIsDNSSubdomain

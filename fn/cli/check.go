@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/schema"
@@ -185,7 +185,7 @@ func schedulerOf(docs []emit.Doc) string {
 		switch t := v.(type) {
 		case map[string]any:
 			if key == "labels" {
-				if q, ok := t[build.KAIQueueLabel].(string); ok {
+				if q, ok := t[manifest.KAIQueueLabel].(string); ok {
 					queues[q] = true
 				}
 			}

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -26,7 +26,7 @@ func renderObjects(t *testing.T, args ...string) []runcheck.Object {
 // TestSweepRunsAreDisjoint: two runs of one profile by one user, named
 // sweep-a and sweep-b, share no object in either cluster mode; every object
 // and pod template carries the run's identity, and every reference names an
-// object of the run. Profile deployments are shared services (fn/build/run.go):
+// object of the run. Profile deployments are shared services (fn/manifest/run.go):
 // the same bytes in both runs, their own instance.
 func TestSweepRunsAreDisjoint(t *testing.T) {
 	root := testenv.RepoRoot(t)
@@ -45,18 +45,18 @@ func TestSweepRunsAreDisjoint(t *testing.T) {
 					sets[name] = map[string]runcheck.Object{}
 					for _, o := range objs {
 						sets[name][o.ID()] = o
-						assert.Equal(t, "alice", o.Labels[build.OwnerKey], o.ID())
-						assert.Equal(t, build.PartOfValue, o.Labels[build.PartOfKey], o.ID())
-						assert.Equal(t, build.ManagedByValue, o.Labels[build.ManagedByKey], o.ID())
+						assert.Equal(t, "alice", o.Labels[manifest.OwnerKey], o.ID())
+						assert.Equal(t, manifest.PartOfValue, o.Labels[manifest.PartOfKey], o.ID())
+						assert.Equal(t, manifest.ManagedByValue, o.Labels[manifest.ManagedByKey], o.ID())
 						if o.Kind == "Deployment" || o.Kind == "Service" {
-							assert.Equal(t, o.Name, o.Labels[build.InstanceKey], "a shared service is its own instance: %s", o.ID())
+							assert.Equal(t, o.Name, o.Labels[manifest.InstanceKey], "a shared service is its own instance: %s", o.ID())
 							continue
 						}
-						assert.Equal(t, name, o.Labels[build.InstanceKey], o.ID())
-						assert.Equal(t, "r1", o.Labels[build.RunIDLabel], o.ID())
+						assert.Equal(t, name, o.Labels[manifest.InstanceKey], o.ID())
+						assert.Equal(t, "r1", o.Labels[manifest.RunIDLabel], o.ID())
 						assert.Equal(t, "rl-42", o.Labels["cost-center"], o.ID())
 						for path, labels := range runcheck.PodTemplates(o) {
-							assert.Equal(t, name, labels[build.InstanceKey], o.ID()+path)
+							assert.Equal(t, name, labels[manifest.InstanceKey], o.ID()+path)
 							assert.Equal(t, "rl-42", labels["cost-center"], o.ID()+path)
 						}
 					}
@@ -90,12 +90,12 @@ func TestRunIDsShareClusters(t *testing.T) {
 		prev, shared := byID[o.ID()]
 		if !shared {
 			jobs = append(jobs, o.ID())
-			assert.Equal(t, "r2", o.Labels[build.RunIDLabel])
+			assert.Equal(t, "r2", o.Labels[manifest.RunIDLabel])
 			continue
 		}
 		assert.Equal(t, prev.Data, o.Data, o.ID())
-		assert.Empty(t, o.Labels[build.RunIDLabel], o.ID())
-		assert.Equal(t, "alice-raycluster-qwen3-30b-math-gb300", o.Labels[build.InstanceKey], "the cluster set is the instance: %s", o.ID())
+		assert.Empty(t, o.Labels[manifest.RunIDLabel], o.ID())
+		assert.Equal(t, "alice-raycluster-qwen3-30b-math-gb300", o.Labels[manifest.InstanceKey], "the cluster set is the instance: %s", o.ID())
 	}
 	assert.Equal(t, []string{"RayJob/default/alice-raycluster-qwen3-30b-math-gb300-train-r2"}, jobs)
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/renderall"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
@@ -97,7 +97,7 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 	}
 	for _, n := range renderall.Foreign(committed, res) {
 		fmt.Fprintf(stderr, "%s: no run %s/%s, and not written by render-all (objects without the %s: %s label); left alone\n",
-			path.Join(shown, n+renderall.Ext), renderall.RunsDir, n, build.ManagedByKey, build.ManagedByValue)
+			path.Join(shown, n+renderall.Ext), renderall.RunsDir, n, manifest.ManagedByKey, manifest.ManagedByValue)
 	}
 	var drift []renderall.Drift
 	for _, d := range renderall.Compare(shown, committed, res) {

@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/parallel"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
@@ -286,7 +286,7 @@ func previousOutput(n *yaml.RNode) (string, bool) {
 	if !nested || annotations(n)[LocalConfigAnnotation] == "true" {
 		return "", false
 	}
-	if n.GetLabels()[build.ManagedByKey] != build.ManagedByValue {
+	if n.GetLabels()[manifest.ManagedByKey] != manifest.ManagedByValue {
 		return "", false
 	}
 	if p != OutputPath(dir, emit.Doc{Kind: n.GetKind(), Name: n.GetName()}) {

@@ -6,11 +6,11 @@ package pipeline
 import (
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
@@ -131,7 +131,7 @@ func Render(l *recipe.Loader, req Request) *Result {
 		params.Config, pds = check.PodConfig(check.ConfigInput{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot})
 		res.Diags = append(res.Diags, pds...)
 		if prof.Infra.Launch.RecipeSource == profile.RecipeSourceConfigMap {
-			y, err := build.RecipeYAML(rec.Tree)
+			y, err := manifest.RecipeYAML(rec.Tree)
 			if err != nil {
 				res.Diags.Errorf(req.Recipe, "", "launch.recipeSource=configMap: %v", err)
 			}
@@ -144,7 +144,7 @@ func Render(l *recipe.Loader, req Request) *Result {
 	if res.Diags.HasErrors() {
 		return res
 	}
-	objs, bds := build.Build(prof.Infra, prof.File, params)
+	objs, bds := manifest.Build(prof.Infra, prof.File, params)
 	res.Diags = append(res.Diags, bds...)
 	if res.Diags.HasErrors() {
 		return res

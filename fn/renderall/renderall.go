@@ -28,9 +28,9 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/parallel"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
@@ -306,7 +306,7 @@ func Written(data []byte) bool {
 		if errors.Is(err, io.EOF) {
 			return docs > 0
 		}
-		if err != nil || doc.Metadata.Labels[build.ManagedByKey] != build.ManagedByValue {
+		if err != nil || doc.Metadata.Labels[manifest.ManagedByKey] != manifest.ManagedByValue {
 			return false
 		}
 		docs++

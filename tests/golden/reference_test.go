@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/build"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
@@ -145,7 +145,7 @@ func TestMeaningMatchesNrlK8sReference(t *testing.T) {
 // template (fn/build/labels.go). nrl-k8s sets none but the owner, and that
 // only where a profile's labels say so; they are left out on both sides
 // (the golden files pin them).
-var identityLabels = []string{build.InstanceKey, build.PartOfKey, build.OwnerKey}
+var identityLabels = []string{manifest.InstanceKey, manifest.PartOfKey, manifest.OwnerKey}
 
 // dropIdentityLabels removes identityLabels from every labels mapping of a
 // document, and a labels mapping left empty.

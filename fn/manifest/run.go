@@ -1,4 +1,4 @@
-package build
+package manifest
 
 import "github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 

@@ -1,7 +1,7 @@
-// Package build turns a resolved profile and the run parameters into typed
+// Package manifest turns a resolved profile and the run parameters into typed
 // Kubernetes objects: RayJob or RayClusters, the DRA objects their workers
 // claim, Deployments and Services, and the dev pod. It does no I/O.
-package build
+package manifest
 
 import (
 	"errors"
