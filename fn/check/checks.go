@@ -1,3 +1,7 @@
+// Package check finds what nrl-k8s does not: a recipe that asks for GPUs or
+// nodes the cluster spec does not provide, inlined secrets, fields cluster
+// webhooks own, crashing Megatron settings, and output the operators would
+// reject. Each rule names file, field path, what it found and what it expected.
 package check
 
 import (
@@ -8,6 +12,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/effective"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
@@ -24,7 +29,7 @@ const RayUploadLimit = 100 << 20
 // Input is what the checks read.
 type Input struct {
 	Profile    *profile.Loaded
-	Recipe     *Recipe
+	Recipe     *effective.Recipe
 	Params     runparams.Params
 	UploadSize UploadSizer
 }
@@ -125,7 +130,7 @@ func AsInt(v any) (int64, bool) {
 // recipeVsCluster compares what the recipe asks for with what the training
 // cluster provides; a mismatch would otherwise show up as Pending pods or a
 // Ray job waiting forever for nodes.
-func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
+func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *effective.Recipe) {
 	c := infra.Kuberay.Training
 	if c == nil || c.Spec == nil {
 		return
@@ -174,7 +179,7 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *Recipe) {
 }
 
 // megatron: both backends on, or deleting optimizer kwargs Megatron needs.
-func megatron(ds *diag.List, f string, r *Recipe) {
+func megatron(ds *diag.List, f string, r *effective.Recipe) {
 	meg, _, _ := r.Value("policy.megatron_cfg.enabled")
 	dt, _, _ := r.Value("policy.dtensor_cfg.enabled")
 	if isTrue(meg) && isTrue(dt) {
@@ -404,4 +409,14 @@ func upload(ds *diag.List, f string, infra *profile.Infra, p runparams.Params, s
 	if n > RayUploadLimit {
 		ds.Errorf(f, "launch.rayUploadPaths", "the upload working dir is %d bytes (%.1f MiB); expected at most Ray's 100 MiB cap: trim rayUploadPaths or use codeSource image|lustre", n, float64(n)/(1<<20))
 	}
+}
+
+func isTrue(v any) bool {
+	switch t := v.(type) {
+	case bool:
+		return t
+	case string:
+		return strings.EqualFold(t, "true")
+	}
+	return false
 }

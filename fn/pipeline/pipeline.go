@@ -8,6 +8,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/effective"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
@@ -55,7 +56,7 @@ type Request struct {
 
 // Result is everything a render found and made.
 type Result struct {
-	Recipe  *check.Recipe
+	Recipe  *effective.Recipe
 	Profile *profile.Loaded
 	Docs    []emit.Doc
 	Diags   diag.List
@@ -123,7 +124,7 @@ func Render(l *recipe.Loader, req Request) *Result {
 	res.Profile = prof
 	params := runparams.Params{Mode: req.Mode, RunID: req.RunID, User: req.User, Name: req.Name, Overrides: recipeOv,
 		Labels: req.Labels, Annotations: req.Annotations, Image: req.Image, NoDeployments: req.NoDeployments}
-	effective, cds := check.EffectiveRecipe(l, rec, req.Recipe, prof, recipeOv, check.Env{User: req.User, Env: req.Env})
+	effective, cds := effective.Resolve(l, rec, req.Recipe, prof, recipeOv, effective.Env{User: req.User, Env: req.Env})
 	res.Recipe = effective
 	res.Diags = append(res.Diags, cds...)
 	if req.Mode != runparams.Dev {

@@ -1,8 +1,9 @@
-// Package check finds what nrl-k8s does not: a recipe that asks for GPUs or
-// nodes the cluster spec does not provide, inlined secrets, fields cluster
-// webhooks own, crashing Megatron settings, and output the operators would
-// reject. Each rule names file, field path, what it found and what it expected.
-package check
+// Package effective is the resolve stage for recipes: the recipe the
+// training driver will see, its `defaults:` chain merged, then the Hydra
+// overrides the entrypoint passes to run_*.py, then the run's overrides,
+// with interpolations resolved the way the pod resolves them. The check
+// stage reads it; it checks nothing itself beyond what resolving needs.
+package effective
 
 import (
 	"errors"
@@ -46,8 +47,8 @@ type AppliedOverride struct {
 	Origin   string // "entrypoint" or "run"
 }
 
-// EffectiveRecipe builds the recipe the training driver will see.
-func EffectiveRecipe(l *recipe.Loader, rec *recipe.Loaded, file string, prof *profile.Loaded, runOverrides []string, env Env) (*Recipe, diag.List) {
+// Resolve builds the recipe the training driver will see.
+func Resolve(l *recipe.Loader, rec *recipe.Loaded, file string, prof *profile.Loaded, runOverrides []string, env Env) (*Recipe, diag.List) {
 	var ds diag.List
 	r := &Recipe{File: file, Files: rec.Files, Tree: tree.Copy(rec.Tree).(*tree.Map), loader: l}
 	if ep := prof.Infra.Launch.Entrypoint; ep != nil {
@@ -178,14 +179,4 @@ func (r *Recipe) fileOf(p tree.Path) string {
 		}
 	}
 	return r.File
-}
-
-func isTrue(v any) bool {
-	switch t := v.(type) {
-	case bool:
-		return t
-	case string:
-		return strings.EqualFold(t, "true")
-	}
-	return false
 }
