@@ -24,7 +24,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
 // Processor is the function as a kyaml ResourceListProcessor.
@@ -231,7 +230,7 @@ func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document,
 	}
 	res := pipeline.Render(l, req)
 	for _, d := range res.Diags.Sorted() {
-		results = append(results, toResult(locate(d, in.files), r.ref))
+		results = append(results, toResult(d, r.ref))
 	}
 	if res.Diags.HasErrors() {
 		return nil, nil, results
@@ -382,25 +381,6 @@ func StripPath(n *yaml.RNode) error {
 		}
 	}
 	return yaml.ClearEmptyAnnotations(n)
-}
-
-// locate recovers file and field from a loader error that reached us as
-// text ("<file>: <field>: <message>", the form of recipe.Error once
-// diag.FromError has flattened it), so the result points at the file that
-// names a missing base rather than at the run's recipe.
-func locate(d diag.Diagnostic, files source.Memory) diag.Diagnostic {
-	if d.Field != "" {
-		return d
-	}
-	file, rest, ok := strings.Cut(d.Message, ": ")
-	if _, known := files[file]; !ok || !known {
-		return d
-	}
-	d.File, d.Message = file, rest
-	if field, msg, ok := strings.Cut(rest, ": "); ok && field != "" && !strings.ContainsAny(field, " \"'") {
-		d.Field, d.Message = field, msg
-	}
-	return d
 }
 
 // toResult carries one finding over; the run's reference says which of
