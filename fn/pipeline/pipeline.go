@@ -124,8 +124,8 @@ func Render(l *recipe.Loader, req Request) *Result {
 	res.Profile = prof
 	params := runparams.Params{Mode: req.Mode, RunID: req.RunID, User: req.User, Name: req.Name, Overrides: recipeOv,
 		Labels: req.Labels, Annotations: req.Annotations, Image: req.Image, NoDeployments: req.NoDeployments}
-	effective, cds := effective.Resolve(l, rec, req.Recipe, prof, recipeOv, effective.Env{User: req.User, Env: req.Env})
-	res.Recipe = effective
+	runRecipe, cds := effective.Resolve(l, rec, req.Recipe, prof, recipeOv, effective.Env{User: req.User, Env: req.Env})
+	res.Recipe = runRecipe
 	res.Diags = append(res.Diags, cds...)
 	if req.Mode != runparams.Dev {
 		var pds diag.List
@@ -140,7 +140,7 @@ func Render(l *recipe.Loader, req Request) *Result {
 		}
 	}
 	res.Diags = append(res.Diags, check.Inputs(check.Input{
-		Profile: prof, Recipe: effective, Params: params, UploadSize: req.UploadSize,
+		Profile: prof, Recipe: runRecipe, Params: params, UploadSize: req.UploadSize,
 	})...)
 	if res.Diags.HasErrors() {
 		return res
