@@ -210,17 +210,15 @@ func bounds(ds *diag.List, f string, rc profile.RoleCluster) {
 	}
 	base := "kuberay." + rc.Role
 	var nodes, groups int64
-	for i, g := range c.Spec.WorkerGroupSpecs {
+	for _, g := range c.Spec.WorkerGroupSpecs {
+		// Negative counts never get here: the profile's validation refuses
+		// them with their field (profile.validateCounts).
 		r, h := int64(0), int64(g.NumOfHosts)
 		if g.Replicas != nil {
-			r = int64(*g.Replicas)
+			r = max(int64(*g.Replicas), 0)
 		}
 		if h <= 0 {
 			h = 1
-		}
-		if r < 0 {
-			ds.Errorf(f, fmt.Sprintf("%s.spec.workerGroupSpecs[%d].replicas", base, i), "found %d; expected 0 or more replicas", r)
-			return
 		}
 		nodes = capacity.Add(nodes, capacity.Mul(r, h, capacity.MaxNodes), capacity.MaxNodes)
 		n := int64(1)
