@@ -223,24 +223,11 @@ func TestKustomizeCLIError(t *testing.T) {
 // is no container runtime here; the fixture testdata/kpt-package pins the
 // same behaviour without kpt.
 func TestKptRender(t *testing.T) {
-	kpt := os.Getenv("NRL_KPT")
-	if kpt == "" {
-		var err error
-		if kpt, err = exec.LookPath("kpt"); err != nil {
-			t.Skip("no kpt binary (set NRL_KPT)")
-		}
-	}
-	if runtime.GOOS == "windows" {
-		t.Skip("exec path below is POSIX")
-	}
+	kpt := kptBinary(t)
 	dir := exampleTree(t, "kpt")
-	kptfile := filepath.Join(dir, "Kptfile")
-	b, err := os.ReadFile(kptfile)
-	require.NoError(t, err)
 	bin, err := filepath.Abs(filepath.Join(dir, "../../bin/nrl-k8s"))
 	require.NoError(t, err)
-	b = bytes.Replace(b, []byte("- image: ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"), []byte(`- exec: "`+bin+` fn"`), 1)
-	require.NoError(t, os.WriteFile(kptfile, b, 0o644))
+	useExecFunction(t, dir, bin+" fn")
 
 	for i := 0; i < 2; i++ { // the second render must change nothing
 		out, err := exec.Command(kpt, "fn", "render", "--allow-exec", dir).CombinedOutput()
@@ -315,4 +302,33 @@ func splitObjects(t *testing.T, data []byte) []object {
 func requireReferencesResolve(t *testing.T, objs []object) {
 	t.Helper()
 	require.Empty(t, runcheck.Dangling(objs))
+}
+
+// kptBinary is NRL_KPT, else kpt on PATH; the test is skipped without one
+// (hack/tools.sh does not install kpt), and off POSIX.
+func kptBinary(t *testing.T) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("exec paths and PATH handling here are POSIX")
+	}
+	if kpt := os.Getenv("NRL_KPT"); kpt != "" {
+		return kpt
+	}
+	kpt, err := exec.LookPath("kpt")
+	if err != nil {
+		t.Skip("no kpt binary (set NRL_KPT)")
+	}
+	return kpt
+}
+
+// useExecFunction swaps the example Kptfile's container function for the
+// exec form `- exec: "<command>"`: there is no container runtime here.
+func useExecFunction(t *testing.T, dir, command string) {
+	t.Helper()
+	kptfile := filepath.Join(dir, "Kptfile")
+	b, err := os.ReadFile(kptfile)
+	require.NoError(t, err)
+	swapped := bytes.Replace(b, []byte("- image: ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"), []byte(`- exec: "`+command+`"`), 1)
+	require.NotEqual(t, string(b), string(swapped), "the example Kptfile names the function image")
+	require.NoError(t, os.WriteFile(kptfile, swapped, 0o644))
 }

@@ -1,11 +1,9 @@
 package krm_test
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -17,22 +15,9 @@ import (
 // `kpt fn render` process (nothing else: not the package, not the Kptfile's
 // directory), and says so when it is not there.
 func TestKptExecOnPath(t *testing.T) {
-	kpt := os.Getenv("NRL_KPT")
-	if kpt == "" {
-		var err error
-		if kpt, err = exec.LookPath("kpt"); err != nil {
-			t.Skip("no kpt binary (set NRL_KPT)")
-		}
-	}
-	if runtime.GOOS == "windows" {
-		t.Skip("PATH handling below is POSIX")
-	}
+	kpt := kptBinary(t)
 	dir := exampleTree(t, "kpt")
-	kptfile := filepath.Join(dir, "Kptfile")
-	b, err := os.ReadFile(kptfile)
-	require.NoError(t, err)
-	b = bytes.Replace(b, []byte("- image: ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"), []byte(`- exec: "nrl-k8s fn"`), 1)
-	require.NoError(t, os.WriteFile(kptfile, b, 0o644))
+	useExecFunction(t, dir, "nrl-k8s fn")
 	binDir := filepath.Dir(nrlK8s(t))
 
 	render := func(path string) (string, error) {
