@@ -119,7 +119,7 @@ func jsonNumbers(v any) any {
 // breakage is one edit of an object; it names the finding it provokes.
 type breakage struct {
 	name string
-	kind string // "" for every CRD kind
+	kind string                      // "" for every CRD kind
 	edit func(m map[string]any) bool // false: the object has no place for this edit
 }
 
