@@ -5,8 +5,9 @@
 // /tmp, a home directory and just enough of /etc/passwd and /etc/group for
 // the image's non-root user 65532 ("nonroot") and for "nobody" (65534), the
 // user kpt's and kustomize's container runtimes run a function as
-// (`--user nobody`: without a passwd entry the runtime refuses to start it). There is no shell and no libc, which
-// is why Build refuses dynamically linked binaries.
+// (`--user nobody`: without a passwd entry the runtime refuses to start it).
+// There is no shell and no libc, which is why Build refuses dynamically
+// linked binaries.
 //
 // Every timestamp, owner and entry order is fixed, so the same inputs always
 // produce the same image digest.
