@@ -17,6 +17,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
@@ -34,6 +35,11 @@ type usageError struct{ error }
 
 // Main runs the CLI and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Every message line passes the one guard for text from a pull request
+	// (fn/safetext): CI prints stderr to its log.
+	guarded := safetext.Writer(stderr)
+	defer func() { _ = guarded.Close() }() // a last line without newline
+	stderr = guarded
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()

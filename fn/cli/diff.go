@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/review"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
@@ -58,8 +59,14 @@ input cannot be read or is not a render.`,
 			if output == "markdown" {
 				text = s.Markdown()
 			}
-			_, err = fmt.Fprint(cmd.OutOrStdout(), text)
-			return err
+			// The summary quotes the PR's text (names, images, annotations)
+			// and is posted as a PR comment or printed to the CI log: the
+			// last guard is per line (fn/safetext).
+			w := safetext.Writer(cmd.OutOrStdout())
+			if _, err := fmt.Fprint(w, text); err != nil {
+				return err
+			}
+			return w.Close()
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "text", "text, or markdown for a PR comment")
@@ -132,6 +139,9 @@ func readRender(p string) (review.Render, bool, error) {
 // regularOrDir refuses a symlink or special file without reading it.
 func regularOrDir(p string, m fs.FileMode) error {
 	switch {
+	case safetext.Inline(p) != p:
+		// The name would become the run's name in the summary.
+		return fmt.Errorf("%s: the name holds a newline or control character; refused: diff reads files with printable names only", safetext.Inline(p))
 	case m&fs.ModeSymlink != 0:
 		return fmt.Errorf("%s: is a symlink; refused: diff reads regular files only (links are not followed)", p)
 	case !m.IsDir() && !m.IsRegular():

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/renderall"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
@@ -109,7 +110,15 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 
 	if check {
 		for _, d := range drift {
-			fmt.Fprint(stdout, d.Diff)
+			// The committed side is the PR's bytes: a line that would be a
+			// CI log command or a control character is printed escaped
+			// (fn/safetext), at the cost of `git apply` for that file.
+			diff := d.Diff
+			if guarded := safetext.Lines(diff); guarded != diff {
+				fmt.Fprintf(stderr, "%s: the diff holds control characters or lines that read as CI log commands; they are printed escaped, so `git apply` will not apply this file's diff\n", d.File)
+				diff = guarded
+			}
+			fmt.Fprint(stdout, diff)
 		}
 		for _, d := range drift {
 			fmt.Fprintf(stderr, "%s: %s\n", d.File, describeDrift(d.Change))
