@@ -16,6 +16,7 @@ import (
 
 func diffCmd() *cobra.Command {
 	var output string
+	var untracked bool
 	c := &cobra.Command{
 		Use:   "diff OLD NEW [--output text|markdown]",
 		Short: "Summarise what changes between two renders (files or trees): GPUs, nodes, images, objects, DRA, scheduling, entrypoints",
@@ -40,11 +41,11 @@ input cannot be read or is not a render.`,
 			if output != "text" && output != "markdown" {
 				return usageError{fmt.Errorf("--output %q: expected text or markdown", output)}
 			}
-			old, oldFile, err := readRender(args[0])
+			old, oldFile, err := readRender(args[0], untracked)
 			if err != nil {
 				return err
 			}
-			cur, curFile, err := readRender(args[1])
+			cur, curFile, err := readRender(args[1], untracked)
 			if err != nil {
 				return err
 			}
@@ -70,6 +71,7 @@ input cannot be read or is not a render.`,
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "text", "text, or markdown for a PR comment")
+	c.Flags().BoolVar(&untracked, "include-untracked", false, "runs repositories in a git work tree: also read files git does not track")
 	return c
 }
 
@@ -79,7 +81,7 @@ input cannot be read or is not a render.`,
 // trees come from a pull request, so a symlink or a file that is not
 // regular is refused unread, whatever it points at (a leaked first line of
 // a host file would be printed as a parse error otherwise).
-func readRender(p string) (review.Render, bool, error) {
+func readRender(p string, untracked bool) (review.Render, bool, error) {
 	st, err := os.Lstat(p)
 	if err != nil {
 		return nil, false, err
@@ -89,7 +91,7 @@ func readRender(p string) (review.Render, bool, error) {
 	}
 	if st.IsDir() && isRunsRepo(p) {
 		// Rendered as render-all does (with its handling of the PR's files).
-		r, err := readRunsRepo(p)
+		r, err := readRunsRepo(p, untracked)
 		return r, false, err
 	}
 	out := review.Render{}
