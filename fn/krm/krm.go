@@ -18,13 +18,13 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/parallel"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 )
 
 // Processor is the function as a kyaml ResourceListProcessor.
