@@ -36,7 +36,7 @@ var celRules = map[string]ruleEval{
 	}},
 	// RayJob spec.deletionStrategy: legacy policies and deletionRules exclude each other.
 	"!((has(self.onSuccess) || has(self.onFailure)) && has(self.deletionRules))": {holds: func(self any) bool {
-		return !((has(self, "onSuccess") || has(self, "onFailure")) && has(self, "deletionRules"))
+		return !((has(self, "onSuccess") || has(self, "onFailure")) && has(self, "deletionRules")) //nolint:staticcheck // written as the CEL rule reads, to compare them by eye
 	}},
 	// RayJob spec.deletionStrategy: both legacy policies, or deletionRules.
 	"((has(self.onSuccess) && has(self.onFailure)) || has(self.deletionRules))": {holds: func(self any) bool {
@@ -60,15 +60,13 @@ func checkRules(s *structuralschema.Structural, path string) error {
 	if s == nil {
 		return nil
 	}
-	if s.ValidationExtensions.XValidations != nil {
-		for _, r := range s.XValidations {
-			e, ok := celRules[r.Rule]
-			switch {
-			case !ok:
-				return fmt.Errorf("%s: CEL rule %q is not among the rules nrl-k8s evaluates offline (fn/schema/rules.go); add it there with a tests/schema case", path, r.Rule)
-			case !e.transition && (r.MessageExpression != "" || r.FieldPath != "" || r.Reason != nil):
-				return fmt.Errorf("%s: CEL rule %q uses messageExpression, fieldPath or reason, which fn/schema/rules.go does not evaluate", path, r.Rule)
-			}
+	for _, r := range s.XValidations {
+		e, ok := celRules[r.Rule]
+		switch {
+		case !ok:
+			return fmt.Errorf("%s: CEL rule %q is not among the rules nrl-k8s evaluates offline (fn/schema/rules.go); add it there with a tests/schema case", path, r.Rule)
+		case !e.transition && (r.MessageExpression != "" || r.FieldPath != "" || r.Reason != nil):
+			return fmt.Errorf("%s: CEL rule %q uses messageExpression, fieldPath or reason, which fn/schema/rules.go does not evaluate", path, r.Rule)
 		}
 	}
 	keys := make([]string, 0, len(s.Properties))
@@ -106,7 +104,7 @@ func evalRules(fldPath *field.Path, obj any, s *structuralschema.Structural) fie
 		if detail == "" {
 			detail = "failed rule: " + strings.TrimSpace(r.Rule)
 		}
-		var value any = obj
+		value := obj
 		if s.Type == "object" || s.Type == "array" {
 			value = field.OmitValueType{}
 		}

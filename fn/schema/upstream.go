@@ -44,7 +44,7 @@ import (
 
 // isNonNullableNull returns true if the item is nil AND it's nullable.
 func isNonNullableNull(x any, s *structuralschema.Structural) bool {
-	return x == nil && s != nil && !s.Generic.Nullable
+	return x == nil && s != nil && !s.Nullable
 }
 
 // applyDefaults sets the schema's default values where x lacks them

@@ -2,7 +2,6 @@ package schema_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -298,5 +297,5 @@ func TestMatchesTheAPIServersValidator(t *testing.T) {
 			require.NotZero(t, findings[b.name], "breakage %q provoked no finding upstream: the comparison proves nothing for it", b.name)
 		}
 	}
-	t.Log(fmt.Sprintf("compared %v objects; breakages applied %v", objects, applied))
+	t.Logf("compared %v objects; breakages applied %v", objects, applied)
 }
