@@ -79,9 +79,14 @@ func requirePodman(t *testing.T) {
 		t.Skipf("the image is linux/amd64; this is %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
 	var missing []string
-	for _, b := range []string{"podman", "runc"} {
-		if _, err := exec.LookPath(b); err != nil {
-			missing = append(missing, b)
+	if _, err := exec.LookPath("podman"); err != nil {
+		missing = append(missing, "podman")
+	}
+	// podman finds runc in its own list of places, /usr/sbin among them,
+	// which a non-root PATH often lacks.
+	if _, err := exec.LookPath("runc"); err != nil {
+		if _, err := os.Stat("/usr/sbin/runc"); err != nil {
+			missing = append(missing, "runc")
 		}
 	}
 	if len(missing) == 0 {
