@@ -92,11 +92,11 @@ func requirePodman(t *testing.T) {
 	if len(missing) == 0 {
 		return
 	}
-	msg := fmt.Sprintf("%s not installed: the container tier is skipped (.ci/run installs them: apt-get install podman runc)", strings.Join(missing, " and "))
+	what := strings.Join(missing, " and ") + " not installed"
 	if os.Getenv("CI") == "true" || os.Getenv("NRL_REQUIRE_PODMAN") != "" {
-		t.Fatal(msg + "; CI=true or NRL_REQUIRE_PODMAN requires it")
+		t.Fatalf("%s, and CI=true or NRL_REQUIRE_PODMAN requires the container tier (.ci/run installs them: apt-get install podman runc)", what)
 	}
-	t.Skip(msg)
+	t.Skipf("%s: the container tier is skipped (.ci/run installs them: apt-get install podman runc)", what)
 }
 
 // env sets the tier up once: configuration, wrappers, the image loaded.
