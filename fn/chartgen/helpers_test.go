@@ -19,6 +19,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
@@ -71,7 +72,8 @@ type run struct {
 	namespace string // the release namespace; the chart's namespace value stays empty
 	runID     string
 	overrides []string
-	recipe    string // file for the recipe value
+	recipe    string // file for the recipe value, as it is
+	ships     string // a recipe the run ships: the engine renders it under chartgen.RecipeVariant, the chart gets it merged (nrl-k8s recipe-merge)
 	release   string // the release name ("my-run" when empty)
 	image     string
 	labels    map[string]string
@@ -102,6 +104,9 @@ func (r run) values(t testing.TB) map[string]any {
 		b, err := os.ReadFile(r.recipe)
 		require.NoError(t, err)
 		v["recipe"] = string(b)
+	}
+	if r.ships != "" {
+		v["recipe"] = mergedRecipe(t, r.ships)
 	}
 	if r.image != "" {
 		v["image"] = r.image
@@ -199,9 +204,13 @@ func engineRender(t *testing.T, r run) (out string, msg string, ok bool) {
 	for k, v := range r.labels {
 		labels[k] = v
 	}
+	rec, ovs := e.Recipe, r.overrides
+	if r.ships != "" {
+		rec, ovs = r.ships, append([]string{chartgen.RecipeVariant}, r.overrides...)
+	}
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe: e.Recipe, Profile: e.Profile, Mode: r.mode, User: r.user,
-		Namespace: r.namespace, RunID: r.runID, Overrides: r.overrides,
+		Recipe: rec, Profile: e.Profile, Mode: r.mode, User: r.user,
+		Namespace: r.namespace, RunID: r.runID, Overrides: ovs,
 		Name: r.releaseName(), Image: r.image, Labels: labels, Annotations: r.annos, NoDeployments: r.noDeploy,
 	})
 	var msgs []string
@@ -269,6 +278,11 @@ func cliArgs(t *testing.T, r run) []string {
 	if r.recipe != "" {
 		args = append(args, "--set-file", "recipe="+r.recipe)
 	}
+	if r.ships != "" {
+		f := filepath.Join(t.TempDir(), "merged.yaml")
+		require.NoError(t, os.WriteFile(f, []byte(mergedRecipe(t, r.ships)), 0o644))
+		args = append(args, "--set-file", "recipe="+f)
+	}
 	if r.image != "" {
 		args = append(args, "--set", "image="+r.image)
 	}
@@ -295,3 +309,14 @@ func sortedKeys(m map[string]string) []string {
 
 // chartLabel is the helm.sh/chart label the chart adds.
 const chartLabel = "nemo-rl-run-0.1.0"
+
+// mergedRecipe is what `nrl-k8s recipe-merge FILE` prints (the same two
+// calls): the text the chart's recipe value takes.
+func mergedRecipe(t testing.TB, file string) string {
+	t.Helper()
+	rec, err := recipe.NewLoader(source.Disk{}).Load(file)
+	require.NoError(t, err)
+	y, err := manifest.RecipeYAML(rec.Tree)
+	require.NoError(t, err)
+	return y
+}
