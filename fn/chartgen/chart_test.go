@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
@@ -391,6 +393,8 @@ func newValueRuns(t *testing.T) []run {
 			}, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", release: "b", image: "registry.example/nemo-rl:v2", noDeploy: true})
 		}
 	}
+	// A shipped recipe (--set-file recipe=), through the real CLIs too.
+	runs = append(runs, run{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "ann", namespace: "team-a", runID: "e7", ships: shippedRecipes[0], overrides: twoOverrides})
 	return runs
 }
 
@@ -511,11 +515,56 @@ func TestNewChart(t *testing.T) {
 		require.NoError(t, err)
 		res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 			Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: mode, User: "ann", Namespace: "team-a",
-			Name: "exp-1", Image: "registry.example/x:1", Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3"},
+			Name: "exp-1", Image: "registry.example/x:1", Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3",
+				"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "v0.1.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
 		})
 		require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 		want, err := emit.Stream(res.Docs)
 		require.NoError(t, err)
 		assert.Equal(t, string(want), stripSource(got), mode)
 	}
+}
+
+// TestChartConventions: Helm's label conventions (helm create's helpers),
+// global values for subchart use, and the kubeVersion each render needs.
+func TestChartConventions(t *testing.T) {
+	base := loadChart(t)
+	vals := func(extra map[string]any) map[string]any {
+		v := map[string]any{"profile": "gb300-qwen3-30b-math-4n-4gpu", "user": "ann", "global": map[string]any{"imageRegistry": "x"}}
+		for k, val := range extra {
+			v[k] = val
+		}
+		return v
+	}
+	// A long chart name and version: helm.sh/chart is cut to 63 characters
+	// and does not end in '-', or helm install fails on the label value.
+	c := *base
+	meta := *base.Metadata
+	meta.Name = "platform-team-nemo-rl-runs-for-gb300-and-h100"
+	meta.Version = "12.345.6789-rc.1+build.20261203"
+	c.Metadata = &meta
+	out, _, err := helmTemplate(&c, vals(nil), "team-a")
+	require.NoError(t, err, "global is accepted")
+	objs, err := runcheck.Parse([]byte(out))
+	require.NoError(t, err)
+	require.NotEmpty(t, objs)
+	labelValue := regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
+	for _, o := range objs {
+		l := o.Labels["helm.sh/chart"]
+		assert.LessOrEqual(t, len(l), 63, o.ID())
+		assert.Regexp(t, labelValue, l, o.ID())
+		assert.True(t, strings.HasPrefix(l, "platform-team-nemo-rl-runs-for-gb300-and-h100-12.345.6789-rc"), l)
+		assert.Equal(t, meta.Name, o.Labels["app.kubernetes.io/name"], o.ID())
+		assert.Equal(t, "v0.1.0", o.Labels["app.kubernetes.io/version"], o.ID())
+		assert.Equal(t, "Helm", o.Labels["app.kubernetes.io/managed-by"], o.ID(), "as helm install writes it")
+	}
+
+	// resource.k8s.io/v1 (the DRA profiles) is served from 1.34 on.
+	old := *chartutil.DefaultCapabilities
+	old.KubeVersion = chartutil.KubeVersion{Version: "v1.33.4", Major: "1", Minor: "33"}
+	_, _, err = helmTemplateCaps(base, "my-run", vals(nil), "team-a", &old)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "expected a cluster version >= 1.34.0-0")
+	_, _, err = helmTemplateCaps(base, "my-run", vals(map[string]any{"profile": "generic-single-node-8gpu"}), "team-a", &old)
+	require.NoError(t, err, "a profile without DRA renders for 1.33")
 }

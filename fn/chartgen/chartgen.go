@@ -60,6 +60,11 @@ const (
 	// not have, so the engine's recipe check accepts it, and hydra.ShellQuote
 	// leaves it unquoted, so it appears in the entrypoint as written.
 	SentinelOverride = "+nrl_sentinel_overrides=1"
+	// ChartManagedBy is app.kubernetes.io/managed-by in the chart's data
+	// (a run label, so it wins over the engine's default nrl-k8s on every
+	// object and pod template): Helm sets it to Helm on every object it
+	// installs, so `helm template` prints what the cluster then holds.
+	ChartManagedBy = "Helm"
 	// SentinelRecipe stands for the text of the recipe the run ships in its
 	// ConfigMap (the `recipe` value; launch.recipeSource=configMap): the
 	// JSON string of the ConfigMap's data entry is this one string in the
@@ -243,6 +248,32 @@ type RenderMeta struct {
 	Warnings []string `json:"warnings"`
 	// Image replaces the image sentinel when the `image` value is empty.
 	Image string `json:"image"`
+	// KubeVersion is the semver constraint the render's API versions need
+	// of the cluster ("" for none beyond Chart.yaml's kubeVersion), e.g.
+	// resource.k8s.io/v1 (DRA), served from Kubernetes 1.34 on.
+	KubeVersion string `json:"kubeVersion"`
+}
+
+// apiMinKube maps an API version the engine emits to the first Kubernetes
+// release that serves it: the chart refuses to render it for an older
+// cluster (helm --kube-version, or the cluster helm install talks to).
+var apiMinKube = map[string]string{
+	"resource.k8s.io/v1": "1.34.0",
+}
+
+// kubeVersion is the constraint a render's documents need.
+func kubeVersion(docs []emit.Doc) string {
+	best := ""
+	for _, d := range docs {
+		av, _ := d.Data["apiVersion"].(string)
+		if v, ok := apiMinKube[av]; ok && v > best {
+			best = v
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return ">= " + best + "-0"
 }
 
 // NameRule is a generated name that contains a sentinel, and its rule.
@@ -418,10 +449,14 @@ func slotFile(i int) string { return fmt.Sprintf("templates/doc-%02d.yaml", i) }
 var slotRE = regexp.MustCompile(`^doc-[0-9]+\.yaml$`)
 
 func (g *gen) run(e Entry, mode runparams.Mode, v Values, env func(string) (string, bool)) (*pipeline.Result, string, error) {
+	labels := map[string]string{manifest.ManagedByKey: ChartManagedBy}
+	for k, val := range v.Labels {
+		labels[k] = val
+	}
 	res := pipeline.Render(g.loader, pipeline.Request{
 		Recipe: e.Recipe, Profile: e.Profile, Mode: mode,
 		User: v.User, Namespace: v.Namespace, RunID: v.RunID, Overrides: append(append([]string(nil), v.infra...), v.Overrides...),
-		Name: v.Name, Image: v.Image, Labels: v.Labels, Annotations: v.Annotations,
+		Name: v.Name, Image: v.Image, Labels: labels, Annotations: v.Annotations,
 		// The chart has no environment to read: render with none, and
 		// refuse profiles whose output depends on one (checked below).
 		Env: env,
@@ -648,6 +683,7 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 		return nil, "", nil, fmt.Errorf("the sentinel override appears %d times; expected once, in the entrypoint", strings.Count(data, SentinelOverride))
 	}
 	rm.Image = res.Profile.Infra.Image
+	rm.KubeVersion = kubeVersion(res.Docs)
 	if mode == runparams.Dev {
 		rm.Image = manifest.DevImage(res.Profile.Infra)
 	}

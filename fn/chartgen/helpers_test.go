@@ -140,8 +140,16 @@ func helmTemplate(c *chart.Chart, vals map[string]any, ns string) (manifest, not
 }
 
 func helmTemplateNamed(c *chart.Chart, release string, vals map[string]any, ns string) (manifest, notes string, err error) {
+	// As helm template --kube-version 1.34.0: the first release serving
+	// resource.k8s.io/v1, which the DRA profiles need (the library's
+	// default is 1.20).
+	caps := *chartutil.DefaultCapabilities
+	caps.KubeVersion = chartutil.KubeVersion{Version: "v1.34.0", Major: "1", Minor: "34"}
+	return helmTemplateCaps(c, release, vals, ns, &caps)
+}
+
+func helmTemplateCaps(c *chart.Chart, release string, vals map[string]any, ns string, caps *chartutil.Capabilities) (manifest, notes string, err error) {
 	opts := chartutil.ReleaseOptions{Name: release, Namespace: ns, Revision: 1, IsInstall: true}
-	caps := chartutil.DefaultCapabilities
 	if err := chartutil.ProcessDependenciesWithMerge(c, vals); err != nil {
 		return "", "", err
 	}
@@ -200,7 +208,8 @@ func engineRender(t *testing.T, r run) (out string, msg string, ok bool) {
 	t.Helper()
 	e := entry(t, r.profile)
 	// The chart's run: named after the release, labelled with the chart.
-	labels := map[string]string{"helm.sh/chart": chartLabel}
+	labels := map[string]string{"helm.sh/chart": chartLabel, "app.kubernetes.io/name": "nemo-rl-run", "app.kubernetes.io/version": "v0.1.0",
+		"app.kubernetes.io/managed-by": chartgen.ChartManagedBy}
 	for k, v := range r.labels {
 		labels[k] = v
 	}
@@ -261,7 +270,7 @@ func helmCmd(t *testing.T, bin string, args ...string) (string, string, error) {
 // cliArgs turns a run into helm template flags; overrides go through a
 // values file (--set splits on commas).
 func cliArgs(t *testing.T, r run) []string {
-	args := []string{"template", r.releaseName(), chartDir, "-n", r.namespace, "--set", "profile=" + r.profile, "--set", "user=" + r.user, "--set", "mode=" + string(r.mode)}
+	args := []string{"template", r.releaseName(), chartDir, "--kube-version", "1.34.0", "-n", r.namespace, "--set", "profile=" + r.profile, "--set", "user=" + r.user, "--set", "mode=" + string(r.mode)}
 	if r.runID != "" {
 		args = append(args, "--set", "runId="+r.runID)
 	}

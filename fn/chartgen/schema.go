@@ -18,6 +18,10 @@ const schemaTemplate = `{
   "type": "object",
   "additionalProperties": false,
   "properties": {
+    "global": {
+      "description": "Helm passes the parent chart's global values to every subchart; this chart reads none of them, and accepts them so that it can be a dependency of an umbrella chart.",
+      "type": "object"
+    },
     "profile": {
       "description": "Packaged infra profile to run on (required). The chart README lists them.",
       "type": "string",

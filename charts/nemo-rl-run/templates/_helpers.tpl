@@ -30,7 +30,7 @@ values in place of the sentinels; "" when a required value is missing
 {{- $ns := $v.namespace | default .Release.Namespace -}}
 {{- $runId := $v.runId | default "" -}}
 {{- $reserved := list $s.user $s.runId $s.namespace $s.name $s.image -}}
-{{- $labels := merge (dict "helm.sh/chart" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")) ($v.labels | default dict) -}}
+{{- $labels := merge (include "nemo-rl-run.chartLabels" . | fromJson) ($v.labels | default dict) -}}
 {{- $annotations := $v.annotations | default dict -}}
 {{- $texts := dict "release name" .Release.Name "user" $v.user "namespace" $ns "runId" $runId "image" ($v.image | default "") -}}
 {{- range $k, $val := $labels -}}
@@ -64,6 +64,9 @@ values in place of the sentinels; "" when a required value is missing
 {{- $key := include "nemo-rl-run.key" . -}}
 {{- $recipeText := include "nemo-rl-run.recipeText" . -}}
 {{- $r := index $p.renders $key -}}
+{{- if and $r.kubeVersion (not (semverCompare $r.kubeVersion .Capabilities.KubeVersion.Version)) -}}
+{{- fail (printf "nemo-rl-run: profile %s in %s mode renders API versions Kubernetes %s does not serve; expected a cluster version %s (resource.k8s.io/v1, DRA, is served from 1.34 on; helm template: --kube-version)" $v.profile $mode .Capabilities.KubeVersion.Version $r.kubeVersion) -}}
+{{- end -}}
 {{- range $n := $r.names -}}
 {{- $name := $n.name | replace $s.name $.Release.Name | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
 {{- if gt (len $name) (int $n.maxLength) -}}
@@ -106,6 +109,23 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- $data -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.chartLabels: the labels the chart adds to every object and pod
+template of the run, as JSON: Helm's conventions (helm create's helpers):
+helm.sh/chart cut to 63 characters (a label value's limit; unlike helm
+create's helper, trailing '_' and '.' go too: a label value ends
+alphanumeric), the chart's
+name and appVersion. app.kubernetes.io/managed-by is Helm in the data
+already (chartgen.ChartManagedBy), as Helm writes it on install.
+*/}}
+{{- define "nemo-rl-run.chartLabels" -}}
+{{- $l := dict "helm.sh/chart" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimAll "-_.") "app.kubernetes.io/name" (.Chart.Name | trunc 63 | trimAll "-_.") -}}
+{{- if .Chart.AppVersion -}}
+{{- $_ := set $l "app.kubernetes.io/version" (.Chart.AppVersion | replace "+" "_" | trunc 63 | trimAll "-_.") -}}
+{{- end -}}
+{{- toJson $l -}}
 {{- end -}}
 
 {{/*
