@@ -33,7 +33,8 @@ var forbidden = []struct{ prefix, why string }{
 	{"github.com/prometheus/", "the default registry and its process collector, set up at init"},
 	{"k8s.io/client-go/kubernetes", "the typed clientset: its scheme registers every built-in API group at init; " +
 		"talk to a cluster with client-go's dynamic client or rest client and unstructured objects"},
-	{"k8s.io/client-go/kubernetes/scheme", "registers every built-in API group's types at init"},
+	{"k8s.io/client-go/kubernetes/scheme", "registers every built-in API group's types at init; client-go's discovery and restmapper " +
+		"packages link it (and protobuf descriptors): use the rest, dynamic or metadata clients, which do not"},
 	{"k8s.io/kubectl/", "kubectl's packages register schemes and flags at init"},
 	{"sigs.k8s.io/controller-runtime/pkg/client", "links client-go's typed scheme; the envtest tiers use it, the CLI never (the KubeRay API types' pkg/scheme builder is light and allowed)"},
 	{"sigs.k8s.io/controller-runtime/pkg/metrics", "registers its prometheus metrics at init"},
