@@ -27,12 +27,16 @@ func checkCmd() *cobra.Command {
 	var f runFlags
 	var repoRoot string
 	var strict bool
+	var format string
 	c := &cobra.Command{
 		Use:     "check RECIPE [OVERRIDES...] --infra INFRA",
 		Aliases: []string{"validate"},
 		Short:   "Validate a run and print a summary; exit 1 on errors",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return usageError{fmt.Errorf("-o %s: expected text (the summary) or json (one object: findings, podSecurity, prerequisites)", format)}
+			}
 			res, err := f.run(args, func(req *pipeline.Request) {
 				if repoRoot != "" {
 					req.UploadSize = dirSizer(repoRoot)
@@ -47,11 +51,19 @@ func checkCmd() *cobra.Command {
 				res.Diags = append(res.Diags, schema.Validate(res.Profile.File, res.Docs)...)
 			}
 			w := cmd.OutOrStdout()
-			if res.Profile != nil {
-				summary(w, res)
+			facts := runFactsOf(res)
+			if format == "json" {
+				if err := writeCheckJSON(w, res, facts); err != nil {
+					return err
+				}
+			} else {
+				if res.Profile != nil {
+					summary(w, res)
+				}
+				facts.print(w)
+				fmt.Fprintln(w)
+				printFindings(w, res.Diags)
 			}
-			fmt.Fprintln(w)
-			printFindings(w, res.Diags)
 			if res.Diags.HasErrors() {
 				return exitError{ExitError}
 			}
@@ -60,6 +72,7 @@ func checkCmd() *cobra.Command {
 	}
 	f.register(c, true)
 	c.Flags().BoolVar(&strict, "strict", false, "also validate every rendered object against its kind's OpenAPI schema (KubeRay and ComputeDomain CRDs, k8s.io/api types)")
+	c.Flags().StringVarP(&format, "output", "o", "text", "text (the summary and findings) or json (one object: findings, podSecurity, prerequisites)")
 	c.Flags().StringVar(&repoRoot, "repo-root", "", "NeMo-RL checkout: measure the codeSource=upload working dir against Ray's 100 MiB cap")
 	return c
 }
