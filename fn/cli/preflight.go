@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/preflight"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/prereq"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
@@ -194,7 +195,34 @@ func preflightInput(docs []emit.Doc, flagNS, contextNS string) (preflight.Input,
 		return preflight.Input{}, err
 	}
 	in := preflight.Input{Namespace: ns, GPUGroups: groups}
-	in.Needs, in.PodSecurity, in.PodSecurityReason, err = runNeeds(docs, ns)
+	in.Needs, in.APIVersions, in.PodSecurity, in.PodSecurityReason, err = runNeeds(docs)
 	return in, err
 }
 
+
+// runNeeds is what the rendered objects ask of the namespace: fn/prereq's
+// list, the apiVersions in use, and fn/podsecurity's level with the fields
+// that push it there.
+func runNeeds(docs []emit.Doc) (needs []preflight.Need, apiVersions []string, level string, why []string, err error) {
+	objs := make([]any, len(docs))
+	for i, d := range docs {
+		objs[i] = d
+		if av, _ := d.Data["apiVersion"].(string); av != "" {
+			apiVersions = append(apiVersions, av)
+		}
+	}
+	needs, err = prereq.FromObjects(objs)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	for _, n := range needs {
+		apiVersions = append(apiVersions, n.APIVersion)
+	}
+	rep := podsecurity.Evaluate(objs)
+	for _, v := range rep.Violations {
+		if v.Level == rep.Level || (rep.Level == podsecurity.Privileged && v.Level == podsecurity.Baseline) {
+			why = append(why, fmt.Sprintf("%s %s: %s", v.Object, v.Path, v.Reason))
+		}
+	}
+	return needs, apiVersions, string(rep.Level), why, nil
+}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/podsecurity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/prereq"
 )
 
 // State is a prerequisite's verdict.
@@ -29,14 +32,8 @@ const (
 	CannotTell State = "cannot tell"
 )
 
-// Need is one prerequisite as fn/prereq lists it.
-type Need struct {
-	Kind       string `json:"kind"`
-	APIVersion string `json:"apiVersion"`
-	Namespace  string `json:"namespace,omitempty"`
-	Name       string `json:"name"`
-	Why        string `json:"why"`
-}
+// Need is one prerequisite, as fn/prereq lists it.
+type Need = prereq.Prerequisite
 
 // GPUGroup is a set of identical GPU pods the run will create, for the
 // optional node check.
@@ -52,6 +49,10 @@ type GPUGroup struct {
 type Input struct {
 	Namespace string
 	Needs     []Need
+	// APIVersions are every apiVersion the run uses (its objects' and its
+	// prerequisites'): a CustomResourceDefinition prerequisite is checked
+	// by asking whether each of these versions of its group is served.
+	APIVersions []string
 	// PodSecurity is the least privileged Pod Security level every pod of
 	// the run fits ("privileged", "baseline" or "restricted"), and why.
 	PodSecurity       string
@@ -111,7 +112,7 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 	served := map[string]map[string]bool{}
 	servedOut := map[string]Outcome{}
 	for _, n := range in.Needs {
-		l, err := check(ctx, c, in.Namespace, nsOut, n, served, servedOut)
+		l, err := check(ctx, c, in, nsOut, n, served, servedOut)
 		if errors.Is(err, kube.ErrUnreachable) {
 			return r, err
 		}
@@ -143,9 +144,6 @@ func verdict(out kube.Outcome, err error, what string) (State, string) {
 	return Missing, "not found"
 }
 
-// podSecurityLevels orders the levels from least to most restrictive.
-var podSecurityLevels = map[string]int{"privileged": 0, "baseline": 1, "restricted": 2}
-
 // podSecurityLine compares the level the namespace enforces
 // (pod-security.kubernetes.io/enforce) with the level the run needs. A
 // namespace without the label gets the cluster's default, which the API
@@ -172,12 +170,11 @@ func podSecurityLine(in Input, nsOut kube.Outcome, labels map[string]string) Lin
 	case !ok:
 		l.State, l.Detail = CannotTell, "the namespace has no pod-security.kubernetes.io/enforce label, so the cluster's default level applies (the API does not show it); the run needs "+in.PodSecurity+why
 	default:
-		have, known := podSecurityLevels[enforced]
-		need := podSecurityLevels[in.PodSecurity]
+		have := podsecurity.Level(enforced)
 		switch {
-		case !known:
+		case !slices.Contains(podsecurity.Levels, have):
 			l.State, l.Detail = CannotTell, fmt.Sprintf("unknown enforce level %q", enforced)
-		case have > need:
+		case !have.Allows(podsecurity.Level(in.PodSecurity)):
 			l.State, l.Detail = Missing, fmt.Sprintf("the namespace enforces %s; the run needs %s%s: KubeRay's pod creation will be refused", enforced, in.PodSecurity, why)
 		default:
 			l.State, l.Detail = OK, "the namespace enforces "+enforced
@@ -186,85 +183,127 @@ func podSecurityLine(in Input, nsOut kube.Outcome, labels map[string]string) Lin
 	return l
 }
 
-// apiResources maps the kinds a run uses to their resource names.
-var apiResources = map[string]string{
-	"RayJob": "rayjobs", "RayCluster": "rayclusters", "ComputeDomain": "computedomains",
-	"ResourceClaimTemplate": "resourceclaimtemplates", "ResourceClaim": "resourceclaims",
-	"DeviceClass": "deviceclasses", "Queue": "queues", "Deployment": "deployments",
-	"Service": "services", "ConfigMap": "configmaps", "Pod": "pods",
-}
+// clusterScoped are the prerequisite kinds that live outside namespaces.
+var clusterScoped = map[string]bool{"DeviceClass": true, "Queue": true, "PriorityClass": true, "RuntimeClass": true,
+	"CustomResourceDefinition": true, "APIService": true}
 
-func check(ctx context.Context, c *kube.Conn, ns string, nsOut kube.Outcome, n Need, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, error) {
+// resources are the resource names of the kinds fn/prereq lists whose name
+// is not the lowercase kind plus "s".
+var resources = map[string]string{"PriorityClass": "priorityclasses", "DeviceClass": "deviceclasses"}
+
+func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Need, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, error) {
 	l := Line{Need: n}
+	switch n.Kind {
+	case "CustomResourceDefinition":
+		// n.Name is <plural>.<group>: the versions asked about are the ones
+		// the run uses.
+		plural, group, _ := strings.Cut(n.Name, ".")
+		var lines []string
+		l.State = OK
+		for _, gv := range versionsOf(group, in.APIVersions) {
+			one, err := servedLine(ctx, c, Line{}, gv, plural, served, servedOut)
+			if err != nil {
+				return l, err
+			}
+			lines = append(lines, one.Detail)
+			if worse(one.State, l.State) {
+				l.State = one.State
+			}
+		}
+		l.Detail = strings.Join(lines, "; ")
+		if len(lines) == 0 {
+			l.State, l.Detail = CannotTell, "no version of "+group+" is used by the run"
+		}
+		return l, nil
+	case "APIService":
+		// n.Name is <version>.<group>, as the API server names it.
+		version, group, _ := strings.Cut(n.Name, ".")
+		one, err := servedLine(ctx, c, Line{}, group+"/"+version, "", served, servedOut)
+		l.State, l.Detail = one.State, one.Detail
+		return l, err
+	case "Queue":
+		// Only asked about when KAI serves its Queue API.
+		one, err := servedLine(ctx, c, Line{}, kube.KAIQueues.GroupVersion().String(), "queues", served, servedOut)
+		if err != nil {
+			return l, err
+		}
+		if one.State != OK {
+			l.State = one.State
+			l.Detail = "KAI scheduler's Queue API (scheduling.run.ai/v2) is not served: is KAI installed? (the pods name schedulerName kai-scheduler, and no other scheduler places them)"
+			return l, nil
+		}
+	}
 	gv, err := schema.ParseGroupVersion(n.APIVersion)
 	if err != nil {
 		l.State, l.Detail = CannotTell, fmt.Sprintf("apiVersion %q: %v", n.APIVersion, err)
 		return l, nil
 	}
-	switch n.Kind {
-	case "CustomResourceDefinition", "API":
-		// n.Name is "<resource>.<group>/<version>"-style: the API the run uses.
-		res, gvs, _ := strings.Cut(n.Name, " ")
-		if gvs == "" {
-			gvs = n.APIVersion
-		}
-		return servedLine(ctx, c, l, gvs, res, served, servedOut)
-	case "Queue":
-		// KAI's Queue is cluster scoped; only asked about when KAI serves it.
-		l2, err := servedLine(ctx, c, Line{}, kube.KAIQueues.GroupVersion().String(), "queues", served, servedOut)
-		if err != nil || l2.State != OK {
-			l.State = l2.State
-			l.Detail = "KAI scheduler's Queue API (scheduling.run.ai/v2) is not served: is KAI installed? " + l2.Detail
-			if l2.State == Missing {
-				l.Detail = "KAI scheduler's Queue API (scheduling.run.ai/v2) is not served: the pods name schedulerName kai-scheduler, and no scheduler will place them"
-			}
-			return l, err
-		}
-		_, out, err := c.Get(ctx, kube.KAIQueues, "", n.Name)
-		l.State, l.Detail = verdict(out, err, "")
-		return l, passUnreachable(err)
-	case "DeviceClass":
-		_, out, err := c.Get(ctx, kube.DeviceClasses, "", n.Name)
-		l.State, l.Detail = verdict(out, err, "")
-		if out == kube.NotFound && err == nil {
-			l.Detail = "no DeviceClass " + n.Name + ": claims naming it are never allocated (is the DRA driver installed?)"
-		}
-		return l, passUnreachable(err)
+	resource := resources[n.Kind]
+	if resource == "" {
+		resource = strings.ToLower(n.Kind) + "s"
 	}
-	if nsOut == kube.NotFound {
-		l.State, l.Detail = Missing, "namespace "+ns+" does not exist"
-		return l, nil
+	gvr := gv.WithResource(resource)
+	ns := n.Namespace
+	if clusterScoped[n.Kind] {
+		ns = ""
+	} else if nsOut == kube.NotFound {
+		l.State, l.Detail = Missing, "namespace "+n.Namespace+" does not exist"
+		return optional(l), nil
 	}
-	gvr := schema.GroupVersionResource{Group: gv.Group, Version: gv.Version, Resource: strings.ToLower(n.Kind) + "s"}
-	switch n.Kind {
-	case "Secret":
+	if n.Kind == "Secret" {
 		// Metadata only: a secret's values never reach this process.
 		_, out, err := c.GetMetadata(ctx, kube.Secrets, ns, n.Name)
 		l.State, l.Detail = verdict(out, err, "")
-		return l, passUnreachable(err)
-	case "PersistentVolumeClaim":
-		u, out, err := c.Get(ctx, kube.PVCs, ns, n.Name)
-		l.State, l.Detail = verdict(out, err, "")
-		if out == kube.Found {
-			var pvc corev1.PersistentVolumeClaim
-			if derr := kube.Decode(u, &pvc); derr != nil {
-				l.State, l.Detail = CannotTell, derr.Error()
-			} else if pvc.Status.Phase != corev1.ClaimBound {
-				l.State = Missing
-				l.Detail = fmt.Sprintf("exists but is %s, not Bound: pods mounting it stay Pending until it binds", orNone(string(pvc.Status.Phase)))
-			} else {
-				l.Detail = "Bound to " + pvc.Spec.VolumeName
-			}
-		}
-		return l, passUnreachable(err)
-	case "ServiceAccount":
-		gvr = kube.ServiceAccounts
-	case "ConfigMap":
-		gvr = kube.ConfigMaps
+		return optional(l), passUnreachable(err)
 	}
-	_, out, err := c.Get(ctx, gvr, ns, n.Name)
+	u, out, err := c.Get(ctx, gvr, ns, n.Name)
 	l.State, l.Detail = verdict(out, err, "")
-	return l, passUnreachable(err)
+	switch {
+	case out != kube.Found:
+		if n.Kind == "DeviceClass" && l.State == Missing {
+			l.Detail = "not found: claims naming it are never allocated (is the DRA driver installed?)"
+		}
+	case n.Kind == "PersistentVolumeClaim":
+		var pvc corev1.PersistentVolumeClaim
+		if derr := kube.Decode(u, &pvc); derr != nil {
+			l.State, l.Detail = CannotTell, derr.Error()
+		} else if pvc.Status.Phase != corev1.ClaimBound {
+			l.State = Missing
+			l.Detail = fmt.Sprintf("exists but is %s, not Bound: pods mounting it stay Pending until it binds", orNone(string(pvc.Status.Phase)))
+		} else {
+			l.Detail = "Bound to " + pvc.Spec.VolumeName
+		}
+	}
+	return optional(l), passUnreachable(err)
+}
+
+// optional: an absent optional Secret or ConfigMap is fine (the pod
+// starts without it), and the line says so.
+func optional(l Line) Line {
+	if l.Optional && l.State == Missing {
+		l.State, l.Detail = OK, "absent, and every reference is optional"
+	}
+	return l
+}
+
+// worse orders states: missing over cannot tell over ok.
+func worse(a, b State) bool {
+	rank := map[State]int{OK: 0, CannotTell: 1, Missing: 2}
+	return rank[a] > rank[b]
+}
+
+// versionsOf lists the run's apiVersions in group, sorted and unique.
+func versionsOf(group string, apiVersions []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, av := range apiVersions {
+		if g, _, ok := strings.Cut(av, "/"); ok && g == group && !seen[av] {
+			seen[av] = true
+			out = append(out, av)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // servedLine asks whether a group version serves a resource, once per
@@ -289,8 +328,10 @@ func servedLine(ctx context.Context, c *kube.Conn, l Line, gv, resource string, 
 		l.State, l.Detail = CannotTell, "no permission to read the API's discovery document"
 	case out == kube.NotFound:
 		l.State, l.Detail = Missing, gv+" is not served (its CRD or API is not installed)"
-	case !res[resource]:
+	case resource != "" && !res[resource]:
 		l.State, l.Detail = Missing, gv+" is served but has no "+resource
+	case resource == "":
+		l.State, l.Detail = OK, gv+" is served"
 	default:
 		l.State, l.Detail = OK, gv+" serves "+resource
 	}
