@@ -14,6 +14,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/preflight"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/prereq"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
@@ -156,12 +157,12 @@ func printPreflight(w io.Writer, rep preflight.Report, format string) error {
 		if l.Namespace != "" {
 			ref = l.Kind + " " + l.Namespace + "/" + l.Name
 		}
-		fmt.Fprintf(w, "%-12s %s", l.State, ref)
+		fmt.Fprintf(w, "%-12s %s", l.State, safetext.Inline(ref))
 		if l.Why != "" {
-			fmt.Fprintf(w, " (%s)", l.Why)
+			fmt.Fprintf(w, " (%s)", safetext.Inline(l.Why))
 		}
 		if l.Detail != "" {
-			fmt.Fprintf(w, ": %s", l.Detail)
+			fmt.Fprintf(w, ": %s", safetext.Inline(l.Detail))
 		}
 		fmt.Fprintln(w)
 	}
@@ -198,7 +199,6 @@ func preflightInput(docs []emit.Doc, flagNS, contextNS string) (preflight.Input,
 	in.Needs, in.APIVersions, in.PodSecurity, in.PodSecurityReason, err = runNeeds(docs)
 	return in, err
 }
-
 
 // runNeeds is what the rendered objects ask of the namespace: fn/prereq's
 // list, the apiVersions in use, and fn/podsecurity's level with the fields

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 )
 
 // Text is the report for a terminal: the verdict first, then each kind of
@@ -85,17 +87,9 @@ func (r Report) Text() string {
 	return b.String()
 }
 
-// clean escapes control characters (newlines included): cluster text is
-// data and never starts a line of its own.
-func clean(s string) string {
-	if strings.IndexFunc(s, isControl) < 0 {
-		return s
-	}
-	q := fmt.Sprintf("%q", s)
-	return q[1 : len(q)-1]
-}
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+// clean: cluster text (event messages, conditions) is data and never
+// leaves its line (fn/safetext, the one escaping rule).
+func clean(s string) string { return safetext.Inline(s) }
 
 func orNone(s string) string {
 	if s == "" {
