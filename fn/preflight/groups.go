@@ -5,14 +5,14 @@ import (
 	"fmt"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 )
 
-// GPUGroups lists the run's GPU worker groups as KubeRay will create them
-// (fn/capacity's count) with the nodeSelector their pods carry. RayJobs
+// GPUGroups lists the run's GPU pods as KubeRay will create them
+// (fn/capacity's count: replicas clamped to [minReplicas, maxReplicas] ×
+// numOfHosts) with the nodeSelector their pods carry. RayJobs
 // that submit to an existing cluster (clusterSelector) create no pods.
 func GPUGroups(docs []emit.Doc) ([]GPUGroup, error) {
 	var out []GPUGroup
@@ -35,17 +35,16 @@ func GPUGroups(docs []emit.Doc) ([]GPUGroup, error) {
 		if spec == nil {
 			continue
 		}
-		suspended := spec.Suspend != nil && *spec.Suspend
-		add := func(group string, pods int64, ps *corev1.PodSpec) {
-			gpus, _ := capacity.GPUsPerPod(ps)
-			if gpus > 0 && pods > 0 {
-				out = append(out, GPUGroup{Owner: d.Kind + "/" + d.Name, Group: group, Pods: pods, GPUsPerPod: gpus, NodeSelector: ps.NodeSelector})
-			}
+		owner := d.Kind + "/" + d.Name
+		head := &spec.HeadGroupSpec.Template.Spec
+		if gpus, _ := capacity.GPUsPerPod(head); gpus > 0 {
+			out = append(out, GPUGroup{Owner: owner, Group: "head", Pods: 1, GPUsPerPod: gpus, NodeSelector: head.NodeSelector})
 		}
-		add("head", 1, &spec.HeadGroupSpec.Template.Spec)
-		for i := range spec.WorkerGroupSpecs {
-			g := &spec.WorkerGroupSpecs[i]
-			add(g.GroupName, capacity.WorkerPods(g, suspended), &g.Template.Spec)
+		for _, g := range capacity.Count(spec).GPUGroups() {
+			if g.Pods > 0 {
+				out = append(out, GPUGroup{Owner: owner, Group: g.Name, Pods: g.Pods, GPUsPerPod: g.GPUsPerPod,
+					NodeSelector: spec.WorkerGroupSpecs[g.Index].Template.Spec.NodeSelector})
+			}
 		}
 	}
 	return out, nil
