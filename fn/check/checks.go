@@ -47,7 +47,10 @@ func Inputs(in Input) diag.List {
 	}
 	inert(&ds, f, infra)
 	if in.Recipe != nil {
-		recipeVsCluster(&ds, f, infra, in.Recipe)
+		driverVsRecipe(&ds, f, infra, in.Recipe)
+		if recipeCounts(&ds, in.Recipe) {
+			recipeVsCluster(&ds, f, infra, in.Recipe)
+		}
 		megatron(&ds, f, in.Recipe)
 	}
 	for _, rc := range infra.Kuberay.ByRole() {
