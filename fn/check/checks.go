@@ -173,7 +173,10 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *effective
 	}
 	if col, ok, _ := r.Value("policy.generation.colocated.enabled"); ok && col == false {
 		gn, okN, dynN := r.Value("policy.generation.colocated.resources.num_nodes")
-		if n, isInt := AsInt(gn); okN && isInt && !dynN && n >= nodes {
+		// One node: NeMo-RL splits its GPUs between training and
+		// generation, and generation's num_nodes must be 1 or null
+		// (grpo.py setup), so only more nodes can be all taken.
+		if n, isInt := AsInt(gn); okN && isInt && !dynN && n >= nodes && nodes > 1 {
 			ds.Errorf(r.File, "policy.generation.colocated.resources.num_nodes",
 				"found %d generation nodes (set by %s); expected fewer than cluster.num_nodes=%d so that training keeps nodes",
 				n, r.Origin("policy.generation.colocated.resources.num_nodes"), nodes)
