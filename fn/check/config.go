@@ -132,7 +132,14 @@ func configTarget(ds *diag.List, f, entrypoint string, invs []hydra.Invocation, 
 		ds.Errorf(f, "launch.entrypoint", "%v", err)
 		return "", *ds
 	}
+	reported := map[hydra.ConfigRewrite]bool{}
 	for _, c := range changes {
+		// Two calls on one line rewriting the same path: one report, as
+		// nrl-k8s logs one line per original path.
+		if reported[c] {
+			continue
+		}
+		reported[c] = true
 		if shipped {
 			ds.Infof(f, "launch.entrypoint", "line %d: --config %s rewritten to --config %s: launch.recipeSource is configMap, so the checked recipe %s ships with the run", c.Line, c.From, c.To, recipe)
 			continue
