@@ -99,8 +99,8 @@ func driverVsRecipe(ds *diag.List, f string, infra *profile.Infra, r *effective.
 		for _, a := range algs {
 			set = append(set, fmt.Sprintf("`%s:` set by %s", a, r.Origin(a)))
 		}
-		ds.Errorf(f, "launch.entrypoint", "line %d: the driver %s runs NeMo-RL's %s algorithm, but the checked recipe %s is a %s recipe (%s); expected a %s driver for this recipe, or a recipe with a `%s:` section for this driver",
-			inv.Line, inv.Script, want, r.File, strings.Join(algs, "/"), strings.Join(set, ", "), driversFor(algs), want)
+		ds.Errorf(f, "launch.entrypoint", "line %d: the driver %s runs NeMo-RL's %s algorithm, but the checked recipe %s is %s recipe (%s); expected %s as the driver of this recipe, or a recipe with a `%s:` section for this driver",
+			inv.Line, inv.Script, want, r.File, tree.Article(strings.Join(algs, "/")), strings.Join(set, ", "), driversFor(algs), want)
 	}
 }
 

@@ -1,7 +1,7 @@
 package check
 
 import (
-	"strconv"
+	"fmt"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/effective"
@@ -149,11 +149,14 @@ func tpPerNode(ds *diag.List, r *effective.Recipe, key string, tp, gpn int64) {
 // rejected pairs: both sizes doubled (dpo.py, rm.py).
 func trainWorld(ds *diag.List, v *recipeInts, r *effective.Recipe, alg string, b backend, w worlds) {
 	mp := mulCap(mulCap(b.tp, b.pp), b.cp)
-	sizes := "TP " + b.tpKey + "=" + itoa(b.tp)
-	if b.ppKey != "" {
-		sizes += " × PP " + b.ppKey + "=" + itoa(b.pp)
+	size := func(name, key string, n int64) string {
+		return fmt.Sprintf("%s %d (%s, set by %s)", name, n, key, r.Origin(key))
 	}
-	sizes += " × CP " + b.cpKey + "=" + itoa(b.cp)
+	sizes := size("TP", b.tpKey, b.tp)
+	if b.ppKey != "" {
+		sizes += " × " + size("PP", b.ppKey, b.pp)
+	}
+	sizes += " × " + size("CP", b.cpKey, b.cp)
 	if w.train%mp != 0 || w.train < mp {
 		ds.Errorf(fileOf(r, b.tpKey), b.tpKey, "the policy trains on %d GPUs (%s), which the model-parallel size %s = %d does not divide; expected %d to be a multiple of %d, or NeMo-RL stops at start-up (lm_policy.py: world size must be divisible by PP * CP * TP)",
 			w.train, w.how, sizes, mp, w.train, mp)
@@ -234,5 +237,3 @@ func mulCap(a, b int64) int64 {
 	}
 	return a * b
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
