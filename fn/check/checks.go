@@ -48,7 +48,7 @@ func Inputs(in Input) diag.List {
 	inert(&ds, f, infra)
 	if in.Recipe != nil {
 		driverVsRecipe(&ds, f, infra, in.Recipe)
-		if recipeCounts(&ds, in.Recipe) {
+		if recipeCounts(&ds, infra, in.Recipe) {
 			recipeVsCluster(&ds, f, infra, in.Recipe)
 		}
 		megatron(&ds, f, in.Recipe)

@@ -105,7 +105,7 @@ func worldSizes(v *recipeInts, r *effective.Recipe, alg string, nodes, gpn int64
 
 // parallelism checks the policy's and vLLM's parallel sizes and the batch
 // sizes against the GPUs the recipe gives them.
-func parallelism(ds *diag.List, v *recipeInts, r *effective.Recipe) {
+func parallelism(ds *diag.List, v *recipeInts, r *effective.Recipe, nvlinkAcrossNodes bool) {
 	algs := RecipeAlgorithms(r.Tree)
 	if len(algs) != 1 {
 		return
@@ -119,7 +119,9 @@ func parallelism(ds *diag.List, v *recipeInts, r *effective.Recipe) {
 	}
 	w, okW := worldSizes(v, r, alg, nodes, gpn)
 	if okB {
-		tpPerNode(ds, r, b.tpKey, b.tp, gpn)
+		if !nvlinkAcrossNodes {
+			tpPerNode(ds, r, b.tpKey, b.tp, gpn)
+		}
 		if okW {
 			trainWorld(ds, v, r, alg, b, w)
 		}
@@ -132,7 +134,8 @@ func parallelism(ds *diag.List, v *recipeInts, r *effective.Recipe) {
 // tpPerNode: a tensor parallel group all-reduces every layer; NeMo-RL
 // lays ranks out node by node (lm_policy.py's NamedSharding reshape), so a
 // size above or not dividing the GPUs of a node puts a group across nodes.
-// NeMo-RL does not refuse that, hence a warning.
+// NeMo-RL does not refuse that, hence a warning, and none where the workers
+// share an NVLink domain across nodes (nvlinkAcrossNodes).
 func tpPerNode(ds *diag.List, r *effective.Recipe, key string, tp, gpn int64) {
 	if tp <= gpn && gpn%tp == 0 {
 		return

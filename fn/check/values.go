@@ -6,6 +6,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/effective"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
@@ -63,12 +64,31 @@ var clusterKeys = []string{"cluster.num_nodes", "cluster.gpus_per_node"}
 // recipeCounts checks the recipe's counts (types and ranges, then
 // parallelism and batch sizes against the GPUs) and reports whether the
 // cluster keys are sound enough for recipeVsCluster to compare.
-func recipeCounts(ds *diag.List, r *effective.Recipe) bool {
+func recipeCounts(ds *diag.List, infra *profile.Infra, r *effective.Recipe) bool {
 	v := newRecipeInts(ds, r)
 	for _, k := range clusterKeys {
 		v.get(k)
 	}
 	clusterOK := !v.bad
-	parallelism(ds, v, r)
+	parallelism(ds, v, r, nvlinkAcrossNodes(infra))
 	return clusterOK
+}
+
+// nvlinkAcrossNodes: the training workers claim a ComputeDomain, so their
+// GPUs share one NVLink domain across nodes (GB200/GB300 NVL72 racks) and a
+// tensor parallel group spanning nodes stays on NVLink, as NeMo-RL's own
+// GB300 example runs TP 8 on 4-GPU nodes (grpo_ultra_64n4g_pipeclean.yaml).
+func nvlinkAcrossNodes(infra *profile.Infra) bool {
+	c := infra.Kuberay.Training
+	if c == nil || c.Spec == nil {
+		return false
+	}
+	for _, g := range c.Spec.WorkerGroupSpecs {
+		for _, rc := range g.Template.Spec.ResourceClaims {
+			if rc.Name == profile.ComputeDomainClaim {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -57,15 +58,30 @@ var driverFor = map[string]string{
 	"eval": "examples/run_eval.py",
 }
 
+// knownViolations are shipped recipes that NeMo-RL itself would stop at
+// their own cluster size, with what we report. grpo_ultra_64n4g_pipeclean
+// says its cluster is "overridden by launch script": at its own 64 nodes,
+// 38 train after the 26 generation nodes, 152 GPUs that TP 8 × CP 8 = 64
+// does not divide (lm_policy.py:233); NeMo-RL's GB300 launch script (our
+// profiles/gb300/ultra_64n_pipeclean) passes cluster.num_nodes=58, 32 × 4 =
+// 128 GPUs. It runs TP 8 on 4-GPU nodes inside one NVL72 NVLink domain; the
+// synthetic profile here claims no ComputeDomain, hence the warning.
+var knownViolations = map[string][]string{
+	"examples/configs/grpo_ultra_64n4g_pipeclean.yaml": {
+		"the policy trains on 152 GPUs",
+		"tensor parallel groups span nodes",
+	},
+}
+
 // TestEveryShippedRecipeFitsItsOwnCluster renders every recipe under
-// recipes/examples/configs/recipes with the driver of its algorithm on a
+// recipes/examples/configs (the shipped recipes/ folder and the bases) with the driver of its algorithm on a
 // training cluster of its own cluster.num_nodes × cluster.gpus_per_node:
 // the driver, type, parallelism and batch checks (fn/check driver.go,
 // values.go, parallel.go) must find nothing, since NeMo-RL runs them.
 func TestEveryShippedRecipeFitsItsOwnCluster(t *testing.T) {
 	root := testenv.Recipes(t)
 	var files []string
-	require.NoError(t, filepath.WalkDir(filepath.Join(root, "examples", "configs", "recipes"), func(p string, d fs.DirEntry, err error) error {
+	require.NoError(t, filepath.WalkDir(filepath.Join(root, "examples", "configs"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".yaml") {
 			files = append(files, filepath.ToSlash(p))
 		}
@@ -87,17 +103,37 @@ func TestEveryShippedRecipeFitsItsOwnCluster(t *testing.T) {
 		}
 		prof := filepath.Join(t.TempDir(), "p.infra.yaml")
 		req.Profile = filepath.ToSlash(prof)
-		require.NoError(t, os.WriteFile(prof, []byte(fittingProfile(driver, 1, 1)), 0o644))
-		nodes, gpus := clusterSize(t, l, req)
+		nodes, okN := intAt(rec.Tree, "cluster.num_nodes")
+		gpus, okG := intAt(rec.Tree, "cluster.gpus_per_node")
+		if !okN || !okG {
+			// An interpolation: resolve it as the pod would.
+			require.NoError(t, os.WriteFile(prof, []byte(fittingProfile(driver, 1, 1)), 0o644))
+			nodes, gpus = clusterSize(t, l, req)
+		}
 		require.NoError(t, os.WriteFile(prof, []byte(fittingProfile(driver, nodes, gpus)), 0o644))
 		res := pipeline.Render(recipe.NewLoader(source.Disk{}), req)
+		rel := strings.TrimPrefix(file, filepath.ToSlash(root)+"/")
+		want := knownViolations[rel]
+		seen := map[string]bool{}
 		for _, d := range res.Diags {
 			if d.Severity == diag.Info {
 				continue
 			}
-			if d.Severity == diag.Error || strings.Contains(d.Message, "tensor parallel groups span nodes") {
+			if d.Severity != diag.Error && !strings.Contains(d.Message, "tensor parallel groups span nodes") {
+				continue
+			}
+			found := false
+			for _, w := range want {
+				if strings.Contains(d.Message, w) {
+					seen[w], found = true, true
+				}
+			}
+			if !found {
 				t.Errorf("%s (%d nodes × %d GPUs): %s", file, nodes, gpus, d)
 			}
+		}
+		for _, w := range want {
+			require.True(t, seen[w], "%s: the known violation %q is no longer reported", rel, w)
 		}
 	}
 	t.Logf("recipes per algorithm: %v", judged)
@@ -117,4 +153,10 @@ func clusterSize(t *testing.T, l *recipe.Loader, req pipeline.Request) (int64, i
 	gpus, ok2 := g.(int64)
 	require.True(t, ok1 && ok2, "%s: cluster.num_nodes=%v gpus_per_node=%v", file, n, g)
 	return nodes, gpus
+}
+
+func intAt(m *tree.Map, key string) (int64, bool) {
+	v, ok := tree.Lookup(m, tree.ParsePath(key))
+	n, isInt := v.(int64)
+	return n, ok && isInt
 }
