@@ -265,7 +265,7 @@ func TestCapacityMatchesEngine(t *testing.T) {
 		// launch script passes (58 or 42 of 64 or 48), not at 64 or 48
 		// (docs/nrl-k8s.md §5.2), and the chart's check is the capacity subset.
 		fits := pm.Capacity.GPUNodes
-		if n, ok := pm.EntrypointCluster["cluster.num_nodes"]; ok && n <= fits {
+		if n, ok := pm.EntrypointCluster["num_nodes"]; ok && n <= fits {
 			fits = n
 		}
 		cases := []struct {
