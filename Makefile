@@ -85,7 +85,7 @@ image:
 chart: build
 	$(BIN) chart-data --chart charts/nemo-rl-run --index profiles/index.yaml
 	$(TOOLS_ENV); for h in $$NRL_HELM3 $$NRL_HELM4; do \
-	  $$h lint --strict charts/nemo-rl-run --set profile=generic-single-node-8gpu --set user=lint || exit 1; done
+	  for f in charts/nemo-rl-run/ci/*-values.yaml; do $$h lint --strict --kube-version 1.34.0 charts/nemo-rl-run -f $$f || exit 1; done; done
 	$(BIN) chart-package charts/nemo-rl-run -d dist
 
 # Render every run of the example runs repository into its committed output tree.
