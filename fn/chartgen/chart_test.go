@@ -194,10 +194,11 @@ func TestBadValues(t *testing.T) {
 }
 
 // shippedRecipes are recipes with their own defaults: chains for the
-// generic 8-GPU profile: another algorithm (DPO, whose recipe the issue's
-// user gave the chart) and another GRPO model.
+// generic 8-GPU profile: another backend (Megatron) and another GRPO model.
+// Not another algorithm: the profile's driver is run_grpo.py, and a DPO
+// recipe under it is refused (docs/nrl-k8s.md §5.1).
 var shippedRecipes = []string{
-	"recipes/examples/configs/recipes/llm/dpo-llama3.2-1b-instruct-1n8g-fsdp2tp1.v2.yaml",
+	"recipes/examples/configs/recipes/llm/grpo-llama3.2-1b-instruct-1n8g-megatron.yaml",
 	"recipes/examples/configs/recipes/llm/grpo-gemma3-1b-it-1n8g-fsdp2tp1.yaml",
 }
 
