@@ -163,6 +163,11 @@ func Render(l *recipe.Loader, req Request) *Result {
 	}
 	res.Diags = append(res.Diags, check.Output(prof.File, docs)...)
 	res.Diags = append(res.Diags, check.Secrets(prof.File, docs)...)
+	declared := ""
+	if prof.Infra.PodSecurity != nil {
+		declared = *prof.Infra.PodSecurity
+	}
+	res.Diags = append(res.Diags, check.PodSecurity(prof.File, declared, docs)...)
 	if res.Diags.HasErrors() {
 		return res
 	}
