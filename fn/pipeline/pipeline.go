@@ -163,6 +163,11 @@ func Render(l *recipe.Loader, req Request) *Result {
 	}
 	res.Diags = append(res.Diags, check.Output(prof.File, docs)...)
 	res.Diags = append(res.Diags, check.Secrets(prof.File, docs)...)
+	if res.Diags.HasErrors() {
+		return res
+	}
+	// Only objects that would be written are judged: the pods KubeRay
+	// creates from them against the namespace's Pod Security.
 	declared := ""
 	if prof.Infra.PodSecurity != nil {
 		declared = *prof.Infra.PodSecurity
