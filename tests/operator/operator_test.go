@@ -298,6 +298,13 @@ func typed[T any](t *testing.T, u *unstructured.Unstructured) *T {
 	return v
 }
 
+func typedMap[T any](t *testing.T, m map[string]any) *T {
+	t.Helper()
+	v := new(T)
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(m, v))
+	return v
+}
+
 var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // namespaceFor turns a run name into a namespace name (a DNS label).

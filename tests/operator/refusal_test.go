@@ -22,7 +22,7 @@ func TestClusterAdmissionIsOn(t *testing.T) {
 	pod := func(ns, sa string) *corev1.Pod {
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"},
-			Spec: corev1.PodSpec{ServiceAccountName: sa, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+			Spec:       corev1.PodSpec{ServiceAccountName: sa, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 		}
 	}
 	require.NoError(t, env.CreateNamespace(ctx, "admission-sa", ""))
