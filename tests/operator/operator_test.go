@@ -133,19 +133,35 @@ func TestKubeRayReconcilesEveryRun(t *testing.T) {
 	runs := append(goldenRuns(t), shippedRuns(t)...)
 	begin := time.Now()
 	t.Cleanup(func() { t.Logf("%d runs reconciled in %s", len(runs), time.Since(begin).Round(time.Millisecond)) })
-	for _, r := range runs {
+	// Everything is applied first, so KubeRay reconciles every namespace
+	// at once while the subtests (at most GOMAXPROCS at a time) assert.
+	applied := make([]error, len(runs))
+	for i, r := range runs {
+		applied[i] = setUp(t, env, namespaceFor(r.name), "", serviceAccounts(t, r.objs), r.objs)
+	}
+	for i, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
 			t.Parallel()
-			ns := namespaceFor(r.name)
-			ctx := context.Background()
-			require.NoError(t, env.CreateNamespace(ctx, ns, ""))
-			for _, sa := range serviceAccounts(t, r.objs) {
-				require.NoError(t, env.CreateServiceAccount(ctx, ns, sa))
-			}
-			require.NoError(t, env.Apply(ctx, ns, r.objs))
-			exercise(t, env, ns, r.objs)
+			require.NoError(t, applied[i])
+			exercise(t, env, namespaceFor(r.name), r.objs)
 		})
 	}
+}
+
+// setUp creates namespace ns (enforcing podSecurity when set) and the
+// ServiceAccounts sas in it, then applies objs.
+func setUp(t *testing.T, env *operator.Env, ns, podSecurity string, sas []string, objs []*unstructured.Unstructured) error {
+	t.Helper()
+	ctx := context.Background()
+	if err := env.CreateNamespace(ctx, ns, podSecurity); err != nil {
+		return err
+	}
+	for _, sa := range sas {
+		if err := env.CreateServiceAccount(ctx, ns, sa); err != nil {
+			return err
+		}
+	}
+	return env.Apply(ctx, ns, objs)
 }
 
 // exercise asserts what KubeRay does with one applied run in ns.
@@ -293,9 +309,7 @@ func serviceAccounts(t *testing.T, objs []*unstructured.Unstructured) []string {
 
 func typed[T any](t *testing.T, u *unstructured.Unstructured) *T {
 	t.Helper()
-	v := new(T)
-	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, v), "%s %s", u.GetKind(), u.GetName())
-	return v
+	return typedMap[T](t, u.Object)
 }
 
 func typedMap[T any](t *testing.T, m map[string]any) *T {

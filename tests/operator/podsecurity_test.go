@@ -58,9 +58,17 @@ func checkJSON(t *testing.T, p indexEntry) checkReport {
 // as prerequisites, so a run refused here is refused by Pod Security alone.
 func TestPodSecurityLevelAgreesWithCheck(t *testing.T) {
 	env := operator.Shared(t)
+	type trial struct {
+		profile indexEntry
+		level   int // index in levels
+		needs   int // what check said, index in levels
+		report  checkReport
+		objs    []*unstructured.Unstructured
+		applied error
+	}
+	var trials []trial
 	for _, p := range shippedProfiles(t) {
 		report := checkJSON(t, p)
-		needs := slices.Index(levels, report.PodSecurity.Level)
 		objs := render(t, p, runparams.RayJob)
 		var sas []string
 		for _, pr := range report.Prerequisites {
@@ -69,27 +77,26 @@ func TestPodSecurityLevelAgreesWithCheck(t *testing.T) {
 			}
 		}
 		for i, level := range levels {
-			t.Run(p.Name+"/"+level, func(t *testing.T) {
-				t.Parallel()
-				ctx := context.Background()
-				ns := namespaceFor("psa-" + level + "-" + p.Name)
-				require.NoError(t, env.CreateNamespace(ctx, ns, level))
-				for _, sa := range sas {
-					require.NoError(t, env.CreateServiceAccount(ctx, ns, sa))
-				}
-				require.NoError(t, env.Apply(ctx, ns, objs))
-				err := admitted(t, env, ns, objs)
-				fits := needs <= i
-				t.Logf("check: needs %s (%d violations); namespace enforces %s; admitted: %v",
-					report.PodSecurity.Level, len(report.PodSecurity.Violations), level, err == nil)
-				if fits {
-					require.NoError(t, err, "check says the run fits %s, but the namespace refused it", level)
-					return
-				}
-				require.Error(t, err, "check says the run needs %s, but a %s namespace admitted every Pod", report.PodSecurity.Level, level)
-				require.Contains(t, err.Error(), `violates PodSecurity "`+level+`:latest"`)
-			})
+			ns := namespaceFor("psa-" + level + "-" + p.Name)
+			trials = append(trials, trial{p, i, slices.Index(levels, report.PodSecurity.Level), report, objs,
+				setUp(t, env, ns, level, sas, objs)})
 		}
+	}
+	for _, tr := range trials {
+		level := levels[tr.level]
+		t.Run(tr.profile.Name+"/"+level, func(t *testing.T) {
+			t.Parallel()
+			require.NoError(t, tr.applied)
+			err := admitted(t, env, namespaceFor("psa-"+level+"-"+tr.profile.Name), tr.objs)
+			t.Logf("check: needs %s (%d violations); namespace enforces %s; admitted: %v",
+				tr.report.PodSecurity.Level, len(tr.report.PodSecurity.Violations), level, err == nil)
+			if tr.needs <= tr.level {
+				require.NoError(t, err, "check says the run fits %s, but the namespace refused it", level)
+				return
+			}
+			require.Error(t, err, "check says the run needs %s, but a %s namespace admitted every Pod", tr.report.PodSecurity.Level, level)
+			require.Contains(t, err.Error(), `violates PodSecurity "`+level+`:latest"`)
+		})
 	}
 }
 
