@@ -10,11 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/review"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
 func diffCmd() *cobra.Command {
 	var output string
+	var untracked bool
 	c := &cobra.Command{
 		Use:   "diff OLD NEW [--output text|markdown]",
 		Short: "Summarise what changes between two renders (files or trees): GPUs, nodes, images, objects, DRA, scheduling, entrypoints",
@@ -39,11 +41,11 @@ input cannot be read or is not a render.`,
 			if output != "text" && output != "markdown" {
 				return usageError{fmt.Errorf("--output %q: expected text or markdown", output)}
 			}
-			old, oldFile, err := readRender(args[0])
+			old, oldFile, err := readRender(args[0], untracked)
 			if err != nil {
 				return err
 			}
-			cur, curFile, err := readRender(args[1])
+			cur, curFile, err := readRender(args[1], untracked)
 			if err != nil {
 				return err
 			}
@@ -58,11 +60,18 @@ input cannot be read or is not a render.`,
 			if output == "markdown" {
 				text = s.Markdown()
 			}
-			_, err = fmt.Fprint(cmd.OutOrStdout(), text)
-			return err
+			// The summary quotes the PR's text (names, images, annotations)
+			// and is posted as a PR comment or printed to the CI log: the
+			// last guard is per line (fn/safetext).
+			w := safetext.Writer(cmd.OutOrStdout())
+			if _, err := fmt.Fprint(w, text); err != nil {
+				return err
+			}
+			return w.Close()
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "text", "text, or markdown for a PR comment")
+	c.Flags().BoolVar(&untracked, "include-untracked", false, "runs repositories in a git work tree: also read files git does not track")
 	return c
 }
 
@@ -72,7 +81,7 @@ input cannot be read or is not a render.`,
 // trees come from a pull request, so a symlink or a file that is not
 // regular is refused unread, whatever it points at (a leaked first line of
 // a host file would be printed as a parse error otherwise).
-func readRender(p string) (review.Render, bool, error) {
+func readRender(p string, untracked bool) (review.Render, bool, error) {
 	st, err := os.Lstat(p)
 	if err != nil {
 		return nil, false, err
@@ -82,7 +91,7 @@ func readRender(p string) (review.Render, bool, error) {
 	}
 	if st.IsDir() && isRunsRepo(p) {
 		// Rendered as render-all does (with its handling of the PR's files).
-		r, err := readRunsRepo(p)
+		r, err := readRunsRepo(p, untracked)
 		return r, false, err
 	}
 	out := review.Render{}
@@ -132,6 +141,9 @@ func readRender(p string) (review.Render, bool, error) {
 // regularOrDir refuses a symlink or special file without reading it.
 func regularOrDir(p string, m fs.FileMode) error {
 	switch {
+	case safetext.Inline(p) != p:
+		// The name would become the run's name in the summary.
+		return fmt.Errorf("%s: the name holds a newline or control character; refused: diff reads files with printable names only", safetext.Inline(p))
 	case m&fs.ModeSymlink != 0:
 		return fmt.Errorf("%s: is a symlink; refused: diff reads regular files only (links are not followed)", p)
 	case !m.IsDir() && !m.IsRegular():
