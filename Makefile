@@ -7,7 +7,7 @@ EXAMPLES  := testdata/nemo-rl
 LDFLAGS   := -s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/cli.Version=$(VERSION)
 TOOLS_ENV  = $(shell ./hack/tools.sh)
 
-.PHONY: all build test unit golden fmt vet lint image fuzz bench manifests chart tools apiserver apiserver-test clean
+.PHONY: all build test unit golden fmt vet lint image fuzz bench manifests chart tools apiserver apiserver-test operator-test clean
 
 all: build
 
@@ -37,6 +37,11 @@ test: vet lint build image
 # example and shipped-profile render.
 apiserver-test:
 	$(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v ./tests/apiserver
+
+# Only the operator tier: KubeRay v1.5.0's reconcilers inside the real API
+# server (cluster admission on) create every run's Pods (tests/operator).
+operator-test:
+	$(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v ./tests/operator
 
 # Unit tests only (no CLIs needed).
 unit:

@@ -1,0 +1,384 @@
+// Package afterapply drives `nrl-k8s preflight` and `nrl-k8s status`
+// against the operator tier: the real kube-apiserver with ServiceAccount
+// and Pod Security admission on, and KubeRay v1.5.0's own reconcilers
+// turning what we render into RayClusters and Pods (internal/operator). No
+// fake client: what the commands read is what the server holds.
+package afterapply
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runstatus"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := operator.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+const (
+	gb300Profile = "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"
+	gb300Recipe  = "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"
+	// The GB300 profile's references (profiles/gb300/...): its pods run as
+	// this ServiceAccount, mount this PVC, pull with this Secret, and claim
+	// RoCE NICs of this DeviceClass in this KAI queue.
+	gb300SA          = "nemo-rl-endpoint-registry"
+	gb300PVC         = "rl-workspace"
+	gb300PullSecret  = "nvcr-secret"
+	gb300DeviceClass = "roce.networking.k8s.aws"
+	gb300Queue       = "rl"
+)
+
+// nrl runs the CLI in process; it returns stdout, stderr and the exit code.
+func nrl(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Main(args, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// render renders the GB300 example as run `name` into namespace ns and
+// returns the stream (file) and its objects.
+func render(t *testing.T, ns, name string) (string, []*unstructured.Unstructured) {
+	t.Helper()
+	root := testenv.RepoRoot(t)
+	out, errs, code := nrl(t, "render", filepath.Join(root, gb300Recipe), "--infra", filepath.Join(root, gb300Profile),
+		"--user", "alice", "-n", ns, "--name", name)
+	require.Equal(t, 0, code, errs)
+	file := filepath.Join(t.TempDir(), name+".yaml")
+	require.NoError(t, os.WriteFile(file, []byte(out), 0o600))
+	objs, err := apiserver.Decode([]byte(out))
+	require.NoError(t, err)
+	return file, objs
+}
+
+func kubeconfig(t *testing.T, env *operator.Env) string {
+	t.Helper()
+	kc, err := env.Server.WriteKubeconfig(t.TempDir())
+	require.NoError(t, err)
+	return kc
+}
+
+// prerequisites creates what the GB300 profile references, as a cluster
+// admin and the user would before applying: the ServiceAccount, a Bound
+// PVC, the pull Secret, the RoCE DeviceClass, KAI's Queue CRD and queue.
+func prerequisites(t *testing.T, env *operator.Env, ns string, skip ...string) {
+	t.Helper()
+	ctx := context.Background()
+	skipped := map[string]bool{}
+	for _, s := range skip {
+		skipped[s] = true
+	}
+	c := env.Client
+	create := func(o client.Object) {
+		err := c.Create(ctx, o)
+		if err != nil && !strings.Contains(err.Error(), "already exists") {
+			require.NoError(t, err)
+		}
+	}
+	if !skipped["ServiceAccount"] {
+		require.NoError(t, env.CreateServiceAccount(ctx, ns, gb300SA))
+	}
+	if !skipped["PersistentVolumeClaim"] {
+		pvc := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: gb300PVC},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Ti")}},
+				VolumeName:  "lustre-" + ns,
+			},
+		}
+		create(pvc)
+		// No PV controller runs here: the test binds it as the controller would.
+		pvc.Status.Phase = corev1.ClaimBound
+		require.NoError(t, c.Status().Update(ctx, pvc))
+	}
+	create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: gb300PullSecret}, Type: corev1.SecretTypeOpaque,
+		StringData: map[string]string{"token": "never-printed"}})
+	if !skipped["DeviceClass"] {
+		create(&resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: gb300DeviceClass}})
+	}
+	installKAIQueue(t, env)
+}
+
+// installKAIQueue installs a minimal stand-in for KAI's Queue CRD
+// (scheduling.run.ai/v2, cluster-scoped, as KAI ships it) and the queue.
+func installKAIQueue(t *testing.T, env *operator.Env) {
+	t.Helper()
+	ctx := context.Background()
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "queues.scheduling.run.ai"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "scheduling.run.ai", Scope: apiextensionsv1.ClusterScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "queues", Singular: "queue", Kind: "Queue", ListKind: "QueueList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v2", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptrTo(true)}}}},
+		},
+	}
+	if err := env.Client.Create(ctx, crd); err == nil {
+		require.NoError(t, operator.Wait(ctx, 30*time.Second, "the Queue CRD served", func(ctx context.Context) (bool, string, error) {
+			var got apiextensionsv1.CustomResourceDefinition
+			if err := env.Client.Get(ctx, types.NamespacedName{Name: crd.Name}, &got); err != nil {
+				return false, err.Error(), nil
+			}
+			for _, c := range got.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return true, "", nil
+				}
+			}
+			return false, "not established", nil
+		}))
+	} else if !strings.Contains(err.Error(), "already exists") {
+		require.NoError(t, err)
+	}
+	q := &unstructured.Unstructured{}
+	q.SetAPIVersion("scheduling.run.ai/v2")
+	q.SetKind("Queue")
+	q.SetName(gb300Queue)
+	require.NoError(t, operator.Wait(ctx, 30*time.Second, "queue created", func(ctx context.Context) (bool, string, error) {
+		err := env.Client.Create(ctx, q.DeepCopy())
+		if err == nil || strings.Contains(err.Error(), "already exists") {
+			return true, "", nil
+		}
+		return false, err.Error(), nil
+	}))
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// lineFor finds the preflight line about kind and name.
+func lineFor(t *testing.T, out, state, kind, name string) {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, state+" ") && strings.Contains(l, " "+kind+" ") && strings.Contains(l, name) {
+			return
+		}
+	}
+	t.Errorf("no %q line for %s %s in:\n%s", state, kind, name, out)
+}
+
+func TestPreflight(t *testing.T) {
+	env := operator.Shared(t)
+	kc := kubeconfig(t, env)
+	ctx := context.Background()
+	ns := "preflight"
+	require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
+	file, _ := render(t, ns, "pf")
+
+	t.Run("missing ServiceAccount, PVC and DeviceClass are named", func(t *testing.T) {
+		prerequisites(t, env, ns, "ServiceAccount", "PersistentVolumeClaim", "DeviceClass")
+		// Another test may have created the DeviceClass (cluster-scoped):
+		// this one needs it absent.
+		_ = env.Client.Delete(ctx, &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: gb300DeviceClass}})
+		out, errs, code := nrl(t, "preflight", "-f", file, "--kubeconfig", kc)
+		require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+		lineFor(t, out, "missing", "ServiceAccount", ns+"/"+gb300SA)
+		lineFor(t, out, "missing", "PersistentVolumeClaim", ns+"/"+gb300PVC)
+		lineFor(t, out, "missing", "DeviceClass", gb300DeviceClass)
+		lineFor(t, out, "ok", "Secret", ns+"/"+gb300PullSecret)
+		lineFor(t, out, "ok", "PodSecurity", ns)
+		require.NotContains(t, out, "never-printed")
+	})
+
+	t.Run("a Pending PVC is not enough", func(t *testing.T) {
+		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: gb300PVC},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+		require.NoError(t, env.Client.Create(ctx, pvc))
+		out, _, code := nrl(t, "preflight", "-f", file, "--kubeconfig", kc)
+		require.Equal(t, 1, code, out)
+		require.Contains(t, out, "not Bound")
+		require.NoError(t, env.Client.Delete(ctx, pvc))
+	})
+
+	t.Run("all present: exit 0, also from the recipe and as JSON", func(t *testing.T) {
+		prerequisites(t, env, ns)
+		out, errs, code := nrl(t, "preflight", "-f", file, "--kubeconfig", kc)
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+		require.Contains(t, out, "0 missing")
+		lineFor(t, out, "ok", "CustomResourceDefinition", "rayjobs.ray.io")
+		lineFor(t, out, "ok", "CustomResourceDefinition", "computedomains.resource.nvidia.com")
+		lineFor(t, out, "ok", "Queue", gb300Queue)
+
+		root := testenv.RepoRoot(t)
+		out, errs, code = nrl(t, "preflight", filepath.Join(root, gb300Recipe), "--infra", filepath.Join(root, gb300Profile),
+			"--user", "alice", "-n", ns, "--kubeconfig", kc, "-o", "json")
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+		var rep struct {
+			Namespace     string
+			Prerequisites []struct{ Kind, Name, State string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		require.Equal(t, ns, rep.Namespace)
+		require.NotEmpty(t, rep.Prerequisites)
+		for _, p := range rep.Prerequisites {
+			require.Equal(t, "ok", p.State, "%s %s", p.Kind, p.Name)
+		}
+	})
+
+	t.Run("a baseline namespace refuses the GB300 workers", func(t *testing.T) {
+		require.NoError(t, env.CreateNamespace(ctx, "preflight-baseline", "baseline"))
+		prerequisites(t, env, "preflight-baseline")
+		f, _ := render(t, "preflight-baseline", "pfb")
+		out, _, code := nrl(t, "preflight", "-f", f, "--kubeconfig", kc)
+		require.Equal(t, 1, code, out)
+		require.Contains(t, out, "missing      PodSecurity preflight-baseline")
+		require.Contains(t, out, "enforces baseline; the run needs privileged")
+		require.Contains(t, out, "IPC_LOCK")
+	})
+
+	t.Run("usage and connection errors exit 2", func(t *testing.T) {
+		_, _, code := nrl(t, "preflight", "-f", file, "--kubeconfig", filepath.Join(t.TempDir(), "none"))
+		require.Equal(t, 2, code)
+		dead := filepath.Join(t.TempDir(), "dead.kubeconfig")
+		require.NoError(t, os.WriteFile(dead, []byte(deadKubeconfig), 0o600))
+		_, errs, code := nrl(t, "preflight", "-f", file, "--kubeconfig", dead)
+		require.Equal(t, 2, code, errs)
+		require.Contains(t, errs, "cluster unreachable")
+		_, _, code = nrl(t, "preflight", "--kubeconfig", kc)
+		require.Equal(t, 2, code)
+	})
+}
+
+// deadKubeconfig points at a loopback port nothing listens on.
+const deadKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`
+
+// statusOf runs `nrl-k8s status -o json` and decodes it.
+func statusOf(t *testing.T, kc, ns, run string) (runstatus.Report, int) {
+	t.Helper()
+	out, errs, code := nrl(t, "status", run, "-n", ns, "--kubeconfig", kc, "-o", "json")
+	var r runstatus.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r), "stdout:\n%s\nstderr:\n%s", out, errs)
+	return r, code
+}
+
+// waitStatus polls status until want holds.
+func waitStatus(t *testing.T, kc, ns, run string, want func(runstatus.Report) bool) (runstatus.Report, int) {
+	t.Helper()
+	var r runstatus.Report
+	var code int
+	err := operator.Wait(context.Background(), 60*time.Second, "status of "+run, func(context.Context) (bool, string, error) {
+		r, code = statusOf(t, kc, ns, run)
+		return want(r), fmt.Sprintf("%s: %s", r.Verdict, r.Summary), nil
+	})
+	require.NoError(t, err)
+	return r, code
+}
+
+func hasProblem(r runstatus.Report, text string) bool {
+	for _, p := range r.Problems {
+		if strings.Contains(p.Message, text) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestStatus(t *testing.T) {
+	env := operator.Shared(t)
+	kc := kubeconfig(t, env)
+	ctx := context.Background()
+
+	t.Run("not found", func(t *testing.T) {
+		require.NoError(t, env.CreateNamespace(ctx, "status-empty", ""))
+		r, code := statusOf(t, kc, "status-empty", "nothing")
+		require.Equal(t, runstatus.NotFound, r.Verdict)
+		require.Equal(t, 3, code)
+	})
+
+	t.Run("Pod Security refuses the GB300 workers: stuck, with the cause", func(t *testing.T) {
+		ns := "status-baseline"
+		require.NoError(t, env.CreateNamespace(ctx, ns, "baseline"))
+		prerequisites(t, env, ns)
+		_, objs := render(t, ns, "psa")
+		require.NoError(t, env.Apply(ctx, ns, objs))
+		r, code := waitStatus(t, kc, ns, "psa", func(r runstatus.Report) bool { return r.Verdict == runstatus.Stuck })
+		require.Equal(t, 1, code)
+		require.True(t, hasProblem(r, "violates PodSecurity"), "%+v", r.Problems)
+		require.Contains(t, r.Summary, "Initializing")
+		out, _, _ := nrl(t, "status", "psa", "-n", ns, "--kubeconfig", kc)
+		require.Contains(t, out, "FailedToCreateWorkerPod")
+		require.Contains(t, out, "IPC_LOCK")
+	})
+
+	t.Run("missing ServiceAccount: stuck, with the cause", func(t *testing.T) {
+		ns := "status-nosa"
+		require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
+		prerequisites(t, env, ns, "ServiceAccount")
+		_, objs := render(t, ns, "nosa")
+		require.NoError(t, env.Apply(ctx, ns, objs))
+		r, code := waitStatus(t, kc, ns, "nosa", func(r runstatus.Report) bool { return r.Verdict == runstatus.Stuck })
+		require.Equal(t, 1, code)
+		require.True(t, hasProblem(r, "service account"), "%+v", r.Problems)
+	})
+
+	t.Run("running, then succeeded with the cluster cleaned up", func(t *testing.T) {
+		ns := "status-run"
+		require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
+		prerequisites(t, env, ns)
+		_, objs := render(t, ns, "good")
+		for _, o := range objs {
+			if o.GetKind() == "RayJob" {
+				// KubeRay deletes the cluster ttlSecondsAfterFinished after
+				// the job ends: 0 here, so the test sees the cleanup.
+				require.NoError(t, unstructured.SetNestedField(o.Object, int64(0), "spec", "ttlSecondsAfterFinished"))
+			}
+		}
+		require.NoError(t, env.Apply(ctx, ns, objs))
+		r, code := waitStatus(t, kc, ns, "good", func(r runstatus.Report) bool {
+			return len(r.RayClusters) == 1 && len(r.Pods) == 5
+		})
+		require.Equal(t, 0, code, r.Summary)
+		require.Equal(t, runstatus.Progressing, r.Verdict, r.Summary)
+		require.Equal(t, 5, r.PodPhases["Pending"])
+
+		cluster, err := env.WaitForCluster(ctx, ns, r.RayClusters[0].Name, 60*time.Second)
+		require.NoError(t, err)
+		require.NoError(t, env.MarkRunningReady(ctx, cluster.Pods()))
+		r, code = waitStatus(t, kc, ns, "good", func(r runstatus.Report) bool { return r.Verdict == runstatus.Running })
+		require.Equal(t, 0, code)
+		require.Equal(t, 5, r.PodPhases["Running"])
+		require.NotEmpty(t, r.Services, "the head Service KubeRay created")
+
+		job := r.RayJobs[0]
+		env.Dashboard.Finish(ns, job.RayClusterName, rayv1.JobStatusSucceeded)
+		r, code = waitStatus(t, kc, ns, "good", func(r runstatus.Report) bool {
+			return r.Verdict == runstatus.Succeeded && r.RayJobs[0].Cleanup == "done"
+		})
+		require.Equal(t, 0, code)
+		require.Empty(t, r.RayClusters)
+	})
+}
