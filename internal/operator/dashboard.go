@@ -27,11 +27,13 @@ type Submission struct {
 
 // Dashboard stands in for every Ray cluster's dashboard: a job is unknown
 // (the dashboard's 400, which makes an HTTPMode RayJob submit it) until
-// submitted, then RUNNING. It records each submission. It is KubeRay's
+// submitted, then RUNNING until a test ends it (Finish). It records each submission. It is KubeRay's
 // utils.ClientProvider, handed to its RayJob reconciler.
 type Dashboard struct {
 	mu   sync.Mutex
 	jobs []Submission
+	// ended holds the final status a test gave a cluster's jobs (Finish).
+	ended map[string]rayv1.JobStatus
 }
 
 // NewDashboard returns an empty Dashboard.
@@ -68,6 +70,28 @@ func (d *Dashboard) Submissions(ns string) []Submission {
 	return out
 }
 
+// Finish makes every job on cluster ns/name report status from now on (a
+// Ray job ending, e.g. rayv1.JobStatusSucceeded): KubeRay's RayJob
+// reconciler then completes the RayJob and applies its deletion policy.
+func (d *Dashboard) Finish(ns, cluster string, status rayv1.JobStatus) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ended == nil {
+		d.ended = map[string]rayv1.JobStatus{}
+	}
+	d.ended[ns+"/"+cluster] = status
+}
+
+// statusOf is a submitted job's status: RUNNING until Finish.
+func (d *Dashboard) statusOf(ns, cluster string) rayv1.JobStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.ended[ns+"/"+cluster]; ok {
+		return s
+	}
+	return rayv1.JobStatusRunning
+}
+
 func (d *Dashboard) submitted(ns, cluster, jobID string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -89,7 +113,7 @@ func (c *clusterDashboard) GetJobInfo(_ context.Context, jobID string) (*utiltyp
 		// What KubeRay's HTTP client returns for the dashboard's 404.
 		return nil, apierrors.NewBadRequest("Job " + jobID + " does not exist on the cluster")
 	}
-	return &utiltypes.RayJobInfo{JobId: jobID, JobStatus: rayv1.JobStatusRunning}, nil
+	return &utiltypes.RayJobInfo{JobId: jobID, JobStatus: c.d.statusOf(c.ns, c.cluster)}, nil
 }
 
 func (c *clusterDashboard) SubmitJob(_ context.Context, rj *rayv1.RayJob) (string, error) {
