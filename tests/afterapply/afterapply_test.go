@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -381,4 +382,31 @@ func TestStatus(t *testing.T) {
 		require.Equal(t, 0, code)
 		require.Empty(t, r.RayClusters)
 	})
+}
+
+// A Helm release is found by its release name: the chart labels every
+// object app.kubernetes.io/instance=<release>, and Helm's rewrite of
+// app.kubernetes.io/managed-by does not matter to status.
+func TestStatusOfHelmRelease(t *testing.T) {
+	env := operator.Shared(t)
+	kc := kubeconfig(t, env)
+	helm := testenv.Tool(t, "NRL_HELM3")
+	ctx := context.Background()
+	ns := "status-helm"
+	require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
+	chart := filepath.Join(testenv.RepoRoot(t), "charts", "nemo-rl-run")
+	cmd := exec.Command(helm, "install", "hr1", chart, "--kubeconfig", kc, "-n", ns,
+		"--set", "profile=generic-single-node-8gpu", "--set", "user=alice", "--set", "namespace="+ns)
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	r, code := waitStatus(t, kc, ns, "hr1", func(r runstatus.Report) bool { return len(r.RayJobs) == 1 && len(r.RayClusters) == 1 })
+	require.NotEqual(t, 3, code)
+	require.NotEqual(t, runstatus.NotFound, r.Verdict)
+	require.Equal(t, "hr1", r.RayJobs[0].Name)
+
+	var job rayv1.RayJob
+	require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "hr1"}, &job))
+	require.Equal(t, "Helm", job.Labels["app.kubernetes.io/managed-by"], "Helm's own label on what it installed")
 }
