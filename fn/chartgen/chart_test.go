@@ -594,3 +594,50 @@ func mustLoad(t *testing.T, dir string) *chart.Chart {
 	require.NoError(t, err)
 	return c
 }
+
+// TestNewChartEnv: chart-new resolves ${oc.env:VAR,default} as nrl-k8s
+// render does, in the packager's environment: a set variable wins over the
+// default, and a set variable without default resolves (chart-data refuses
+// both, its committed chart must not depend on a machine).
+func TestNewChartEnv(t *testing.T) {
+	atRoot(t)
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	e := entry(t, "generic-single-node-8gpu")
+	src, err := os.ReadFile(e.Profile)
+	require.NoError(t, err)
+	for _, tc := range []struct{ expr, want string }{
+		{"${oc.env:NRL_TEAM_IMAGE,nvcr.io/nvidia/nemo-rl:v0.5.0}", "registry.team.example/nemo-rl:team-1"},
+		{"${oc.env:NRL_TEAM_IMAGE}", "registry.team.example/nemo-rl:team-1"},
+	} {
+		prof := filepath.Join(tmp, "team.infra.yaml")
+		text := strings.Replace(string(src), "image: nvcr.io/nvidia/nemo-rl:v0.5.0", "image: "+tc.expr, 1)
+		require.NotEqual(t, string(src), text)
+		require.NoError(t, os.WriteFile(prof, []byte(text), 0o644))
+		idxFile := filepath.Join(tmp, "index.yaml")
+		require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf("profiles:\n- name: team\n  description: d\n  profile: team.infra.yaml\n  recipe: %s\n", filepath.Join(root, e.Recipe))), 0o644))
+		idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
+		require.NoError(t, err)
+		env := func(k string) (string, bool) {
+			if k == "NRL_TEAM_IMAGE" {
+				return tc.want, true
+			}
+			return "", false
+		}
+		dir := t.TempDir()
+		require.NoError(t, chartgen.NewChart(idx, dir, chartgen.ChartMeta{Name: "team-rl", Version: "1.0.0", Env: env}), tc.expr)
+		got, _, err := helmTemplateNamed(mustLoad(t, dir), "exp-1", map[string]any{"profile": "team", "user": "ann"}, "team-a")
+		require.NoError(t, err)
+		assert.Contains(t, got, "image: "+tc.want, tc.expr)
+		res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
+			Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: runparams.RayJob, User: "ann", Namespace: "team-a",
+			Name: "exp-1", Env: env, Labels: map[string]string{"helm.sh/chart": "team-rl-1.0.0",
+				"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "v0.1.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
+		})
+		require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+		want, err := emit.Stream(res.Docs)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), stripSource(got), tc.expr)
+	}
+}

@@ -22,6 +22,8 @@ import (
 type ChartMeta struct {
 	Name, Version, Description, Home, AppVersion string
 	Sources                                      []string
+	// Env is what ${oc.env:...} reads; nil: the process environment.
+	Env func(string) (string, bool)
 }
 
 // NewChart writes a complete chart to dir for the profiles of idx: the
@@ -86,7 +88,13 @@ func NewChart(idx *Index, dir string, m ChartMeta) error {
 	first := idx.Profiles[0].Name
 	files["values.yaml"] = []byte(strings.Replace(string(files["values.yaml"]), "e.g. "+SkeletonExampleProfile, "e.g. "+first, 1))
 	files["values.yaml"] = []byte(strings.Replace(string(files["values.yaml"]), "# nemo-rl-run: one training run", "# "+name+": one training run", 1))
-	generated, err := Generate(idx, teamReadme(&meta, first))
+	// ${oc.env:VAR,default} resolves as nrl-k8s render resolves it, in the
+	// environment chart-new runs in (the chart has none at install time).
+	env := m.Env
+	if env == nil {
+		env = os.LookupEnv
+	}
+	generated, err := generate(idx, teamReadme(&meta, first), env)
 	if err != nil {
 		return err
 	}
