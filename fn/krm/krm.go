@@ -90,7 +90,7 @@ func renderList(rl *framework.ResourceList, keys []string, opts Options) output 
 	var results framework.Results
 	results = append(results, in.results...)
 
-	runs, rs := collectRuns(rl.FunctionConfig, in.runs)
+	runs, rs := collectRuns(rl.FunctionConfig, in.runs, rl.Items)
 	results = append(results, rs...)
 	if len(runs) == 0 && len(in.results) == 0 && len(rs) == 0 {
 		results = append(results, &framework.Result{
@@ -156,8 +156,9 @@ type runItem struct {
 // collectRuns parses the function config (when it is a NemoRLRun) and the
 // NemoRLRun items. A kustomize generator is given its own config as an
 // item as well, so an item with the config's identity and spec is the
-// same run.
-func collectRuns(fnConfig *yaml.RNode, items []*yaml.RNode) ([]runItem, framework.Results) {
+// same run. all are every item of the list (what kustomize's transformers
+// did to them is evidence of what they did not do to the config).
+func collectRuns(fnConfig *yaml.RNode, items, all []*yaml.RNode) ([]runItem, framework.Results) {
 	var runs []runItem
 	var results framework.Results
 	seen := map[string]bool{}
@@ -189,7 +190,7 @@ func collectRuns(fnConfig *yaml.RNode, items []*yaml.RNode) ([]runItem, framewor
 			return
 		}
 		if what == "functionConfig" {
-			if changes := kustomizeChanges(items, spec.Metadata.Labels); len(changes) > 0 && !configIsItem {
+			if changes := kustomizeChanges(all, spec.Metadata.Labels); len(changes) > 0 && !configIsItem {
 				results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
 					File: fileRef(file), Message: what + ": " + functionConfigUntransformed(spec.Metadata.Name, changes).Error()})
 				return

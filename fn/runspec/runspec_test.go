@@ -33,3 +33,27 @@ func TestParseIsStrict(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "dev", r.Mode())
 }
+
+// TestOneNamespace: metadata.namespace is the run's namespace; the older
+// spec.namespace is read when it is empty, and a different one is an error
+// (kustomize's namespace: sets metadata.namespace and the run must follow).
+func TestOneNamespace(t *testing.T) {
+	const doc = "apiVersion: nemo-rl.nvidia.com/v1alpha1\nkind: NemoRLRun\nmetadata:\n  name: a\n%sspec:\n  recipe: r.yaml\n  user: alice\n%s"
+	parse := func(meta, spec string) (*runspec.NemoRLRun, error) {
+		return runspec.Parse("run.yaml", []byte(strings.Replace(strings.Replace(doc, "%s", meta, 1), "%s", spec, 1)))
+	}
+	r, err := parse("  namespace: ml-prod\n", "")
+	require.NoError(t, err)
+	require.Equal(t, "ml-prod", r.Request("").Namespace)
+	r, err = parse("", "  namespace: team\n")
+	require.NoError(t, err)
+	require.Equal(t, "team", r.Request("").Namespace)
+	r, err = parse("  namespace: team\n", "  namespace: team\n")
+	require.NoError(t, err)
+	require.Equal(t, "team", r.Request("").Namespace)
+	_, err = parse("  namespace: ml-prod\n", "  namespace: default\n")
+	require.ErrorContains(t, err, `spec.namespace: "default" but metadata.namespace is "ml-prod"`)
+	var re *runspec.Error
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, "spec.namespace", re.Field)
+}
