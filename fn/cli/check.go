@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
@@ -27,12 +25,16 @@ func checkCmd() *cobra.Command {
 	var f runFlags
 	var repoRoot string
 	var strict bool
+	var format string
 	c := &cobra.Command{
 		Use:     "check RECIPE [OVERRIDES...] --infra INFRA",
 		Aliases: []string{"validate"},
 		Short:   "Validate a run and print a summary; exit 1 on errors",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return usageError{fmt.Errorf("-o %s: expected text (the summary) or json (one object: findings, podSecurity, prerequisites)", format)}
+			}
 			res, err := f.run(args, func(req *pipeline.Request) {
 				if repoRoot != "" {
 					req.UploadSize = dirSizer(repoRoot)
@@ -47,11 +49,19 @@ func checkCmd() *cobra.Command {
 				res.Diags = append(res.Diags, schema.Validate(res.Profile.File, res.Docs)...)
 			}
 			w := cmd.OutOrStdout()
-			if res.Profile != nil {
-				summary(w, res)
+			facts := runFactsOf(res)
+			if format == "json" {
+				if err := writeCheckJSON(w, res, facts); err != nil {
+					return err
+				}
+			} else {
+				if res.Profile != nil {
+					summary(w, res)
+				}
+				facts.print(w)
+				fmt.Fprintln(w)
+				printFindings(w, res.Diags)
 			}
-			fmt.Fprintln(w)
-			printFindings(w, res.Diags)
 			if res.Diags.HasErrors() {
 				return exitError{ExitError}
 			}
@@ -60,6 +70,7 @@ func checkCmd() *cobra.Command {
 	}
 	f.register(c, true)
 	c.Flags().BoolVar(&strict, "strict", false, "also validate every rendered object against its kind's OpenAPI schema (KubeRay and ComputeDomain CRDs, k8s.io/api types)")
+	c.Flags().StringVarP(&format, "output", "o", "text", "text (the summary and findings) or json (one object: findings, podSecurity, prerequisites)")
 	c.Flags().StringVar(&repoRoot, "repo-root", "", "NeMo-RL checkout: measure the codeSource=upload working dir against Ray's 100 MiB cap")
 	return c
 }
@@ -229,13 +240,10 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 		l := head.Containers[0].Resources.Limits
 		fmt.Fprintf(w, "    head    cpu=%s mem=%s\n", l.Cpu(), l.Memory())
 	}
-	var total, gpus int64
-	for i := range c.Spec.WorkerGroupSpecs {
-		total = capacity.Add(total, capacity.WorkerPods(&c.Spec.WorkerGroupSpecs[i], c.Spec.Suspend != nil && *c.Spec.Suspend), capacity.MaxNodes)
-	}
-	for _, g := range check.GPUGroups(c) {
-		gpus = capacity.Add(gpus, capacity.Mul(g.GPUsPerWorker, g.Nodes, math.MaxInt64/2), math.MaxInt64/2)
-	}
+	// Counted as KubeRay starts them (fn/capacity): replicas clamped to
+	// [minReplicas, maxReplicas] × numOfHosts, GPUs from every container.
+	count := capacity.Count(c.Spec)
+	total := count.Pods
 	seg := ""
 	if c.SegmentSize != nil && *c.SegmentSize > 0 && total > int64(*c.SegmentSize) {
 		seg = fmt.Sprintf(" (%d segments x %d)", total/int64(*c.SegmentSize), *c.SegmentSize)
@@ -245,11 +253,27 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 		l := c.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Resources.Limits
 		cpu, mem = l.Cpu().String(), l.Memory().String()
 	}
-	if total > capacity.MaxNodes {
+	if count.OverBound() {
 		// The sums stop at the bound (check reports it): say so, not a number.
 		fmt.Fprintf(w, "    workers more than %d (over the bound) cpu=%s mem=%s\n", capacity.MaxNodes, cpu, mem)
 	} else {
-		fmt.Fprintf(w, "    workers %dx%s cpu=%s mem=%s gpu=%d\n", total, seg, cpu, mem, gpus)
+		fmt.Fprintf(w, "    workers %dx%s cpu=%s mem=%s gpu=%d\n", total, seg, cpu, mem, count.GPUs)
+	}
+	for i, g := range count.Groups {
+		spec := &c.Spec.WorkerGroupSpecs[i]
+		if spec.Replicas != nil && int64(*spec.Replicas) == g.Replicas {
+			continue
+		}
+		// Say where the count is not the replicas the profile wrote.
+		fmt.Fprintf(w, "    group %s: %d pods: replicas=%s clamped to [minReplicas=%s, maxReplicas=%s] as KubeRay does\n",
+			g.Name, g.Pods, int32Text(spec.Replicas, "unset"), int32Text(spec.MinReplicas, "0"), int32Text(spec.MaxReplicas, "unset"))
+	}
+	if count.Autoscaling {
+		if count.MaxPods > capacity.MaxNodes {
+			fmt.Fprintln(w, "    autoscaling up to: no ceiling (a worker group without maxReplicas)")
+		} else {
+			fmt.Fprintf(w, "    autoscaling up to: %d workers, %d GPUs (maxReplicas × numOfHosts)\n", count.MaxPods, count.MaxGPUs)
+		}
 	}
 	if c.Daemon != nil {
 		id := "—"
@@ -260,6 +284,13 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 	} else {
 		fmt.Fprintln(w, "    daemon  —")
 	}
+}
+
+func int32Text(p *int32, unset string) string {
+	if p == nil {
+		return unset
+	}
+	return fmt.Sprint(*p)
 }
 
 // dirSizer sums file sizes under root for the given repo-relative paths,

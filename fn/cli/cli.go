@@ -17,6 +17,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
@@ -34,6 +35,11 @@ type usageError struct{ error }
 
 // Main runs the CLI and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Every message line passes the one guard for text from a pull request
+	// (fn/safetext): CI prints stderr to its log.
+	guarded := safetext.Writer(stderr)
+	defer func() { _ = guarded.Close() }() // a last line without newline
+	stderr = guarded
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := unknownCommand(root, args)
@@ -152,6 +158,7 @@ type runFlags struct {
 	noDeploy   bool
 	recipeRoot string
 	root       string
+	untracked  bool
 }
 
 func (f *runFlags) register(c *cobra.Command, withMode bool) {
@@ -166,7 +173,8 @@ func (f *runFlags) register(c *cobra.Command, withMode bool) {
 	c.Flags().BoolVar(&f.noDeploy, "no-deployments", false, "leave out the profile's deployments and their Services (shared by the user's runs: let one run own them)")
 	c.Flags().StringArrayVar(&f.annos, "annotation", nil, "KEY=VALUE annotation for every object and pod template of the run (repeatable)")
 	c.Flags().StringVar(&f.recipeRoot, "recipe-root", "", "local recipe root: the folder whose layout is NeMo-RL's checkout (default: the recipe's nearest recipes/ folder holding examples/); --config is pointed at the recipe's path below it, under launch.recipeRoot (default codePath) in the pod")
-	c.Flags().StringVar(&f.root, "root", "", "read input files only inside this directory (regular files; symlinks must resolve inside it); default: no restriction")
+	c.Flags().StringVar(&f.root, "root", "", "read input files only inside this directory (regular files; symlinks must resolve inside it; in a git work tree only tracked files; ${oc.env:...} reads no environment); default: no restriction")
+	c.Flags().BoolVar(&f.untracked, "include-untracked", false, "with --root in a git work tree: also read files git does not track")
 	if withMode {
 		c.Flags().StringVar(&f.mode, "mode", string(runparams.RayJob), "rayjob | raycluster | dev")
 		modes := make([]string, len(runparams.Modes))
@@ -234,9 +242,13 @@ func (f *runFlags) run(args []string, adjust func(*pipeline.Request)) (*pipeline
 	}
 	disk := source.Disk{}
 	if f.root != "" {
-		if disk, err = source.Confine(f.root); err != nil {
+		if disk, err = source.ConfineRepo(f.root, f.untracked); err != nil {
 			return nil, usageError{fmt.Errorf("--root: %w", err)}
 		}
+		// --root is CI mode (docs/reliability.md): the inputs are a pull
+		// request's, so ${oc.env:...} must not read the runner's
+		// environment (its secrets). It sees an empty one.
+		req.Env = nil
 	}
 	return pipeline.Render(recipe.NewLoader(disk), req), nil
 }

@@ -11,11 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/review"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
 func diffCmd() *cobra.Command {
 	var output string
+	var untracked bool
 	c := &cobra.Command{
 		Use:   "diff OLD NEW [--output text|markdown]",
 		Short: "Summarise what changes between two renders (files or trees): GPUs, nodes, images, objects, DRA, scheduling, entrypoints",
@@ -43,11 +45,11 @@ input cannot be read or is not a render.`,
 			if args[0] == "-" && args[1] == "-" {
 				return usageError{fmt.Errorf("OLD and NEW are both -: at most one of them can be stdin")}
 			}
-			old, oldFile, err := readRender(args[0], cmd.InOrStdin())
+			old, oldFile, err := readRender(args[0], untracked, cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
-			cur, curFile, err := readRender(args[1], cmd.InOrStdin())
+			cur, curFile, err := readRender(args[1], untracked, cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
@@ -62,12 +64,19 @@ input cannot be read or is not a render.`,
 			if output == "markdown" {
 				text = s.Markdown()
 			}
-			_, err = fmt.Fprint(cmd.OutOrStdout(), text)
-			return err
+			// The summary quotes the PR's text (names, images, annotations)
+			// and is posted as a PR comment or printed to the CI log: the
+			// last guard is per line (fn/safetext).
+			w := safetext.Writer(cmd.OutOrStdout())
+			if _, err := fmt.Fprint(w, text); err != nil {
+				return err
+			}
+			return w.Close()
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "text", "text, or markdown for a PR comment")
 	completeValues(c, "output", "text", "markdown")
+	c.Flags().BoolVar(&untracked, "include-untracked", false, "runs repositories in a git work tree: also read files git does not track")
 	return c
 }
 
@@ -77,7 +86,7 @@ input cannot be read or is not a render.`,
 // trees come from a pull request, so a symlink or a file that is not
 // regular is refused unread, whatever it points at (a leaked first line of
 // a host file would be printed as a parse error otherwise).
-func readRender(p string, stdin io.Reader) (review.Render, bool, error) {
+func readRender(p string, untracked bool, stdin io.Reader) (review.Render, bool, error) {
 	if data, ok, err := readStream(p, stdin); ok {
 		if err != nil {
 			return nil, false, err
@@ -98,7 +107,7 @@ func readRender(p string, stdin io.Reader) (review.Render, bool, error) {
 	}
 	if st.IsDir() && isRunsRepo(p) {
 		// Rendered as render-all does (with its handling of the PR's files).
-		r, err := readRunsRepo(p)
+		r, err := readRunsRepo(p, untracked)
 		return r, false, err
 	}
 	out := review.Render{}
@@ -178,6 +187,9 @@ func readStream(p string, stdin io.Reader) ([]byte, bool, error) {
 // regularOrDir refuses a symlink or special file without reading it.
 func regularOrDir(p string, m fs.FileMode) error {
 	switch {
+	case safetext.Inline(p) != p:
+		// The name would become the run's name in the summary.
+		return fmt.Errorf("%s: the name holds a newline or control character; refused: diff reads files with printable names only", safetext.Inline(p))
 	case m&fs.ModeSymlink != 0:
 		return fmt.Errorf("%s: is a symlink; refused: diff reads regular files only (links are not followed)", p)
 	case !m.IsDir() && !m.IsRegular():

@@ -24,10 +24,10 @@ func isRunsRepo(p string) bool {
 
 // readRunsRepo renders every run of the repository at root. A run that
 // fails to render makes the input unreadable: its errors are returned.
-func readRunsRepo(root string) (review.Render, error) {
+func readRunsRepo(root string, untracked bool) (review.Render, error) {
 	// A runs repository is untrusted input: read only inside its git work
-	// tree, as render-all does.
-	disk, err := source.Confine(renderall.RepoRoot(root))
+	// tree, only the files git tracks, as render-all does.
+	disk, err := source.ConfineRepo(renderall.RepoRoot(root), untracked)
 	if err != nil {
 		return nil, err
 	}
@@ -98,4 +98,12 @@ func (r rooted) ReadFile(name string) ([]byte, error) {
 		name = path.Join(filepath.ToSlash(r.root), name)
 	}
 	return r.disk.ReadFile(name)
+}
+
+// CheckDir judges a directory as the disk does (relative to root).
+func (r rooted) CheckDir(dir string) error {
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(r.root, dir)
+	}
+	return r.disk.CheckDir(dir)
 }

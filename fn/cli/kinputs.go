@@ -12,6 +12,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/krminputs"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/renderall"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
 func init() { extraCommands = append(extraCommands, kustomizeInputsCmd) }
@@ -21,7 +22,7 @@ func init() { extraCommands = append(extraCommands, kustomizeInputsCmd) }
 // the inputs/ ConfigMaps of a kpt package.
 func kustomizeInputsCmd() *cobra.Command {
 	var kdir, kptDir, root string
-	var write, check bool
+	var write, check, untracked bool
 	c := &cobra.Command{
 		Use:   "kustomize-inputs RUN... [-k DIR | --kpt DIR] [--root DIR] [--write | --check]",
 		Short: "Write or check the input ConfigMaps (every file of every run's defaults chain) for kustomize or kpt",
@@ -53,16 +54,23 @@ Kpt (--kpt DIR): prints the ConfigMaps; --write writes DIR/inputs/<name>.yaml,
 			if root == "" {
 				root = base
 			}
-			runs, err := krminputs.ReadRuns(args)
+			// The one rule for repository files (source): the runs and
+			// every file they read inside --root, tracked by git, no link
+			// out of it; writes never follow a link.
+			disk, err := source.ConfineRepo(root, untracked)
+			if err != nil {
+				return usageError{fmt.Errorf("--root: %w", err)}
+			}
+			runs, err := krminputs.ReadRuns(disk, args)
 			if err != nil {
 				return err
 			}
-			dirs, err := krminputs.Collect(root, runs)
+			dirs, err := krminputs.Collect(disk, root, runs)
 			if err != nil {
 				return err
 			}
 			if kptDir != "" {
-				return kptInputs(cmd, dirs, root, kptDir, write, check)
+				return kptInputs(cmd, disk, dirs, root, kptDir, write, check, untracked)
 			}
 			block, err := krminputs.KustomizeBlock(dirs, root, kdir)
 			if err != nil {
@@ -72,8 +80,12 @@ Kpt (--kpt DIR): prints the ConfigMaps; --write writes DIR/inputs/<name>.yaml,
 				_, err := fmt.Fprint(cmd.OutOrStdout(), block)
 				return err
 			}
+			wdisk, err := source.ConfineRepo(kdir, untracked)
+			if err != nil {
+				return usageError{fmt.Errorf("-k: %w", err)}
+			}
 			file := filepath.Join(kdir, "kustomization.yaml")
-			cur, err := os.ReadFile(file)
+			cur, err := wdisk.ReadFile(filepath.ToSlash(file))
 			if err != nil {
 				return err
 			}
@@ -89,7 +101,7 @@ Kpt (--kpt DIR): prints the ConfigMaps; --write writes DIR/inputs/<name>.yaml,
 					file, renderall.UnifiedDiff(filepath.ToSlash(file), filepath.ToSlash(file), cur, []byte(next)))
 				return exitError{ExitError}
 			}
-			return os.WriteFile(file, []byte(next), 0o644)
+			return wdisk.WriteFile(file, []byte(next))
 		},
 	}
 	c.Flags().StringVarP(&kdir, "kustomization", "k", ".", "kustomization directory")
@@ -97,11 +109,12 @@ Kpt (--kpt DIR): prints the ConfigMaps; --write writes DIR/inputs/<name>.yaml,
 	c.Flags().StringVar(&root, "root", "", "package root the runs' spec paths are relative to (default: the kustomization or kpt directory)")
 	c.Flags().BoolVar(&write, "write", false, "write the inputs in place")
 	c.Flags().BoolVar(&check, "check", false, "exit 1 when the committed inputs differ from what the runs need")
+	c.Flags().BoolVar(&untracked, "include-untracked", false, "in a git work tree, also read files git does not track")
 	return c
 }
 
-func kptInputs(cmd *cobra.Command, dirs []krminputs.Dir, root, pkg string, write, check bool) error {
-	files, err := krminputs.KptFiles(dirs, root)
+func kptInputs(cmd *cobra.Command, disk source.Disk, dirs []krminputs.Dir, root, pkg string, write, check, untracked bool) error {
+	files, err := krminputs.KptFiles(disk, dirs, root)
 	if err != nil {
 		return err
 	}
@@ -118,11 +131,18 @@ func kptInputs(cmd *cobra.Command, dirs []krminputs.Dir, root, pkg string, write
 		}
 		return nil
 	}
+	wdisk, err := source.ConfineRepo(pkg, untracked)
+	if err != nil {
+		return usageError{fmt.Errorf("--kpt: %w", err)}
+	}
 	inputs := filepath.Join(pkg, "inputs")
+	if err := wdisk.CheckDir(inputs); err != nil {
+		return err
+	}
 	var stale []string
 	for _, n := range names {
 		f := filepath.Join(inputs, n)
-		cur, err := os.ReadFile(f)
+		cur, err := wdisk.ReadFile(filepath.ToSlash(f))
 		if err == nil && string(cur) == string(files[n]) {
 			continue
 		}
@@ -130,10 +150,7 @@ func kptInputs(cmd *cobra.Command, dirs []krminputs.Dir, root, pkg string, write
 			stale = append(stale, fmt.Sprintf("%s: stale or missing", filepath.ToSlash(f)))
 			continue
 		}
-		if err := os.MkdirAll(inputs, 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(f, files[n], 0o644); err != nil {
+		if err := wdisk.WriteFile(f, files[n]); err != nil {
 			return err
 		}
 	}
@@ -141,17 +158,17 @@ func kptInputs(cmd *cobra.Command, dirs []krminputs.Dir, root, pkg string, write
 	entries, _ := os.ReadDir(inputs)
 	for _, e := range entries {
 		f := filepath.Join(inputs, e.Name())
-		if _, want := files[e.Name()]; want || e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
+		if _, want := files[e.Name()]; want || !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".yaml") {
 			continue
 		}
-		if b, err := os.ReadFile(f); err != nil || !krminputs.Generated(b) {
+		if b, err := wdisk.ReadFile(filepath.ToSlash(f)); err != nil || !krminputs.Generated(b) {
 			continue
 		}
 		if check {
 			stale = append(stale, fmt.Sprintf("%s: no run reads these files any more", filepath.ToSlash(f)))
 			continue
 		}
-		if err := os.Remove(f); err != nil {
+		if err := wdisk.RemoveFile(f); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/renderall"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
@@ -22,7 +23,7 @@ func init() {
 
 func renderAllCmd() *cobra.Command {
 	var outDir, rootDir string
-	var check bool
+	var check, untracked bool
 	c := &cobra.Command{
 		Use:   "render-all [DIR] [--out DIR] [--root DIR] [--check]",
 		Short: "Render every run of a runs repository into its committed manifests tree",
@@ -58,7 +59,7 @@ regenerated.`,
 			if root == "" {
 				root = renderall.RepoRoot(dir)
 			}
-			disk, err := source.Confine(root)
+			disk, err := source.ConfineRepo(root, untracked)
 			if err != nil {
 				return usageError{fmt.Errorf("--root: %w", err)}
 			}
@@ -68,6 +69,7 @@ regenerated.`,
 	c.Flags().StringVar(&outDir, "out", "", "output directory (default DIR/manifests)")
 	c.Flags().StringVar(&rootDir, "root", "", "read input files only inside this directory (default: the git work tree holding DIR, else DIR)")
 	c.Flags().BoolVar(&check, "check", false, "write nothing; print a diff and exit 1 when the output tree is stale")
+	c.Flags().BoolVar(&untracked, "include-untracked", false, "in a git work tree, also read files git does not track (by default only tracked files are read)")
 	return c
 }
 
@@ -87,11 +89,14 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 			fmt.Fprintf(stderr, "%s: %s\n", name, d)
 		}
 	}
-	committed, refused, err := readManifests(out)
+	committed, refused, untracked, err := readManifests(disk, out)
 	if err != nil {
 		return err
 	}
 	shown := displayDir(root, out)
+	for _, n := range untracked {
+		fmt.Fprintf(stderr, "%s: not tracked by git; read as not committed (in a git work tree only the files git tracks are read; --include-untracked to read it)\n", path.Join(shown, n+renderall.Ext))
+	}
 	for _, r := range refused {
 		fmt.Fprintf(stderr, "%s: %s; refused: render-all reads and writes regular files only (remove it)\n", path.Join(shown, r.name+renderall.Ext), r.what)
 	}
@@ -109,7 +114,15 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 
 	if check {
 		for _, d := range drift {
-			fmt.Fprint(stdout, d.Diff)
+			// The committed side is the PR's bytes: a line that would be a
+			// CI log command or a control character is printed escaped
+			// (fn/safetext), at the cost of `git apply` for that file.
+			diff := d.Diff
+			if guarded := safetext.Lines(diff); guarded != diff {
+				fmt.Fprintf(stderr, "%s: the diff holds control characters or lines that read as CI log commands; they are printed escaped, so `git apply` will not apply this file's diff\n", d.File)
+				diff = guarded
+			}
+			fmt.Fprint(stdout, diff)
 		}
 		for _, d := range drift {
 			fmt.Fprintf(stderr, "%s: %s\n", d.File, describeDrift(d.Change))
@@ -118,23 +131,22 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 			fmt.Fprintf(stderr, "%d of %d manifest(s) out of date: run `nrl-k8s render-all %s` (or `make manifests`) and commit the result\n", len(drift), len(res.Runs)+countOrphans(drift), root)
 		}
 	} else {
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			return err
-		}
-		// Re-checked after MkdirAll: it follows a symlink that appeared.
-		if err := checkOutDir(disk, out, defaultOut); err != nil {
-			return err
+		// Writes go through the one rule for repository files: no link
+		// followed, the directory opened as an os.Root (source.WriteFile).
+		wdisk := source.Disk{}
+		if defaultOut {
+			wdisk = disk
 		}
 		for _, d := range drift {
 			file := filepath.Join(out, d.Run+renderall.Ext)
 			if d.Change == renderall.Orphan {
-				if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				if err := wdisk.RemoveFile(file); err != nil {
 					return err
 				}
 				fmt.Fprintf(stdout, "removed %s (no run %s/%s)\n", d.File, renderall.RunsDir, d.Run)
 				continue
 			}
-			if err := writeAtomic(file, d.Data); err != nil {
+			if err := wdisk.WriteFile(file, d.Data); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "wrote %s\n", d.File)
@@ -216,17 +228,19 @@ func refusedRun(rs []refusedFile, run string) bool {
 // an empty tree (the first render-all creates it); other files and
 // subdirectories are not ours and are left alone. A *.yaml entry that is a
 // symlink or not a regular file is never read (its target could be any
-// host file) and is returned as refused.
-func readManifests(out string) (map[string][]byte, []refusedFile, error) {
+// host file) and is returned as refused. In a git work tree a file git
+// does not track is not committed: it is returned in untracked, unread.
+func readManifests(disk source.Disk, out string) (map[string][]byte, []refusedFile, []string, error) {
 	entries, err := os.ReadDir(out)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return map[string][]byte{}, nil, nil
+			return map[string][]byte{}, nil, nil, nil
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	files := map[string][]byte{}
 	var refused []refusedFile
+	var untracked []string
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), renderall.Ext) {
 			continue
@@ -244,17 +258,21 @@ func readManifests(out string) (map[string][]byte, []refusedFile, error) {
 			continue
 		}
 		p := filepath.Join(out, e.Name())
+		if abs, err := filepath.Abs(p); err != nil || !disk.Tracked(abs) {
+			untracked = append(untracked, name)
+			continue
+		}
 		b, err := source.ReadLimited(filepath.ToSlash(p), p, source.MaxRenderSize)
 		if err != nil {
 			if errors.Is(err, source.ErrRefused) {
 				refused = append(refused, refusedFile{name, "is not a regular file"})
 				continue
 			}
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		files[name] = b
 	}
-	return files, refused, nil
+	return files, refused, untracked, nil
 }
 
 // displayDir is the output directory as diff headers show it: relative to
@@ -270,22 +288,4 @@ func displayDir(root, out string) string {
 		return path.Clean(filepath.ToSlash(out))
 	}
 	return filepath.ToSlash(rel)
-}
-
-// writeAtomic replaces file through a rename, so an interrupted render-all
-// leaves the old manifest or the new one, never half of one.
-func writeAtomic(file string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
-		return errors.Join(err, os.Remove(tmp.Name()))
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
-		return errors.Join(err, os.Remove(tmp.Name()))
-	}
-	return nil
 }

@@ -36,10 +36,9 @@ func repoCopy(t *testing.T, dir string) string {
 			return os.WriteFile(filepath.Join(to, rel), b, 0o644)
 		}))
 	}
-	// A checkout (render-all and diff read only inside the git work tree).
-	if _, err := os.Stat(filepath.Join(dir, ".git")); os.IsNotExist(err) {
-		require.NoError(t, os.Mkdir(filepath.Join(dir, ".git"), 0o755))
-	}
+	// A checkout (render-all and diff read only the tracked files of the
+	// git work tree).
+	testenv.GitCheckout(t, dir)
 	return filepath.Join(dir, "examples/runs-repo")
 }
 
@@ -52,9 +51,6 @@ func TestRenderAllCheckDiffAppliesFromGitRoot(t *testing.T) {
 	}
 	top := t.TempDir()
 	repo := repoCopy(t, top)
-	require.NoError(t, os.RemoveAll(filepath.Join(top, ".git")))
-	out, err := exec.Command(git, "init", "-q", top).CombinedOutput()
-	require.NoError(t, err, "%s", out)
 
 	manifest := filepath.Join(repo, "manifests", "qwen3-math-4n.yaml")
 	want := testenv.ReadFile(t, manifest)
@@ -68,7 +64,7 @@ func TestRenderAllCheckDiffAppliesFromGitRoot(t *testing.T) {
 	apply := exec.Command(git, "apply", "-")
 	apply.Dir = top
 	apply.Stdin = strings.NewReader(patch)
-	out, err = apply.CombinedOutput()
+	out, err := apply.CombinedOutput()
 	require.NoError(t, err, "git apply from the repository root: %s", out)
 	require.Equal(t, want, testenv.ReadFile(t, manifest))
 	code, _, stderr = runCLI("render-all", repo, "--check")

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 )
 
 // Severity follows the KRM results vocabulary.
@@ -27,19 +29,23 @@ type Diagnostic struct {
 	Message  string
 }
 
+// String is the finding on one line. File, field and message can hold text
+// a pull request wrote (a key, a file name, a value quoted in a message), so
+// each is printed as data: a newline or a control character in them is
+// escaped and never starts a new line of a CI log (fn/safetext).
 func (d Diagnostic) String() string {
 	var b strings.Builder
 	b.WriteString(string(d.Severity))
 	b.WriteString(": ")
 	if d.File != "" {
-		b.WriteString(d.File)
+		b.WriteString(safetext.Inline(d.File))
 		b.WriteString(": ")
 	}
 	if d.Field != "" {
-		b.WriteString(d.Field)
+		b.WriteString(safetext.Inline(d.Field))
 		b.WriteString(": ")
 	}
-	b.WriteString(d.Message)
+	b.WriteString(safetext.Inline(d.Message))
 	return b.String()
 }
 

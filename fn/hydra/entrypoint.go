@@ -16,6 +16,12 @@ type Invocation struct {
 	// Piped: the call's output goes into a pipe (`| tee log`), so without
 	// `set -o pipefail` its exit status is lost.
 	Piped bool
+	// Wrapped says, when not "", that the call is not a command of the
+	// entrypoint's own shell but text another layer evaluates: inside a
+	// quoted string spanning lines (`bash -c "..."`), an unquoted heredoc's
+	// body, or a quoted word. Quoting an override for the entrypoint's
+	// shell does not make it one literal word there (see AppendOverrides).
+	Wrapped string
 
 	// config is the --config word (the value word, or the `--config=v`
 	// word); end is the byte offset where the call's arguments end.
@@ -51,6 +57,7 @@ func FindInvocation(entrypoint string) (Invocation, bool) {
 func FindInvocations(entrypoint string) []Invocation {
 	joined := strings.ReplaceAll(entrypoint, "\\\n", "  ")
 	var out []Invocation
+	var ctx wrapState
 	lineStart := 0
 	for lineStart <= len(joined) {
 		lineEnd := strings.IndexByte(joined[lineStart:], '\n')
@@ -59,13 +66,22 @@ func FindInvocations(entrypoint string) []Invocation {
 		} else {
 			lineEnd += lineStart
 		}
+		lineNo := strings.Count(entrypoint[:lineStart], "\n") + 1
+		// Each line is read as the entrypoint's shell would read a fresh
+		// line, so a call inside a wrapped string is still found (and its
+		// --config rewritten); ctx says whether it is wrapped.
+		wrapped := ctx.describe()
 		words, comment := tokenize(joined, lineStart, lineEnd)
+		ctx.advance(joined, lineStart, lineEnd, lineNo, words)
 		for i := 0; i < len(words); i++ {
 			w := words[i]
 			if w.op || !scriptRE.MatchString(w.text) {
 				continue
 			}
-			inv := Invocation{Script: w.text, Line: strings.Count(entrypoint[:lineStart], "\n") + 1, end: w.end, opStart: comment}
+			inv := Invocation{Script: w.text, Line: lineNo, end: w.end, opStart: comment, Wrapped: wrapped}
+			if inv.Wrapped == "" && strings.ContainsAny(w.text, " \t") {
+				inv.Wrapped = "inside the quoted word " + joined[w.start:w.end]
+			}
 			j := i + 1
 			for ; j < len(words); j++ {
 				a := words[j]
@@ -151,10 +167,20 @@ func isRedirection(op string) bool {
 // tokenizer: finding driver calls, appending overrides, rewriting --config
 // and the pipe check all read its words.
 func tokenize(s string, from, to int) ([]token, int) {
+	words, comment, _ := tokenizeFrom(s, from, to, 0)
+	return words, comment
+}
+
+// tokenizeFrom is tokenize starting inside the quote quote (0 for none),
+// as a line continuing a string opened on an earlier line; it also returns
+// the quote still open at to (0 when none, or after a comment).
+func tokenizeFrom(s string, from, to int, quote byte) ([]token, int, byte) {
 	var words []token
 	var b strings.Builder
 	start := -1
-	var quote byte
+	if quote != 0 {
+		start = from
+	}
 	flush := func(end int) {
 		if start >= 0 {
 			words = append(words, token{text: b.String(), start: start, end: end})
@@ -188,7 +214,7 @@ func tokenize(s string, from, to int) ([]token, int) {
 		case c == ' ' || c == '\t':
 			flush(i)
 		case c == '#' && start < 0:
-			return words, i
+			return words, i, 0
 		case c == '|' || c == ';' || c == '&':
 			flush(i)
 			n := 1
@@ -227,7 +253,80 @@ func tokenize(s string, from, to int) ([]token, int) {
 		}
 	}
 	flush(to)
-	return words, -1
+	return words, -1, quote
+}
+
+// wrapState follows, line by line, what the entrypoint's shell is in at
+// the start of the next line: a quoted string left open (a `bash -c "`
+// whose script spans lines) or a heredoc's body.
+type wrapState struct {
+	quote     byte
+	quoteLine int
+	// heredocs waiting for their body, in order; the first is the current
+	// body when inBody.
+	heredocs []heredoc
+	inBody   bool
+}
+
+type heredoc struct {
+	delim    string
+	stripTab bool // <<-
+	literal  bool // a quoted delimiter: the body is not expanded
+	line     int
+}
+
+// describe is why a line starting in this state is wrapped, "" when the
+// entrypoint's own shell reads it as commands. A literal heredoc's body is
+// handed on unexpanded, to a shell that quotes as the entrypoint's does.
+func (w *wrapState) describe() string {
+	switch {
+	case w.inBody && !w.heredocs[0].literal:
+		return fmt.Sprintf("inside the heredoc opened on line %d (<<%s): its body is expanded ($(...), backticks, $VAR) before the inner command reads it", w.heredocs[0].line, w.heredocs[0].delim)
+	case w.inBody:
+		return ""
+	case w.quote == '"':
+		return fmt.Sprintf("inside the double-quoted string opened on line %d (as in bash -c \"...\"): the outer shell expands $(...), backticks and $VAR in it, single quotes included", w.quoteLine)
+	case w.quote == '\'':
+		return fmt.Sprintf("inside the single-quoted string opened on line %d (as in bash -c '...'): a quote in an override would end that string", w.quoteLine)
+	}
+	return ""
+}
+
+// advance moves the state past the line s[from:to]; words are the line's
+// words read fresh (for heredoc operators).
+func (w *wrapState) advance(s string, from, to, line int, words []token) {
+	if w.inBody {
+		h := w.heredocs[0]
+		text := s[from:to]
+		if h.stripTab {
+			text = strings.TrimLeft(text, "\t")
+		}
+		if text == h.delim {
+			w.heredocs = w.heredocs[1:]
+			w.inBody = len(w.heredocs) > 0
+		}
+		return
+	}
+	if w.quote != 0 {
+		_, _, w.quote = tokenizeFrom(s, from, to, w.quote)
+		return
+	}
+	for i := 0; i+1 < len(words); i++ {
+		if !words[i].op || words[i].text != "<<" || words[i+1].op {
+			continue
+		}
+		d := words[i+1]
+		h := heredoc{delim: d.text, line: line, literal: strings.ContainsAny(s[d.start:d.end], "'\"\\")}
+		if strings.HasPrefix(h.delim, "-") {
+			h.stripTab, h.delim = true, h.delim[1:]
+		}
+		w.heredocs = append(w.heredocs, h)
+	}
+	_, _, q := tokenizeFrom(s, from, to, 0)
+	if q != 0 {
+		w.quote, w.quoteLine = q, line
+	}
+	w.inBody = len(w.heredocs) > 0
 }
 
 func isDigits(s string) bool {
@@ -258,6 +357,20 @@ func AppendOverrides(entrypoint string, extra []string) (string, error) {
 	inv, ok := FindInvocation(entrypoint)
 	if !ok {
 		return "", errors.New("the entrypoint runs no NeMo-RL driver (python ... run_*.py) to append overrides to")
+	}
+	if strings.ContainsAny(inv.Script, " \t") {
+		return "", fmt.Errorf("line %d: the driver call is %s; an override appended after that word would be an argument of the outer command, not of the driver: refused. Call the driver directly on a line of the entrypoint", inv.Line, inv.Wrapped)
+	}
+	if inv.Wrapped != "" {
+		// Quoting for the entrypoint's shell is what keeps an override one
+		// literal word; in a wrapped call another layer reads the text
+		// first. Only overrides that need no quoting at all are the same
+		// word in every context.
+		for _, o := range extra {
+			if !safeShellRE.MatchString(o) {
+				return "", fmt.Errorf("line %d: the driver call is %s; override %q needs shell quoting, which does not hold there, so it could run as a command in the pod: refused. Give the value in the recipe or profile, or call the driver directly on a line of the entrypoint", inv.Line, inv.Wrapped, o)
+			}
+		}
 	}
 	quoted := make([]string, len(extra))
 	for i, o := range extra {

@@ -24,6 +24,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
@@ -117,8 +118,29 @@ func renderList(rl *framework.ResourceList, keys []string, opts Options) output 
 		}
 		out.docs = append(out.docs, o.docs...)
 	}
-	out.results = results
+	out.results = dataOnly(results)
 	return out
+}
+
+// dataOnly escapes the text of every result (messages quote keys, file
+// names and values from the package): kpt and kustomize print results and
+// the function's log to the CI log, where a newline in them would start a
+// line of its own (fn/safetext).
+func dataOnly(rs framework.Results) framework.Results {
+	for _, r := range rs {
+		r.Message = safetext.Inline(r.Message)
+		if r.File != nil {
+			r.File.Path = safetext.Inline(r.File.Path)
+		}
+		if r.Field != nil {
+			r.Field.Path = safetext.Inline(r.Field.Path)
+		}
+		if r.ResourceRef != nil {
+			r.ResourceRef.Name = safetext.Inline(r.ResourceRef.Name)
+			r.ResourceRef.Namespace = safetext.Inline(r.ResourceRef.Namespace)
+		}
+	}
+	return rs
 }
 
 type rendered struct {

@@ -8,7 +8,6 @@ package krminputs
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -30,12 +29,14 @@ type Dir struct {
 	Files []string // base names, sorted
 }
 
-// ReadRuns reads the NemoRLRuns of each file (a file may hold several
-// documents; other kinds are skipped, as the function passes them through).
-func ReadRuns(files []string) ([]*runspec.NemoRLRun, error) {
+// ReadRuns reads the NemoRLRuns of each file through src (a confined
+// source.Disk in the CLI: the run files are the repository's too). A file
+// may hold several documents; other kinds are skipped, as the function
+// passes them through.
+func ReadRuns(src source.Source, files []string) ([]*runspec.NemoRLRun, error) {
 	var runs []*runspec.NemoRLRun
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := src.ReadFile(filepath.ToSlash(filepath.Clean(f)))
 		if err != nil {
 			return nil, err
 		}
@@ -69,10 +70,12 @@ func ReadRuns(files []string) ([]*runspec.NemoRLRun, error) {
 	return runs, nil
 }
 
-// Collect lists every file the runs read, grouped by directory. root is the
-// directory the runs' paths are relative to (the package root).
-func Collect(root string, runs []*runspec.NemoRLRun) ([]Dir, error) {
-	l := recipe.NewLoader(source.Disk{})
+// Collect lists every file the runs read through src, grouped by
+// directory. root is the directory the runs' paths are relative to (the
+// package root); the CLI's src is confined to it (source.ConfineRepo), so a
+// defaults: chain cannot reach a file outside it.
+func Collect(src source.Source, root string, runs []*runspec.NemoRLRun) ([]Dir, error) {
+	l := recipe.NewLoader(src)
 	files := map[string]bool{}
 	for _, r := range runs {
 		for _, p := range []struct{ field, file string }{
@@ -190,13 +193,13 @@ func ReplaceBlock(kustomization, block string) (string, error) {
 }
 
 // KptFiles are the ConfigMaps of a kpt package: file name (in the package's
-// inputs/ folder) → bytes.
-func KptFiles(dirs []Dir, root string) (map[string][]byte, error) {
+// inputs/ folder) → bytes, each input read through src.
+func KptFiles(src source.Source, dirs []Dir, root string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, d := range dirs {
 		files := map[string][]byte{}
 		for _, f := range d.Files {
-			b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(d.Path), f))
+			b, err := src.ReadFile(path.Join(filepath.ToSlash(root), d.Path, f))
 			if err != nil {
 				return nil, err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/krminputs"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -29,13 +30,13 @@ func TestName(t *testing.T) {
 // The whole defaults chain of each run, grouped by directory, each file once.
 func TestCollect(t *testing.T) {
 	root := testenv.RepoRoot(t)
-	runs, err := krminputs.ReadRuns([]string{
+	runs, err := krminputs.ReadRuns(source.Disk{}, []string{
 		filepath.Join(root, "examples/kustomize/run.yaml"),
 		filepath.Join(root, "examples/kustomize/runs.yaml"),
 	})
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
-	dirs, err := krminputs.Collect(root, runs)
+	dirs, err := krminputs.Collect(source.Disk{}, root, runs)
 	require.NoError(t, err)
 	require.Equal(t, []krminputs.Dir{
 		{Name: "nrl-profiles-gb300", Path: "profiles/gb300", Files: []string{"qwen3_30b_math_4n_4gpu.gb300.infra.yaml", "ultra_64n_pipeclean.gb300.infra.yaml"}},
@@ -61,9 +62,9 @@ func TestErrors(t *testing.T) {
 		{"chain leaves the root", write("leaves.yaml", strings.Replace(run, "%s", "r.yaml", 1)), "outside.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			runs, err := krminputs.ReadRuns([]string{tc.file})
+			runs, err := krminputs.ReadRuns(source.Disk{}, []string{tc.file})
 			if err == nil {
-				_, err = krminputs.Collect(dir, runs)
+				_, err = krminputs.Collect(source.Disk{}, dir, runs)
 			}
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.want)
@@ -75,26 +76,19 @@ func TestErrors(t *testing.T) {
 // them with the CLI).
 func TestExamplesAreFresh(t *testing.T) {
 	root := testenv.RepoRoot(t)
-	t.Run("kustomize", func(t *testing.T) {
-		kdir := filepath.Join(root, "examples/kustomize")
-		runs, err := krminputs.ReadRuns([]string{filepath.Join(kdir, "run.yaml"), filepath.Join(kdir, "runs.yaml")})
-		require.NoError(t, err)
-		dirs, err := krminputs.Collect(root, runs)
-		require.NoError(t, err)
-		block, err := krminputs.KustomizeBlock(dirs, root, kdir)
-		require.NoError(t, err)
-		cur := testenv.ReadFile(t, filepath.Join(kdir, "kustomization.yaml"))
-		next, err := krminputs.ReplaceBlock(cur, block)
-		require.NoError(t, err)
-		require.Equal(t, cur, next, "run `make golden`")
-	})
+	for example, files := range map[string][]string{
+		"kustomize":           {"run.yaml", "runs.yaml"},
+		"kustomize-container": {"run.yaml"},
+	} {
+		t.Run(example, func(t *testing.T) { kustomizeExampleIsFresh(t, root, example, files) })
+	}
 	t.Run("kpt", func(t *testing.T) {
 		pkg := filepath.Join(root, "examples/kpt")
-		runs, err := krminputs.ReadRuns([]string{filepath.Join(pkg, "run.yaml")})
+		runs, err := krminputs.ReadRuns(source.Disk{}, []string{filepath.Join(pkg, "run.yaml")})
 		require.NoError(t, err)
-		dirs, err := krminputs.Collect(root, runs)
+		dirs, err := krminputs.Collect(source.Disk{}, root, runs)
 		require.NoError(t, err)
-		files, err := krminputs.KptFiles(dirs, root)
+		files, err := krminputs.KptFiles(source.Disk{}, dirs, root)
 		require.NoError(t, err)
 		entries, err := os.ReadDir(filepath.Join(pkg, "inputs"))
 		require.NoError(t, err)
@@ -203,4 +197,25 @@ func TestKptCheck(t *testing.T) {
 	out, err = cmd("--check", runFile)
 	require.Error(t, err)
 	require.Contains(t, out, "nrl-old.yaml: no run reads these files any more")
+}
+
+// kustomizeExampleIsFresh: examples/<example>'s generated configMapGenerator
+// block is what its runs need.
+func kustomizeExampleIsFresh(t *testing.T, root, example string, files []string) {
+	t.Helper()
+	kdir := filepath.Join(root, "examples", example)
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, filepath.Join(kdir, f))
+	}
+	runs, err := krminputs.ReadRuns(source.Disk{}, paths)
+	require.NoError(t, err)
+	dirs, err := krminputs.Collect(source.Disk{}, root, runs)
+	require.NoError(t, err)
+	block, err := krminputs.KustomizeBlock(dirs, root, kdir)
+	require.NoError(t, err)
+	cur := testenv.ReadFile(t, filepath.Join(kdir, "kustomization.yaml"))
+	next, err := krminputs.ReplaceBlock(cur, block)
+	require.NoError(t, err)
+	require.Equal(t, cur, next, "run `make golden`")
 }

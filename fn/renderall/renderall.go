@@ -69,6 +69,13 @@ type RunEntry struct {
 func Discover(src source.Source, root string) ([]RunEntry, error) {
 	root = filepath.ToSlash(filepath.Clean(root))
 	runsDir := path.Join(root, RunsDir)
+	if c, ok := src.(dirChecker); ok {
+		// A runs/ that is a link (or sits below one) would list the
+		// runner's directories as run names.
+		if err := c.CheckDir(filepath.FromSlash(runsDir)); err != nil {
+			return nil, err
+		}
+	}
 	entries, err := os.ReadDir(filepath.FromSlash(runsDir))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -240,6 +247,12 @@ func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []emit.Iden
 	}
 	// Identities only: the documents themselves are in data.
 	return data, emit.Identities(pr.Docs), true
+}
+
+// dirChecker is a source that judges a directory before it is listed
+// (source.Disk).
+type dirChecker interface {
+	CheckDir(dir string) error
 }
 
 // resolver is a source that checks a path before reading it (source.Disk).

@@ -170,7 +170,7 @@ func fixture(t *testing.T) (string, string) {
 	}
 	// A checkout: render-all reads only inside the git work tree, and names
 	// files relative to it (so `git apply` of --check's diff works there).
-	require.NoError(t, os.Mkdir(filepath.Join(tmp, ".git"), 0o755))
+	testenv.GitCheckout(t, tmp)
 	return tmp, filepath.Join(tmp, "examples", "runs-repo")
 }
 
@@ -258,7 +258,7 @@ total: GPU nodes 116 → 132 (+16), GPUs 464 → 528 (+64)
 }
 
 func TestRenderAllOrphansAndFailures(t *testing.T) {
-	_, repo := fixture(t)
+	tmp, repo := fixture(t)
 	manifests := filepath.Join(repo, "manifests")
 	write(t, filepath.Join(manifests, "retired.yaml"), "kind: RayJob\nmetadata:\n  labels: {app.kubernetes.io/managed-by: nrl-k8s}\n")
 	write(t, filepath.Join(manifests, "README.md"), "not ours")
@@ -266,6 +266,7 @@ func TestRenderAllOrphansAndFailures(t *testing.T) {
 	broken := strings.Replace(testenv.ReadFile(t, filepath.Join(repo, "runs/ultra-48n/run.yaml")), "ultra-48n", "broken", 1)
 	write(t, filepath.Join(repo, "runs/broken/run.yaml"), strings.Replace(broken, "ultra_48n_pipeclean", "no_such", 1))
 	write(t, filepath.Join(manifests, "broken.yaml"), "kept\n")
+	testenv.GitAdd(t, tmp) // committed in the pull request
 
 	code, stdout, stderr := runCLI("render-all", repo, "--check")
 	require.Equal(t, cli.ExitError, code)

@@ -3,6 +3,9 @@ package review
 import (
 	"fmt"
 	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 )
 
 // none stands for an absent value.
@@ -13,9 +16,9 @@ const none = "(none)"
 func (s *Summary) Text() string {
 	var b strings.Builder
 	for _, d := range s.Runs {
-		fmt.Fprintf(&b, "%s: %s\n", d.Name, d.Status)
+		fmt.Fprintf(&b, "%s: %s\n", safetext.Inline(d.Name), d.Status)
 		row := func(label, value string) {
-			fmt.Fprintf(&b, "  %-11s %s\n", label, value)
+			fmt.Fprintf(&b, "  %-11s %s\n", label, safetext.Inline(value))
 		}
 		rows := func(label string, values []string) {
 			for i, v := range values {
@@ -27,6 +30,9 @@ func (s *Summary) Text() string {
 		}
 		row("GPU nodes", arrow(d.Before.Nodes, d.After.Nodes))
 		row("GPUs", arrow(d.Before.GPUs, d.After.GPUs))
+		if d.BeforeCeiling != d.Before || d.AfterCeiling != d.After {
+			row("autoscaling", "up to "+arrowText(ceilingText(d.BeforeCeiling), ceilingText(d.AfterCeiling)))
+		}
 		rows("image", imageLines(d))
 		var objs []string
 		for _, o := range d.ObjectsAdded {
@@ -45,7 +51,7 @@ func (s *Summary) Text() string {
 		for _, e := range d.Entrypoints {
 			row("entrypoint", e.Job)
 			for _, l := range strings.Split(strings.TrimRight(e.Diff, "\n"), "\n") {
-				fmt.Fprintf(&b, "  %-11s   %s\n", "", l)
+				fmt.Fprintf(&b, "  %-11s   %s\n", "", safetext.Inline(l))
 			}
 		}
 	}
@@ -72,6 +78,13 @@ func (s *Summary) Markdown() string {
 		}
 		row("GPU nodes", fmt.Sprint(d.Before.Nodes), after(d.Before.Nodes, d.After.Nodes))
 		row("GPUs", fmt.Sprint(d.Before.GPUs), after(d.Before.GPUs, d.After.GPUs))
+		if d.BeforeCeiling != d.Before || d.AfterCeiling != d.After {
+			b, a := ceilingText(d.BeforeCeiling), ceilingText(d.AfterCeiling)
+			if a == b {
+				a = "unchanged"
+			}
+			row("autoscaling up to", b, a)
+		}
 		if len(d.ImagesRemoved)+len(d.ImagesAdded) > 0 {
 			row("images", codes(d.ImagesRemoved), codes(d.ImagesAdded))
 		}
@@ -87,7 +100,7 @@ func (s *Summary) Markdown() string {
 		}{{"scheduling", d.Scheduling}, {"DRA", d.DRA}} {
 			for _, c := range section.changes {
 				ref, field, _ := strings.Cut(c.Key, " ")
-				row(section.name+": "+code(ref)+" "+field, codeOrNone(c.Before), codeOrNone(c.After))
+				row(section.name+": "+code(ref)+" "+plain(field), codeOrNone(c.Before), codeOrNone(c.After))
 			}
 		}
 		if len(d.WarningsAdded)+len(d.WarningsResolved) > 0 {
@@ -97,8 +110,9 @@ func (s *Summary) Markdown() string {
 			}
 		}
 		for _, e := range d.Entrypoints {
-			fence := fenceFor(e.Diff)
-			fmt.Fprintf(&b, "\nEntrypoint of %s:\n\n%sdiff\n%s%s\n", code(e.Job), fence, e.Diff, fence)
+			body := inlineLines(e.Diff)
+			fence := fenceFor(body)
+			fmt.Fprintf(&b, "\nEntrypoint of %s:\n\n%sdiff\n%s%s\n", code(e.Job), fence, body, fence)
 		}
 	}
 	return b.String()
@@ -167,10 +181,37 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// code is an inline code span; a backtick in the value (no Kubernetes name
-// or image has one) would end the span early, so it is replaced.
+// code is an inline code span holding s as data: a control character or
+// newline is escaped (fn/safetext), so the value cannot end the table row
+// or start a line of its own (`<!--`, a fake heading); inside a code span
+// `<`, `*`, `@` are literal, so no HTML comment, emphasis or mention. A
+// backtick (no Kubernetes name or image has one) would end the span early,
+// so it is replaced.
 func code(s string) string {
-	return "`" + strings.ReplaceAll(s, "`", "'") + "`"
+	return "`" + strings.ReplaceAll(safetext.Inline(s), "`", "'") + "`"
+}
+
+// plain is text outside a code span: escaped as data, and every markdown
+// punctuation character backslash-escaped, so it renders as itself.
+func plain(s string) string {
+	var b strings.Builder
+	for _, r := range safetext.Inline(s) {
+		if strings.ContainsRune("\\`*_[]<>|@&~", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// inlineLines escapes each line of a multi-line value as data, keeping its
+// line breaks.
+func inlineLines(s string) string {
+	parts := strings.Split(s, "\n")
+	for i, p := range parts {
+		parts[i] = safetext.Inline(p)
+	}
+	return strings.Join(parts, "\n")
 }
 
 func codes(xs []string) string {
@@ -206,4 +247,19 @@ func fenceFor(s string) string {
 		}
 	}
 	return strings.Repeat("`", max(3, longest+1))
+}
+
+// ceilingText is the autoscaling ceiling of a run's GPU pods.
+func ceilingText(t Totals) string {
+	if t.Nodes > capacity.MaxNodes {
+		return "no ceiling (maxReplicas unset)"
+	}
+	return fmt.Sprintf("%d GPU nodes, %d GPUs", t.Nodes, t.GPUs)
+}
+
+func arrowText(before, after string) string {
+	if before == after {
+		return before
+	}
+	return before + " → " + after
 }

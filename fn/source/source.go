@@ -61,10 +61,16 @@ func Join(from, ref string) string {
 
 // Disk reads from the local file system. The zero Disk reads any regular
 // file (the CLI, run by a user on their own files); Confine gives one that
-// reads only inside a root (render-all on a pull request).
+// reads only inside a root (render-all on a pull request), ConfineRepo one
+// that in a git work tree also reads only the files git tracks.
 type Disk struct {
-	// root is absolute with symlinks resolved; "" means unconfined.
-	root string
+	// root is absolute with symlinks resolved; "" means unconfined. given
+	// is the root as named (absolute, links not resolved), so a path
+	// spelled through it is inside too.
+	root, given string
+	// tracked, when not nil, holds the slash paths relative to root of the
+	// files git tracks: no other file is read.
+	tracked map[string]bool
 }
 
 // Confine returns a Disk that reads only regular files inside root, after
@@ -85,7 +91,7 @@ func Confine(root string) (Disk, error) {
 	if !st.IsDir() {
 		return Disk{}, fmt.Errorf("root %s: not a directory", root)
 	}
-	return Disk{root: real}, nil
+	return Disk{root: real, given: abs}, nil
 }
 
 // Root is the confining directory, "" for an unconfined Disk.
@@ -99,10 +105,21 @@ func Within(root, p string) bool {
 	return strings.HasPrefix(p, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
 }
 
-// Resolve checks name against the root and returns the real path to open:
-// the lexical path first (so nothing outside the root is even looked at),
-// then the path with symlinks resolved. Both failures read the same, so the
-// answer is no oracle for which host files exist.
+// maxLinks bounds the symlinks followed for one path, as the kernel does.
+const maxLinks = 40
+
+// Resolve checks name against the root and returns the real path to open.
+// The rule (docs/reliability.md, "CI on untrusted pull requests"):
+//
+//   - the path is judged lexically first, so nothing outside the root is
+//     ever looked at;
+//   - inside, it is walked one component at a time with Lstat: a directory
+//     reached through a symlink is refused whatever it points at, and a
+//     symlinked file is followed only when its target, judged the same way,
+//     is inside the root;
+//   - every path that leaves the root reads the same, whether what it names
+//     exists or not, so the answer is no oracle for which host files exist;
+//   - in a git work tree (ConfineRepo) only the files git tracks are read.
 func (d Disk) Resolve(name string) (string, error) {
 	p := filepath.FromSlash(name)
 	if d.root == "" {
@@ -111,22 +128,120 @@ func (d Disk) Resolve(name string) (string, error) {
 	// The root is not named: the message reads the same on every machine.
 	outside := refused("%s: not a file inside the root; refused: input paths must stay inside the repository (render-all: the git work tree holding DIR; --root to choose); absolute paths, `..` escapes and symlinks out of it are not followed", name)
 	abs, err := filepath.Abs(p)
-	if err != nil || !Within(d.root, abs) {
-		return "", outside
-	}
-	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			// Not found, or a link to somewhere that is not: say only that
-			// nothing was found inside the root.
-			return "", fmt.Errorf("%s: %w", name, ErrNotFound)
+		return "", outside
+	}
+	cur, ok := d.inside(abs)
+	if !ok {
+		return "", outside
+	}
+	for links := 0; ; links++ {
+		rel, err := filepath.Rel(d.root, cur)
+		if err != nil {
+			return "", outside
 		}
-		return "", outside
+		at, link, err := d.walk(name, rel)
+		if err != nil {
+			return "", err
+		}
+		if link == "" {
+			if d.tracked != nil && !d.tracked[filepath.ToSlash(rel)] && rel != "." {
+				return "", refused("%s: not tracked by git; refused: in a git work tree only the files git tracks are read (a file an earlier CI step wrote is not the pull request's; --include-untracked to read it)", name)
+			}
+			return at, nil
+		}
+		if links >= maxLinks {
+			return "", outside
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(filepath.Dir(at), link)
+		}
+		if cur, ok = d.inside(filepath.Clean(link)); !ok {
+			return "", outside
+		}
 	}
-	if !Within(d.root, real) {
-		return "", outside
+}
+
+// inside maps abs into the real root: as it is when it is below the real
+// root, rebased when it is spelled through the root as given.
+func (d Disk) inside(abs string) (string, bool) {
+	if Within(d.root, abs) {
+		return abs, true
 	}
-	return real, nil
+	if d.given != "" && Within(d.given, abs) {
+		rel, err := filepath.Rel(d.given, abs)
+		if err == nil {
+			return filepath.Join(d.root, rel), true
+		}
+	}
+	return "", false
+}
+
+// walk Lstats rel's components below the root. It returns the path reached
+// and, when its last component is a symlink, the link's target (unread
+// otherwise); a symlinked directory on the way is refused.
+func (d Disk) walk(name, rel string) (string, string, error) {
+	at := d.root
+	if rel == "." {
+		return at, "", nil
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i, part := range parts {
+		next := filepath.Join(at, part)
+		st, err := os.Lstat(next)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
+				return "", "", fmt.Errorf("%s: %w", name, ErrNotFound)
+			}
+			return "", "", fmt.Errorf("%s: cannot read: %w", name, errors.Unwrap(err))
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			if i < len(parts)-1 {
+				return "", "", refused("%s: %s is a symlinked directory; refused: directories are never entered through a link (a link could list or read the runner's directories)", name, filepath.ToSlash(filepath.Join(parts[:i+1]...)))
+			}
+			target, err := os.Readlink(next)
+			if err != nil {
+				return "", "", fmt.Errorf("%s: cannot read: %w", name, errors.Unwrap(err))
+			}
+			return next, target, nil
+		}
+		if i < len(parts)-1 && !st.IsDir() {
+			return "", "", fmt.Errorf("%s: %w", name, ErrNotFound)
+		}
+		at = next
+	}
+	return at, "", nil
+}
+
+// CheckDir refuses a directory the rule would not enter: outside the root,
+// through a symlinked directory, or a symlink itself. A missing directory
+// is fine (it is created, see WriteFile).
+func (d Disk) CheckDir(dir string) error {
+	if d.root == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	cur, ok := d.inside(abs)
+	if !ok {
+		return refused("%s: not a directory inside the root; refused", filepath.ToSlash(dir))
+	}
+	rel, err := filepath.Rel(d.root, cur)
+	if err != nil {
+		return err
+	}
+	_, link, err := d.walk(filepath.ToSlash(dir), rel)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case link != "":
+		return refused("%s: is a symlink; refused: files are never written or deleted through a link", filepath.ToSlash(dir))
+	}
+	return nil
 }
 
 // ReadFile implements Source: a regular file, read through a limited reader

@@ -17,6 +17,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -98,6 +100,11 @@ type world struct {
 	dir, repo  string
 	host       string
 	secretFile string
+	// untracked are repository files git must not track (written by an
+	// earlier CI step, not by the pull request).
+	untracked []string
+	// stdin, when set, is the command's standard input (`nrl-k8s fn`).
+	stdin string
 }
 
 func newWorld(t *testing.T) *world {
@@ -107,7 +114,8 @@ func newWorld(t *testing.T) *world {
 	w.write(filepath.Join(w.host, "id_rsa"), "-----BEGIN KEY-----\n"+fileSecret+"\n")
 	w.write(filepath.Join(w.host, "secret.yaml"), "token: "+fileSecret+"\n")
 	w.write(filepath.Join(w.host, "keep", "a.yaml"), "kept: true\n")
-	require.NoError(t, os.MkdirAll(filepath.Join(w.repo, ".git"), 0o755))
+	require.NoError(t, os.MkdirAll(w.repo, 0o755))
+	w.git("init", "-q")
 	w.file("configs/r.yaml", recipeYAML)
 	w.file("configs/p.infra.yaml", profileYAML)
 	w.file("runs/good/run.yaml", runYAML("good", ""))
@@ -123,6 +131,30 @@ func (w *world) write(p, content string) {
 // file writes a file of the repository.
 func (w *world) file(rel, content string) { w.write(filepath.Join(w.repo, rel), content) }
 
+// untrackedFile writes a file git does not track.
+func (w *world) untrackedFile(rel, content string) {
+	w.file(rel, content)
+	w.untracked = append(w.untracked, rel)
+}
+
+func (w *world) git(args ...string) {
+	w.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", w.repo}, args...)...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(w.t, err, "git %v: %s", args, out)
+}
+
+// track makes the checkout CI's: every file the pull request holds is
+// tracked (staged is enough, git ls-files lists the index), the untracked
+// ones are not.
+func (w *world) track() {
+	w.t.Helper()
+	w.git("add", "-A")
+	for _, rel := range w.untracked {
+		w.git("rm", "-q", "--cached", "--ignore-unmatch", "--", rel)
+	}
+}
+
 // link makes a symlink in the repository.
 func (w *world) link(rel, target string) {
 	w.t.Helper()
@@ -135,13 +167,14 @@ func (w *world) link(rel, target string) {
 // symlink is its target text: it is never followed).
 func (w *world) snapshot() map[string]string {
 	w.t.Helper()
+	w.track()
 	out := map[string]string{}
 	manifests := filepath.Join(w.repo, "manifests")
 	require.NoError(w.t, filepath.WalkDir(w.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if p == manifests {
+		if p == manifests || p == filepath.Join(w.repo, ".git") {
 			return filepath.SkipDir
 		}
 		switch {
@@ -165,12 +198,19 @@ type result struct {
 	code           int
 	stdout, stderr string
 	took           time.Duration
+	// maxRSS is the process's peak resident memory in bytes.
+	maxRSS int64
 }
+
+// MaxRSS is the memory every probe must stay under (issue 24: a hostile
+// repository must not take the runner's memory).
+const MaxRSS = 1 << 30
 
 // run runs the CLI with the secret in its environment and stdin left open
 // (a probe reading /dev/stdin must not wait for it).
 func (w *world) run(args ...string) result {
 	w.t.Helper()
+	w.track()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -180,6 +220,9 @@ func (w *world) run(args ...string) result {
 	require.NoError(w.t, err)
 	defer func() { _, _ = pr.Close(), pw.Close() }()
 	cmd.Stdin = pr
+	if w.stdin != "" {
+		cmd.Stdin = strings.NewReader(w.stdin)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -192,7 +235,12 @@ func (w *world) run(args ...string) result {
 	} else {
 		require.NoError(w.t, err)
 	}
-	return result{code, stdout.String(), stderr.String(), took}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	require.Less(w.t, rss, int64(MaxRSS), "%v peaked at %d MB", args, rss>>20)
+	return result{code, stdout.String(), stderr.String(), took, rss}
 }
 
 // clean asserts no secret reached the output.
