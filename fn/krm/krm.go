@@ -211,6 +211,11 @@ func collectRuns(fnConfig *yaml.RNode, items, all []*yaml.RNode) ([]runItem, fra
 					what, spec.Metadata.Name, was, spec.Spec.Name)})
 			return
 		}
+		if what == "functionConfig" && !configIsItem {
+			if ns := kustomizeNamespace(all); ns != "" {
+				spec.Metadata.Namespace = ns
+			}
+		}
 		if what == "functionConfig" {
 			if changes := kustomizeChanges(all, spec.Metadata.Labels); len(changes) > 0 && !configIsItem {
 				results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,

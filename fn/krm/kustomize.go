@@ -37,9 +37,9 @@ func renamedByKustomize(n *yaml.RNode) (was string, ok bool) {
 
 // kustomizeChanges describes what the kustomization's built-in
 // transformers did to the items of a transformer's ResourceList (nil when
-// they are not kustomize's, or nothing changed): the namespace they were
-// moved to, the prefixes and suffixes, and the labels every item got that
-// fnLabels (the function config's) lack.
+// they are not kustomize's, or nothing changed): the prefixes and suffixes,
+// and the labels every item got that fnLabels (the function config's) lack.
+// The namespace is not among them: kustomizeNamespace applies it.
 func kustomizeChanges(items []*yaml.RNode, fnLabels map[string]string) []string {
 	var changes []string
 	seen := map[string]bool{}
@@ -66,15 +66,6 @@ func kustomizeChanges(items []*yaml.RNode, fnLabels map[string]string) []string 
 		if s := a[kustomizeSuffixes]; s != "" {
 			add("nameSuffix " + s)
 		}
-		cur := it.GetNamespace()
-		if cur == "" {
-			cur = "default"
-		}
-		for prev := range strings.SplitSeq(a[kustomizePreviousSpaces], ",") {
-			if prev != "" && prev != cur {
-				add("namespace " + cur)
-			}
-		}
 		labels := it.GetLabels()
 		if common == nil {
 			common = labels
@@ -100,6 +91,43 @@ func kustomizeChanges(items []*yaml.RNode, fnLabels map[string]string) []string 
 		add("label " + k)
 	}
 	return changes
+}
+
+// kustomizeNamespace is the namespace kustomize's namespace transformer
+// moved every item of a transformer's ResourceList to ("" when it moved
+// none, or not all to one). The transformer of the kustomization itself
+// and an overlay's (kustomize v5 passes an overlay's namespace down to a
+// base's items before the base's transformers run) look the same here, and
+// for both the run of the function config belongs there: its own
+// kustomization leaves the function's output where the function puts it,
+// an overlay moves it there anyway.
+func kustomizeNamespace(items []*yaml.RNode) string {
+	ns, moved := "", false
+	for _, it := range items {
+		if !isMapping(it) {
+			continue
+		}
+		a := annotations(it)
+		prev, ok := a[kustomizePreviousSpaces]
+		if _, id := a[kustomizeIDAnnotation]; !id {
+			continue
+		}
+		cur := it.GetNamespace()
+		if !ok || cur == "" {
+			return ""
+		}
+		if ns != "" && ns != cur {
+			return ""
+		}
+		ns = cur
+		for p := range strings.SplitSeq(prev, ",") {
+			moved = moved || (p != "" && p != cur)
+		}
+	}
+	if !moved {
+		return ""
+	}
+	return ns
 }
 
 // functionConfigUntransformed is the error for a NemoRLRun function config

@@ -55,7 +55,7 @@ func TestKustomizeTransformsOnlyItems(t *testing.T) {
 	rl := &framework.ResourceList{FunctionConfig: node(t, qwenRun), Items: items}
 	require.Error(t, krm.Process(rl))
 	errs := strings.Join(errorsOf(rl), "\n")
-	require.Contains(t, errs, "namePrefix exp1-, namespace ml-prod reached this kustomization's items but not the function config")
+	require.Contains(t, errs, "namePrefix exp1- reached this kustomization's items but not the function config")
 	require.Contains(t, errs, "expected the NemoRLRun under resources:")
 
 	// A run item as kustomize's namespace: left it: spec.namespace, which
@@ -76,4 +76,23 @@ func TestKustomizeTransformsOnlyItems(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"ml-prod/exp1-sweep"}, names)
+
+	// kustomize's namespace alone (its own or an overlay's, passed down to
+	// the base's items): the function config's run goes there too.
+	items = nil
+	for _, n := range qwenFiles(t) {
+		require.NoError(t, n.SetNamespace("ml-prod"))
+		require.NoError(t, n.PipeE(yaml.SetAnnotation("config.k8s.io/id", "1")))
+		require.NoError(t, n.PipeE(yaml.SetAnnotation("internal.config.kubernetes.io/previousNamespaces", "default")))
+		items = append(items, n)
+	}
+	rl = &framework.ResourceList{FunctionConfig: node(t, qwenRun), Items: items}
+	require.NoError(t, krm.Process(rl), "%v", errorsOf(rl))
+	names = nil
+	for _, n := range rl.Items {
+		if n.GetKind() == "RayJob" {
+			names = append(names, n.GetNamespace()+"/"+n.GetName())
+		}
+	}
+	require.Equal(t, []string{"ml-prod/qwen3-30b-math-gb300"}, names)
 }

@@ -136,13 +136,6 @@ func (r *NemoRLRun) Validate() error {
 	if strings.TrimSpace(r.Spec.User) == "" {
 		return fieldErr("spec.user", "is required (a render must not depend on who runs it)")
 	}
-	// One namespace: the run is a Kubernetes object, so its own
-	// metadata.namespace is its namespace (kustomize's and kpt's namespace
-	// transformers set it); spec.namespace is the older spelling, taken
-	// only where metadata.namespace is empty.
-	if ns, meta := r.Spec.Namespace, r.Metadata.Namespace; ns != "" && meta != "" && ns != meta {
-		return fieldErr("spec.namespace", "%q but metadata.namespace is %q; expected one namespace: metadata.namespace is the run's namespace (kustomize's `namespace:` sets it), so remove spec.namespace", ns, meta)
-	}
 	switch runparams.Mode(r.Mode()) {
 	case runparams.RayJob, runparams.RayCluster, runparams.Dev:
 	default:
@@ -203,7 +196,12 @@ func (r *NemoRLRun) Request(base string) pipeline.Request {
 	if name == "" {
 		name, params.Name = r.Metadata.Name, "metadata.name"
 	}
-	if r.Metadata.Namespace != "" { // Validate refused a different spec.namespace
+	// The run is a Kubernetes object: its own metadata.namespace is its
+	// namespace, which kustomize's namespace transformer (its own
+	// kustomization's or an overlay's, which kustomize v5 passes down to a
+	// base's items) and kpt's set; spec.namespace is the older spelling,
+	// read only where metadata.namespace is empty.
+	if r.Metadata.Namespace != "" {
 		ns, params.Namespace = r.Metadata.Namespace, "metadata.namespace"
 	}
 	return pipeline.Request{

@@ -35,8 +35,8 @@ func TestParseIsStrict(t *testing.T) {
 }
 
 // TestOneNamespace: metadata.namespace is the run's namespace; the older
-// spec.namespace is read when it is empty, and a different one is an error
-// (kustomize's namespace: sets metadata.namespace and the run must follow).
+// spec.namespace is read only when it is empty (kustomize's namespace: sets
+// metadata.namespace and the run must follow).
 func TestOneNamespace(t *testing.T) {
 	const doc = "apiVersion: nemo-rl.nvidia.com/v1alpha1\nkind: NemoRLRun\nmetadata:\n  name: a\n%sspec:\n  recipe: r.yaml\n  user: alice\n%s"
 	parse := func(meta, spec string) (*runspec.NemoRLRun, error) {
@@ -51,9 +51,7 @@ func TestOneNamespace(t *testing.T) {
 	r, err = parse("  namespace: team\n", "  namespace: team\n")
 	require.NoError(t, err)
 	require.Equal(t, "team", r.Request("").Namespace)
-	_, err = parse("  namespace: ml-prod\n", "  namespace: default\n")
-	require.ErrorContains(t, err, `spec.namespace: "default" but metadata.namespace is "ml-prod"`)
-	var re *runspec.Error
-	require.ErrorAs(t, err, &re)
-	require.Equal(t, "spec.namespace", re.Field)
+	r, err = parse("  namespace: ml-prod\n", "  namespace: default\n")
+	require.NoError(t, err)
+	require.Equal(t, "ml-prod", r.Request("").Namespace, "kustomize's namespace: wins over the spec's")
 }
