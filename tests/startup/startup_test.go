@@ -17,7 +17,8 @@ import (
 )
 
 // forbidden are import-path prefixes the CLI must not link, each with why
-// and what to use instead. A prefix ending in "/" covers a package tree.
+// and what to use instead. A prefix ending in "/" covers a package tree;
+// the first entry that matches gives the reason, so narrower ones go first.
 var forbidden = []struct{ prefix, why string }{
 	{"github.com/google/cel-go/", "CEL: its type registry and standard library are built at init (with protobuf descriptors); " +
 		"the CRDs' CEL rules are Go in fn/schema/rules.go, checked against the API server's CEL in tests/schema"},
@@ -31,9 +32,10 @@ var forbidden = []struct{ prefix, why string }{
 	{"k8s.io/component-base/metrics", "component-base's legacy registry registers the Go and process collectors at init"},
 	{"k8s.io/component-base/featuregate", "feature gate registries built at init"},
 	{"github.com/prometheus/", "the default registry and its process collector, set up at init"},
+	{"k8s.io/client-go/kubernetes/scheme", "registers every built-in API group's types at init; client-go's discovery and restmapper " +
+		"packages link it (and protobuf descriptors): use the rest, dynamic or metadata clients, which do not"},
 	{"k8s.io/client-go/kubernetes", "the typed clientset: its scheme registers every built-in API group at init; " +
 		"talk to a cluster with client-go's dynamic client or rest client and unstructured objects"},
-	{"k8s.io/client-go/kubernetes/scheme", "registers every built-in API group's types at init"},
 	{"k8s.io/kubectl/", "kubectl's packages register schemes and flags at init"},
 	{"sigs.k8s.io/controller-runtime/pkg/client", "links client-go's typed scheme; the envtest tiers use it, the CLI never (the KubeRay API types' pkg/scheme builder is light and allowed)"},
 	{"sigs.k8s.io/controller-runtime/pkg/metrics", "registers its prometheus metrics at init"},
