@@ -241,6 +241,7 @@ func readManifests(disk source.Disk, out string) (map[string][]byte, []refusedFi
 	files := map[string][]byte{}
 	var refused []refusedFile
 	var untracked []string
+	var budget source.RenderBudget
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), renderall.Ext) {
 			continue
@@ -261,6 +262,11 @@ func readManifests(disk source.Disk, out string) (map[string][]byte, []refusedFi
 		if abs, err := filepath.Abs(p); err != nil || !disk.Tracked(abs) {
 			untracked = append(untracked, name)
 			continue
+		}
+		if info, err := e.Info(); err == nil {
+			if err := budget.Take(filepath.ToSlash(p), info.Size()); err != nil {
+				return nil, nil, nil, err
+			}
 		}
 		b, err := source.ReadLimited(filepath.ToSlash(p), p, source.MaxRenderSize)
 		if err != nil {

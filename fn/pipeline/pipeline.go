@@ -97,6 +97,18 @@ func Render(l *recipe.Loader, req Request) *Result {
 		return res
 	}
 	l.StartRun()
+	// Overrides count against the run's node budget with its files: each
+	// is parsed as YAML, so one can hold an alias bomb just under the
+	// per-document bound, and many of them would add up.
+	for _, o := range req.Overrides {
+		_, v, _ := strings.Cut(o, "=")
+		if _, n, err := tree.ParseCount("override", []byte(v)); err == nil || n > 0 {
+			if err := l.ChargeNodes("", o, n); err != nil {
+				res.Diags = append(res.Diags, diag.FromError(err, "")...)
+				return res
+			}
+		}
+	}
 	rec, err := l.Load(req.Recipe)
 	if err != nil {
 		res.Diags = append(res.Diags, diag.FromError(err, req.Recipe)...)
