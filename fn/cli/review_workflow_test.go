@@ -87,6 +87,8 @@ func TestDiffReportsNewWarnings(t *testing.T) {
 	require.Equal(t, "qwen3-math-4n: changed\n"+
 		"  GPU nodes   4\n"+
 		"  GPUs        16\n"+
+		"  security    pod security level privileged\n"+
+		"              namespaces rl-team\n"+
 		"  warnings    + ../../profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml: kuberay.training.spec.workerGroupSpecs[*].replicas: the training cluster provides 4 GPU nodes but the recipe's cluster.num_nodes is 3 (set by ../../recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml): 1 nodes will sit idle\n"+
 		"2 runs unchanged\n"+
 		"total: GPU nodes 116, GPUs 464\n", out)

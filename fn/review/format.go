@@ -41,7 +41,7 @@ func (s *Summary) Text() string {
 			objs = append(objs, "~ "+o)
 		}
 		rows("objects", objs)
-		rows("security", securityLines(d))
+		rows("security", d.SecurityLines())
 		rows("scheduling", changeLines(d.Scheduling))
 		rows("DRA", changeLines(d.DRA))
 		rows("warnings", warningLines(d))
@@ -117,11 +117,11 @@ func (s *Summary) Markdown() string {
 	return b.String()
 }
 
-// securityLines are the security and scope section of a run's text block:
+// SecurityLines are the security and scope section of a run's text block:
 // the Pod Security level and namespaces (always, so a reviewer sees the
 // run's scope), new and removed objects by kind, then every security or
 // scope fact that changed, by name.
-func securityLines(d RunDiff) []string {
+func (d RunDiff) SecurityLines() []string {
 	out := []string{
 		"pod security level " + transition(d.PodSecurityBefore, d.PodSecurityAfter) + levelNote(d),
 		"namespaces " + transition(strings.Join(d.NamespacesBefore, ", "), strings.Join(d.NamespacesAfter, ", ")) + nsNote(d),
