@@ -25,8 +25,8 @@ const AllowFile = "review-allow.yaml"
 //	    podSecurity: privileged          # the most privileged level the run may need
 //	    namespaces: [rl-team, rl-infra]  # the namespaces its objects may be in
 type Allow struct {
-	APIVersion string               `json:"apiVersion"`
-	Kind       string               `json:"kind"`
+	APIVersion string              `json:"apiVersion"`
+	Kind       string              `json:"kind"`
 	Runs       map[string]AllowRun `json:"runs"`
 }
 
