@@ -576,7 +576,7 @@ func maxUser(names []NameRule) int {
 
 // clusterFacts records the training capacity and the cluster.* values the
 // chart's recipe check starts from. Capacity is counted as check's
-// recipeVsCluster counts it (GPU groups only, replicas × numOfHosts);
+// recipeVsCluster counts it (GPU groups only, fn/capacity: what KubeRay starts);
 // TestCapacityMatchesEngine holds the two together.
 func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error {
 	ns, err := g.profileNamespace(e)
@@ -586,11 +586,11 @@ func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error
 	pm.Namespace = ns
 	pm.Capacity.GPUsPerWorker = []int64{}
 	seen := map[int64]bool{}
-	for _, wg := range check.GPUGroups(res.Profile.Infra.Kuberay.Training) {
-		pm.Capacity.GPUNodes += wg.Nodes
-		if !seen[wg.GPUsPerWorker] {
-			seen[wg.GPUsPerWorker] = true
-			pm.Capacity.GPUsPerWorker = append(pm.Capacity.GPUsPerWorker, wg.GPUsPerWorker)
+	for _, wg := range check.ClusterCount(res.Profile.Infra.Kuberay.Training).GPUGroups() {
+		pm.Capacity.GPUNodes += wg.Pods
+		if !seen[wg.GPUsPerPod] {
+			seen[wg.GPUsPerPod] = true
+			pm.Capacity.GPUsPerWorker = append(pm.Capacity.GPUsPerWorker, wg.GPUsPerPod)
 		}
 	}
 	sort.Slice(pm.Capacity.GPUsPerWorker, func(i, j int) bool { return pm.Capacity.GPUsPerWorker[i] < pm.Capacity.GPUsPerWorker[j] })

@@ -78,34 +78,13 @@ func driverExit(ds *diag.List, f string, infra *profile.Infra) {
 	}
 }
 
-// gpusPerWorker is nvidia.com/gpu of a worker's containers (limits, else
-// requests), summed over containers: capacity.GPUsPerPod, the one rule.
-func gpusPerWorker(spec *corev1.PodSpec) (int64, bool) { return capacity.GPUsPerPod(spec) }
-
-// GPUGroup is a worker group that gives GPU nodes.
-type GPUGroup struct {
-	Index         int
-	Name          string
-	GPUsPerWorker int64
-	// Nodes is replicas × numOfHosts.
-	Nodes int64
-}
-
-// GPUGroups lists a cluster's GPU worker groups: the capacity the recipe's
-// cluster.* keys are checked against (CPU groups give no GPU nodes).
-func GPUGroups(c *profile.Cluster) []GPUGroup {
-	if c == nil || c.Spec == nil {
-		return nil
+// ClusterCount is a profile cluster counted as KubeRay counts it
+// (capacity.Count, the one rule); a nil cluster or spec counts nothing.
+func ClusterCount(c *profile.Cluster) capacity.Cluster {
+	if c == nil {
+		return capacity.Cluster{}
 	}
-	var out []GPUGroup
-	for i, g := range c.Spec.WorkerGroupSpecs {
-		per, found := gpusPerWorker(&g.Template.Spec)
-		if !found || per == 0 {
-			continue
-		}
-		out = append(out, GPUGroup{Index: i, Name: g.GroupName, GPUsPerWorker: per, Nodes: capacity.WorkerPods(&c.Spec.WorkerGroupSpecs[i], c.Spec.Suspend != nil && *c.Spec.Suspend)})
-	}
-	return out
+	return capacity.Count(c.Spec)
 }
 
 // AsInt reads a recipe value as an integer (YAML int, whole float or
@@ -137,8 +116,8 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *effective
 	}
 	gpuV, hasGPU, gpuDyn := r.Value("cluster.gpus_per_node")
 	gpus, gpuOK := AsInt(gpuV)
-	var provided int64
-	groups := GPUGroups(c)
+	count := capacity.Count(c.Spec)
+	groups := count.GPUGroups()
 	if len(groups) == 0 && hasGPU && gpuOK && !gpuDyn && gpus > 0 {
 		// No GPU worker at all is the mismatch Ray never recovers from: the
 		// driver waits for GPUs that no pod requests.
@@ -147,23 +126,28 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *effective
 			gpus, r.Origin("cluster.gpus_per_node"))
 	}
 	for _, g := range groups {
-		provided = capacity.Add(provided, g.Nodes, capacity.MaxNodes)
-		if hasGPU && gpuOK && !gpuDyn && g.GPUsPerWorker != gpus {
+		if hasGPU && gpuOK && !gpuDyn && g.GPUsPerPod != gpus {
 			ds.Errorf(f, fmt.Sprintf("kuberay.training.spec.workerGroupSpecs[%d].template.spec.containers[*].resources.limits[nvidia.com/gpu]", g.Index),
-				"found %d GPUs per worker in group %q; expected %d, the recipe's cluster.gpus_per_node (set by %s)",
-				g.GPUsPerWorker, g.Name, gpus, r.Origin("cluster.gpus_per_node"))
+				"found %d GPUs per worker in group %q (every container's nvidia.com/gpu); expected %d, the recipe's cluster.gpus_per_node (set by %s)",
+				g.GPUsPerPod, g.Name, gpus, r.Origin("cluster.gpus_per_node"))
 		}
 	}
 	nodesV, hasNodes, nodesDyn := r.Value("cluster.num_nodes")
 	nodes, nodesOK := AsInt(nodesV)
-	if !hasNodes || !nodesOK || nodesDyn || len(groups) == 0 || provided > capacity.MaxNodes {
+	provided := count.GPUNodes
+	if !hasNodes || !nodesOK || nodesDyn || len(groups) == 0 || count.OverBound() {
 		return
 	}
 	field := "kuberay.training.spec.workerGroupSpecs[*].replicas"
 	switch {
+	case nodes > provided && count.Autoscaling && nodes <= count.MaxGPUNodes:
+		// The Ray autoscaler adds workers for the placement groups the
+		// driver asks for, up to maxReplicas: the run starts once it has.
+		ds.Warnf(f, field, "KubeRay starts %d GPU nodes (replicas clamped to [minReplicas, maxReplicas] × numOfHosts) and the recipe's cluster.num_nodes is %d (set by %s): the run waits for the in-tree autoscaler to add %d (up to %s)",
+			provided, nodes, r.Origin("cluster.num_nodes"), nodes-provided, ceiling(count.MaxGPUNodes))
 	case nodes > provided:
-		ds.Errorf(f, field, "the training cluster provides %d GPU nodes (replicas × numOfHosts); expected at least %d, the recipe's cluster.num_nodes (set by %s): Ray would wait forever for the missing nodes",
-			provided, nodes, r.Origin("cluster.num_nodes"))
+		ds.Errorf(f, field, "the training cluster provides %d GPU nodes (replicas clamped to [minReplicas, maxReplicas] × numOfHosts, as KubeRay starts them%s); expected at least %d, the recipe's cluster.num_nodes (set by %s): Ray would wait forever for the missing nodes",
+			provided, autoscalingNote(count), nodes, r.Origin("cluster.num_nodes"))
 	case nodes < provided:
 		ds.Warnf(f, field, "the training cluster provides %d GPU nodes but the recipe's cluster.num_nodes is %d (set by %s): %d nodes will sit idle",
 			provided, nodes, r.Origin("cluster.num_nodes"), provided-nodes)
@@ -176,6 +160,21 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *effective
 				n, r.Origin("policy.generation.colocated.resources.num_nodes"), nodes)
 		}
 	}
+}
+
+// ceiling prints an autoscaling ceiling; past the bound it has none.
+func ceiling(n int64) string {
+	if n > capacity.MaxNodes {
+		return "no ceiling: maxReplicas unset"
+	}
+	return fmt.Sprint(n)
+}
+
+func autoscalingNote(c capacity.Cluster) string {
+	if c.Autoscaling {
+		return fmt.Sprintf("; the autoscaler can grow them to %s", ceiling(c.MaxGPUNodes))
+	}
+	return ""
 }
 
 // megatron: both backends on, or deleting optimizer kwargs Megatron needs.
@@ -202,25 +201,20 @@ func megatron(ds *diag.List, f string, r *effective.Recipe) {
 }
 
 // bounds: node and worker-group counts a cluster can sanely ask for (the
-// limits live in fn/capacity; the builder refuses them too).
+// limits live in fn/capacity; the builder refuses them too). Both read what
+// KubeRay would start (capacity.DesiredReplicas), which is also what the
+// builder splits into segments: replicas 2^31-1 with maxReplicas 4 is 4.
 func bounds(ds *diag.List, f string, rc profile.RoleCluster) {
 	c := rc.Cluster
 	if c.Spec == nil {
 		return
 	}
 	base := "kuberay." + rc.Role
-	var nodes, groups int64
-	for _, g := range c.Spec.WorkerGroupSpecs {
+	var groups int64
+	for i := range c.Spec.WorkerGroupSpecs {
 		// Negative counts never get here: the profile's validation refuses
 		// them with their field (profile.validateCounts).
-		r, h := int64(0), int64(g.NumOfHosts)
-		if g.Replicas != nil {
-			r = max(int64(*g.Replicas), 0)
-		}
-		if h <= 0 {
-			h = 1
-		}
-		nodes = capacity.Add(nodes, capacity.Mul(r, h, capacity.MaxNodes), capacity.MaxNodes)
+		r := capacity.DesiredReplicas(&c.Spec.WorkerGroupSpecs[i])
 		n := int64(1)
 		if c.SegmentSize != nil && *c.SegmentSize > 0 && r > int64(*c.SegmentSize) {
 			n = r / int64(*c.SegmentSize)
@@ -230,8 +224,8 @@ func bounds(ds *diag.List, f string, rc profile.RoleCluster) {
 	if c.SegmentSize != nil && *c.SegmentSize > capacity.MaxNodes {
 		ds.Errorf(f, base+".segmentSize", "found %d; expected at most %d (no cluster has more nodes)", *c.SegmentSize, capacity.MaxNodes)
 	}
-	if nodes > capacity.MaxNodes {
-		ds.Errorf(f, base+".spec.workerGroupSpecs[*].replicas", "the worker groups add up to more than %d nodes (replicas × numOfHosts); expected at most %d", capacity.MaxNodes, capacity.MaxNodes)
+	if capacity.Count(c.Spec).OverBound() {
+		ds.Errorf(f, base+".spec.workerGroupSpecs[*].replicas", "the worker groups add up to more than %d pods (replicas clamped to [minReplicas, maxReplicas] × numOfHosts, as KubeRay starts them); expected at most %d", capacity.MaxNodes, capacity.MaxNodes)
 	}
 	if groups > capacity.MaxWorkerGroups {
 		ds.Errorf(f, base+".segmentSize", "segmentSize=%d splits the worker groups into more than %d groups; expected at most %d: raise segmentSize", c.SegmentSize.Value(0), capacity.MaxWorkerGroups, capacity.MaxWorkerGroups)
@@ -244,14 +238,16 @@ func segments(ds *diag.List, f string, rc profile.RoleCluster) {
 		return
 	}
 	size := int64(*c.SegmentSize)
-	for i, g := range c.Spec.WorkerGroupSpecs {
-		if g.Replicas == nil {
-			continue
-		}
-		r := int64(*g.Replicas)
+	for i := range c.Spec.WorkerGroupSpecs {
+		g := &c.Spec.WorkerGroupSpecs[i]
+		r := capacity.DesiredReplicas(g)
 		if r > size && r%size != 0 {
+			what := fmt.Sprintf("%d replicas", r)
+			if g.Replicas == nil || int64(*g.Replicas) != r {
+				what = fmt.Sprintf("%d replicas (replicas clamped to [minReplicas, maxReplicas], as KubeRay starts them)", r)
+			}
 			ds.Errorf(f, fmt.Sprintf("kuberay.%s.spec.workerGroupSpecs[%d].replicas", rc.Role, i),
-				"found %d replicas in group %q; expected a multiple of segmentSize=%d (kuberay.%s.segmentSize)", r, g.GroupName, size, rc.Role)
+				"found %s in group %q; expected a multiple of segmentSize=%d (kuberay.%s.segmentSize)", what, g.GroupName, size, rc.Role)
 		}
 	}
 }
@@ -312,7 +308,7 @@ func placement(ds *diag.List, f string, rc profile.RoleCluster) {
 			ds.Warnf(f, hf+".nodeSelector."+k, "the head pod selects GPU nodes; expected a CPU node group (the head runs no GPU work)")
 		}
 	}
-	if n, ok := gpusPerWorker(&head); ok && n > 0 {
+	if n, ok := capacity.GPUsPerPod(&head); ok && n > 0 {
 		ds.Warnf(f, hf+".containers[*].resources", "the head pod requests %d GPUs; expected none (the head runs no GPU work)", n)
 	}
 }

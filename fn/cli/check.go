@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
@@ -242,13 +240,10 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 		l := head.Containers[0].Resources.Limits
 		fmt.Fprintf(w, "    head    cpu=%s mem=%s\n", l.Cpu(), l.Memory())
 	}
-	var total, gpus int64
-	for i := range c.Spec.WorkerGroupSpecs {
-		total = capacity.Add(total, capacity.WorkerPods(&c.Spec.WorkerGroupSpecs[i], c.Spec.Suspend != nil && *c.Spec.Suspend), capacity.MaxNodes)
-	}
-	for _, g := range check.GPUGroups(c) {
-		gpus = capacity.Add(gpus, capacity.Mul(g.GPUsPerWorker, g.Nodes, math.MaxInt64/2), math.MaxInt64/2)
-	}
+	// Counted as KubeRay starts them (fn/capacity): replicas clamped to
+	// [minReplicas, maxReplicas] × numOfHosts, GPUs from every container.
+	count := capacity.Count(c.Spec)
+	total := count.Pods
 	seg := ""
 	if c.SegmentSize != nil && *c.SegmentSize > 0 && total > int64(*c.SegmentSize) {
 		seg = fmt.Sprintf(" (%d segments x %d)", total/int64(*c.SegmentSize), *c.SegmentSize)
@@ -258,11 +253,27 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 		l := c.Spec.WorkerGroupSpecs[0].Template.Spec.Containers[0].Resources.Limits
 		cpu, mem = l.Cpu().String(), l.Memory().String()
 	}
-	if total > capacity.MaxNodes {
+	if count.OverBound() {
 		// The sums stop at the bound (check reports it): say so, not a number.
 		fmt.Fprintf(w, "    workers more than %d (over the bound) cpu=%s mem=%s\n", capacity.MaxNodes, cpu, mem)
 	} else {
-		fmt.Fprintf(w, "    workers %dx%s cpu=%s mem=%s gpu=%d\n", total, seg, cpu, mem, gpus)
+		fmt.Fprintf(w, "    workers %dx%s cpu=%s mem=%s gpu=%d\n", total, seg, cpu, mem, count.GPUs)
+	}
+	for i, g := range count.Groups {
+		spec := &c.Spec.WorkerGroupSpecs[i]
+		if spec.Replicas != nil && int64(*spec.Replicas) == g.Replicas {
+			continue
+		}
+		// Say where the count is not the replicas the profile wrote.
+		fmt.Fprintf(w, "    group %s: %d pods: replicas=%s clamped to [minReplicas=%s, maxReplicas=%s] as KubeRay does\n",
+			g.Name, g.Pods, int32Text(spec.Replicas, "unset"), int32Text(spec.MinReplicas, "0"), int32Text(spec.MaxReplicas, "unset"))
+	}
+	if count.Autoscaling {
+		if count.MaxPods > capacity.MaxNodes {
+			fmt.Fprintln(w, "    autoscaling up to: no ceiling (a worker group without maxReplicas)")
+		} else {
+			fmt.Fprintf(w, "    autoscaling up to: %d workers, %d GPUs (maxReplicas × numOfHosts)\n", count.MaxPods, count.MaxGPUs)
+		}
 	}
 	if c.Daemon != nil {
 		id := "—"
@@ -273,6 +284,13 @@ func clusterSummary(w io.Writer, rc profile.RoleCluster) {
 	} else {
 		fmt.Fprintln(w, "    daemon  —")
 	}
+}
+
+func int32Text(p *int32, unset string) string {
+	if p == nil {
+		return unset
+	}
+	return fmt.Sprint(*p)
 }
 
 // dirSizer sums file sizes under root for the given repo-relative paths,

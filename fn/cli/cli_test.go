@@ -145,3 +145,38 @@ func TestUsageErrorsExit2(t *testing.T) {
 		})
 	}
 }
+
+// check's summary counts workers as KubeRay starts them (fn/capacity), on
+// the golden cases of issue 23.
+func TestCheckSummaryCountsAsKubeRay(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	for _, tc := range []struct {
+		dir   string
+		lines []string
+	}{
+		{"min-replicas-over-replicas", []string{
+			"    workers 16x (2 segments x 8) cpu=96 mem=1Ti gpu=128\n",
+			"    group gpu: 16 pods: replicas=4 clamped to [minReplicas=16, maxReplicas=16] as KubeRay does\n",
+		}},
+		{"replicas-over-max-replicas", []string{
+			"    workers 4x (4 segments x 1) cpu=96 mem=1Ti gpu=32\n",
+			"    group gpu: 4 pods: replicas=2147483647 clamped to [minReplicas=0, maxReplicas=4] as KubeRay does\n",
+		}},
+		{"autoscaling-ceiling", []string{
+			"    workers 2x cpu=96 mem=1Ti gpu=16\n",
+			"    autoscaling up to: 4 workers, 32 GPUs (maxReplicas × numOfHosts)\n",
+		}},
+		{"second-gpu-container", []string{"    workers 2x cpu=48 mem=512Gi gpu=16\n"}},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			dir := filepath.Join(root, "tests", "golden", tc.dir)
+			code, out, errb := runCLI("check", filepath.Join(dir, "recipes/examples/configs/r.yaml"), "--infra", filepath.Join(dir, "p.infra.yaml"),
+				"--user", "alice", "--recipe-root", filepath.Join(dir, "recipes"))
+			require.Equal(t, cli.ExitOK, code, out+errb)
+			for _, l := range tc.lines {
+				require.Contains(t, out, l)
+			}
+			require.NotContains(t, out, "more than 100000")
+		})
+	}
+}

@@ -11,19 +11,19 @@ import (
 // splitSegments replaces each worker group of R replicas with R/size groups
 // `<group>-segment-<i>` of size replicas each, so KAI can place every segment
 // in one topology domain. A group no larger than size is kept as is; R not
-// divisible by size is an error.
+// divisible by size is an error. R is what KubeRay would start for the
+// group (capacity.DesiredReplicas: replicas clamped to [minReplicas,
+// maxReplicas]), so splitting changes how the workers are grouped, never
+// how many start; nrl-k8s splits `replicas` as written (docs/deviations.md).
 func splitSegments(groups []rayv1.WorkerGroupSpec, size int32) ([]rayv1.WorkerGroupSpec, error) {
 	var out []rayv1.WorkerGroupSpec
 	for _, g := range groups {
-		var r int32
-		if g.Replicas != nil {
-			r = *g.Replicas
-		}
-		if r <= size {
+		r := capacity.DesiredReplicas(&g)
+		if r <= int64(size) {
 			out = append(out, g)
 			continue
 		}
-		if r%size != 0 {
+		if r%int64(size) != 0 {
 			name := g.GroupName
 			if name == "" {
 				name = "<unnamed>"
@@ -34,10 +34,10 @@ func splitSegments(groups []rayv1.WorkerGroupSpec, size int32) ([]rayv1.WorkerGr
 		if base == "" {
 			base = "workers"
 		}
-		if len(out)+int(r/size) > capacity.MaxWorkerGroups {
+		if int64(len(out))+r/int64(size) > capacity.MaxWorkerGroups {
 			return nil, fmt.Errorf("segmentSize=%d splits replicas=%d into more than %d worker groups", size, r, capacity.MaxWorkerGroups)
 		}
-		for i := int32(0); i < r/size; i++ {
+		for i := int64(0); i < r/int64(size); i++ {
 			seg := *g.DeepCopy()
 			seg.GroupName = fmt.Sprintf("%s-segment-%d", base, i)
 			seg.Replicas, seg.MinReplicas, seg.MaxReplicas = ptr(size), ptr(size), ptr(size)

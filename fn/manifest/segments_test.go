@@ -29,6 +29,10 @@ func TestSplitSegments(t *testing.T) {
 			[]string{"workers-segment-0/2", "workers-segment-1/2"}, ""},
 		{"indivisible replicas name the group, replicas and size", []rayv1.WorkerGroupSpec{group("gpu", 5)}, 2,
 			nil, "workerGroup 'gpu' has replicas=5 which is not evenly divisible by segmentSize=2"},
+		{"what KubeRay starts is split: replicas below minReplicas", []rayv1.WorkerGroupSpec{{GroupName: "gpu", Replicas: ptr[int32](4), MinReplicas: ptr[int32](16), MaxReplicas: ptr[int32](16)}}, 8,
+			[]string{"gpu-segment-0/8", "gpu-segment-1/8"}, ""},
+		{"what KubeRay starts is split: replicas above maxReplicas", []rayv1.WorkerGroupSpec{{GroupName: "gpu", Replicas: ptr[int32](2147483647), MaxReplicas: ptr[int32](4)}}, 1,
+			[]string{"gpu-segment-0/1", "gpu-segment-1/1", "gpu-segment-2/1", "gpu-segment-3/1"}, ""},
 		{"too many groups is refused before any is built", []rayv1.WorkerGroupSpec{group("gpu", 2147483646)}, 2,
 			nil, "into more than 1000 worker groups"},
 	} {

@@ -83,10 +83,10 @@ func TestEveryCheckReportsFileFieldAndExpectation(t *testing.T) {
 	}{
 		{"gpus per node mismatch", nil, strings.Replace(goodRecipe, "gpus_per_node: 4", "gpus_per_node: 8", 1), nil,
 			finding{"error", "p.infra.yaml", "kuberay.training.spec.workerGroupSpecs[0].template.spec.containers[*].resources.limits[nvidia.com/gpu]",
-				`found 4 GPUs per worker in group "gpu"; expected 8, the recipe's cluster.gpus_per_node (set by r.yaml)`}},
+				`found 4 GPUs per worker in group "gpu" (every container's nvidia.com/gpu); expected 8, the recipe's cluster.gpus_per_node (set by r.yaml)`}},
 		{"more nodes than workers", [][2]string{{"cluster.num_nodes=2", "cluster.num_nodes=3"}}, goodRecipe, nil,
 			finding{"error", "p.infra.yaml", "kuberay.training.spec.workerGroupSpecs[*].replicas",
-				`the training cluster provides 2 GPU nodes (replicas × numOfHosts); expected at least 3, the recipe's cluster.num_nodes (set by entrypoint override "cluster.num_nodes=3"): Ray would wait forever for the missing nodes`}},
+				`the training cluster provides 2 GPU nodes (replicas clamped to [minReplicas, maxReplicas] × numOfHosts, as KubeRay starts them); expected at least 3, the recipe's cluster.num_nodes (set by entrypoint override "cluster.num_nodes=3"): Ray would wait forever for the missing nodes`}},
 		{"fewer nodes than workers", nil, goodRecipe, []string{"cluster.num_nodes=1"},
 			finding{"warning", "p.infra.yaml", "kuberay.training.spec.workerGroupSpecs[*].replicas",
 				`the training cluster provides 2 GPU nodes but the recipe's cluster.num_nodes is 1 (set by run override "cluster.num_nodes=1"): 1 nodes will sit idle`}},

@@ -34,6 +34,10 @@ type RunDiff struct {
 	Name          string
 	Status        Status
 	Before, After Totals
+	// BeforeCeiling and AfterCeiling are the totals with every autoscaling
+	// group at its ceiling (equal to Before and After when nothing
+	// autoscales).
+	BeforeCeiling, AfterCeiling Totals
 	// ImagesRemoved and ImagesAdded are the set differences of the images.
 	ImagesRemoved, ImagesAdded []string
 	// Objects as "Kind/name": Changed are in both with a different content.
@@ -94,6 +98,7 @@ func Diff(old, cur Render) *Summary {
 			continue
 		}
 		d.Before, d.After = o.Totals(), c.Totals()
+		d.BeforeCeiling, d.AfterCeiling = o.Ceiling(), c.Ceiling()
 		d.ImagesRemoved, d.ImagesAdded = minus(o.Images, c.Images), minus(c.Images, o.Images)
 		d.ObjectsAdded = minus(tree.SortedKeys(c.Objects), tree.SortedKeys(o.Objects))
 		d.ObjectsRemoved = minus(tree.SortedKeys(o.Objects), tree.SortedKeys(c.Objects))

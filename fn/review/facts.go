@@ -25,7 +25,7 @@ import (
 func podGroups(o owner) []PodGroup {
 	var out []PodGroup
 	for _, t := range o.templates {
-		out = append(out, PodGroup{Owner: o.ref, Group: t.group, Pods: t.pods, GPUsPerPod: gpusPerPod(&t.tmpl.Spec)})
+		out = append(out, PodGroup{Owner: o.ref, Group: t.group, Pods: t.pods, MaxPods: t.maxPods, GPUsPerPod: gpusPerPod(&t.tmpl.Spec)})
 	}
 	return out
 }

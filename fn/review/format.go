@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 )
 
@@ -29,6 +30,9 @@ func (s *Summary) Text() string {
 		}
 		row("GPU nodes", arrow(d.Before.Nodes, d.After.Nodes))
 		row("GPUs", arrow(d.Before.GPUs, d.After.GPUs))
+		if d.BeforeCeiling != d.Before || d.AfterCeiling != d.After {
+			row("autoscaling", "up to "+arrowText(ceilingText(d.BeforeCeiling), ceilingText(d.AfterCeiling)))
+		}
 		rows("image", imageLines(d))
 		var objs []string
 		for _, o := range d.ObjectsAdded {
@@ -75,6 +79,13 @@ func (s *Summary) Markdown() string {
 		}
 		row("GPU nodes", fmt.Sprint(d.Before.Nodes), after(d.Before.Nodes, d.After.Nodes))
 		row("GPUs", fmt.Sprint(d.Before.GPUs), after(d.Before.GPUs, d.After.GPUs))
+		if d.BeforeCeiling != d.Before || d.AfterCeiling != d.After {
+			b, a := ceilingText(d.BeforeCeiling), ceilingText(d.AfterCeiling)
+			if a == b {
+				a = "unchanged"
+			}
+			row("autoscaling up to", b, a)
+		}
 		if len(d.ImagesRemoved)+len(d.ImagesAdded) > 0 {
 			row("images", codes(d.ImagesRemoved), codes(d.ImagesAdded))
 		}
@@ -292,4 +303,19 @@ func fenceFor(s string) string {
 		}
 	}
 	return strings.Repeat("`", max(3, longest+1))
+}
+
+// ceilingText is the autoscaling ceiling of a run's GPU pods.
+func ceilingText(t Totals) string {
+	if t.Nodes > capacity.MaxNodes {
+		return "no ceiling (maxReplicas unset)"
+	}
+	return fmt.Sprintf("%d GPU nodes, %d GPUs", t.Nodes, t.GPUs)
+}
+
+func arrowText(before, after string) string {
+	if before == after {
+		return before
+	}
+	return before + " → " + after
 }

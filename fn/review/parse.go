@@ -78,8 +78,12 @@ type PodGroup struct {
 	// Owner is "Kind/name"; Group the worker group ("head" for the head).
 	Owner string
 	Group string
-	// Pods is replicas × numOfHosts (0 for a suspended group).
-	Pods int64
+	// Pods is what KubeRay starts (fn/capacity: replicas clamped to
+	// [minReplicas, maxReplicas] × numOfHosts, 0 for a suspended group);
+	// MaxPods what the in-tree autoscaler may grow it to (Pods without
+	// autoscaling; capacity.MaxNodes+1 is "no ceiling").
+	Pods    int64
+	MaxPods int64
 	// GPUsPerPod is the pod's nvidia.com/gpu: per container its limit, else
 	// its request, summed over containers.
 	GPUsPerPod int64
@@ -93,6 +97,22 @@ type Totals struct {
 	// not what a run costs.
 	Nodes int64
 	GPUs  int64
+}
+
+// Ceiling sums the run's GPU pods with every autoscaling group at its
+// ceiling (PodGroup.MaxPods): equal to Totals when nothing autoscales.
+func (r *RunFacts) Ceiling() Totals {
+	var t Totals
+	if r == nil {
+		return t
+	}
+	for _, p := range r.Pods {
+		if p.GPUsPerPod > 0 {
+			t.Nodes += p.MaxPods
+			t.GPUs += p.MaxPods * p.GPUsPerPod
+		}
+	}
+	return t
 }
 
 // Totals sums the run's GPU pods.
@@ -125,10 +145,11 @@ func (r Render) Totals() Totals {
 // podTemplate is one pod template of an owner, with where it sits.
 type podTemplate struct {
 	// scope is "head", "worker" or "pods" (a Deployment's single template).
-	scope string
-	group string
-	pods  int64
-	tmpl  *corev1.PodTemplateSpec
+	scope   string
+	group   string
+	pods    int64
+	maxPods int64
+	tmpl    *corev1.PodTemplateSpec
 }
 
 // owner is an object that has pod templates.
@@ -249,7 +270,13 @@ func decodeOwner(kind, ref string, doc []byte, r *RunFacts) (*owner, error) {
 			// clusterSelector: the job runs on a RayCluster listed on its own.
 			return nil, nil
 		}
-		return rayOwner(ref, job.Labels, job.Spec.RayClusterSpec), nil
+		spec := job.Spec.RayClusterSpec
+		if job.Spec.Suspend {
+			// A suspended RayJob has no cluster: KubeRay creates it on resume.
+			spec = spec.DeepCopy()
+			spec.Suspend = &job.Spec.Suspend
+		}
+		return rayOwner(ref, job.Labels, spec), nil
 	case "RayCluster":
 		var rc rayv1.RayCluster
 		if err := yaml.Unmarshal(doc, &rc); err != nil {
@@ -266,23 +293,24 @@ func decodeOwner(kind, ref string, doc []byte, r *RunFacts) (*owner, error) {
 			replicas = int64(*d.Spec.Replicas)
 		}
 		return &owner{ref: ref, labels: d.Labels, templates: []podTemplate{{
-			scope: "pods", group: "pods", pods: replicas, tmpl: &d.Spec.Template,
+			scope: "pods", group: "pods", pods: replicas, maxPods: replicas, tmpl: &d.Spec.Template,
 		}}}, nil
 	}
 	return nil, nil
 }
 
 func rayOwner(ref string, labels map[string]string, spec *rayv1.RayClusterSpec) *owner {
-	suspended := spec.Suspend != nil && *spec.Suspend
+	suspended, autoscaling := capacity.Suspended(spec), capacity.Autoscaling(spec)
 	o := &owner{ref: ref, labels: labels}
 	head := int64(1)
 	if suspended {
 		head = 0
 	}
-	o.templates = append(o.templates, podTemplate{scope: "head", group: "head", pods: head, tmpl: &spec.HeadGroupSpec.Template})
+	o.templates = append(o.templates, podTemplate{scope: "head", group: "head", pods: head, maxPods: head, tmpl: &spec.HeadGroupSpec.Template})
 	for i := range spec.WorkerGroupSpecs {
 		g := &spec.WorkerGroupSpecs[i]
-		o.templates = append(o.templates, podTemplate{scope: "worker", group: g.GroupName, pods: capacity.WorkerPods(g, suspended), tmpl: &g.Template})
+		o.templates = append(o.templates, podTemplate{scope: "worker", group: g.GroupName,
+			pods: capacity.WorkerPods(g, suspended), maxPods: capacity.MaxWorkerPods(g, autoscaling, suspended), tmpl: &g.Template})
 	}
 	return o
 }

@@ -131,17 +131,25 @@ func TestParseCounting(t *testing.T) {
         - name: w
           image: img:w
           resources: {%s}`
+	autoscaling := func(doc string) string {
+		return strings.Replace(doc, "spec:\n  headGroupSpec:", "spec:\n  enableInTreeAutoscaling: true\n  headGroupSpec:", 1)
+	}
 	cases := []struct {
-		name  string
-		doc   string
-		nodes int64
-		gpus  int64
+		name    string
+		doc     string
+		nodes   int64
+		gpus    int64
+		ceiling *review.Totals // nil: equal to nodes and gpus
 	}{
-		{"replicas times hosts", rayCluster(false, sprintf(worker, "g", "3", "2", "", "limits: {nvidia.com/gpu: 4}")), 6, 24},
-		{"requests when no limit", rayCluster(false, sprintf(worker, "g", "2", "1", "", "requests: {nvidia.com/gpu: 8}")), 2, 16},
-		{"suspended group", rayCluster(false, sprintf(worker, "g", "2", "1", "suspend: true", "limits: {nvidia.com/gpu: 4}")), 0, 0},
-		{"cpu workers are no GPU nodes", rayCluster(false, sprintf(worker, "g", "5", "1", "", "limits: {cpu: 4}")), 0, 0},
-		{"head with GPUs counts", rayCluster(true, sprintf(worker, "g", "1", "1", "", "limits: {nvidia.com/gpu: 4}")), 2, 8},
+		{"replicas below minReplicas start minReplicas", rayCluster(false, sprintf(worker, "g", "4", "1", "minReplicas: 16\n    maxReplicas: 16", "limits: {nvidia.com/gpu: 8}")), 16, 128, nil},
+		{"replicas above maxReplicas start maxReplicas", rayCluster(false, sprintf(worker, "g", "2147483647", "1", "maxReplicas: 4", "limits: {nvidia.com/gpu: 8}")), 4, 32, nil},
+		{"autoscaling reports its ceiling", autoscaling(rayCluster(false, sprintf(worker, "g", "2", "1", "maxReplicas: 6", "limits: {nvidia.com/gpu: 8}"))), 2, 16, &review.Totals{Nodes: 6, GPUs: 48}},
+		{"a second GPU container counts", rayCluster(false, strings.Replace(sprintf(worker, "g", "2", "1", "", "limits: {nvidia.com/gpu: 4}"), "        - name: w\n", "        - {name: s, image: img:s, resources: {limits: {nvidia.com/gpu: 2}}}\n        - name: w\n", 1)), 2, 12, nil},
+		{"replicas times hosts", rayCluster(false, sprintf(worker, "g", "3", "2", "", "limits: {nvidia.com/gpu: 4}")), 6, 24, nil},
+		{"requests when no limit", rayCluster(false, sprintf(worker, "g", "2", "1", "", "requests: {nvidia.com/gpu: 8}")), 2, 16, nil},
+		{"suspended group", rayCluster(false, sprintf(worker, "g", "2", "1", "suspend: true", "limits: {nvidia.com/gpu: 4}")), 0, 0, nil},
+		{"cpu workers are no GPU nodes", rayCluster(false, sprintf(worker, "g", "5", "1", "", "limits: {cpu: 4}")), 0, 0, nil},
+		{"head with GPUs counts", rayCluster(true, sprintf(worker, "g", "1", "1", "", "limits: {nvidia.com/gpu: 4}")), 2, 8, nil},
 		{"deployment with GPUs", `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: d}
@@ -151,13 +159,18 @@ spec:
     spec:
       containers:
       - {name: c, image: img:d, resources: {limits: {nvidia.com/gpu: 1}}}
-`, 2, 2},
+`, 2, 2, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := review.Parse("r", "r.yaml", []byte(tc.doc))
 			require.NoError(t, err)
-			assert.Equal(t, review.Totals{Nodes: tc.nodes, GPUs: tc.gpus}, r.Totals())
+			want := review.Totals{Nodes: tc.nodes, GPUs: tc.gpus}
+			assert.Equal(t, want, r.Totals())
+			if tc.ceiling != nil {
+				want = *tc.ceiling
+			}
+			assert.Equal(t, want, r.Ceiling())
 		})
 	}
 }
@@ -408,4 +421,27 @@ func TestParseTruncated(t *testing.T) {
 		}
 		_ = review.Diff(review.Render{"r": r}, review.Render{}).Markdown()
 	}
+}
+
+// The autoscaling ceiling is reported beside the count, never as it.
+func TestAutoscalingCeilingInSummary(t *testing.T) {
+	const worker = `
+  - groupName: g
+    replicas: 2
+    maxReplicas: 6
+    template:
+      spec:
+        containers:
+        - {name: w, image: img:w, resources: {limits: {nvidia.com/gpu: 8}}}`
+	before, err := review.Parse("r", "r.yaml", []byte(rayCluster(false, worker)))
+	require.NoError(t, err)
+	doc := strings.Replace(rayCluster(false, worker), "spec:\n  headGroupSpec:", "spec:\n  enableInTreeAutoscaling: true\n  headGroupSpec:", 1)
+	after, err := review.Parse("r", "r.yaml", []byte(doc))
+	require.NoError(t, err)
+	s := review.Diff(review.Render{"r": before}, review.Render{"r": after})
+	require.Len(t, s.Runs, 1)
+	require.Equal(t, review.Totals{Nodes: 2, GPUs: 16}, s.Runs[0].After)
+	require.Equal(t, review.Totals{Nodes: 6, GPUs: 48}, s.Runs[0].AfterCeiling)
+	require.Contains(t, s.Text(), "autoscaling up to 2 GPU nodes, 16 GPUs → 6 GPU nodes, 48 GPUs\n")
+	require.Contains(t, s.Markdown(), "| autoscaling up to | 2 GPU nodes, 16 GPUs | 6 GPU nodes, 48 GPUs |")
 }
