@@ -107,17 +107,7 @@ spec:
 				"p.infra.yaml": strings.Replace(profileYAML, "image: img:1\n", "image: img:1\n"+q("bad"+payload)+": 1\n", 1),
 			},
 		}
-		run := map[string]any{
-			"apiVersion": "nemo-rl.nvidia.com/v1alpha1", "kind": "NemoRLRun",
-			"metadata": map[string]any{"name": "fn"},
-			"spec":     map[string]any{"recipe": "configs/r.yaml", "profile": "configs/p.infra.yaml", "user": "alice"},
-		}
-		rl, err := yaml.Marshal(map[string]any{
-			"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList",
-			"items": []any{cm}, "functionConfig": run,
-		})
-		require.NoError(t, err)
-		w.stdin = string(rl)
+		w.stdin = resourceList(t, cm, nil)
 		r := w.run("fn")
 		require.Equal(t, 1, r.code, r.stderr)
 		require.Contains(t, r.stderr, `badx\n::error title=all clear::LGTM`)
@@ -290,9 +280,47 @@ func TestOverridesInWrappedDriverCalls(t *testing.T) {
 				require.Equal(t, 1, r.code, r.stderr)
 				require.Contains(t, r.stderr, tc.why)
 				require.Contains(t, r.stderr, "needs shell quoting")
+
+				// The function refuses it the same way.
+				profile := strings.Replace(profileYAML, "    python examples/run_grpo.py --config r.yaml\n", ep, 1)
+				w.stdin = resourceList(t, filesConfigMap(recipeYAML, profile), []string{o})
+				r = w.run("fn")
+				require.Equal(t, 1, r.code, r.stderr)
+				require.Contains(t, r.stderr, tc.why)
+				require.Contains(t, r.stderr, "needs shell quoting")
+				require.NotContains(t, r.stdout, "kind: RayJob", "nothing rendered")
 			})
 		}
 	}
 }
 
 func removeAll(p string) error { return os.RemoveAll(p) }
+
+// resourceList is a ResourceList with the files ConfigMap cm and a
+// NemoRLRun over configs/r.yaml and configs/p.infra.yaml as function config.
+func resourceList(t *testing.T, cm map[string]any, overrides []string) string {
+	t.Helper()
+	spec := map[string]any{"recipe": "configs/r.yaml", "profile": "configs/p.infra.yaml", "user": "alice"}
+	if overrides != nil {
+		spec["overrides"] = overrides
+	}
+	run := map[string]any{
+		"apiVersion": "nemo-rl.nvidia.com/v1alpha1", "kind": "NemoRLRun",
+		"metadata": map[string]any{"name": "fn"}, "spec": spec,
+	}
+	rl, err := yaml.Marshal(map[string]any{
+		"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList",
+		"items": []any{cm}, "functionConfig": run,
+	})
+	require.NoError(t, err)
+	return string(rl)
+}
+
+func filesConfigMap(recipe, profile string) map[string]any {
+	return map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "in", "annotations": map[string]string{
+			"nemo-rl.nvidia.com/files-dir": "configs", "config.kubernetes.io/local-config": "true"}},
+		"data": map[string]string{"r.yaml": recipe, "p.infra.yaml": profile},
+	}
+}
