@@ -340,14 +340,18 @@ func securityGate(stderr io.Writer, disk source.Disk, root string, res *renderal
 		if err != nil {
 			return false, err
 		}
-		old := &review.RunFacts{}
+		// A run without a base manifest is new: compared against nothing,
+		// it has no level to rise from and no namespace to leave.
+		olds := review.Render{}
 		if b, ok := base[n]; ok {
-			if old, err = review.Parse(n, n, b); err != nil {
+			old, err := review.Parse(n, n, b)
+			if err != nil {
 				fmt.Fprintf(stderr, "%s: the base manifest is not a render (%v); compared against nothing\n", n, err)
-				old = &review.RunFacts{}
+			} else {
+				olds[n] = old
 			}
 		}
-		s := review.Diff(review.Render{n: old}, review.Render{n: cur})
+		s := review.Diff(olds, review.Render{n: cur})
 		if len(s.Runs) == 0 {
 			continue
 		}

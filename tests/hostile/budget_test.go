@@ -75,23 +75,26 @@ func TestBudgets(t *testing.T) {
 				clean(t, r)
 				require.Equal(t, 1, r.code, "%v\nstderr: %s", args, r.stderr)
 				require.Contains(t, r.stderr, p.want, "%v", args)
-				require.Less(t, r.took, 20*time.Second, "%v", args)
+				// Generous: the shared machine runs other builds; unloaded
+				// these take a few seconds.
+				require.Less(t, r.took, 45*time.Second, "%v", args)
 				t.Logf("%v: %v, peak RSS %d MB", args, r.took, r.maxRSS>>20)
 			}
 		})
 	}
 }
 
-// Four runs at the per-run input limit rendered in one render-all: the
-// job's budget serialises them (concurrency weighted by input size), so
-// memory stays under MaxRSS whatever the core count.
+// Four runs of 2 MiB of the worst-shaped input each (over the job's
+// in-flight budget) in one render-all: the job's budget serialises them
+// (concurrency weighted by input size), so memory stays under MaxRSS
+// whatever the core count.
 func TestFourRunsAtTheRunLimit(t *testing.T) {
 	w := newWorld(t)
 	// Flow lists: the worst bytes-to-memory shape (docs/reliability.md).
 	line := "- [" + strings.TrimSuffix(strings.Repeat("a, ", 40), ", ") + "]\n"
 	pad := "pad:\n" + strings.Repeat(line, (1000<<10)/len(line))
 	for i := 0; i < 4; i++ {
-		for j := 0; j < 4; j++ {
+		for j := 0; j < 2; j++ {
 			content := fmt.Sprintf("defaults: big%d_%d.yaml\n", i, j-1)
 			if j == 0 {
 				content = recipeYAML
@@ -99,7 +102,7 @@ func TestFourRunsAtTheRunLimit(t *testing.T) {
 			w.file(fmt.Sprintf("configs/big%d_%d.yaml", i, j), content+strings.Replace(pad, "pad:", fmt.Sprintf("pad%d:", j), 1))
 		}
 		name := fmt.Sprintf("big%d", i)
-		w.file("runs/"+name+"/run.yaml", customRun(name, fmt.Sprintf("../../configs/big%d_3.yaml", i), "../../configs/p.infra.yaml", "  namespace: "+name+"\n"))
+		w.file("runs/"+name+"/run.yaml", customRun(name, fmt.Sprintf("../../configs/big%d_1.yaml", i), "../../configs/p.infra.yaml", "  namespace: "+name+"\n"))
 	}
 	r := w.run("render-all", ".", "--check")
 	t.Logf("render-all --check: exit %d in %v, peak RSS %d MB", r.code, r.took, r.maxRSS>>20)
