@@ -27,6 +27,9 @@ type Request struct {
 	// RecipeRoot is the local recipe root (--recipe-root); "" finds the
 	// repository's recipes/ folder (check.PodConfig).
 	RecipeRoot string
+	// Checkout is the NeMo-RL checkout the CLI runs in, when it holds the
+	// recipe (check.Checkout); nil elsewhere.
+	Checkout *check.Checkout
 	// UserDefaults is an optional user defaults layer for the profile.
 	UserDefaults string
 	// Mode, RunID, User, Name: see runparams.Params. User must be normalised.
@@ -142,7 +145,7 @@ func Render(l *recipe.Loader, req Request) *Result {
 	res.Diags = append(res.Diags, cds...)
 	if req.Mode != runparams.Dev {
 		var pds diag.List
-		params.Config, pds = check.PodConfig(check.ConfigInput{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot})
+		params.Config, pds = check.PodConfig(check.ConfigInput{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot, Checkout: req.Checkout})
 		res.Diags = append(res.Diags, pds...)
 		if prof.Infra.Launch.RecipeSource == profile.RecipeSourceConfigMap {
 			y, err := manifest.RecipeYAML(rec.Tree)
