@@ -32,9 +32,10 @@ func TestCheckExitCodes(t *testing.T) {
 	require.Contains(t, out, "training: alice-raycluster-qwen3-30b-math-gb300")
 	require.Contains(t, out, "workers 4x (4 segments x 1) cpu=132 mem=900Gi gpu=16")
 	require.Contains(t, out, "ComputeDomain: compute-domain-alice-raycluster-qwen3-30b-math-gb300-training")
-	// The one warning: the shipped entrypoint pipes the driver into tee
-	// without pipefail.
-	require.Contains(t, out, "0 error(s), 1 warning(s)")
+	// The warnings: the shipped entrypoint pipes the driver into tee
+	// without pipefail, and Pod Security baseline refuses each of the four
+	// worker groups' IPC_LOCK.
+	require.Contains(t, out, "0 error(s), 5 warning(s)")
 	require.Contains(t, out, "piped without `set -o pipefail`")
 	// The summary reads the objects: the scheduler the pods name and the
 	// --config the pod reads.

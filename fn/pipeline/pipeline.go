@@ -182,6 +182,16 @@ func Render(l *recipe.Loader, req Request) *Result {
 	if res.Diags.HasErrors() {
 		return res
 	}
+	// Only objects that would be written are judged: the pods KubeRay
+	// creates from them against the namespace's Pod Security.
+	declared := ""
+	if prof.Infra.PodSecurity != nil {
+		declared = *prof.Infra.PodSecurity
+	}
+	res.Diags = append(res.Diags, check.PodSecurity(prof.File, declared, docs)...)
+	if res.Diags.HasErrors() {
+		return res
+	}
 	res.Docs = docs
 	return res
 }
