@@ -36,11 +36,36 @@ function config (a NemoRLRun) and the rest are files of input items
 
 Input files arrive as ConfigMaps annotated ` + krm.FilesDirAnnotation + `: DIR (each
 data key a file in DIR) or ` + krm.FileAnnotation + `: PATH (one key). NemoRLRun
-paths are relative to that package root. See docs/krm.md.`,
+paths are relative to that package root. See docs/krm.md.
+
+Generator mode (kustomize ` + "`generators:`" + `, the way for many runs): kustomize gives a
+generator only its own config, so --files ROOT reads the recipes and profiles
+below ROOT instead (confined to it, as render-all reads a repository) and
+--runs FILE adds the NemoRLRuns of FILE (repeatable); relative paths are
+relative to the working directory, which kustomize sets to the
+kustomization's directory.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	var files string
+	var runs []string
+	c.Flags().StringVar(&files, "files", "", "generator mode: read input files below this directory (the package root) when no ConfigMap carries them")
+	c.Flags().StringArrayVar(&runs, "runs", nil, "generator mode: a file of NemoRLRuns to render too (repeatable; needs --files, read inside it)")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
+		var opts krm.Options
+		if len(runs) > 0 && files == "" {
+			return usageError{fmt.Errorf("--runs needs --files (the package root the runs' paths are relative to)")}
+		}
+		if files != "" {
+			var err error
+			if opts, err = krm.Generator(files, runs); err != nil {
+				return usageError{err}
+			}
+			if err := krm.KustomizationRefuses("."); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "nrl-k8s fn: "+err.Error())
+				return exitError{ExitError}
+			}
+		}
 		rw := &kio.ByteReadWriter{Reader: cmd.InOrStdin(), Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
 		if len(args) > 0 {
 			if err := standalone(rw, cmd.InOrStdin(), args); err != nil {
@@ -48,7 +73,7 @@ paths are relative to that package root. See docs/krm.md.`,
 				return exitError{ExitUsage}
 			}
 		}
-		if err := krm.ExecuteTo(rw, cmd.ErrOrStderr()); err != nil {
+		if err := krm.ExecuteWith(rw, cmd.ErrOrStderr(), opts); err != nil {
 			// Printing is ours: Main would print a returned error again.
 			fmt.Fprintln(cmd.ErrOrStderr(), strings.TrimRight(err.Error(), "\n"))
 			return exitError{ExitError}

@@ -85,6 +85,11 @@ func SplitOverrides(all []string) (infra, rec []string) {
 func Render(l *recipe.Loader, req Request) *Result {
 	res := &Result{}
 	validateParams(req, &res.Diags)
+	if res.Diags.HasErrors() {
+		// A bad run parameter is reported where it was written; the objects
+		// it would break would only repeat it.
+		return res
+	}
 	infraOv, recipeOv := SplitOverrides(req.Overrides)
 	for _, o := range infraOv {
 		if strings.HasPrefix(o, "+") || strings.HasPrefix(o, "~") {
