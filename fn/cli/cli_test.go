@@ -180,3 +180,35 @@ func TestCheckSummaryCountsAsKubeRay(t *testing.T) {
 		})
 	}
 }
+
+// check's summary lists every default the render used (issue 23 §5), and
+// none where the profile names the setting.
+func TestCheckSummaryListsDefaults(t *testing.T) {
+	r, p := qwen(t)
+	code, out, _ := runCLI("check", r, "--infra", p, "--user", "alice")
+	require.Equal(t, cli.ExitOK, code)
+	require.Contains(t, out, "DEFAULTS APPLIED")
+	require.Contains(t, out, "  dra.roce.deviceClassName = roce.networking.k8s.aws (")
+	require.Contains(t, out, "  dra.roce.count = 8 (")
+	code, out, _ = runCLI("check", r, "--infra", p, "--user", "alice", "--mode", "dev")
+	require.Equal(t, cli.ExitOK, code)
+	require.Contains(t, out, "  dev.pvcName = rl-workspace (from the one PersistentVolumeClaim the profile's Ray pods mount)\n")
+	root := testenv.RepoRoot(t)
+	code, out, _ = runCLI("check", filepath.Join(root, "recipes/examples/configs/recipes/llm/grpo-nemotron3-super-120BA12B-16n8g-megatron.yaml"),
+		"--infra", filepath.Join(root, "profiles/h200/grpo-nemotron3-super-120BA12B-16n8g.h200-research.infra.yaml"), "--user", "alice")
+	require.Equal(t, cli.ExitOK, code, out)
+	require.NotContains(t, out, "dra.", "the H200 profile names its InfiniBand class and count")
+	require.Contains(t, out, "ResourceClaimTemplate: infiniband-alice-h200-research-training")
+	require.Contains(t, out, "  0 error(s), 0 warning(s)")
+}
+
+// A profile whose raycluster mode renders only deployments still gets its
+// summary (an nrl-k8s unit test's behaviour, issue 23 §7).
+func TestCheckSummaryOfDeploymentsOnly(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(t), "tests", "golden", "deployments-only")
+	code, out, errb := runCLI("check", filepath.Join(dir, "recipes/examples/configs/small.yaml"), "--infra", filepath.Join(dir, "p.infra.yaml"),
+		"--user", "carol", "--mode", "raycluster", "--recipe-root", filepath.Join(dir, "recipes"))
+	require.Equal(t, cli.ExitOK, code, out+errb)
+	require.Contains(t, out, "namespace:   default\n")
+	require.Contains(t, out, "DEPLOYMENTS\n-----------\n  carol-sandbox\n")
+}
