@@ -25,8 +25,13 @@ apiserver:
 
 # Every test, the end-to-end ones against the pinned kustomize and helm CLIs
 # and a real kube-apiserver too (a missing one fails instead of skipping).
-test: vet lint build
-	$(TOOLS_ENV); $(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 ./...
+# The container tier (tests/container) runs `make image`'s image under
+# podman as kpt and kustomize run it; without podman and runc it is skipped,
+# said here, unless CI=true or NRL_REQUIRE_PODMAN is set (.ci/run installs them).
+test: vet lint build image
+	@command -v podman >/dev/null && { command -v runc >/dev/null || test -x /usr/sbin/runc; } || \
+	  echo "make test: podman or runc not installed: the container tier (tests/container) is skipped$${CI:+ and fails, CI=true}$${NRL_REQUIRE_PODMAN:+ and fails, NRL_REQUIRE_PODMAN is set}; apt-get install podman runc"
+	$(TOOLS_ENV); $(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 NRL_IMAGE_TAR=$(CURDIR)/dist/nrl-k8s-image.tar $(GO) test -count=1 ./...
 
 # Only the real-API-server tier: server-side dry-run apply of every golden,
 # example and shipped-profile render.
@@ -46,6 +51,7 @@ KUSTOMIZE_RUNS = examples/kustomize/run.yaml examples/kustomize/runs.yaml
 KPT_RUNS       = examples/kpt/run.yaml
 golden:
 	$(GO) run ./fn/cmd/nrl-k8s kustomize-inputs -k examples/kustomize --root . --write $(KUSTOMIZE_RUNS)
+	$(GO) run ./fn/cmd/nrl-k8s kustomize-inputs -k examples/kustomize-container --root . --write examples/kustomize-container/run.yaml
 	$(GO) run ./fn/cmd/nrl-k8s kustomize-inputs --kpt examples/kpt --root . --write $(KPT_RUNS)
 	$(GO) test -count=1 $(GOLDEN_PKGS) -run 'Golden' -update
 
@@ -79,7 +85,7 @@ image:
 chart: build
 	$(BIN) chart-data --chart charts/nemo-rl-run --index profiles/index.yaml
 	$(TOOLS_ENV); for h in $$NRL_HELM3 $$NRL_HELM4; do \
-	  $$h lint --strict charts/nemo-rl-run --set profile=generic-single-node-8gpu --set user=lint || exit 1; done
+	  for f in charts/nemo-rl-run/ci/*-values.yaml; do $$h lint --strict --kube-version 1.34.0 charts/nemo-rl-run -f $$f || exit 1; done; done
 	$(BIN) chart-package charts/nemo-rl-run -d dist
 
 # Render every run of the example runs repository into its committed output tree.

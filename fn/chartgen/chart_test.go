@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
@@ -191,30 +193,89 @@ func TestBadValues(t *testing.T) {
 	}
 }
 
-// TestRecipeValue: the recipe check reads --set-file recipe=...; keys in a
-// defaults: chain are skipped with a note.
+// shippedRecipes are recipes with their own defaults: chains for the
+// generic 8-GPU profile: another algorithm (DPO, whose recipe the issue's
+// user gave the chart) and another GRPO model.
+var shippedRecipes = []string{
+	"recipes/examples/configs/recipes/llm/dpo-llama3.2-1b-instruct-1n8g-fsdp2tp1.v2.yaml",
+	"recipes/examples/configs/recipes/llm/grpo-gemma3-1b-it-1n8g-fsdp2tp1.yaml",
+}
+
+// TestRecipeValueShipped: one recipe, one truth. A recipe given to the
+// chart is the one the pod runs: the chart ships it in the ConfigMap and
+// points --config at it, byte for byte as nrl-k8s render does for the same
+// recipe (its defaults: chain merged) with launch.recipeSource: configMap.
+func TestRecipeValueShipped(t *testing.T) {
+	c := loadChart(t)
+	for _, file := range shippedRecipes {
+		rec, err := recipe.NewLoader(source.Disk{}).Load(file)
+		require.NoError(t, err)
+		require.Greater(t, len(rec.Files), 1, "%s: the test needs a recipe with a defaults: chain", file)
+		for _, runID := range []string{"", "e7"} {
+			for _, ovs := range [][]string{nil, {"++logger.wandb.tags=[chart,parity]"}} {
+				r := run{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "ann", namespace: "team-a", runID: runID, overrides: ovs, ships: file}
+				t.Run(fmt.Sprintf("%s/runid=%q/overrides=%d", filepath.Base(file), runID, len(ovs)), func(t *testing.T) {
+					want, msg, ok := engineRender(t, r)
+					require.True(t, ok, msg)
+					got, _, err := helmTemplate(c, r.values(t), r.namespace)
+					require.NoError(t, err)
+					require.Equal(t, want, stripSource(got))
+					objs, err := runcheck.Parse([]byte(got))
+					require.NoError(t, err)
+					var cm, job bool
+					for _, o := range objs {
+						switch o.Kind {
+						case "ConfigMap":
+							cm = true
+							assert.Equal(t, mergedRecipe(t, file), o.Data["data"].(map[string]any)["recipe.yaml"])
+						case "RayJob":
+							job = true
+							assert.Contains(t, o.Data["spec"].(map[string]any)["entrypoint"], "--config /etc/nemo-rl/recipe/recipe.yaml")
+						}
+					}
+					assert.True(t, cm && job, "expected the RayJob and its recipe ConfigMap")
+				})
+			}
+		}
+	}
+}
+
+// TestRecipeValue: what the chart refuses, and its recipe check.
 func TestRecipeValue(t *testing.T) {
 	c := loadChart(t)
-	// The generic profile's recipe sets gpus_per_node itself, num_nodes in
-	// its defaults chain.
-	r := run{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "alice", namespace: "default",
-		recipe: entry(t, "generic-single-node-8gpu").Recipe}
-	_, notes, err := helmTemplate(c, r.values(t), "default")
-	require.NoError(t, err)
-	assert.Contains(t, notes, "cluster.num_nodes is not in the recipe value itself but in its defaults: chain")
-	assert.Contains(t, notes, "`nrl-k8s check")
-
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.yaml")
-	require.NoError(t, os.WriteFile(bad, []byte("cluster:\n  gpus_per_node: 4\n  num_nodes: 1\n"), 0o644))
-	r.recipe = bad
-	_, _, err = helmTemplate(c, r.values(t), "default")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "gives each training worker 8 GPUs; expected 4, the recipe's cluster.gpus_per_node (set by the recipe value (cluster.gpus_per_node))")
+	write := func(name, text string) string {
+		f := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(f, []byte(text), 0o644))
+		return f
+	}
+	base := run{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "alice", namespace: "default"}
+	for _, tc := range []struct {
+		name, text string
+		mode       runparams.Mode
+		want       string
+	}{
+		{"chain", "defaults: ../grpo_math_1B.yaml\n", "", "it has a defaults: chain, whose files the chart cannot read; expected the merged recipe: nrl-k8s recipe-merge"},
+		{"infra", "infra:\n  namespace: x\ncluster:\n  gpus_per_node: 8\n", "", "it has an infra: key"},
+		{"list", "- 1\n", "", "cannot read it as a YAML mapping"},
+		{"raycluster", "cluster:\n  gpus_per_node: 8\n", runparams.RayCluster, "mode raycluster cannot ship a recipe value"},
+		{"gpus", "cluster:\n  gpus_per_node: 4\n  num_nodes: 1\n", "", "gives each training worker 8 GPUs; expected 4, the recipe's cluster.gpus_per_node (set by the recipe value (cluster.gpus_per_node))"},
+		{"reserved", "x: nrl-sentinel-recipe-y7z7\n", "", "reserved"},
+	} {
+		r := base
+		r.recipe = write(tc.name+".yaml", tc.text)
+		if tc.mode != "" {
+			r.mode = tc.mode
+		}
+		_, _, err := helmTemplate(c, r.values(t), "default")
+		require.Error(t, err, tc.name)
+		assert.Contains(t, err.Error(), tc.want, tc.name)
+	}
 
 	// The entrypoint's overrides win over the recipe, as in the engine.
+	bad := write("bad.yaml", "cluster:\n  gpus_per_node: 4\n  num_nodes: 1\n")
 	ultra := run{profile: "gb300-ultra-48n-pipeclean", mode: runparams.RayJob, user: "alice", namespace: "default", recipe: bad}
-	_, notes, err = helmTemplate(c, ultra.values(t), "default")
+	_, notes, err := helmTemplate(c, ultra.values(t), "default")
 	require.NoError(t, err, "cluster.* come from the entrypoint's overrides")
 	assert.Contains(t, notes, "6 nodes will sit idle")
 }
@@ -332,6 +393,8 @@ func newValueRuns(t *testing.T) []run {
 			}, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", release: "b", image: "registry.example/nemo-rl:v2", noDeploy: true})
 		}
 	}
+	// A shipped recipe (--set-file recipe=), through the real CLIs too.
+	runs = append(runs, run{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "ann", namespace: "team-a", runID: "e7", ships: shippedRecipes[0], overrides: twoOverrides})
 	return runs
 }
 
@@ -452,11 +515,56 @@ func TestNewChart(t *testing.T) {
 		require.NoError(t, err)
 		res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 			Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: mode, User: "ann", Namespace: "team-a",
-			Name: "exp-1", Image: "registry.example/x:1", Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3"},
+			Name: "exp-1", Image: "registry.example/x:1", Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3",
+				"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "v0.1.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
 		})
 		require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 		want, err := emit.Stream(res.Docs)
 		require.NoError(t, err)
 		assert.Equal(t, string(want), stripSource(got), mode)
 	}
+}
+
+// TestChartConventions: Helm's label conventions (helm create's helpers),
+// global values for subchart use, and the kubeVersion each render needs.
+func TestChartConventions(t *testing.T) {
+	base := loadChart(t)
+	vals := func(extra map[string]any) map[string]any {
+		v := map[string]any{"profile": "gb300-qwen3-30b-math-4n-4gpu", "user": "ann", "global": map[string]any{"imageRegistry": "x"}}
+		for k, val := range extra {
+			v[k] = val
+		}
+		return v
+	}
+	// A long chart name and version: helm.sh/chart is cut to 63 characters
+	// and does not end in '-', or helm install fails on the label value.
+	c := *base
+	meta := *base.Metadata
+	meta.Name = "platform-team-nemo-rl-runs-for-gb300-and-h100"
+	meta.Version = "12.345.6789-rc.1+build.20261203"
+	c.Metadata = &meta
+	out, _, err := helmTemplate(&c, vals(nil), "team-a")
+	require.NoError(t, err, "global is accepted")
+	objs, err := runcheck.Parse([]byte(out))
+	require.NoError(t, err)
+	require.NotEmpty(t, objs)
+	labelValue := regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
+	for _, o := range objs {
+		l := o.Labels["helm.sh/chart"]
+		assert.LessOrEqual(t, len(l), 63, o.ID())
+		assert.Regexp(t, labelValue, l, o.ID())
+		assert.True(t, strings.HasPrefix(l, "platform-team-nemo-rl-runs-for-gb300-and-h100-12.345.6789-rc"), l)
+		assert.Equal(t, meta.Name, o.Labels["app.kubernetes.io/name"], o.ID())
+		assert.Equal(t, "v0.1.0", o.Labels["app.kubernetes.io/version"], o.ID())
+		assert.Equal(t, "Helm", o.Labels["app.kubernetes.io/managed-by"], o.ID(), "as helm install writes it")
+	}
+
+	// resource.k8s.io/v1 (the DRA profiles) is served from 1.34 on.
+	old := *chartutil.DefaultCapabilities
+	old.KubeVersion = chartutil.KubeVersion{Version: "v1.33.4", Major: "1", Minor: "33"}
+	_, _, err = helmTemplateCaps(base, "my-run", vals(nil), "team-a", &old)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "expected a cluster version >= 1.34.0-0")
+	_, _, err = helmTemplateCaps(base, "my-run", vals(map[string]any{"profile": "generic-single-node-8gpu"}), "team-a", &old)
+	require.NoError(t, err, "a profile without DRA renders for 1.33")
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
@@ -58,7 +60,23 @@ const (
 	// not have, so the engine's recipe check accepts it, and hydra.ShellQuote
 	// leaves it unquoted, so it appears in the entrypoint as written.
 	SentinelOverride = "+nrl_sentinel_overrides=1"
+	// ChartManagedBy is app.kubernetes.io/managed-by in the chart's data
+	// (a run label, so it wins over the engine's default nrl-k8s on every
+	// object and pod template): Helm sets it to Helm on every object it
+	// installs, so `helm template` prints what the cluster then holds.
+	ChartManagedBy = "Helm"
+	// SentinelRecipe stands for the text of the recipe the run ships in its
+	// ConfigMap (the `recipe` value; launch.recipeSource=configMap): the
+	// JSON string of the ConfigMap's data entry is this one string in the
+	// rendered data, and the chart puts the value's canonical YAML there.
+	SentinelRecipe = "nrl-sentinel-recipe-y7z7"
 )
+
+// RecipeVariant is the infra override under which the chart data for a
+// `recipe` value is rendered: the merged recipe ships in a ConfigMap and
+// every --config points at it (fn/manifest/recipecm.go), as nrl-k8s render
+// does with the same profile key. The engine supports it in rayjob mode only.
+const RecipeVariant = "infra.launch.recipeSource=configMap"
 
 // ShellSafePattern is the set of strings hydra.ShellQuote leaves unquoted;
 // the chart wraps any other override in single quotes, as ShellQuote does
@@ -170,6 +188,7 @@ type Sentinels struct {
 	Annotation string `json:"annotation"`
 	Override   string `json:"override"`
 	ShellSafe  string `json:"shellSafe"`
+	Recipe     string `json:"recipe"`
 }
 
 // pairText is a map entry as encoding/json writes it.
@@ -202,8 +221,12 @@ type ProfileMeta struct {
 	// recipe); RecipeCluster the packaged recipe's own values.
 	EntrypointCluster map[string]int64 `json:"entrypointCluster"`
 	RecipeCluster     map[string]int64 `json:"recipeCluster"`
-	// Renders is keyed <mode> and <mode>.runid.
+	// Renders is keyed <mode> and <mode>.runid, and rayjob.recipe and
+	// rayjob.recipe.runid for a run with a `recipe` value.
 	Renders map[string]*RenderMeta `json:"renders"`
+	// NoRecipeValue says why the profile cannot ship a `recipe` value (the
+	// engine refused launch.recipeSource=configMap for it); "" when it can.
+	NoRecipeValue string `json:"noRecipeValue,omitempty"`
 }
 
 // Capacity is the training cluster's GPU capacity, as the engine's recipe
@@ -225,6 +248,32 @@ type RenderMeta struct {
 	Warnings []string `json:"warnings"`
 	// Image replaces the image sentinel when the `image` value is empty.
 	Image string `json:"image"`
+	// KubeVersion is the semver constraint the render's API versions need
+	// of the cluster ("" for none beyond Chart.yaml's kubeVersion), e.g.
+	// resource.k8s.io/v1 (DRA), served from Kubernetes 1.34 on.
+	KubeVersion string `json:"kubeVersion"`
+}
+
+// apiMinKube maps an API version the engine emits to the first Kubernetes
+// release that serves it: the chart refuses to render it for an older
+// cluster (helm --kube-version, or the cluster helm install talks to).
+var apiMinKube = map[string]string{
+	"resource.k8s.io/v1": "1.34.0",
+}
+
+// kubeVersion is the constraint a render's documents need.
+func kubeVersion(docs []emit.Doc) string {
+	best := ""
+	for _, d := range docs {
+		av, _ := d.Data["apiVersion"].(string)
+		if v, ok := apiMinKube[av]; ok && v > best {
+			best = v
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return ">= " + best + "-0"
 }
 
 // NameRule is a generated name that contains a sentinel, and its rule.
@@ -241,6 +290,11 @@ type Values struct {
 	User, Namespace, RunID, Name, Image string
 	Labels, Annotations                 map[string]string
 	Overrides                           []string
+	// Recipe is the text of the shipped recipe (the ConfigMap's data), ""
+	// for renders without a `recipe` value.
+	Recipe string
+	// infra are profile overrides of the chart variant (RecipeVariant).
+	infra []string
 }
 
 var shellSafeRE = regexp.MustCompile(ShellSafePattern)
@@ -274,7 +328,18 @@ func Substitute(data, token string, v Values, defaultImage string) string {
 	data = strings.ReplaceAll(data, SentinelName, v.Name)
 	data = strings.ReplaceAll(data, SentinelNamespace, v.Namespace)
 	data = strings.ReplaceAll(data, SentinelRunID, v.RunID)
-	return strings.ReplaceAll(data, SentinelUser, v.User)
+	data = strings.ReplaceAll(data, SentinelUser, v.User)
+	if v.Recipe != "" {
+		// Last, so that no other substitution reaches into the recipe text.
+		data = strings.Replace(data, jsonString(SentinelRecipe), jsonString(v.Recipe), 1)
+	}
+	return data
+}
+
+// jsonString is s as encoding/json (and Helm's toJson) writes it.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // substitutePairs puts the run's labels or annotations where the sentinel
@@ -330,7 +395,7 @@ func Generate(idx *Index, readme []byte) (map[string][]byte, error) {
 	meta := &Meta{
 		Sentinels: Sentinels{User: SentinelUser, Namespace: SentinelNamespace, RunID: SentinelRunID, Name: SentinelName,
 			Image: SentinelImage, Label: sentinelLabel, Annotation: sentinelAnnotation,
-			Override: SentinelOverride, ShellSafe: ShellSafePattern},
+			Override: SentinelOverride, ShellSafe: ShellSafePattern, Recipe: SentinelRecipe},
 		Profiles: map[string]*ProfileMeta{},
 	}
 	for _, e := range idx.Profiles {
@@ -384,10 +449,14 @@ func slotFile(i int) string { return fmt.Sprintf("templates/doc-%02d.yaml", i) }
 var slotRE = regexp.MustCompile(`^doc-[0-9]+\.yaml$`)
 
 func (g *gen) run(e Entry, mode runparams.Mode, v Values, env func(string) (string, bool)) (*pipeline.Result, string, error) {
+	labels := map[string]string{manifest.ManagedByKey: ChartManagedBy}
+	for k, val := range v.Labels {
+		labels[k] = val
+	}
 	res := pipeline.Render(g.loader, pipeline.Request{
 		Recipe: e.Recipe, Profile: e.Profile, Mode: mode,
-		User: v.User, Namespace: v.Namespace, RunID: v.RunID, Overrides: v.Overrides,
-		Name: v.Name, Image: v.Image, Labels: v.Labels, Annotations: v.Annotations,
+		User: v.User, Namespace: v.Namespace, RunID: v.RunID, Overrides: append(append([]string(nil), v.infra...), v.Overrides...),
+		Name: v.Name, Image: v.Image, Labels: labels, Annotations: v.Annotations,
 		// The chart has no environment to read: render with none, and
 		// refuse profiles whose output depends on one (checked below).
 		Env: env,
@@ -401,6 +470,35 @@ func (g *gen) run(e Entry, mode runparams.Mode, v Values, env func(string) (stri
 	}
 	data, err := EncodeDocs(res.Docs)
 	return res, data, err
+}
+
+// shippedRecipe is the recipe text a render ships in its ConfigMap
+// (launch.recipeSource=configMap), "" when it ships none.
+func shippedRecipe(docs []emit.Doc) string {
+	for _, d := range docs {
+		if d.Kind != "ConfigMap" {
+			continue
+		}
+		if data, ok := d.Data["data"].(map[string]any); ok {
+			if text, ok := data[path.Base(profile.RecipeMountPath)].(string); ok {
+				return text
+			}
+		}
+	}
+	return ""
+}
+
+// recipeSentinel replaces the shipped recipe's text with SentinelRecipe in
+// the rendered data of a recipe variant.
+func recipeSentinel(res *pipeline.Result, data string) (string, string, error) {
+	text := shippedRecipe(res.Docs)
+	if text == "" {
+		return "", "", fmt.Errorf("%s renders no recipe ConfigMap", RecipeVariant)
+	}
+	if n := strings.Count(data, jsonString(text)); n != 1 {
+		return "", "", fmt.Errorf("the shipped recipe's text occurs %d times in the render; expected once, in its ConfigMap", n)
+	}
+	return strings.Replace(data, jsonString(text), jsonString(SentinelRecipe), 1), text, nil
 }
 
 // canonical is a JSON document re-encoded with sorted keys, as the chart's
@@ -478,7 +576,68 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 			pm.Renders[key] = rm
 		}
 	}
+	if err := g.recipeVariants(e, pm); err != nil {
+		return nil, err
+	}
 	return pm, nil
+}
+
+// recipeVariants renders the data for a run with a `recipe` value: rayjob
+// mode under RecipeVariant, with and without a run id. A profile the engine
+// refuses that for (a head volume named like the recipe's, no entrypoint)
+// is recorded as unable to ship one, and the chart says so.
+func (g *gen) recipeVariants(e Entry, pm *ProfileMeta) error {
+	try := sentinelValues("")
+	try.infra = []string{RecipeVariant}
+	if _, _, err := g.run(e, runparams.RayJob, try, nil); err != nil {
+		pm.NoRecipeValue = err.Error()
+		return nil
+	}
+	for _, runID := range []string{"", SentinelRunID} {
+		key := string(runparams.RayJob) + ".recipe"
+		if runID != "" {
+			key += ".runid"
+		}
+		sent := sentinelValues(runID)
+		sent.infra = []string{RecipeVariant}
+		rm, data, _, err := g.variant(e, runparams.RayJob, sent)
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		rm.File = path.Join(RenderedDir, e.Name+"."+key+".json")
+		g.out[rm.File] = []byte(data)
+		pm.Renders[key] = rm
+	}
+	return nil
+}
+
+// probeRecipe writes a recipe whose `defaults:` chain is e's recipe and
+// which adds a key JSON must escape: the probe render of a recipe variant
+// ships it, so its output must be the sentinel output with only the
+// recipe text replaced.
+func probeRecipe(e Entry) (file string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "nrl-chartgen-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { _ = os.RemoveAll(dir) }
+	abs, err := filepath.Abs(filepath.FromSlash(e.Recipe))
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	rel, err := filepath.Rel(dir, abs)
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	file = filepath.ToSlash(filepath.Join(dir, "probe.yaml"))
+	text := fmt.Sprintf("defaults: %s\nnrl_probe_recipe:\n  text: 'x \"y\" <&>'\n", jsonString(filepath.ToSlash(rel)))
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return file, cleanup, nil
 }
 
 // variant renders one mode / run-id variant and proves it substitutable.
@@ -492,9 +651,18 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 	if len(res.Docs) > g.maxDocs {
 		g.maxDocs = len(res.Docs)
 	}
-	_, plain, err := g.run(e, mode, sent, nil)
+	plainRes, plain, err := g.run(e, mode, sent, nil)
 	if err != nil {
 		return nil, "", nil, err
+	}
+	shipsRecipe := len(sent.infra) > 0
+	if shipsRecipe {
+		if data, _, err = recipeSentinel(res, data); err != nil {
+			return nil, "", nil, err
+		}
+		if plain, _, err = recipeSentinel(plainRes, plain); err != nil {
+			return nil, "", nil, err
+		}
 	}
 	rm := &RenderMeta{Names: []NameRule{}, Warnings: []string{}}
 	switch strings.Count(data, SentinelOverride) {
@@ -515,22 +683,42 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 		return nil, "", nil, fmt.Errorf("the sentinel override appears %d times; expected once, in the entrypoint", strings.Count(data, SentinelOverride))
 	}
 	rm.Image = res.Profile.Infra.Image
+	rm.KubeVersion = kubeVersion(res.Docs)
 	if mode == runparams.Dev {
 		rm.Image = manifest.DevImage(res.Profile.Infra)
 	}
 	// The chart's whole premise, checked on every generation: the engine's
 	// output for other values is this output with the strings replaced, with
-	// and without the optional values.
+	// and without the optional values. A recipe variant's probe ships
+	// another recipe (with a defaults: chain): the objects depend on the
+	// recipe only through the shipped text (manifest.Build sees the recipe
+	// as runparams.Params.RecipeYAML and Config, the fixed mount path).
+	probeEntry := e
+	if shipsRecipe {
+		file, cleanup, err := probeRecipe(e)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		defer cleanup()
+		probeEntry.Recipe = file
+	}
 	full := probe
+	full.infra = sent.infra
 	if sent.RunID == "" {
 		full.RunID = ""
 	}
 	bare := full
 	bare.Image, bare.Labels, bare.Annotations = "", nil, nil
 	for _, pv := range []Values{full, bare} {
-		_, got, err := g.run(e, mode, pv, nil)
+		pres, got, err := g.run(probeEntry, mode, pv, nil)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("probe render: %w", err)
+		}
+		if shipsRecipe {
+			pv.Recipe = shippedRecipe(pres.Docs)
+			if pv.Recipe == shippedRecipe(res.Docs) {
+				return nil, "", nil, fmt.Errorf("the probe recipe ships the same text as %s", e.Recipe)
+			}
 		}
 		// Compared as the chart reads them (fromJsonArray): inserted label
 		// and annotation pairs are not in sorted place in the text.
@@ -538,9 +726,14 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 			return nil, "", nil, fmt.Errorf("the engine's output for %+v is not the sentinel output with those values substituted: a rule depends on more than their text, so the chart cannot carry it", pv)
 		}
 	}
-	_, withEnv, err := g.run(e, mode, withOv, func(string) (string, bool) { return "nrlsentinelenv", true })
+	envRes, withEnv, err := g.run(e, mode, withOv, func(string) (string, bool) { return "nrlsentinelenv", true })
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("render with an environment: %w", err)
+	}
+	if shipsRecipe {
+		if withEnv, _, err = recipeSentinel(envRes, withEnv); err != nil {
+			return nil, "", nil, err
+		}
 	}
 	if withEnv != data {
 		return nil, "", nil, fmt.Errorf("the output depends on the environment (${oc.env:...}); the chart renders without one, so it cannot package this profile")

@@ -43,7 +43,13 @@ func TestRealHelm(t *testing.T) {
 			t.Run("lint", func(t *testing.T) {
 				lintArgs := [][]string{{"lint", chartDir}}
 				for _, e := range index(t).Profiles {
-					lintArgs = append(lintArgs, []string{"lint", chartDir, "--strict", "--set", "profile=" + e.Name, "--set", "user=alice"})
+					lintArgs = append(lintArgs, []string{"lint", chartDir, "--strict", "--kube-version", "1.34.0", "--set", "profile=" + e.Name, "--set", "user=alice"})
+				}
+				ci, err := filepath.Glob(filepath.Join(chartDir, "ci", "*-values.yaml"))
+				require.NoError(t, err)
+				require.NotEmpty(t, ci, "the chart's ci/ values files")
+				for _, f := range ci {
+					lintArgs = append(lintArgs, []string{"lint", chartDir, "--strict", "--kube-version", "1.34.0", "-f", f})
 				}
 				for _, args := range lintArgs {
 					out, errOut, err := helmCmd(t, bin, args...)
@@ -79,7 +85,7 @@ func TestRealHelm(t *testing.T) {
 					{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=Bob_Smith"}, "at '/user'"},
 					{[]string{"--set", "profile=gb300-qwen3-30b-math-4n-4gpu"}, "the user value is required"},
 				} {
-					_, errOut, err := helmCmd(t, bin, append([]string{"template", "r", chartDir}, tc.args...)...)
+					_, errOut, err := helmCmd(t, bin, append([]string{"template", "r", chartDir, "--kube-version", "1.34.0"}, tc.args...)...)
 					require.Error(t, err, tc.args)
 					assert.Contains(t, errOut, tc.want)
 				}
@@ -108,6 +114,21 @@ func TestRealHelm(t *testing.T) {
 					}
 					requireDisjoint(t, sets["run-a"], sets["run-b"])
 				}
+			})
+			t.Run("subchart", func(t *testing.T) {
+				// An umbrella chart depending on this one: Helm passes
+				// global to every subchart, so the schema must accept it.
+				dir := t.TempDir()
+				require.NoError(t, os.MkdirAll(filepath.Join(dir, "charts"), 0o755))
+				_, _, err := chartgen.Package(chartDir, filepath.Join(dir, "charts"))
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte("apiVersion: v2\nname: platform\nversion: 1.0.0\ndependencies:\n- name: nemo-rl-run\n  version: 0.1.0\n"), 0o644))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "values.yaml"), []byte("global:\n  team: rl\nnemo-rl-run:\n  profile: generic-single-node-8gpu\n  user: ann\n"), 0o644))
+				out, errOut, err := helmCmd(t, bin, "template", "sweep-1", dir, "-n", "team-a")
+				require.NoError(t, err, errOut)
+				want, msg, ok := engineRender(t, run{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "ann", namespace: "team-a", release: "sweep-1"})
+				require.True(t, ok, msg)
+				assert.Equal(t, want, stripSource(out))
 			})
 			t.Run("packaged archive", func(t *testing.T) {
 				dir := t.TempDir()

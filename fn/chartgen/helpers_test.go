@@ -19,6 +19,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
@@ -71,7 +72,8 @@ type run struct {
 	namespace string // the release namespace; the chart's namespace value stays empty
 	runID     string
 	overrides []string
-	recipe    string // file for the recipe value
+	recipe    string // file for the recipe value, as it is
+	ships     string // a recipe the run ships: the engine renders it under chartgen.RecipeVariant, the chart gets it merged (nrl-k8s recipe-merge)
 	release   string // the release name ("my-run" when empty)
 	image     string
 	labels    map[string]string
@@ -102,6 +104,9 @@ func (r run) values(t testing.TB) map[string]any {
 		b, err := os.ReadFile(r.recipe)
 		require.NoError(t, err)
 		v["recipe"] = string(b)
+	}
+	if r.ships != "" {
+		v["recipe"] = mergedRecipe(t, r.ships)
 	}
 	if r.image != "" {
 		v["image"] = r.image
@@ -135,8 +140,16 @@ func helmTemplate(c *chart.Chart, vals map[string]any, ns string) (manifest, not
 }
 
 func helmTemplateNamed(c *chart.Chart, release string, vals map[string]any, ns string) (manifest, notes string, err error) {
+	// As helm template --kube-version 1.34.0: the first release serving
+	// resource.k8s.io/v1, which the DRA profiles need (the library's
+	// default is 1.20).
+	caps := *chartutil.DefaultCapabilities
+	caps.KubeVersion = chartutil.KubeVersion{Version: "v1.34.0", Major: "1", Minor: "34"}
+	return helmTemplateCaps(c, release, vals, ns, &caps)
+}
+
+func helmTemplateCaps(c *chart.Chart, release string, vals map[string]any, ns string, caps *chartutil.Capabilities) (manifest, notes string, err error) {
 	opts := chartutil.ReleaseOptions{Name: release, Namespace: ns, Revision: 1, IsInstall: true}
-	caps := chartutil.DefaultCapabilities
 	if err := chartutil.ProcessDependenciesWithMerge(c, vals); err != nil {
 		return "", "", err
 	}
@@ -195,13 +208,18 @@ func engineRender(t *testing.T, r run) (out string, msg string, ok bool) {
 	t.Helper()
 	e := entry(t, r.profile)
 	// The chart's run: named after the release, labelled with the chart.
-	labels := map[string]string{"helm.sh/chart": chartLabel}
+	labels := map[string]string{"helm.sh/chart": chartLabel, "app.kubernetes.io/name": "nemo-rl-run", "app.kubernetes.io/version": "v0.1.0",
+		"app.kubernetes.io/managed-by": chartgen.ChartManagedBy}
 	for k, v := range r.labels {
 		labels[k] = v
 	}
+	rec, ovs := e.Recipe, r.overrides
+	if r.ships != "" {
+		rec, ovs = r.ships, append([]string{chartgen.RecipeVariant}, r.overrides...)
+	}
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe: e.Recipe, Profile: e.Profile, Mode: r.mode, User: r.user,
-		Namespace: r.namespace, RunID: r.runID, Overrides: r.overrides,
+		Recipe: rec, Profile: e.Profile, Mode: r.mode, User: r.user,
+		Namespace: r.namespace, RunID: r.runID, Overrides: ovs,
 		Name: r.releaseName(), Image: r.image, Labels: labels, Annotations: r.annos, NoDeployments: r.noDeploy,
 	})
 	var msgs []string
@@ -252,7 +270,7 @@ func helmCmd(t *testing.T, bin string, args ...string) (string, string, error) {
 // cliArgs turns a run into helm template flags; overrides go through a
 // values file (--set splits on commas).
 func cliArgs(t *testing.T, r run) []string {
-	args := []string{"template", r.releaseName(), chartDir, "-n", r.namespace, "--set", "profile=" + r.profile, "--set", "user=" + r.user, "--set", "mode=" + string(r.mode)}
+	args := []string{"template", r.releaseName(), chartDir, "--kube-version", "1.34.0", "-n", r.namespace, "--set", "profile=" + r.profile, "--set", "user=" + r.user, "--set", "mode=" + string(r.mode)}
 	if r.runID != "" {
 		args = append(args, "--set", "runId="+r.runID)
 	}
@@ -268,6 +286,11 @@ func cliArgs(t *testing.T, r run) []string {
 	}
 	if r.recipe != "" {
 		args = append(args, "--set-file", "recipe="+r.recipe)
+	}
+	if r.ships != "" {
+		f := filepath.Join(t.TempDir(), "merged.yaml")
+		require.NoError(t, os.WriteFile(f, []byte(mergedRecipe(t, r.ships)), 0o644))
+		args = append(args, "--set-file", "recipe="+f)
 	}
 	if r.image != "" {
 		args = append(args, "--set", "image="+r.image)
@@ -295,3 +318,14 @@ func sortedKeys(m map[string]string) []string {
 
 // chartLabel is the helm.sh/chart label the chart adds.
 const chartLabel = "nemo-rl-run-0.1.0"
+
+// mergedRecipe is what `nrl-k8s recipe-merge FILE` prints (the same two
+// calls): the text the chart's recipe value takes.
+func mergedRecipe(t testing.TB, file string) string {
+	t.Helper()
+	rec, err := recipe.NewLoader(source.Disk{}).Load(file)
+	require.NoError(t, err)
+	y, err := manifest.RecipeYAML(rec.Tree)
+	require.NoError(t, err)
+	return y
+}

@@ -18,6 +18,10 @@ const schemaTemplate = `{
   "type": "object",
   "additionalProperties": false,
   "properties": {
+    "global": {
+      "description": "Helm passes the parent chart's global values to every subchart; this chart reads none of them, and accepts them so that it can be a dependency of an umbrella chart.",
+      "type": "object"
+    },
     "profile": {
       "description": "Packaged infra profile to run on (required). The chart README lists them.",
       "type": "string",
@@ -77,7 +81,7 @@ const schemaTemplate = `{
       "type": "boolean"
     },
     "recipe": {
-      "description": "Optional: the recipe YAML (--set-file recipe=FILE) for the chart's subset of nrl-k8s check (GPUs per node, node count).",
+      "description": "A recipe the run ships and runs (--set-file recipe=FILE, rayjob mode), as launch.recipeSource: configMap renders it: a self-contained mapping without defaults: or infra: (nrl-k8s recipe-merge RECIPE prints the merged recipe); empty: the profile's paired recipe.",
       "type": "string"
     }
   }

@@ -8,10 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
 func init() {
-	extraCommands = append(extraCommands, chartDataCmd, chartPackageCmd, chartNewCmd)
+	extraCommands = append(extraCommands, chartDataCmd, chartPackageCmd, chartNewCmd, recipeMergeCmd)
 }
 
 func chartDataCmd() *cobra.Command {
@@ -120,5 +123,44 @@ directory.`,
 	c.Flags().StringVarP(&out, "out", "o", "", "directory to write the chart to (new or empty)")
 	c.Flags().StringVar(&name, "name", "nemo-rl-run", "chart name")
 	c.Flags().StringVar(&version, "version", "0.1.0", "chart version (SemVer)")
+	return c
+}
+
+// recipeMergeCmd prints the text the chart's `recipe` value takes: the
+// chart cannot read a defaults: chain's files, so it is given the merged
+// recipe, written as a run with launch.recipeSource: configMap ships it
+// (manifest.RecipeYAML), and the ConfigMap the chart installs then holds
+// the same bytes nrl-k8s render would put there.
+func recipeMergeCmd() *cobra.Command {
+	var root string
+	c := &cobra.Command{
+		Use:   "recipe-merge RECIPE [--root DIR]",
+		Short: "Print a recipe merged with its defaults: chain (for the Helm chart's recipe value)",
+		Long: `Print RECIPE merged with its defaults: chain, sorted keys, interpolations left
+for the driver, exactly as a run with launch.recipeSource: configMap ships it
+in its ConfigMap. The Helm chart's recipe value takes this text
+(helm install ... --set-file recipe=merged.yaml) and ships it the same way.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			disk := source.Disk{}
+			if root != "" {
+				var err error
+				if disk, err = source.Confine(root); err != nil {
+					return err
+				}
+			}
+			rec, err := recipe.NewLoader(disk).Load(filepath.ToSlash(args[0]))
+			if err != nil {
+				return err
+			}
+			y, err := manifest.RecipeYAML(rec.Tree)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			_, err = fmt.Fprint(cmd.OutOrStdout(), y)
+			return err
+		},
+	}
+	c.Flags().StringVar(&root, "root", "", "read inputs only inside DIR")
 	return c
 }

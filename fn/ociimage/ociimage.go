@@ -3,8 +3,11 @@
 //
 // The image is built from scratch: one layer holding the binary, a sticky
 // /tmp, a home directory and just enough of /etc/passwd and /etc/group for
-// the non-root user 65532 ("nonroot"). There is no shell and no libc, which
-// is why Build refuses dynamically linked binaries.
+// the image's non-root user 65532 ("nonroot") and for "nobody" (65534), the
+// user kpt's and kustomize's container runtimes run a function as
+// (`--user nobody`: without a passwd entry the runtime refuses to start it).
+// There is no shell and no libc, which is why Build refuses dynamically
+// linked binaries.
 //
 // Every timestamp, owner and entry order is fixed, so the same inputs always
 // produce the same image digest.
@@ -41,6 +44,9 @@ const (
 
 	nonrootID   = 65532
 	nonrootHome = "/home/nonroot"
+	// nobodyID is the overflow uid/gid every Linux distribution names
+	// nobody; kpt and kustomize pass `--user nobody` to docker/podman.
+	nobodyID = 65534
 )
 
 // epoch is used for every timestamp so rebuilding never changes the digest.
@@ -202,8 +208,9 @@ func checkStatic(bin []byte, arch string) error {
 // name (parents sort before children) with fixed owners and mtimes, so the
 // bytes depend only on the binary and its destination.
 func rootfsTar(bin []byte, dest string) ([]byte, error) {
-	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:%s:/sbin/nologin\n", nonrootID, nonrootID, nonrootHome)
-	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", nonrootID)
+	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:%s:/sbin/nologin\nnobody:x:%d:%d:nobody:/nonexistent:/sbin/nologin\n",
+		nonrootID, nonrootID, nonrootHome, nobodyID, nobodyID)
+	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\nnobody:x:%d:\n", nonrootID, nobodyID)
 
 	entries := map[string]entry{
 		"etc":          dir(0o755, 0),

@@ -117,6 +117,9 @@ func TestBuildWriteReload(t *testing.T) {
 
 	require.Contains(t, string(files["etc/passwd"].data), "nonroot:x:65532:65532:")
 	require.Contains(t, string(files["etc/group"].data), "nonroot:x:65532:")
+	// kpt and kustomize run functions `--user nobody`: the runtime looks the name up here.
+	require.Contains(t, string(files["etc/passwd"].data), "\nnobody:x:65534:65534:")
+	require.Contains(t, string(files["etc/group"].data), "\nnobody:x:65534:")
 	require.Equal(t, 65532, files["home/nonroot"].hdr.Uid)
 	// Exactly these entries and nothing else: in particular no shell.
 	require.ElementsMatch(t, []string{

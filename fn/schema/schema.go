@@ -1,16 +1,27 @@
 // Package schema validates rendered objects against the API they are meant
 // for, offline: custom resources (RayJob, RayCluster, ComputeDomain) against
-// the openAPIV3Schema of their embedded CRD with the API server's own code
-// (k8s.io/apiextensions-apiserver: defaulting, structural pruning for
-// unknown fields, OpenAPI validation and the CRD's CEL rules), built-in kinds
-// against the k8s.io/api types plus the fields the API server requires. It
-// backs `nrl-k8s check --strict` and the output tests; the CRDs are parsed
-// on first use only. The real API server tier (tests/apiserver) is the last
+// the openAPIV3Schema of their embedded CRD in the order and with the code
+// the API server runs on a create (k8s.io/apiextensions-apiserver's
+// structural schema and pruning, its defaulting algorithm, kube-openapi's
+// OpenAPI validator, the CRD's CEL rules), built-in kinds against the
+// k8s.io/api types plus the fields the API server requires. It backs
+// `nrl-k8s check --strict` and the output tests; the CRDs are parsed on
+// first use only. The real API server tier (tests/apiserver) is the last
 // word; this is what can be known without one.
+//
+// Process start (docs/performance.md, issue 26): every package linked into
+// nrl-k8s runs its init in every process, and apiextensions-apiserver's
+// validation, defaulting and CEL packages link CEL, the apiserver's feature
+// gates and the component-base/prometheus metrics registries, which cost
+// every render and version call about as much as the render itself. So this
+// package links only the light upstream pieces (structural schema, pruning,
+// kube-openapi's validator) and carries the rest as small copies (upstream.go)
+// and the CRDs' CEL rules as Go (rules.go). tests/schema proves on every
+// golden and on broken variants of them that it finds exactly what the
+// upstream validator finds, and tests/deps keeps the heavy packages out.
 package schema
 
 import (
-	"context"
 	"embed"
 	"fmt"
 	"sort"
@@ -20,12 +31,10 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
-	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/runtime"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
+	"k8s.io/kube-openapi/pkg/validation/validate"
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
@@ -45,8 +54,7 @@ var crdFor = map[string]string{
 // crdValidator is what the API server builds from one CRD version.
 type crdValidator struct {
 	structural *structuralschema.Structural
-	schema     validation.SchemaValidator
-	cel        *cel.Validator // nil when the schema has no CEL rules
+	schema     *validate.SchemaValidator
 }
 
 type loaded struct {
@@ -55,17 +63,20 @@ type loaded struct {
 	err  error
 }
 
-var cache = map[string]*loaded{}
-
-func init() {
-	for k := range crdFor {
-		cache[k] = &loaded{}
-	}
-}
+var (
+	cacheOnce sync.Once
+	cache     map[string]*loaded
+)
 
 // validatorFor returns the validator for apiVersion/kind, building it on
 // first use; ok is false for kinds without an embedded CRD.
 func validatorFor(apiVersion, kind string) (v *crdValidator, ok bool, err error) {
+	cacheOnce.Do(func() {
+		cache = make(map[string]*loaded, len(crdFor))
+		for k := range crdFor {
+			cache[k] = &loaded{}
+		}
+	})
 	key := apiVersion + "/" + kind
 	l, ok := cache[key]
 	if !ok {
@@ -97,11 +108,10 @@ func build(file, apiVersion, kind string) (*crdValidator, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: not a structural schema: %w", file, err)
 		}
-		sv, _, err := validation.NewSchemaValidator(&internal)
-		if err != nil {
+		if err := checkRules(ss, kind); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		return &crdValidator{structural: ss, schema: sv, cel: cel.NewValidator(ss, true, celconfig.PerCallLimit)}, nil
+		return &crdValidator{structural: ss, schema: validate.NewSchemaValidator(openAPISchema(ss), nil, "", strfmt.Default)}, nil
 	}
 	return nil, fmt.Errorf("%s: no version %s of %s", file, version, kind)
 }
@@ -120,12 +130,9 @@ func (v *crdValidator) check(obj map[string]any) []Violation {
 	for _, p := range structuralpruning.PruneWithOptions(u, v.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
 		out = append(out, Violation{Path: p, Msg: "unknown field; not in the CRD schema (the API server drops it, or refuses it under strict field validation)"})
 	}
-	structuraldefaulting.Default(u, v.structural)
-	errs := validation.ValidateCustomResource(nil, u, v.schema)
-	if v.cel != nil {
-		celErrs, _ := v.cel.Validate(context.Background(), nil, v.structural, u, nil, celconfig.RuntimeCELCostBudget)
-		errs = append(errs, celErrs...)
-	}
+	applyDefaults(u, v.structural)
+	errs := openAPIResultToFieldErrors(nil, v.schema.Validate(u))
+	errs = append(errs, evalRules(nil, u, v.structural)...)
 	for _, e := range errs {
 		path := e.Field
 		if path == "<nil>" { // an error about the whole object

@@ -30,7 +30,7 @@ values in place of the sentinels; "" when a required value is missing
 {{- $ns := $v.namespace | default .Release.Namespace -}}
 {{- $runId := $v.runId | default "" -}}
 {{- $reserved := list $s.user $s.runId $s.namespace $s.name $s.image -}}
-{{- $labels := merge (dict "helm.sh/chart" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")) ($v.labels | default dict) -}}
+{{- $labels := merge (include "nemo-rl-run.chartLabels" . | fromJson) ($v.labels | default dict) -}}
 {{- $annotations := $v.annotations | default dict -}}
 {{- $texts := dict "release name" .Release.Name "user" $v.user "namespace" $ns "runId" $runId "image" ($v.image | default "") -}}
 {{- range $k, $val := $labels -}}
@@ -61,11 +61,12 @@ values in place of the sentinels; "" when a required value is missing
 {{- fail (printf "nemo-rl-run: overrides[%d] %q: values containing %q, %q, %q, %q, %q or %q are reserved (the chart's placeholders)" $i $o $s.user $s.runId $s.namespace $s.name $s.image $s.override) -}}
 {{- end -}}
 {{- end -}}
-{{- $key := $mode -}}
-{{- if $runId -}}
-{{- $key = printf "%s.runid" $mode -}}
-{{- end -}}
+{{- $key := include "nemo-rl-run.key" . -}}
+{{- $recipeText := include "nemo-rl-run.recipeText" . -}}
 {{- $r := index $p.renders $key -}}
+{{- if and $r.kubeVersion (not (semverCompare $r.kubeVersion .Capabilities.KubeVersion.Version)) -}}
+{{- fail (printf "nemo-rl-run: profile %s in %s mode renders API versions Kubernetes %s does not serve; expected a cluster version %s (resource.k8s.io/v1, DRA, is served from 1.34 on; helm template: --kube-version)" $v.profile $mode .Capabilities.KubeVersion.Version $r.kubeVersion) -}}
+{{- end -}}
 {{- range $n := $r.names -}}
 {{- $name := $n.name | replace $s.name $.Release.Name | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
 {{- if gt (len $name) (int $n.maxLength) -}}
@@ -101,7 +102,85 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- $data = include "nemo-rl-run.pairs" (dict "data" $data "sentinel" $s.label "field" "labels" "pairs" $labels) -}}
 {{- $data = include "nemo-rl-run.pairs" (dict "data" $data "sentinel" $s.annotation "field" "annotations" "pairs" $annotations) -}}
-{{- $data | replace $s.image ($v.image | default $r.image) | replace $s.name .Release.Name | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
+{{- $data = $data | replace $s.image ($v.image | default $r.image) | replace $s.name .Release.Name | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
+{{- /* last, so that no other substitution reaches into the recipe text */ -}}
+{{- if $recipeText -}}
+{{- $data = replace (toJson $s.recipe) (toJson $recipeText) $data -}}
+{{- end -}}
+{{- $data -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.chartLabels: the labels the chart adds to every object and pod
+template of the run, as JSON: Helm's conventions (helm create's helpers):
+helm.sh/chart cut to 63 characters (a label value's limit; unlike helm
+create's helper, trailing '_' and '.' go too: a label value ends
+alphanumeric), the chart's
+name and appVersion. app.kubernetes.io/managed-by is Helm in the data
+already (chartgen.ChartManagedBy), as Helm writes it on install.
+*/}}
+{{- define "nemo-rl-run.chartLabels" -}}
+{{- $l := dict "helm.sh/chart" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimAll "-_.") "app.kubernetes.io/name" (.Chart.Name | trunc 63 | trimAll "-_.") -}}
+{{- if .Chart.AppVersion -}}
+{{- $_ := set $l "app.kubernetes.io/version" (.Chart.AppVersion | replace "+" "_" | trunc 63 | trimAll "-_.") -}}
+{{- end -}}
+{{- toJson $l -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.key: which rendered variant the values select: <mode>, with
+.runid for a run id; rayjob.recipe[.runid] for a `recipe` value, which the
+run ships in a ConfigMap (launch.recipeSource=configMap, rayjob only).
+*/}}
+{{- define "nemo-rl-run.key" -}}
+{{- $v := .Values -}}
+{{- $key := $v.mode | default "rayjob" -}}
+{{- if $v.recipe -}}
+{{- if ne $key "rayjob" -}}
+{{- fail (printf "nemo-rl-run: recipe: mode %s cannot ship a recipe value (the engine ships a recipe in a ConfigMap for a RayJob only: launch.recipeSource=configMap); expected mode rayjob, or nrl-k8s render for a raycluster run of another recipe" $key) -}}
+{{- end -}}
+{{- $key = "rayjob.recipe" -}}
+{{- end -}}
+{{- if $v.runId -}}
+{{- $key = printf "%s.runid" $key -}}
+{{- end -}}
+{{- $key -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.recipeText: the `recipe` value as the run's ConfigMap carries
+it, "" without one: the YAML mapping re-written with toYaml (sorted keys,
+sigs.k8s.io/yaml, as manifest.RecipeYAML writes the merged recipe), plus
+the final newline toYaml drops. The chart cannot follow a defaults: chain
+(its files are on the user's disk), so it asks for the merged recipe,
+which nrl-k8s recipe-merge prints.
+*/}}
+{{- define "nemo-rl-run.recipeText" -}}
+{{- $v := .Values -}}
+{{- if $v.recipe -}}
+{{- $meta := .Files.Get "files/profiles.json" | fromJson -}}
+{{- $p := index $meta.profiles ($v.profile | default "") -}}
+{{- if and $p $p.noRecipeValue -}}
+{{- fail (printf "nemo-rl-run: recipe: profile %s cannot ship a recipe value: %s" $v.profile $p.noRecipeValue) -}}
+{{- end -}}
+{{- $rec := fromYaml $v.recipe -}}
+{{- if hasKey $rec "Error" -}}
+{{- fail (printf "nemo-rl-run: recipe: cannot read it as a YAML mapping: %s" (get $rec "Error")) -}}
+{{- end -}}
+{{- if not $rec -}}
+{{- fail "nemo-rl-run: recipe: the value is an empty mapping; expected a NeMo-RL recipe (--set-file recipe=FILE)" -}}
+{{- end -}}
+{{- if hasKey $rec "defaults" -}}
+{{- fail "nemo-rl-run: recipe: it has a defaults: chain, whose files the chart cannot read; expected the merged recipe: nrl-k8s recipe-merge RECIPE > merged.yaml, then --set-file recipe=merged.yaml (the same text nrl-k8s render ships with launch.recipeSource: configMap)" -}}
+{{- end -}}
+{{- if hasKey $rec "infra" -}}
+{{- fail "nemo-rl-run: recipe: it has an infra: key, which changes the profile; this chart carries its profiles pre-rendered: move those keys into a profile (nrl-k8s chart-new) or use nrl-k8s render" -}}
+{{- end -}}
+{{- if contains $meta.sentinels.recipe $v.recipe -}}
+{{- fail (printf "nemo-rl-run: recipe: text containing %s is reserved (the chart's placeholder)" $meta.sentinels.recipe) -}}
+{{- end -}}
+{{- printf "%s\n" (toYaml $rec) -}}
 {{- end -}}
 {{- end -}}
 
@@ -182,9 +261,6 @@ Fails on a mismatch; returns notes (one per line) for NOTES.txt.
 {{- $recipeName := printf "the packaged recipe %s" $p.recipe -}}
 {{- if $v.recipe -}}
 {{- $recipe = fromYaml $v.recipe -}}
-{{- if hasKey $recipe "Error" -}}
-{{- fail (printf "nemo-rl-run: recipe: cannot read it as a YAML mapping: %s" (get $recipe "Error")) -}}
-{{- end -}}
 {{- $recipeName = "the recipe value" -}}
 {{- end -}}
 {{- $got := dict -}}
@@ -210,8 +286,6 @@ Fails on a mismatch; returns notes (one per line) for NOTES.txt.
 {{- if and (kindIs "map" $c) (hasKey $c $k) -}}
 {{- $val = toString (get $c $k) -}}
 {{- $origin = printf "%s (cluster.%s)" $recipeName $k -}}
-{{- else if hasKey $recipe "defaults" -}}
-{{- $notes = append $notes (printf "recipe check: cluster.%s is not in the recipe value itself but in its defaults: chain, which the chart cannot follow; `nrl-k8s check` does the full check." $k) -}}
 {{- else -}}
 {{- $notes = append $notes (printf "recipe check: the recipe value sets no cluster.%s; not checked." $k) -}}
 {{- end -}}
