@@ -32,10 +32,12 @@ func TestCheckExitCodes(t *testing.T) {
 	require.Contains(t, out, "training: alice-raycluster-qwen3-30b-math-gb300")
 	require.Contains(t, out, "workers 4x (4 segments x 1) cpu=132 mem=900Gi gpu=16")
 	require.Contains(t, out, "ComputeDomain: compute-domain-alice-raycluster-qwen3-30b-math-gb300-training")
-	// The one warning: the shipped entrypoint pipes the driver into tee
-	// without pipefail.
-	require.Contains(t, out, "0 error(s), 1 warning(s)")
+	// The two warnings: the shipped entrypoint pipes the driver into tee
+	// without pipefail, and codeSource image runs the code mounted over
+	// codePath.
+	require.Contains(t, out, "0 error(s), 2 warning(s)")
 	require.Contains(t, out, "piped without `set -o pipefail`")
+	require.Contains(t, out, "launch.codeSource is image but container \"ray-head\" mounts volume \"rl-workspace\" at /opt/nemo-rl")
 	// The summary reads the objects: the scheduler the pods name and the
 	// --config the pod reads.
 	require.Contains(t, out, "scheduler:   kai-scheduler (queue=rl)")
