@@ -47,7 +47,10 @@ func Inputs(in Input) diag.List {
 	}
 	inert(&ds, f, infra)
 	if in.Recipe != nil {
-		recipeVsCluster(&ds, f, infra, in.Recipe)
+		driverVsRecipe(&ds, f, infra, in.Recipe)
+		if recipeCounts(&ds, infra, in.Recipe) {
+			recipeVsCluster(&ds, f, infra, in.Recipe)
+		}
 		megatron(&ds, f, in.Recipe)
 	}
 	for _, rc := range infra.Kuberay.ByRole() {
@@ -154,7 +157,10 @@ func recipeVsCluster(ds *diag.List, f string, infra *profile.Infra, r *effective
 	}
 	if col, ok, _ := r.Value("policy.generation.colocated.enabled"); ok && col == false {
 		gn, okN, dynN := r.Value("policy.generation.colocated.resources.num_nodes")
-		if n, isInt := AsInt(gn); okN && isInt && !dynN && n >= nodes {
+		// One node: NeMo-RL splits its GPUs between training and
+		// generation, and generation's num_nodes must be 1 or null
+		// (grpo.py setup), so only more nodes can be all taken.
+		if n, isInt := AsInt(gn); okN && isInt && !dynN && n >= nodes && nodes > 1 {
 			ds.Errorf(r.File, "policy.generation.colocated.resources.num_nodes",
 				"found %d generation nodes (set by %s); expected fewer than cluster.num_nodes=%d so that training keeps nodes",
 				n, r.Origin("policy.generation.colocated.resources.num_nodes"), nodes)

@@ -16,6 +16,20 @@ type ConfigInput struct {
 	RecipeFile string
 	// RecipeRoot is the local recipe root (--recipe-root); "" finds it.
 	RecipeRoot string
+	// Checkout is the NeMo-RL checkout the command runs in, when the
+	// recipe lies inside it (nil otherwise, and always for the KRM
+	// function, render-all and --root: they read nothing outside their
+	// inputs).
+	Checkout *Checkout
+}
+
+// Checkout is a local NeMo-RL checkout: the nearest ancestor of the
+// working directory holding examples/configs/, as nrl-k8s's users run it
+// ("from the NeMo-RL repo root"). A path below it is the path in the pod's
+// checkout.
+type Checkout struct {
+	Dir    string // the checkout, for messages
+	Recipe string // the checked recipe's path below Dir (slash path)
 }
 
 // PodConfig ties the recipe that is checked to the recipe that runs: it
@@ -23,9 +37,11 @@ type ConfigInput struct {
 // driver call of the entrypoint must carry ("" when the entrypoint is left
 // as it is). The mapping has a recipe root on each side:
 //
-//   - local: --recipe-root, else the nearest ancestor folder named `recipes`
-//     that holds NeMo-RL's `examples/` tree (the repository mirrors NeMo-RL's
-//     layout, so the path below it is the path in NeMo-RL's checkout);
+//   - local, first that applies: --recipe-root; else the NeMo-RL checkout
+//     the command runs in, when it holds the recipe; else the nearest
+//     ancestor folder named `recipes` that holds NeMo-RL's `examples/` tree
+//     (the repository mirrors NeMo-RL's layout, so the path below it is the
+//     path in NeMo-RL's checkout);
 //   - pod: launch.recipeRoot, else launch.codePath (codeSource image|lustre).
 //
 // A value is written relative to codePath when it lies below it and every
@@ -66,6 +82,9 @@ func PodConfig(in ConfigInput) (string, diag.List) {
 		return "", ds
 	}
 	rel, root, ok := localRel(recipe, in.RecipeRoot)
+	if in.RecipeRoot == "" && in.Checkout != nil && in.Checkout.Recipe != "" {
+		rel, root, ok = path.Clean(in.Checkout.Recipe), in.Checkout.Dir, true
+	}
 	if in.RecipeRoot != "" && !ok {
 		ds.Errorf(f, "launch.entrypoint", "the checked recipe %s is not under the recipe root %s (--recipe-root); expected the recipe inside it, so that its path below the root is its path below launch.recipeRoot/codePath (%s) in the pod", recipe, root, podRoot)
 		return "", ds
@@ -81,7 +100,7 @@ func PodConfig(in ConfigInput) (string, diag.List) {
 				continue
 			}
 			if c != suffix && !strings.HasSuffix(c, "/"+suffix) {
-				ds.Errorf(f, "launch.entrypoint", "line %d: the pod reads --config %s but the checked recipe is %s, which is not under a recipe root (a `recipes/` folder holding NeMo-RL's examples/ tree, or --recipe-root) and so cannot be mapped into the pod; expected --config naming the checked recipe, or the recipe inside the recipe root",
+				ds.Errorf(f, "launch.entrypoint", "line %d: the pod reads --config %s but the checked recipe is %s, which is not under a recipe root (the NeMo-RL checkout the command runs in, a `recipes/` folder holding NeMo-RL's examples/ tree, or --recipe-root) and so cannot be mapped into the pod; expected --config naming the checked recipe, or the recipe inside a recipe root",
 					inv.Line, inv.Config, recipe)
 			}
 		}
@@ -113,7 +132,14 @@ func configTarget(ds *diag.List, f, entrypoint string, invs []hydra.Invocation, 
 		ds.Errorf(f, "launch.entrypoint", "%v", err)
 		return "", *ds
 	}
+	reported := map[hydra.ConfigRewrite]bool{}
 	for _, c := range changes {
+		// Two calls on one line rewriting the same path: one report, as
+		// nrl-k8s logs one line per original path.
+		if reported[c] {
+			continue
+		}
+		reported[c] = true
 		if shipped {
 			ds.Infof(f, "launch.entrypoint", "line %d: --config %s rewritten to --config %s: launch.recipeSource is configMap, so the checked recipe %s ships with the run", c.Line, c.From, c.To, recipe)
 			continue

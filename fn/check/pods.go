@@ -71,6 +71,17 @@ func podSpecRules(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 			}
 		}
 	}
+	for i, c := range spec.ResourceClaims {
+		// The API server refuses a pod claim with no source or two; KubeRay
+		// would create no pod of the group (FailedToCreate* Events only).
+		cp := p.Child("resourceClaims").Index(i)
+		switch {
+		case c.ResourceClaimTemplateName == nil && c.ResourceClaimName == nil:
+			errs = append(errs, field.Required(cp, fmt.Sprintf("pod claim %q has no source; expected resourceClaimTemplateName (a claim per pod) or resourceClaimName (an existing shared claim): the API server refuses every pod built from it", c.Name)))
+		case c.ResourceClaimTemplateName != nil && c.ResourceClaimName != nil:
+			errs = append(errs, field.Invalid(cp, c.Name, "sets both resourceClaimTemplateName and resourceClaimName; expected exactly one (the API server refuses the pod)"))
+		}
+	}
 	for _, set := range []struct {
 		name string
 		list []corev1.Container

@@ -42,6 +42,17 @@ func TestPodRules(t *testing.T) {
 		{"env value and valueFrom", worker(func(g *rayv1.WorkerGroupSpec) {
 			g.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "X", Value: "v", ValueFrom: &corev1.EnvVarSource{}}}
 		}), "spec.workerGroupSpecs[0].template.spec.containers[0].env[0]"},
+		{"claim with no source", worker(func(g *rayv1.WorkerGroupSpec) {
+			g.Template.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "ib"}}
+		}), "spec.workerGroupSpecs[0].template.spec.resourceClaims[0]"},
+		{"claim with two sources", worker(func(g *rayv1.WorkerGroupSpec) {
+			a, b := "t", "c"
+			g.Template.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "ib", ResourceClaimTemplateName: &a, ResourceClaimName: &b}}
+		}), "spec.workerGroupSpecs[0].template.spec.resourceClaims[0]"},
+		{"claim from a template", worker(func(g *rayv1.WorkerGroupSpec) {
+			a := "t"
+			g.Template.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "ib", ResourceClaimTemplateName: &a}}
+		}), ""},
 		{"negative Deployment replicas", &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: i32(-1)}}, "spec.replicas"},
 		{"RayJob paths start at its cluster spec", &rayv1.RayJob{Spec: rayv1.RayJobSpec{RayClusterSpec: &worker(func(g *rayv1.WorkerGroupSpec) { g.Replicas = i32(-1) }).Spec}},
 			"spec.rayClusterSpec.workerGroupSpecs[0].replicas"},

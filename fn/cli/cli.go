@@ -135,7 +135,7 @@ func (f *runFlags) register(c *cobra.Command, withMode bool) {
 	c.Flags().StringArrayVar(&f.labels, "label", nil, "KEY=VALUE label for every object and pod template of the run (repeatable)")
 	c.Flags().BoolVar(&f.noDeploy, "no-deployments", false, "leave out the profile's deployments and their Services (shared by the user's runs: let one run own them)")
 	c.Flags().StringArrayVar(&f.annos, "annotation", nil, "KEY=VALUE annotation for every object and pod template of the run (repeatable)")
-	c.Flags().StringVar(&f.recipeRoot, "recipe-root", "", "local recipe root: the folder whose layout is NeMo-RL's checkout (default: the recipe's nearest recipes/ folder holding examples/); --config is pointed at the recipe's path below it, under launch.recipeRoot (default codePath) in the pod")
+	c.Flags().StringVar(&f.recipeRoot, "recipe-root", "", "local recipe root: the folder whose layout is NeMo-RL's checkout (default: the NeMo-RL checkout the command runs in, the nearest ancestor of the working directory holding examples/configs/, when it holds the recipe; else the recipe's nearest recipes/ folder holding examples/; never looked for under --root); --config is pointed at the recipe's path below it, under launch.recipeRoot (default codePath) in the pod")
 	c.Flags().StringVar(&f.root, "root", "", "read input files only inside this directory (regular files; symlinks must resolve inside it; in a git work tree only tracked files; ${oc.env:...} reads no environment); default: no restriction")
 	c.Flags().BoolVar(&f.untracked, "include-untracked", false, "with --root in a git work tree: also read files git does not track")
 	if withMode {
@@ -197,6 +197,9 @@ func (f *runFlags) run(args []string, adjust func(*pipeline.Request)) (*pipeline
 	}
 	if adjust != nil {
 		adjust(&req)
+	}
+	if f.root == "" && req.RecipeRoot == "" {
+		req.Checkout = findCheckout(req.Recipe)
 	}
 	disk := source.Disk{}
 	if f.root != "" {

@@ -180,3 +180,15 @@ func (r *Recipe) fileOf(p tree.Path) string {
 	}
 	return r.File
 }
+
+// OriginFile is the file of the `defaults:` chain that set the value at
+// path, "" when an override set it (Origin then says which).
+func (r *Recipe) OriginFile(path string) string {
+	p := tree.ParsePath(path)
+	for _, o := range r.Overrides {
+		if o.Override.Key.String() == p.String() {
+			return ""
+		}
+	}
+	return r.fileOf(p)
+}

@@ -40,9 +40,8 @@ type token struct {
 
 var scriptRE = regexp.MustCompile(`(^|/)run_[A-Za-z0-9_]*\.py$`)
 
-// FindInvocation returns the first driver call (`python ... run_*.py
-// [--config X] overrides...`) of a shell entrypoint, false when it runs no
-// NeMo-RL driver.
+// FindInvocation returns the first training call of a shell entrypoint,
+// false when it has none.
 func FindInvocation(entrypoint string) (Invocation, bool) {
 	all := FindInvocations(entrypoint)
 	if len(all) == 0 {
@@ -51,7 +50,11 @@ func FindInvocation(entrypoint string) (Invocation, bool) {
 	return all[0], true
 }
 
-// FindInvocations returns every driver call, in order. Backslash-newline
+// FindInvocations returns every training call, in order. A training call is
+// a simple command that runs one of NeMo-RL's drivers (a `run_*.py` script)
+// or, whatever its script's name, passes `--config` (`python train.py
+// --config a/b.yaml`): nrl-k8s rewrites every `--config` of the entrypoint,
+// so a recipe path the pod reads is never left unchecked. Backslash-newline
 // continuations join lines (as two blanks, so byte offsets stay those of the
 // entrypoint).
 func FindInvocations(entrypoint string) []Invocation {
@@ -73,60 +76,130 @@ func FindInvocations(entrypoint string) []Invocation {
 		wrapped := ctx.describe()
 		words, comment := tokenize(joined, lineStart, lineEnd)
 		ctx.advance(joined, lineStart, lineEnd, lineNo, words)
-		for i := 0; i < len(words); i++ {
-			w := words[i]
-			if w.op || !scriptRE.MatchString(w.text) {
-				continue
+		for from := 0; from < len(words); {
+			to := commandEnd(words, from)
+			if s, ok := scriptOf(words[from:to]); ok {
+				inv := parseCall(words, from+s, comment, lineNo)
+				inv.Wrapped = wrapped
+				if w := words[from+s]; inv.Wrapped == "" && strings.ContainsAny(w.text, " \t") {
+					inv.Wrapped = "inside the quoted word " + joined[w.start:w.end]
+				}
+				out = append(out, inv)
 			}
-			inv := Invocation{Script: w.text, Line: lineNo, end: w.end, opStart: comment, Wrapped: wrapped}
-			if inv.Wrapped == "" && strings.ContainsAny(w.text, " \t") {
-				inv.Wrapped = "inside the quoted word " + joined[w.start:w.end]
-			}
-			j := i + 1
-			for ; j < len(words); j++ {
-				a := words[j]
-				if a.op {
-					inv.opStart = a.start
-					break
-				}
-				inv.end = a.end
-				switch {
-				case a.text == "--config" && j+1 < len(words) && !words[j+1].op:
-					j++
-					inv.config = &words[j]
-					inv.Config = words[j].text
-					inv.end = words[j].end
-					continue
-				case strings.HasPrefix(a.text, "--config="):
-					inv.config = &words[j]
-					inv.eqForm = true
-					inv.Config = strings.TrimPrefix(a.text, "--config=")
-					continue
-				case strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "++"):
-					continue
-				case strings.Contains(a.text, "=") || strings.HasPrefix(a.text, "~"):
-					inv.Overrides = append(inv.Overrides, a.text)
-				}
-			}
-			// Past redirections (`2>&1`, `> file`), a pipe takes the output.
-			for k := j; k < len(words); k++ {
-				a := words[k]
-				if !a.op {
-					continue // a redirection's target
-				}
-				if a.text == "|" || a.text == "|&" {
-					inv.Piped = true
-				}
-				if !isRedirection(a.text) {
-					break
-				}
-			}
-			out = append(out, inv)
-			i = j
+			to++ // past the control operator
+			from = to
 		}
 		lineStart = lineEnd + 1
 	}
 	return out
+}
+
+// commandEnd is the index of the control operator (`;`, `&&`, `||`, `|`,
+// `|&`, `&`) that ends the simple command starting at from, or len(words).
+// Redirections belong to their command.
+func commandEnd(words []token, from int) int {
+	for i := from; i < len(words); i++ {
+		if words[i].op && !isRedirection(words[i].text) {
+			return i
+		}
+	}
+	return len(words)
+}
+
+// scriptOf finds the word a training call's arguments follow in one simple
+// command: a NeMo-RL driver (`run_*.py`), else, when the command passes
+// --config, the last `.py` word before it, else the command's program.
+func scriptOf(cmd []token) (int, bool) {
+	for i, w := range cmd {
+		if w.op {
+			break
+		}
+		if scriptRE.MatchString(w.text) {
+			return i, true
+		}
+	}
+	cfg := -1
+	for i, w := range cmd {
+		if w.op {
+			break
+		}
+		if isConfigFlag(w.text) {
+			cfg = i
+			break
+		}
+	}
+	if cfg < 0 {
+		return 0, false
+	}
+	for i := cfg - 1; i >= 0; i-- {
+		if strings.HasSuffix(cmd[i].text, ".py") {
+			return i, true
+		}
+	}
+	for i := 0; i < cfg; i++ {
+		// The program: the first word that is no `VAR=value` assignment.
+		if !strings.Contains(cmd[i].text, "=") {
+			return i, true
+		}
+	}
+	return cfg, true // `--config x` alone: the flag is the call
+}
+
+// isConfigFlag: `--config` or `--config=...`, never Hydra's `--config-name`,
+// `--config-dir` or `--config-path`.
+func isConfigFlag(w string) bool {
+	return w == "--config" || strings.HasPrefix(w, "--config=")
+}
+
+// parseCall reads the call whose script is words[s]: --config, Hydra
+// overrides up to the first operator, and whether a pipe takes its output.
+func parseCall(words []token, s, comment, line int) Invocation {
+	w := words[s]
+	inv := Invocation{Script: w.text, Line: line, end: w.end, opStart: comment}
+	j := s + 1
+	if isConfigFlag(w.text) {
+		// A command that is only `--config x`: the flag word is its own.
+		inv.Script, j = "", s
+	}
+	for ; j < len(words); j++ {
+		a := words[j]
+		if a.op {
+			inv.opStart = a.start
+			break
+		}
+		inv.end = a.end
+		switch {
+		case a.text == "--config" && j+1 < len(words) && !words[j+1].op:
+			j++
+			inv.config = &words[j]
+			inv.Config = words[j].text
+			inv.end = words[j].end
+			continue
+		case strings.HasPrefix(a.text, "--config="):
+			inv.config = &words[j]
+			inv.eqForm = true
+			inv.Config = strings.TrimPrefix(a.text, "--config=")
+			continue
+		case strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "++"):
+			continue
+		case strings.Contains(a.text, "=") || strings.HasPrefix(a.text, "~"):
+			inv.Overrides = append(inv.Overrides, a.text)
+		}
+	}
+	// Past redirections (`2>&1`, `> file`), a pipe takes the output.
+	for k := j; k < len(words); k++ {
+		a := words[k]
+		if !a.op {
+			continue // a redirection's target
+		}
+		if a.text == "|" || a.text == "|&" {
+			inv.Piped = true
+		}
+		if !isRedirection(a.text) {
+			break
+		}
+	}
+	return inv
 }
 
 // PipefailBefore reports whether a `set` command before the call's line

@@ -66,9 +66,15 @@ func run(t *testing.T, profile, rec string, overrides []string, mode runparams.M
 	return res.Diags
 }
 
+// Clean: no error, no warning; the one note is the Pod Security level its
+// pods need (no securityContext: baseline).
 func TestGoodProfileIsClean(t *testing.T) {
 	for _, m := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
-		require.Empty(t, run(t, goodProfile, goodRecipe, nil, m))
+		ds := run(t, goodProfile, goodRecipe, nil, m)
+		require.Len(t, ds, 1, "%v", ds)
+		require.Equal(t, diag.Info, ds[0].Severity)
+		require.Equal(t, "podSecurity", ds[0].Field)
+		require.Contains(t, ds[0].Message, "need Pod Security baseline")
 	}
 }
 

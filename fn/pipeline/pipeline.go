@@ -27,6 +27,9 @@ type Request struct {
 	// RecipeRoot is the local recipe root (--recipe-root); "" finds the
 	// repository's recipes/ folder (check.PodConfig).
 	RecipeRoot string
+	// Checkout is the NeMo-RL checkout the CLI runs in, when it holds the
+	// recipe (check.Checkout); nil elsewhere.
+	Checkout *check.Checkout
 	// UserDefaults is an optional user defaults layer for the profile.
 	UserDefaults string
 	// Mode, RunID, User, Name: see runparams.Params. User must be normalised.
@@ -131,7 +134,7 @@ func Render(l *recipe.Loader, req Request) *Result {
 	res.Diags = append(res.Diags, cds...)
 	if req.Mode != runparams.Dev {
 		var pds diag.List
-		params.Config, pds = check.PodConfig(check.ConfigInput{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot})
+		params.Config, pds = check.PodConfig(check.ConfigInput{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot, Checkout: req.Checkout})
 		res.Diags = append(res.Diags, pds...)
 		if prof.Infra.Launch.RecipeSource == profile.RecipeSourceConfigMap {
 			y, err := manifest.RecipeYAML(rec.Tree)
@@ -170,6 +173,16 @@ func Render(l *recipe.Loader, req Request) *Result {
 	}
 	res.Diags = append(res.Diags, check.Output(prof.File, docs)...)
 	res.Diags = append(res.Diags, check.Secrets(prof.File, docs)...)
+	if res.Diags.HasErrors() {
+		return res
+	}
+	// Only objects that would be written are judged: the pods KubeRay
+	// creates from them against the namespace's Pod Security.
+	declared := ""
+	if prof.Infra.PodSecurity != nil {
+		declared = *prof.Infra.PodSecurity
+	}
+	res.Diags = append(res.Diags, check.PodSecurity(prof.File, declared, docs)...)
 	if res.Diags.HasErrors() {
 		return res
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -68,8 +69,13 @@ func TestShippedEntrypointsMatchReference(t *testing.T) {
 
 // Only the expected findings: the ultra profiles have more workers than
 // the recipe uses (48/64 vs 42/58), which is a warning, not an error; all
+<<<<<<< HEAD
 // three pipe the driver into tee under `set -eu` without pipefail; qwen says
 // codeSource image and mounts its code from Lustre over codePath.
+=======
+// three pipe the driver into tee under `set -eu` without pipefail. (Their
+// Pod Security findings are TestShippedProfilesPodSecurity's.)
+>>>>>>> main
 func TestShippedProfilesCheckClean(t *testing.T) {
 	pipefail := func(line int, script string) string {
 		return fmt.Sprintf("warning: launch.entrypoint: line %d: the driver call %s is piped without `set -o pipefail`: a crashed driver exits with the pipe's last command (tee's 0) and the job reports success; expected `set -o pipefail` before it (bash; dash 0.5.12+), or the output redirected instead of piped", line, script)
@@ -87,6 +93,9 @@ func TestShippedProfilesCheckClean(t *testing.T) {
 				})
 				var got []string
 				for _, d := range res.Diags {
+					if d.Field == "podSecurity" || strings.HasPrefix(d.Message, "Pod Security ") {
+						continue
+					}
 					got = append(got, string(d.Severity)+": "+d.Field+": "+d.Message)
 					require.Equal(t, c.profile, d.File)
 				}

@@ -309,6 +309,7 @@ func plain(v any) any {
 
 // enums maps a documented path to the values validate.go accepts.
 var enums = map[string][]string{
+	"podSecurity":                      PodSecurityLevels,
 	"scheduler.kind":                   SchedulerKinds,
 	"placement.tolerations[].operator": Operators,
 	"placement.tolerations[].effect":   Effects,

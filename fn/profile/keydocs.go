@@ -18,6 +18,7 @@ var keyDocs = map[string]keyDoc{
 	"imagePullSecrets": {"When non-empty, replaces the pull secrets of every rendered pod (RayCluster, Deployment, dev pod).", "[ngc-pull]"},
 	"rayVersion":       {"Changes nothing in the output (a render warns): write spec.rayVersion in kuberay.<role>.spec.", "2.52.0"},
 	"serviceAccount":   {"When set, becomes serviceAccountName of every RayCluster and Deployment pod.", "nemo-rl"},
+	"podSecurity":      {"The Pod Security level the target namespace enforces (its pod-security.kubernetes.io/enforce label): privileged, baseline or restricted. check judges every pod the run makes, as KubeRay creates them, with the API server's own Pod Security code; a pod needing more is an error naming the field. Unset: no constraint, check reports the level the run needs and warns about what baseline refuses.", "baseline"},
 
 	"scheduler":       {"The scheduler. kind kai with a queue puts schedulerName: kai-scheduler on every Ray and Deployment pod that names no scheduler and the kai.scheduler/queue label on every object and pod template; kueue is warned as inert (use kuberay.<role>.labels); default changes nothing.", "{kind: kai, queue: team-a}"},
 	"scheduler.kind":  {"kai, kueue or default (case-sensitive); see scheduler. A pod naming another scheduler is an error under kai.", "kai"},

@@ -19,24 +19,27 @@ var Roles = []string{"generation", "gym", "training"}
 
 // Infra is the whole profile.
 type Infra struct {
-	Namespace        string                 `json:"namespace"`
-	Image            string                 `json:"image"`
-	ImagePullSecrets []string               `json:"imagePullSecrets"`
-	RayVersion       *string                `json:"rayVersion"`
-	ServiceAccount   *string                `json:"serviceAccount"`
-	Scheduler        Scheduler              `json:"scheduler"`
-	Placement        Placement              `json:"placement"`
-	Networking       Networking             `json:"networking"`
-	Workspace        Workspace              `json:"workspace"`
-	HFCache          Volume                 `json:"hf_cache"`
-	Checkpoints      Volume                 `json:"checkpoints"`
-	Submit           Submit                 `json:"submit"`
-	Launch           Launch                 `json:"launch"`
-	Resources        Resources              `json:"resources"`
-	Kuberay          Clusters               `json:"kuberay"`
-	Deployments      map[string]*Deployment `json:"deployments"`
-	Labels           map[string]string      `json:"labels"`
-	Annotations      map[string]string      `json:"annotations"`
+	Namespace        string   `json:"namespace"`
+	Image            string   `json:"image"`
+	ImagePullSecrets []string `json:"imagePullSecrets"`
+	RayVersion       *string  `json:"rayVersion"`
+	ServiceAccount   *string  `json:"serviceAccount"`
+	// Ours: the Pod Security level the target namespace enforces (null: not
+	// known, no constraint); check refuses a run whose pods need more.
+	PodSecurity *string                `json:"podSecurity"`
+	Scheduler   Scheduler              `json:"scheduler"`
+	Placement   Placement              `json:"placement"`
+	Networking  Networking             `json:"networking"`
+	Workspace   Workspace              `json:"workspace"`
+	HFCache     Volume                 `json:"hf_cache"`
+	Checkpoints Volume                 `json:"checkpoints"`
+	Submit      Submit                 `json:"submit"`
+	Launch      Launch                 `json:"launch"`
+	Resources   Resources              `json:"resources"`
+	Kuberay     Clusters               `json:"kuberay"`
+	Deployments map[string]*Deployment `json:"deployments"`
+	Labels      map[string]string      `json:"labels"`
+	Annotations map[string]string      `json:"annotations"`
 	// Ours: DRA device settings nrl-k8s hard-codes.
 	DRA DRA `json:"dra"`
 	// Ours: the CPU-only dev pod (`nrl-k8s dev connect`).

@@ -43,6 +43,8 @@ var (
 	Operators       = []string{"Equal", "Exists"}
 	Effects         = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
 	SubmissionModes = []string{"HTTPMode", "K8sJobMode", "SidecarMode", "InteractiveMode"}
+	// PodSecurityLevels are Pod Security's levels (fn/podsecurity.Levels).
+	PodSecurityLevels = []string{"privileged", "baseline", "restricted"}
 )
 
 func oneOf(ds *diag.List, file, field, got string, allowed []string) {
@@ -62,6 +64,9 @@ func validate(file string, in *Infra) diag.List {
 	}
 	if strings.TrimSpace(in.Image) == "" {
 		ds.Errorf(file, "image", "must not be empty; expected a container image reference")
+	}
+	if in.PodSecurity != nil {
+		oneOf(&ds, file, "podSecurity", *in.PodSecurity, PodSecurityLevels)
 	}
 	oneOf(&ds, file, "scheduler.kind", in.Scheduler.Kind, SchedulerKinds)
 	if (in.Scheduler.Kind == "kai" || in.Scheduler.Kind == "kueue") && (in.Scheduler.Queue == nil || *in.Scheduler.Queue == "") {

@@ -330,11 +330,13 @@ func TestGoldenSummary(t *testing.T) {
 			},
 		},
 		{
-			name: "entrypoint", old: "      cluster.num_nodes=58 \\", new: "      cluster.num_nodes=64 \\",
+			// 42, not 64: the ultra recipe's parallelism fits 42 - 26 generation
+			// nodes, not 64 - 26 (docs/nrl-k8s.md §5.2).
+			name: "entrypoint", old: "      cluster.num_nodes=58 \\", new: "      cluster.num_nodes=42 \\",
 			check: func(t *testing.T, d review.RunDiff) {
 				require.Len(t, d.Entrypoints, 1)
 				assert.Equal(t, "RayJob/ultra-64n", d.Entrypoints[0].Job)
-				assert.Contains(t, d.Entrypoints[0].Diff, "-  cluster.num_nodes=58 \\\n+  cluster.num_nodes=64 \\\n")
+				assert.Contains(t, d.Entrypoints[0].Diff, "-  cluster.num_nodes=58 \\\n+  cluster.num_nodes=42 \\\n")
 				assert.Equal(t, []string{"RayJob/ultra-64n"}, d.ObjectsChanged)
 			},
 		},
