@@ -32,17 +32,11 @@ func TestCheckExitCodes(t *testing.T) {
 	require.Contains(t, out, "training: alice-raycluster-qwen3-30b-math-gb300")
 	require.Contains(t, out, "workers 4x (4 segments x 1) cpu=132 mem=900Gi gpu=16")
 	require.Contains(t, out, "ComputeDomain: compute-domain-alice-raycluster-qwen3-30b-math-gb300-training")
-<<<<<<< HEAD
-	// The two warnings: the shipped entrypoint pipes the driver into tee
-	// without pipefail, and codeSource image runs the code mounted over
-	// codePath.
-	require.Contains(t, out, "0 error(s), 2 warning(s)")
-=======
 	// The warnings: the shipped entrypoint pipes the driver into tee
-	// without pipefail, and Pod Security baseline refuses each of the four
-	// worker groups' IPC_LOCK.
-	require.Contains(t, out, "0 error(s), 5 warning(s)")
->>>>>>> main
+	// without pipefail, codeSource image runs the code mounted over
+	// codePath, and Pod Security baseline refuses each of the four worker
+	// groups' IPC_LOCK.
+	require.Contains(t, out, "0 error(s), 6 warning(s)")
 	require.Contains(t, out, "piped without `set -o pipefail`")
 	require.Contains(t, out, "launch.codeSource is image but container \"ray-head\" mounts volume \"rl-workspace\" at /opt/nemo-rl")
 	// The summary reads the objects: the scheduler the pods name and the

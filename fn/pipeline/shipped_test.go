@@ -69,13 +69,9 @@ func TestShippedEntrypointsMatchReference(t *testing.T) {
 
 // Only the expected findings: the ultra profiles have more workers than
 // the recipe uses (48/64 vs 42/58), which is a warning, not an error; all
-<<<<<<< HEAD
 // three pipe the driver into tee under `set -eu` without pipefail; qwen says
-// codeSource image and mounts its code from Lustre over codePath.
-=======
-// three pipe the driver into tee under `set -eu` without pipefail. (Their
+// codeSource image and mounts its code from Lustre over codePath. (Their
 // Pod Security findings are TestShippedProfilesPodSecurity's.)
->>>>>>> main
 func TestShippedProfilesCheckClean(t *testing.T) {
 	pipefail := func(line int, script string) string {
 		return fmt.Sprintf("warning: launch.entrypoint: line %d: the driver call %s is piped without `set -o pipefail`: a crashed driver exits with the pipe's last command (tee's 0) and the job reports success; expected `set -o pipefail` before it (bash; dash 0.5.12+), or the output redirected instead of piped", line, script)
