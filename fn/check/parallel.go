@@ -165,6 +165,9 @@ func trainWorld(ds *diag.List, v *recipeInts, r *effective.Recipe, alg string, b
 			w.train, w.how, sizes, mp, w.train, mp)
 		return
 	}
+	if b.name == "megatron" {
+		expertWorld(ds, v, r, b, w)
+	}
 	dp := w.train / mp
 	gbs, okG := v.get("policy.train_global_batch_size")
 	mbs, okM := v.get("policy.train_micro_batch_size")
@@ -187,6 +190,26 @@ func trainWorld(ds *diag.List, v *recipeInts, r *effective.Recipe, alg string, b
 	if (mulCap(gbs, k)/dp)%mulCap(mbs, k) != 0 {
 		ds.Errorf(fileOf(r, gk), gk, "found %d (set by %s): each of the %d data-parallel ranks gets %d samples, not a multiple of policy.train_micro_batch_size=%d (set by %s); expected the global batch a multiple of data-parallel size × micro batch = %d, or NeMo-RL fails cutting micro batches (batched_data_dict.py make_microbatch_iterator)",
 			gbs, r.Origin(gk), dp, gbs/dp, mbs, r.Origin("policy.train_micro_batch_size"), mulCap(dp, mbs))
+	}
+}
+
+// expertWorld: Megatron-core's initialize_model_parallel (megatron/core/
+// parallel_state.py, which NeMo-RL's Megatron worker reaches with the sizes
+// megatron/setup.py:890-894 copies from the recipe) raises unless the world
+// is a multiple of expert TP × EP × PP, expert TP defaulting to TP.
+func expertWorld(ds *diag.List, v *recipeInts, r *effective.Recipe, b backend, w worlds) {
+	const ek, etk = "policy.megatron_cfg.expert_model_parallel_size", "policy.megatron_cfg.expert_tensor_parallel_size"
+	ep, ok := v.get(ek)
+	if !ok {
+		return
+	}
+	etp, ok := v.get(etk)
+	if !ok {
+		etp = b.tp
+	}
+	if e := mulCap(mulCap(etp, ep), b.pp); w.train%e != 0 {
+		ds.Errorf(fileOf(r, ek), ek, "found %d (set by %s): the policy trains on %d GPUs (%s), which expert TP %d × EP %d × PP %d = %d does not divide; expected %d to be a multiple of %d, or Megatron stops at start-up (megatron/core/parallel_state.py: world_size is not divisible by expert_tensor_model_pipeline_parallel size)",
+			ep, r.Origin(ek), w.train, w.how, etp, ep, b.pp, e, w.train, e)
 	}
 }
 

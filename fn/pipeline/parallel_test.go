@@ -80,6 +80,12 @@ func TestParallelismWorldSizes(t *testing.T) {
 		{name: "vLLM expert parallel", driver: "examples/run_grpo.py", recipe: parallelRecipe("grpo", grpoGeneration),
 			overrides: []string{"policy.generation.vllm_cfg.expert_parallel_size=6"},
 			wantErr:   "expected a multiple of tensor_parallel_size 4"},
+		// Megatron, 16 GPUs: TP 2 × PP 1 × CP 1 fits, expert TP 2 × EP 3 does not.
+		{name: "megatron expert parallel", driver: "examples/run_sft.py", recipe: parallelRecipe("sft", ""),
+			overrides: []string{"policy.dtensor_cfg.enabled=false", "policy.megatron_cfg.enabled=true",
+				"+policy.megatron_cfg.tensor_model_parallel_size=2", "+policy.megatron_cfg.pipeline_model_parallel_size=1",
+				"+policy.megatron_cfg.context_parallel_size=1", "+policy.megatron_cfg.expert_model_parallel_size=3"},
+			wantErr: "which expert TP 2 × EP 3 × PP 1 = 6 does not divide"},
 		{name: "TP across nodes warns", driver: "examples/run_sft.py", recipe: parallelRecipe("sft", ""),
 			overrides: []string{"policy.dtensor_cfg.tensor_parallel_size=16", "policy.train_global_batch_size=2", "policy.train_micro_batch_size=2"},
 			wantWarn:  "tensor parallel groups span nodes"},

@@ -15,10 +15,11 @@
 // gates and the component-base/prometheus metrics registries, which cost
 // every render and version call about as much as the render itself. So this
 // package links only the light upstream pieces (structural schema, pruning,
-// kube-openapi's validator) and carries the rest as small copies (upstream.go)
+// kube-openapi's validator) and restates the rest in its own code:
+// defaulting, the validation schema and the error wording (createpath.go),
 // and the CRDs' CEL rules as Go (rules.go). tests/schema proves on every
 // golden and on broken variants of them that it finds exactly what the
-// upstream validator finds, and tests/deps keeps the heavy packages out.
+// upstream validator finds, and tests/startup keeps the heavy packages out.
 package schema
 
 import (
@@ -111,7 +112,7 @@ func build(file, apiVersion, kind string) (*crdValidator, error) {
 		if err := checkRules(ss, kind); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		return &crdValidator{structural: ss, schema: validate.NewSchemaValidator(openAPISchema(ss), nil, "", strfmt.Default)}, nil
+		return &crdValidator{structural: ss, schema: validate.NewSchemaValidator(validationSchema(ss), nil, "", strfmt.Default)}, nil
 	}
 	return nil, fmt.Errorf("%s: no version %s of %s", file, version, kind)
 }
@@ -130,8 +131,8 @@ func (v *crdValidator) check(obj map[string]any) []Violation {
 	for _, p := range structuralpruning.PruneWithOptions(u, v.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
 		out = append(out, Violation{Path: p, Msg: "unknown field; not in the CRD schema (the API server drops it, or refuses it under strict field validation)"})
 	}
-	applyDefaults(u, v.structural)
-	errs := openAPIResultToFieldErrors(nil, v.schema.Validate(u))
+	fillDefaults(u, v.structural)
+	errs := fieldErrors(v.schema.Validate(u))
 	errs = append(errs, evalRules(nil, u, v.structural)...)
 	for _, e := range errs {
 		path := e.Field

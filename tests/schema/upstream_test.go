@@ -27,7 +27,7 @@ import (
 
 // fn/schema does not import the API server's validation, defaulting and CEL
 // packages (their package initialisation would cost every nrl-k8s process;
-// docs/performance.md): it carries copies of three small pieces and the
+// docs/performance.md): it restates three small pieces in its own code and the
 // CRDs' CEL rules as Go. This test is what keeps that honest: the upstream
 // packages themselves (linked here, in a test binary only), run as the API
 // server runs them on a create, must find exactly what fn/schema finds on
