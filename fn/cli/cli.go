@@ -42,7 +42,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	stderr = guarded
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := unknownCommand(root, args)
+	if err == nil {
+		err = root.Execute()
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -103,6 +106,40 @@ func markArgErrors(c *cobra.Command) {
 	}
 }
 
+// completeValues makes shell completion (`nrl-k8s completion bash|zsh|fish`)
+// offer a flag's values, and no file names.
+func completeValues(c *cobra.Command, flag string, values ...string) {
+	// Registering fails only for an unknown flag or a second registration:
+	// both are programming errors the completion test catches.
+	_ = c.RegisterFlagCompletionFunc(flag, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// unknownCommand is the usage error for `nrl-k8s NAME ...` where NAME is no
+// command: cobra would print the root's help for `nrl-k8s NAME --help` and
+// exit 0, and a script would take that for success.
+func unknownCommand(root *cobra.Command, args []string) error {
+	if len(args) > 0 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) {
+		return nil // shell completion's own hidden command
+	}
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd(args...)
+	cmd, rest, err := root.Find(args)
+	if err != nil || cmd != root {
+		return nil
+	}
+	for _, a := range rest {
+		if a == "--" {
+			return nil
+		}
+		if !strings.HasPrefix(a, "-") {
+			return usageError{fmt.Errorf("unknown command %q for %q; expected one of the commands `nrl-k8s --help` lists", a, root.Name())}
+		}
+	}
+	return nil
+}
+
 // extraCommands lets other files of the package register commands.
 var extraCommands []func() *cobra.Command
 
@@ -140,6 +177,11 @@ func (f *runFlags) register(c *cobra.Command, withMode bool) {
 	c.Flags().BoolVar(&f.untracked, "include-untracked", false, "with --root in a git work tree: also read files git does not track")
 	if withMode {
 		c.Flags().StringVar(&f.mode, "mode", string(runparams.RayJob), "rayjob | raycluster | dev")
+		modes := make([]string, len(runparams.Modes))
+		for i, m := range runparams.Modes {
+			modes[i] = string(m)
+		}
+		completeValues(c, "mode", modes...)
 	} else {
 		f.mode = string(runparams.RayJob)
 	}

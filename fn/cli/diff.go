@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -41,11 +42,14 @@ input cannot be read or is not a render.`,
 			if output != "text" && output != "markdown" {
 				return usageError{fmt.Errorf("--output %q: expected text or markdown", output)}
 			}
-			old, oldFile, err := readRender(args[0], untracked)
+			if args[0] == "-" && args[1] == "-" {
+				return usageError{fmt.Errorf("OLD and NEW are both -: at most one of them can be stdin")}
+			}
+			old, oldFile, err := readRender(args[0], untracked, cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
-			cur, curFile, err := readRender(args[1], untracked)
+			cur, curFile, err := readRender(args[1], untracked, cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
@@ -71,6 +75,7 @@ input cannot be read or is not a render.`,
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "text", "text, or markdown for a PR comment")
+	completeValues(c, "output", "text", "markdown")
 	c.Flags().BoolVar(&untracked, "include-untracked", false, "runs repositories in a git work tree: also read files git does not track")
 	return c
 }
@@ -81,7 +86,18 @@ input cannot be read or is not a render.`,
 // trees come from a pull request, so a symlink or a file that is not
 // regular is refused unread, whatever it points at (a leaked first line of
 // a host file would be printed as a parse error otherwise).
-func readRender(p string, untracked bool) (review.Render, bool, error) {
+func readRender(p string, untracked bool, stdin io.Reader) (review.Render, bool, error) {
+	if data, ok, err := readStream(p, stdin); ok {
+		if err != nil {
+			return nil, false, err
+		}
+		name := "stdin"
+		if p != "-" {
+			name = filepath.Base(p)
+		}
+		r, err := review.Parse(name, p, data)
+		return review.Render{name: r}, true, err
+	}
 	st, err := os.Lstat(p)
 	if err != nil {
 		return nil, false, err
@@ -96,7 +112,13 @@ func readRender(p string, untracked bool) (review.Render, bool, error) {
 	}
 	out := review.Render{}
 	from := map[string]string{}
+	var budget source.RenderBudget
 	add := func(file string) error {
+		if st, err := os.Lstat(file); err == nil {
+			if err := budget.Take(filepath.ToSlash(file), st.Size()); err != nil {
+				return err
+			}
+		}
 		data, err := source.ReadLimited(filepath.ToSlash(file), file, source.MaxRenderSize)
 		if err != nil {
 			return err
@@ -136,6 +158,36 @@ func readRender(p string, untracked bool) (review.Render, bool, error) {
 		return add(file)
 	})
 	return out, false, err
+}
+
+// readStream reads an argument that is a stream the user handed over on
+// the command line, not a file of a tree: "-" (stdin) and the file
+// descriptors of process substitution (`diff <(git show HEAD:m.yaml)
+// m.yaml` passes /dev/fd/63, a link to a pipe). ok is false for anything
+// else, which readRender reads with the tree rules (no links, regular files).
+func readStream(p string, stdin io.Reader) ([]byte, bool, error) {
+	var r io.Reader
+	switch {
+	case p == "-":
+		r = stdin
+	case p == "/dev/stdin" || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/"):
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, true, err
+		}
+		defer func() { _ = f.Close() }() // read-only
+		r = f
+	default:
+		return nil, false, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, source.MaxRenderSize+1))
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: cannot read: %w", p, err)
+	}
+	if len(b) > source.MaxRenderSize {
+		return nil, true, fmt.Errorf("%s: over the %d-byte limit for a render", p, source.MaxRenderSize)
+	}
+	return b, true, nil
 }
 
 // regularOrDir refuses a symlink or special file without reading it.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,19 +37,49 @@ function config (a NemoRLRun) and the rest are files of input items
 
 Input files arrive as ConfigMaps annotated ` + krm.FilesDirAnnotation + `: DIR (each
 data key a file in DIR) or ` + krm.FileAnnotation + `: PATH (one key). NemoRLRun
-paths are relative to that package root. See docs/krm.md.`,
+paths are relative to that package root. See docs/krm.md.
+
+Generator mode (kustomize ` + "`generators:`" + `, the way for many runs): kustomize gives a
+generator only its own config, so --files ROOT reads the recipes and profiles
+below ROOT instead (confined to it, as render-all reads a repository) and
+--runs FILE adds the NemoRLRuns of FILE (repeatable); relative paths are
+relative to the working directory, which kustomize sets to the
+kustomization's directory.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	var files string
+	var runs []string
+	c.Flags().StringVar(&files, "files", "", "generator mode: read input files below this directory (the package root) when no ConfigMap carries them")
+	c.Flags().StringArrayVar(&runs, "runs", nil, "generator mode: a file of NemoRLRuns to render too (repeatable; needs --files, read inside it)")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
-		rw := &kio.ByteReadWriter{Reader: cmd.InOrStdin(), Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
+		var opts krm.Options
+		if len(runs) > 0 && files == "" {
+			return usageError{fmt.Errorf("--runs needs --files (the package root the runs' paths are relative to)")}
+		}
+		if files != "" {
+			var err error
+			if opts, err = krm.Generator(files, runs); err != nil {
+				return usageError{err}
+			}
+			if err := krm.KustomizationRefuses("."); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "nrl-k8s fn: "+err.Error())
+				return exitError{ExitError}
+			}
+		}
+		in, err := readCapped(cmd.InOrStdin(), len(args) == 0 || slices.Contains(args[1:], "-"))
+		if err != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), err)
+			return exitError{ExitError}
+		}
+		rw := &kio.ByteReadWriter{Reader: in, Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
 		if len(args) > 0 {
-			if err := standalone(rw, cmd.InOrStdin(), args); err != nil {
+			if err := standalone(rw, in, args); err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), err)
 				return exitError{ExitUsage}
 			}
 		}
-		if err := krm.ExecuteTo(rw, cmd.ErrOrStderr()); err != nil {
+		if err := krm.ExecuteWith(rw, cmd.ErrOrStderr(), opts); err != nil {
 			// Printing is ours: Main would print a returned error again.
 			fmt.Fprintln(cmd.ErrOrStderr(), strings.TrimRight(err.Error(), "\n"))
 			return exitError{ExitError}
@@ -92,4 +123,27 @@ func standalone(rw *kio.ByteReadWriter, stdin io.Reader, args []string) error {
 	rw.KeepReaderAnnotations = false
 	rw.NoWrap = true
 	return nil
+}
+
+// MaxFunctionInput bounds the ResourceList the function reads: it carries
+// a run's input files (at most recipe.MaxRunInput together) and the items
+// it passes through. kyaml holds each item as nodes, ~400 bytes of memory
+// per input byte for many tiny items (a 6 MB list of 100,000 items took
+// 2.5 GB before this cap), so the cap keeps the function under 1 GB
+// (docs/reliability.md).
+const MaxFunctionInput = 2 << 20
+
+// readCapped reads stdin whole when it is used, failing past the cap.
+func readCapped(stdin io.Reader, used bool) (io.Reader, error) {
+	if !used {
+		return stdin, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(stdin, MaxFunctionInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the ResourceList: %w", err)
+	}
+	if len(b) > MaxFunctionInput {
+		return nil, fmt.Errorf("the function's input (stdin) is over the %d-byte limit; expected a ResourceList of one package's runs, their input files and the items to pass through (docs/reliability.md)", MaxFunctionInput)
+	}
+	return bytes.NewReader(b), nil
 }

@@ -51,5 +51,6 @@ KubeRay / Kubernetes schemas are in fn/schema/crds); the loader checks them.`,
 		},
 	}
 	c.Flags().StringVarP(&format, "output", "o", "json", "output format: json (JSON Schema) or markdown (key reference)")
+	completeValues(c, "output", "json", "markdown")
 	return c
 }

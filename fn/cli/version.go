@@ -72,6 +72,7 @@ func versionCmd() *cobra.Command {
 	}
 	c.Flags().BoolVar(&short, "short", false, "print the version only")
 	c.Flags().StringVarP(&format, "output", "o", "", "json or yaml")
+	completeValues(c, "output", "json", "yaml")
 	return c
 }
 

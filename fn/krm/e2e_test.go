@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 func exampleTree(t *testing.T, name string) string {
 	t.Helper()
 	root := t.TempDir()
-	for _, d := range []string{"examples/" + name, "recipes", "profiles"} {
+	for _, d := range []string{"examples/" + name, "recipes", "profiles", "kustomize"} {
 		copyDir(t, filepath.Join(repoRoot, d), filepath.Join(root, d))
 	}
 	bin, err := os.ReadFile(nrlK8s(t))

@@ -32,6 +32,11 @@ func Execute(rw *kio.ByteReadWriter) error { return ExecuteTo(rw, nil) }
 // as "6 nodes will sit idle" would not reach a kustomize user. A failing
 // run's findings are the returned error, which the caller prints.
 func ExecuteTo(rw *kio.ByteReadWriter, log io.Writer) error {
+	return ExecuteWith(rw, log, Options{})
+}
+
+// ExecuteWith is ExecuteTo with the generator mode's options.
+func ExecuteWith(rw *kio.ByteReadWriter, log io.Writer, opts Options) error {
 	if rw.Style != 0 {
 		return fmt.Errorf("krm.Execute writes block-style YAML; ByteReadWriter.Style must be 0")
 	}
@@ -48,7 +53,7 @@ func ExecuteTo(rw *kio.ByteReadWriter, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out := renderList(rl, keys)
+	out := renderList(rl, keys, opts)
 	if err := kio.ReconcileInternalAnnotations(out.items, original); err != nil {
 		return err
 	}

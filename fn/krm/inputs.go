@@ -36,6 +36,7 @@ const (
 // inputs is a ResourceList's items sorted into what Process uses.
 type inputs struct {
 	files       source.Memory
+	disk        source.Source     // generator mode: files no ConfigMap carries
 	from        map[string]string // file path -> the ConfigMap that gave it
 	runs        []*yaml.RNode
 	passThrough []*yaml.RNode

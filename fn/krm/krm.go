@@ -25,6 +25,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
 
 // Processor is the function as a kyaml ResourceListProcessor.
@@ -48,7 +49,7 @@ func Process(rl *framework.ResourceList) error {
 	if rl == nil {
 		return fmt.Errorf("nil ResourceList")
 	}
-	out := renderList(rl, allPathKeys)
+	out := renderList(rl, allPathKeys, Options{})
 	items := out.items
 	for _, doc := range out.docs {
 		n, err := yaml.Parse(string(doc.data))
@@ -84,12 +85,13 @@ type document struct {
 
 // renderList is Process and Execute's shared body; keys are the path and
 // index annotations each document carries (see pathKeysFor).
-func renderList(rl *framework.ResourceList, keys []string) output {
-	in := classify(rl.Items)
+func renderList(rl *framework.ResourceList, keys []string, opts Options) output {
+	in := classify(append(append([]*yaml.RNode{}, rl.Items...), opts.Runs...))
+	in.disk = opts.Files
 	var results framework.Results
 	results = append(results, in.results...)
 
-	runs, rs := collectRuns(rl.FunctionConfig, in.runs)
+	runs, rs := collectRuns(rl.FunctionConfig, in.runs, rl.Items)
 	results = append(results, rs...)
 	if len(runs) == 0 && len(in.results) == 0 && len(rs) == 0 {
 		results = append(results, &framework.Result{
@@ -153,7 +155,11 @@ type rendered struct {
 // use, and per worker it still parses each shared base once).
 func renderAll(in *inputs, runs []runItem, keys []string) []rendered {
 	return parallel.Map(len(runs), func() func(int) rendered {
-		l := recipe.NewLoader(in.files)
+		var src source.Source = in.files
+		if in.disk != nil {
+			src = layered{mem: in.files, disk: in.disk}
+		}
+		l := recipe.NewLoader(src)
 		return func(i int) rendered {
 			var o rendered
 			o.docs, o.ids, o.results = render(l, in, runs[i], keys)
@@ -172,11 +178,13 @@ type runItem struct {
 // collectRuns parses the function config (when it is a NemoRLRun) and the
 // NemoRLRun items. A kustomize generator is given its own config as an
 // item as well, so an item with the config's identity and spec is the
-// same run.
-func collectRuns(fnConfig *yaml.RNode, items []*yaml.RNode) ([]runItem, framework.Results) {
+// same run. all are every item of the list (what kustomize's transformers
+// did to them is evidence of what they did not do to the config).
+func collectRuns(fnConfig *yaml.RNode, items, all []*yaml.RNode) ([]runItem, framework.Results) {
 	var runs []runItem
 	var results framework.Results
 	seen := map[string]bool{}
+	configIsItem := false // a generator's config, also given as an item
 	add := func(n *yaml.RNode, what string) {
 		file, _ := fileOf(n)
 		ref := refOf(n)
@@ -196,6 +204,25 @@ func collectRuns(fnConfig *yaml.RNode, items []*yaml.RNode) ([]runItem, framewor
 				File: fileRef(file), Field: fieldRef(field), Message: what + ": " + msg})
 			return
 		}
+		if was, renamed := renamedByKustomize(n); renamed && spec.Spec.Name != "" {
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+				File: fileRef(file), Field: fieldRef("spec.name"),
+				Message: fmt.Sprintf("%s: kustomize renamed this NemoRLRun %s (was %s), but spec.name %q fixes the run name, so its objects would not follow; expected no spec.name: metadata.name is the run name",
+					what, spec.Metadata.Name, was, spec.Spec.Name)})
+			return
+		}
+		if what == "functionConfig" && !configIsItem {
+			if ns := kustomizeNamespace(all); ns != "" {
+				spec.Metadata.Namespace = ns
+			}
+		}
+		if what == "functionConfig" {
+			if changes := kustomizeChanges(all, spec.Metadata.Labels); len(changes) > 0 && !configIsItem {
+				results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+					File: fileRef(file), Message: what + ": " + functionConfigUntransformed(spec.Metadata.Name, changes).Error()})
+				return
+			}
+		}
 		if seen[spec.Metadata.Name] {
 			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
 				File: fileRef(file), Field: fieldRef("metadata.name"),
@@ -209,6 +236,9 @@ func collectRuns(fnConfig *yaml.RNode, items []*yaml.RNode) ([]runItem, framewor
 	var configID, configSpec string
 	if isRun(fnConfig) {
 		configID, configSpec = identity(fnConfig), specOf(fnConfig)
+		for _, n := range items {
+			configIsItem = configIsItem || (identity(n) == configID && specOf(n) == configSpec)
+		}
 		add(fnConfig, "functionConfig")
 	}
 	for _, n := range items {
@@ -236,7 +266,7 @@ func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document,
 	for _, f := range []struct{ field, path string }{
 		{"spec.recipe", req.Recipe}, {"spec.profile", req.Profile}, {"spec.defaults", req.UserDefaults},
 	} {
-		if f.path == "" {
+		if f.path == "" || in.disk != nil { // from disk: the loader says what is missing
 			continue
 		}
 		if _, ok := in.files[f.path]; !ok {

@@ -10,14 +10,14 @@ import (
 // bad value is reported where the user wrote it (`--run-id` on the command
 // line, `spec.runId` in a NemoRLRun), not only on the object it ends up in.
 type ParamNames struct {
-	Namespace, RunID, Name string
+	Namespace, RunID, Name, User string
 }
 
 var (
 	// CLIParams: nrl-k8s render, check, values.
-	CLIParams = ParamNames{Namespace: "--namespace", RunID: "--run-id", Name: "--name"}
+	CLIParams = ParamNames{Namespace: "--namespace", RunID: "--run-id", Name: "--name", User: "--user"}
 	// RunSpecParams: a NemoRLRun (KRM function, render-all).
-	RunSpecParams = ParamNames{Namespace: "spec.namespace", RunID: "spec.runId", Name: "spec.name"}
+	RunSpecParams = ParamNames{Namespace: "spec.namespace", RunID: "spec.runId", Name: "spec.name", User: "spec.user"}
 )
 
 // validateParams checks the run parameters against the Kubernetes rules of
@@ -34,6 +34,14 @@ func validateParams(req Request, ds *diag.List) {
 	if req.Namespace != "" {
 		for _, e := range validation.IsDNS1123Label(req.Namespace) {
 			ds.Errorf("", names.Namespace, "found %q; expected a namespace name (DNS-1123 label): %s", req.Namespace, e)
+		}
+	}
+	// The user names objects (<user>-secrets, the dev pod) and labels every
+	// one (nrl-k8s/owner): a user that is not a DNS-1123 label is one
+	// error about the user, not one per object it would break.
+	if req.User != "" {
+		for _, e := range validation.IsDNS1123Label(req.User) {
+			ds.Errorf("", names.User, "found %q; expected a user name usable in object names and as a label value (DNS-1123 label: lower case letters, digits and '-'; `_` and `.` become '-'): %s", req.User, e)
 		}
 	}
 	if req.RunID != "" {

@@ -86,7 +86,26 @@ func SplitOverrides(all []string) (infra, rec []string) {
 // should be written.
 func Render(l *recipe.Loader, req Request) *Result {
 	res := &Result{Mode: req.Mode}
+	l.StartRun()
+	// Overrides count against the run's node budget with its files: each
+	// is parsed as YAML, so one can hold an alias bomb just under the
+	// per-document bound, and many of them would add up. Counted first,
+	// so a run over the budget stops before parsing them again.
+	for _, o := range req.Overrides {
+		_, v, _ := strings.Cut(o, "=")
+		if _, n, err := tree.ParseCount("override", []byte(v)); err == nil || n > 0 {
+			if err := l.ChargeNodes("", o, n); err != nil {
+				res.Diags = append(res.Diags, diag.FromError(err, "")...)
+				return res
+			}
+		}
+	}
 	validateParams(req, &res.Diags)
+	if res.Diags.HasErrors() {
+		// A bad run parameter is reported where it was written; the objects
+		// it would break would only repeat it.
+		return res
+	}
 	infraOv, recipeOv := SplitOverrides(req.Overrides)
 	for _, o := range infraOv {
 		if strings.HasPrefix(o, "+") || strings.HasPrefix(o, "~") {
@@ -101,7 +120,6 @@ func Render(l *recipe.Loader, req Request) *Result {
 	if res.Diags.HasErrors() {
 		return res
 	}
-	l.StartRun()
 	rec, err := l.Load(req.Recipe)
 	if err != nil {
 		res.Diags = append(res.Diags, diag.FromError(err, req.Recipe)...)

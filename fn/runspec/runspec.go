@@ -196,7 +196,12 @@ func (r *NemoRLRun) Request(base string) pipeline.Request {
 	if name == "" {
 		name, params.Name = r.Metadata.Name, "metadata.name"
 	}
-	if ns == "" && r.Metadata.Namespace != "" {
+	// The run is a Kubernetes object: its own metadata.namespace is its
+	// namespace, which kustomize's namespace transformer (its own
+	// kustomization's or an overlay's, which kustomize v5 passes down to a
+	// base's items) and kpt's set; spec.namespace is the older spelling,
+	// read only where metadata.namespace is empty.
+	if r.Metadata.Namespace != "" {
 		ns, params.Namespace = r.Metadata.Namespace, "metadata.namespace"
 	}
 	return pipeline.Request{

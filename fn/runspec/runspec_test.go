@@ -33,3 +33,25 @@ func TestParseIsStrict(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "dev", r.Mode())
 }
+
+// TestOneNamespace: metadata.namespace is the run's namespace; the older
+// spec.namespace is read only when it is empty (kustomize's namespace: sets
+// metadata.namespace and the run must follow).
+func TestOneNamespace(t *testing.T) {
+	const doc = "apiVersion: nemo-rl.nvidia.com/v1alpha1\nkind: NemoRLRun\nmetadata:\n  name: a\n%sspec:\n  recipe: r.yaml\n  user: alice\n%s"
+	parse := func(meta, spec string) (*runspec.NemoRLRun, error) {
+		return runspec.Parse("run.yaml", []byte(strings.Replace(strings.Replace(doc, "%s", meta, 1), "%s", spec, 1)))
+	}
+	r, err := parse("  namespace: ml-prod\n", "")
+	require.NoError(t, err)
+	require.Equal(t, "ml-prod", r.Request("").Namespace)
+	r, err = parse("", "  namespace: team\n")
+	require.NoError(t, err)
+	require.Equal(t, "team", r.Request("").Namespace)
+	r, err = parse("  namespace: team\n", "  namespace: team\n")
+	require.NoError(t, err)
+	require.Equal(t, "team", r.Request("").Namespace)
+	r, err = parse("  namespace: ml-prod\n", "  namespace: default\n")
+	require.NoError(t, err)
+	require.Equal(t, "ml-prod", r.Request("").Namespace, "kustomize's namespace: wins over the spec's")
+}

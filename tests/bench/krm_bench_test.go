@@ -249,3 +249,58 @@ func BenchmarkKustomizeStatic(b *testing.B) {
 		})
 	}
 }
+
+// generatorKustomization writes a kustomization that renders n qwen runs
+// with the function under generators: (docs/krm.md, "Generator mode"): the
+// inputs are files on disk below the kustomization, the runs one file.
+func generatorKustomization(b *testing.B, n int, fnPath string) string {
+	root := testenv.RepoRoot(b)
+	dir := b.TempDir()
+	for d, names := range qwenInputs {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for _, name := range names {
+			src, err := os.ReadFile(filepath.Join(root, d, name))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, d, name), src, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var runs strings.Builder
+	for i := 0; i < n; i++ {
+		runs.WriteString("---\n" + runYAML(fmt.Sprintf("run-%d", i)))
+	}
+	gen := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nrl-k8s\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n" +
+		"    config.kubernetes.io/function: |\n      exec:\n        path: " + fnPath + "\n        args: [fn, --files, ., --runs, runs.yaml]\n"
+	for name, data := range map[string]string{"kustomization.yaml": "generators: [gen.yaml]\n", "runs.yaml": runs.String(), "gen.yaml": gen} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// BenchmarkKustomizeGenerator is `kustomize build` of 1, 100 and 1,000 runs
+// with the function under generators:, the documented way for many runs;
+// BenchmarkKustomizeStatic is the floor it is compared with (the same
+// objects as a plain resources file, no function): a generator's output is
+// appended to kustomize's ResMap once, where a transformer's is merged back
+// object by object (UpdateResMapValues, docs/performance.md).
+func BenchmarkKustomizeGenerator(b *testing.B) {
+	bin := nrlK8s(b)
+	for _, n := range []int{1, 100, 1000} {
+		dir := generatorKustomization(b, n, bin)
+		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if got := bytes.Count(krustyBuild(b, dir), []byte("\nkind: RayJob\n")); got != n {
+					b.Fatalf("%d RayJobs; expected %d", got, n)
+				}
+			}
+		})
+	}
+}

@@ -69,3 +69,19 @@ func TestDocsStayInsideTheRepository(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsInstallFromACheckout: our module is not published to a module
+// proxy, so `go install github.com/nemo-rl-krm/...@latest` fails for every
+// reader; the docs build the binary from a checkout instead.
+func TestDocsInstallFromACheckout(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	for _, p := range pages(t, root) {
+		b, err := os.ReadFile(filepath.Join(root, p))
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "go install") && strings.Contains(line, "nemo-rl-krm/nemo-rl-krm") {
+				t.Errorf("%s:%d: %q: the module is not published; expected a build from a checkout (make build)", p, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+}
