@@ -10,6 +10,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.12.1
+	github.com/yuin/gopher-lua v1.1.1
 	go.yaml.in/yaml/v3 v3.0.5
 	helm.sh/helm/v3 v3.21.4
 	k8s.io/api v0.36.2
