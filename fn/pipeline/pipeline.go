@@ -59,6 +59,8 @@ type Request struct {
 
 // Result is everything a render found and made.
 type Result struct {
+	// Mode is the request's mode (what the summary describes).
+	Mode    runparams.Mode
 	Recipe  *effective.Recipe
 	Profile *profile.Loaded
 	Docs    []emit.Doc
@@ -83,7 +85,7 @@ func SplitOverrides(all []string) (infra, rec []string) {
 // Render renders one request. A nil Docs with errors in Diags means nothing
 // should be written.
 func Render(l *recipe.Loader, req Request) *Result {
-	res := &Result{}
+	res := &Result{Mode: req.Mode}
 	l.StartRun()
 	// Overrides count against the run's node budget with its files: each
 	// is parsed as YAML, so one can hold an alias bomb just under the
@@ -168,6 +170,11 @@ func Render(l *recipe.Loader, req Request) *Result {
 	}
 	objs, bds := manifest.Build(prof.Infra, prof.File, params)
 	res.Diags = append(res.Diags, bds...)
+	if res.Diags.HasErrors() {
+		return res
+	}
+	res.Diags = append(res.Diags, check.Placement(prof.File, objs)...)
+	res.Diags = append(res.Diags, check.CodeSource(prof.File, prof.Infra, objs)...)
 	if res.Diags.HasErrors() {
 		return res
 	}
