@@ -82,12 +82,27 @@ func podSpecRules(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(cp, c.Name, "sets both resourceClaimTemplateName and resourceClaimName; expected exactly one (the API server refuses the pod)"))
 		}
 	}
+	podClaims := make([]string, 0, len(spec.ResourceClaims))
+	for _, c := range spec.ResourceClaims {
+		podClaims = append(podClaims, c.Name)
+	}
 	for _, set := range []struct {
 		name string
 		list []corev1.Container
 	}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
 		for i := range set.list {
-			errs = append(errs, containerRules(&set.list[i], p.Child(set.name).Index(i))...)
+			cp := p.Child(set.name).Index(i)
+			errs = append(errs, containerRules(&set.list[i], cp)...)
+			// The API server refuses a container claim that names no pod
+			// claim (the operator tier saw KubeRay's FailedToCreateWorkerPod
+			// for it); a claim copied into a template whose pod does not
+			// declare it is the usual cause.
+			for j, c := range set.list[i].Resources.Claims {
+				if !slices.Contains(podClaims, c.Name) {
+					errs = append(errs, field.Invalid(cp.Child("resources", "claims").Index(j).Child("name"), c.Name,
+						fmt.Sprintf("names no claim of the pod; expected one of its resourceClaims %v: the API server refuses every pod built from it", podClaims)))
+				}
+			}
 		}
 	}
 	return errs

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -143,26 +144,21 @@ func installKAIQueue(t *testing.T, env *operator.Env) {
 					Type: "object", XPreserveUnknownFields: ptrTo(true)}}}},
 		},
 	}
-	if err := env.Client.Create(ctx, crd); err == nil {
-		require.NoError(t, operator.Wait(ctx, 30*time.Second, "the Queue CRD served", func(ctx context.Context) (bool, string, error) {
-			var got apiextensionsv1.CustomResourceDefinition
-			if err := env.Client.Get(ctx, types.NamespacedName{Name: crd.Name}, &got); err != nil {
-				return false, err.Error(), nil
-			}
-			for _, c := range got.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return true, "", nil
-				}
-			}
-			return false, "not established", nil
-		}))
-	} else if !strings.Contains(err.Error(), "already exists") {
+	// The Env's scheme has no apiextensions types: the CRD goes as
+	// unstructured data.
+	data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	require.NoError(t, err)
+	u := &unstructured.Unstructured{Object: data}
+	u.SetAPIVersion("apiextensions.k8s.io/v1")
+	u.SetKind("CustomResourceDefinition")
+	if err := env.Client.Create(ctx, u); err != nil && !strings.Contains(err.Error(), "already exists") {
 		require.NoError(t, err)
 	}
 	q := &unstructured.Unstructured{}
 	q.SetAPIVersion("scheduling.run.ai/v2")
 	q.SetKind("Queue")
 	q.SetName(gb300Queue)
+	// Created once the CRD is established (served).
 	require.NoError(t, operator.Wait(ctx, 30*time.Second, "queue created", func(ctx context.Context) (bool, string, error) {
 		err := env.Client.Create(ctx, q.DeepCopy())
 		if err == nil || strings.Contains(err.Error(), "already exists") {

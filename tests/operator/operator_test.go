@@ -266,7 +266,7 @@ func requirePodKeeps(t *testing.T, tmpl corev1.PodTemplateSpec, pod corev1.Pod) 
 	for _, v := range tmpl.Spec.Volumes {
 		i := slices.IndexFunc(pod.Spec.Volumes, func(pv corev1.Volume) bool { return pv.Name == v.Name })
 		require.GreaterOrEqual(t, i, 0, "%s: volume %s is gone", where, v.Name)
-		require.Equal(t, v, pod.Spec.Volumes[i], "%s: volume %s", where, v.Name)
+		require.Equal(t, v, undefaulted(v, pod.Spec.Volumes[i]), "%s: volume %s", where, v.Name)
 	}
 	for _, tc := range tmpl.Spec.Containers {
 		i := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == tc.Name })
@@ -328,4 +328,18 @@ func namespaceFor(name string) string {
 		ns = strings.TrimRight(ns[:63], "-")
 	}
 	return ns
+}
+
+// undefaulted is the created Pod's volume without what the API server
+// defaults when the rendered volume left it unset: a ConfigMap or Secret
+// volume's defaultMode (0644).
+func undefaulted(rendered, created corev1.Volume) corev1.Volume {
+	out := *created.DeepCopy()
+	if rendered.ConfigMap != nil && rendered.ConfigMap.DefaultMode == nil && out.ConfigMap != nil {
+		out.ConfigMap.DefaultMode = nil
+	}
+	if rendered.Secret != nil && rendered.Secret.DefaultMode == nil && out.Secret != nil {
+		out.Secret.DefaultMode = nil
+	}
+	return out
 }

@@ -90,7 +90,9 @@ func TestPodSecurityLevelAgreesWithCheck(t *testing.T) {
 			err := admitted(t, env, namespaceFor("psa-"+level+"-"+tr.profile.Name), tr.objs)
 			t.Logf("check: needs %s (%d violations); namespace enforces %s; admitted: %v",
 				tr.report.PodSecurity.Level, len(tr.report.PodSecurity.Violations), level, err == nil)
-			if tr.needs <= tr.level {
+			// levels runs from most to least privileged: a namespace
+			// enforcing levels[i] admits a run needing levels[j] when j >= i.
+			if tr.needs >= tr.level {
 				require.NoError(t, err, "check says the run fits %s, but the namespace refused it", level)
 				return
 			}

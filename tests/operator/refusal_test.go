@@ -50,12 +50,18 @@ func TestRefusalsAreNamed(t *testing.T) {
 		sa   bool
 		want []string
 	}{
+		// KubeRay creates the head first and stops at its refusal.
 		{"missing ServiceAccount", nil, false, []string{
-			"FailedToCreateHeadPod", "FailedToCreateWorkerPod",
+			"FailedToCreateHeadPod",
 			"error looking up service account", "nemo-rl-endpoint-registry",
 		}},
 		{"pod claim with no source", claimWithoutSource, true, []string{
 			"FailedToCreateWorkerPod", "spec.resourceClaims[2]", "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`",
+		}},
+		// What fn/check's container-claim rule refuses before apply (the
+		// disaggregated golden once rendered it).
+		{"container claim naming no pod claim", containerClaimWithoutPodClaim, true, []string{
+			"FailedToCreateWorkerPod", "spec.containers[0].resources.claims[2]", `Not found: "ib"`,
 		}},
 	}
 	for _, tc := range cases {
@@ -114,6 +120,28 @@ func claimWithoutSource(t *testing.T, objs []*unstructured.Unstructured) {
 		spec["resourceClaims"] = append(claims, map[string]any{"name": "ib"})
 		c := spec["containers"].([]any)[0].(map[string]any)
 		res := c["resources"].(map[string]any)
+		res["claims"] = append(res["claims"].([]any), map[string]any{"name": "ib"})
+		require.NoError(t, unstructured.SetNestedSlice(o.Object, groups, "spec", "workerGroupSpecs"))
+		return
+	}
+	t.Fatal("no RayCluster in the run")
+}
+
+// containerClaimWithoutPodClaim adds to the first worker group's container
+// a claim its pod does not declare: every worker Pod is refused.
+func containerClaimWithoutPodClaim(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() != "RayCluster" {
+			continue
+		}
+		groups, _, err := unstructured.NestedSlice(o.Object, "spec", "workerGroupSpecs")
+		require.NoError(t, err)
+		require.NotEmpty(t, groups)
+		spec := groups[0].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+		c := spec["containers"].([]any)[0].(map[string]any)
+		res := c["resources"].(map[string]any)
+		require.Len(t, res["claims"], 2, "the GB300 worker's container has two claims; the new one is claims[2]")
 		res["claims"] = append(res["claims"].([]any), map[string]any{"name": "ib"})
 		require.NoError(t, unstructured.SetNestedSlice(o.Object, groups, "spec", "workerGroupSpecs"))
 		return
