@@ -221,7 +221,7 @@ func runNeeds(docs []emit.Doc) (needs []preflight.Need, apiVersions []string, le
 	rep := podsecurity.Evaluate(objs)
 	for _, v := range rep.Violations {
 		if v.Level == rep.Level || (rep.Level == podsecurity.Privileged && v.Level == podsecurity.Baseline) {
-			why = append(why, fmt.Sprintf("%s %s: %s", v.Object, v.Path, v.Reason))
+			why = append(why, fmt.Sprintf("%s %s: %s (%s)", v.Object, v.Path, v.Reason, v.Detail))
 		}
 	}
 	return needs, apiVersions, string(rep.Level), why, nil

@@ -126,6 +126,16 @@ type Pod struct {
 	Ready    bool   `json:"ready"`
 	// Waiting says why a Pending pod waits, when the API shows it.
 	Waiting string `json:"waiting,omitempty"`
+	// Blocked: the wait will not end by itself (the scheduler found no
+	// node, an image cannot be pulled, a container keeps crashing). A
+	// claim not yet allocated is a normal step of starting, not a block.
+	Blocked bool `json:"blocked,omitempty"`
+}
+
+// blockingWaits are container waiting reasons that need someone to act.
+var blockingWaits = map[string]bool{
+	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "CrashLoopBackOff": true,
+	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
 }
 
 // Claim is a DRA ResourceClaim of the run's Pods.
@@ -377,11 +387,13 @@ func podOf(p *corev1.Pod) Pod {
 			out.Ready = true
 		case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse:
 			out.Waiting = strings.TrimSpace(c.Reason + ": " + c.Message)
+			out.Blocked = c.Reason == corev1.PodReasonUnschedulable
 		}
 	}
 	for _, cs := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
 		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "PodInitializing" && w.Reason != "ContainerCreating" && out.Waiting == "" {
 			out.Waiting = strings.TrimSpace(cs.Name + ": " + w.Reason + ": " + w.Message)
+			out.Blocked = blockingWaits[w.Reason]
 		}
 	}
 	return out
@@ -468,11 +480,12 @@ func eventTime(e corev1.Event) time.Time {
 	return e.CreationTimestamp.Time
 }
 
-// podProblems names Pending pods that say why they wait.
+// podProblems names the pods whose wait will not end by itself, and
+// failed pods.
 func podProblems(pods []Pod) []Problem {
 	var out []Problem
 	for _, p := range pods {
-		if p.Phase == string(corev1.PodPending) && p.Waiting != "" {
+		if p.Blocked {
 			out = append(out, Problem{Object: "Pod/" + p.Name, Reason: "Pending", Message: p.Waiting})
 		}
 		if p.Phase == string(corev1.PodFailed) {
