@@ -115,7 +115,15 @@ func TestKustomizeBuildsGeneratedInputs(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	bin, err := testenv.BuildCLI(t.TempDir())
 	require.NoError(t, err)
-	kdir := t.TempDir()
+	// kustomize-inputs reads only inside --root (fn/source's one rule), and
+	// in a git work tree only tracked files: the run and its kustomization
+	// live in a tree of their own holding copies of the inputs.
+	tree := t.TempDir()
+	for _, dir := range []string{"recipes", "profiles"} {
+		require.NoError(t, os.CopyFS(filepath.Join(tree, dir), os.DirFS(filepath.Join(root, dir))))
+	}
+	kdir := filepath.Join(tree, "k")
+	require.NoError(t, os.Mkdir(kdir, 0o755))
 	run := `apiVersion: nemo-rl.nvidia.com/v1alpha1
 kind: NemoRLRun
 metadata:
@@ -137,10 +145,10 @@ spec:
 			krminputs.BeginMarker+"\n"+krminputs.EndMarker+"\n"+
 			"transformers:\n- run.yaml\nsortOptions:\n  order: fifo\n"), 0o644))
 
-	gen := exec.Command(bin, "kustomize-inputs", "-k", kdir, "--root", root, "--write", filepath.Join(kdir, "run.yaml"))
+	gen := exec.Command(bin, "kustomize-inputs", "-k", kdir, "--root", tree, "--write", filepath.Join(kdir, "run.yaml"))
 	out, err := gen.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	check := exec.Command(bin, "kustomize-inputs", "-k", kdir, "--root", root, "--check", filepath.Join(kdir, "run.yaml"))
+	check := exec.Command(bin, "kustomize-inputs", "-k", kdir, "--root", tree, "--check", filepath.Join(kdir, "run.yaml"))
 	out, err = check.CombinedOutput()
 	require.NoError(t, err, "--check after --write: %s", out)
 
@@ -161,7 +169,7 @@ spec:
 	require.NoError(t, os.WriteFile(filepath.Join(kdir, "kustomization.yaml"), []byte(
 		"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"+
 			krminputs.BeginMarker+"\n"+krminputs.EndMarker+"\n"), 0o644))
-	check = exec.Command(bin, "kustomize-inputs", "-k", kdir, "--root", root, "--check", filepath.Join(kdir, "run.yaml"))
+	check = exec.Command(bin, "kustomize-inputs", "-k", kdir, "--root", tree, "--check", filepath.Join(kdir, "run.yaml"))
 	out, err = check.CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "the inputs block is stale; run nrl-k8s kustomize-inputs --write")
