@@ -154,7 +154,7 @@ func Render(l *recipe.Loader, req Request) *Result {
 		return res
 	}
 	objs, bds := manifest.Build(prof.Infra, prof.File, params)
-	res.Diags = append(res.Diags, bds...)
+	res.Diags = append(res.Diags, prof.Locate(bds)...)
 	if res.Diags.HasErrors() {
 		return res
 	}

@@ -178,35 +178,47 @@ func keyLine(doc *yaml.Node, fieldPath string) int {
 	if v := mapValue(n, "infra"); v != nil && v.Kind == yaml.MappingNode {
 		n = v
 	}
-	segs := splitField(fieldPath)
-	line := 0
-	for _, s := range segs {
-		for n != nil && n.Kind == yaml.AliasNode {
-			n = n.Alias
-		}
-		if n == nil {
+	return nodeLine(n, splitField(fieldPath), 0)
+}
+
+// nodeLine walks segs from n. A key may hold dots (`nvidia.com/gpu` under
+// limits), so a segment not found as a key is joined with the next ones.
+func nodeLine(n *yaml.Node, segs []string, line int) int {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if len(segs) == 0 {
+		return line
+	}
+	if n == nil {
+		return 0
+	}
+	if s := segs[0]; strings.HasPrefix(s, "[") {
+		i, err := strconv.Atoi(strings.Trim(s, "[]"))
+		if err != nil || n.Kind != yaml.SequenceNode || i < 0 || i >= len(n.Content) {
 			return 0
 		}
-		switch {
-		case strings.HasPrefix(s, "["):
-			i, err := strconv.Atoi(strings.Trim(s, "[]"))
-			if err != nil || n.Kind != yaml.SequenceNode || i < 0 || i >= len(n.Content) {
-				return 0
+		return nodeLine(n.Content[i], segs[1:], n.Content[i].Line)
+	}
+	if n.Kind != yaml.MappingNode {
+		return 0
+	}
+	key := ""
+	for j, s := range segs {
+		if strings.HasPrefix(s, "[") {
+			break
+		}
+		if j > 0 {
+			key += "."
+		}
+		key += s
+		if k, v := mapEntry(n, key); k != nil {
+			if l := nodeLine(v, segs[j+1:], k.Line); l > 0 {
+				return l
 			}
-			n = n.Content[i]
-			line = n.Line
-		default:
-			if n.Kind != yaml.MappingNode {
-				return 0
-			}
-			k, v := mapEntry(n, s)
-			if k == nil {
-				return 0
-			}
-			line, n = k.Line, v
 		}
 	}
-	return line
+	return 0
 }
 
 // parseNode is the file as a YAML node tree, aliases unexpanded (so an
