@@ -10,6 +10,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/suggest"
 )
 
 // Errors that say how to fix them: the nearest valid key for a typo, the
@@ -31,7 +32,7 @@ func nearestKey(fieldPath string) string {
 			return ""
 		}
 	}
-	return closest(segs[len(segs)-1], jsonNames(t))
+	return suggest.Closest(segs[len(segs)-1], jsonNames(t))
 }
 
 // splitField turns a.b[0].c into a, b, [0], c.
@@ -121,50 +122,6 @@ func jsonNames(t reflect.Type) []string {
 		}
 	}
 	return out
-}
-
-// closest returns the candidate with the smallest edit distance to got
-// (case differences cost nothing extra over one edit), if it is close
-// enough to be a typo: at most a third of the word, and at least one.
-func closest(got string, candidates []string) string {
-	best, bestD := "", -1
-	for _, c := range candidates {
-		d := editDistance(strings.ToLower(got), strings.ToLower(c))
-		if d == 0 {
-			d = 1 // a case difference
-		}
-		if bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	limit := len(got) / 3
-	if limit < 1 {
-		limit = 1
-	}
-	if bestD < 0 || bestD > limit {
-		return ""
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // keyLine is the line of the key at fieldPath in a profile file (or in the
