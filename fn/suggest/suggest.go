@@ -47,4 +47,3 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
-
