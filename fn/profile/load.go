@@ -191,14 +191,18 @@ func newLocator(file string, overrides []string, src func() []byte) func(diag.Li
 		out := make(diag.List, len(ds))
 		for i, d := range ds {
 			out[i] = d
-			if d.File != file || d.Field == "" || strings.HasPrefix(d.Message, "line ") || strings.HasPrefix(d.Message, "infra override ") {
+			if d.File != file || d.Field == "" || strings.HasPrefix(d.Message, "infra override ") || strings.HasPrefix(d.Message, "set by override ") {
 				continue
 			}
+			// An override's value is not in the file: a line a finding
+			// names (of the entrypoint, say) is a line of the override.
 			if o := overrideOf(overrides, d.Field); o != "" {
 				out[i].Message = fmt.Sprintf("set by override %q: %s", "infra."+o, d.Message)
 				continue
 			}
-			out[i].Message = atLine()(d.Field) + d.Message
+			if !strings.HasPrefix(d.Message, "line ") {
+				out[i].Message = atLine()(d.Field) + d.Message
+			}
 		}
 		return out
 	}
