@@ -66,7 +66,16 @@ type Spec struct {
 // Parse reads a NemoRLRun strictly: a key given twice and an unknown key
 // are errors, so what a reviewer reads first is what renders (a later
 // `mode:` would otherwise win silently).
-func Parse(file string, data []byte) (*NemoRLRun, error) {
+//
+// An unknown key names its line in data, which is the run file.
+func Parse(file string, data []byte) (*NemoRLRun, error) { return parse(file, data, true) }
+
+// ParseNode is Parse of a NemoRLRun re-encoded from a larger stream (a KRM
+// function's config or items): its lines are not the user's file's, so
+// none is named.
+func ParseNode(file string, data []byte) (*NemoRLRun, error) { return parse(file, data, false) }
+
+func parse(file string, data []byte, withLines bool) (*NemoRLRun, error) {
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return nil, &Error{File: file, Msg: err.Error() + "; expected each key once", Err: err}
@@ -85,7 +94,7 @@ func Parse(file string, data []byte) (*NemoRLRun, error) {
 				if field == "" {
 					field = fe.FieldPath()
 				}
-				if n := keyLine(data, fe.FieldPath()); n > 0 {
+				if n := keyLine(data, fe.FieldPath()); withLines && n > 0 {
 					msg = fmt.Sprintf("line %d: %s", n, msg)
 				}
 			}
