@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 
@@ -503,18 +504,36 @@ func TestNewChart(t *testing.T) {
 	idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
 	require.NoError(t, err)
 	dir := filepath.Join(tmp, "chart")
-	require.NoError(t, chartgen.NewChart(idx, dir, "team-rl", "1.2.3"))
-	require.Error(t, chartgen.NewChart(idx, dir, "team-rl", "1.2.3"), "a non-empty directory is refused")
-	for _, f := range []string{"templates/_helpers.tpl", "templates/NOTES.txt", "values.yaml", ".helmignore"} {
+	m := chartgen.ChartMeta{Name: "team-rl", Version: "1.2.3", Description: "RL runs on our GB300s", Home: "https://git.example/ml/charts",
+		Sources: []string{"https://git.example/ml/profiles"}, AppVersion: "2.0.0"}
+	require.NoError(t, chartgen.NewChart(idx, dir, m))
+	require.Error(t, chartgen.NewChart(idx, dir, m), "a non-empty directory is refused")
+	for _, f := range []string{"templates/_helpers.tpl", "templates/NOTES.txt", ".helmignore"} {
 		want, err := os.ReadFile(filepath.Join(chartDir, f))
 		require.NoError(t, err)
 		got, err := os.ReadFile(filepath.Join(dir, f))
 		require.NoError(t, err)
-		assert.Equal(t, string(want), string(got), f)
+		assert.Equal(t, strings.ReplaceAll(string(want), chartgen.SkeletonErrorPrefix, "team-rl: "), string(got), f)
+		assert.NotContains(t, string(got), chartgen.SkeletonErrorPrefix, f)
 	}
+	values, err := os.ReadFile(filepath.Join(dir, "values.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(values), "e.g. team-8gpu")
+	assert.NotContains(t, string(values), "nemo-rl-run")
 	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(readme), "| `team-8gpu` | our 8-GPU node |")
+	assert.True(t, strings.HasPrefix(string(readme), "# team-rl\n\nRL runs on our GB300s\n"))
+	assert.Contains(t, string(readme), "--set profile=team-8gpu")
+	assert.NotContains(t, string(readme), "../../docs")
+	chartYAML, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
+	require.NoError(t, err)
+	for _, want := range []string{"home: https://git.example/ml/charts", "- https://git.example/ml/profiles", "appVersion: 2.0.0", "description: RL runs on our GB300s"} {
+		assert.Contains(t, string(chartYAML), want)
+	}
+	_, _, err = helmTemplateNamed(mustLoad(t, dir), "exp-1", map[string]any{"profile": "team-8gpu"}, "team-a")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "team-rl: the user value is required")
 
 	c, err := loader.Load(dir)
 	require.NoError(t, err)
@@ -526,7 +545,7 @@ func TestNewChart(t *testing.T) {
 		res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 			Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: mode, User: "ann", Namespace: "team-a",
 			Name: "exp-1", Image: "registry.example/x:1", Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3",
-				"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "v0.1.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
+				"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "2.0.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
 		})
 		require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 		want, err := emit.Stream(res.Docs)
@@ -577,4 +596,58 @@ func TestChartConventions(t *testing.T) {
 	assert.Contains(t, err.Error(), "expected a cluster version >= 1.34.0-0")
 	_, _, err = helmTemplateCaps(base, "my-run", vals(map[string]any{"profile": "generic-single-node-8gpu"}), "team-a", &old)
 	require.NoError(t, err, "a profile without DRA renders for 1.33")
+}
+
+func mustLoad(t *testing.T, dir string) *chart.Chart {
+	t.Helper()
+	c, err := loader.Load(dir)
+	require.NoError(t, err)
+	return c
+}
+
+// TestNewChartEnv: chart-new resolves ${oc.env:VAR,default} as nrl-k8s
+// render does, in the packager's environment: a set variable wins over the
+// default, and a set variable without default resolves (chart-data refuses
+// both, its committed chart must not depend on a machine).
+func TestNewChartEnv(t *testing.T) {
+	atRoot(t)
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	e := entry(t, "generic-single-node-8gpu")
+	src, err := os.ReadFile(e.Profile)
+	require.NoError(t, err)
+	for _, tc := range []struct{ expr, want string }{
+		{"${oc.env:NRL_TEAM_IMAGE,nvcr.io/nvidia/nemo-rl:v0.5.0}", "registry.team.example/nemo-rl:team-1"},
+		{"${oc.env:NRL_TEAM_IMAGE}", "registry.team.example/nemo-rl:team-1"},
+	} {
+		prof := filepath.Join(tmp, "team.infra.yaml")
+		text := strings.Replace(string(src), "image: nvcr.io/nvidia/nemo-rl:v0.5.0", "image: "+tc.expr, 1)
+		require.NotEqual(t, string(src), text)
+		require.NoError(t, os.WriteFile(prof, []byte(text), 0o644))
+		idxFile := filepath.Join(tmp, "index.yaml")
+		require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf("profiles:\n- name: team\n  description: d\n  profile: team.infra.yaml\n  recipe: %s\n", filepath.Join(root, e.Recipe))), 0o644))
+		idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
+		require.NoError(t, err)
+		env := func(k string) (string, bool) {
+			if k == "NRL_TEAM_IMAGE" {
+				return tc.want, true
+			}
+			return "", false
+		}
+		dir := t.TempDir()
+		require.NoError(t, chartgen.NewChart(idx, dir, chartgen.ChartMeta{Name: "team-rl", Version: "1.0.0", Env: env}), tc.expr)
+		got, _, err := helmTemplateNamed(mustLoad(t, dir), "exp-1", map[string]any{"profile": "team", "user": "ann"}, "team-a")
+		require.NoError(t, err)
+		assert.Contains(t, got, "image: "+tc.want, tc.expr)
+		res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
+			Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: runparams.RayJob, User: "ann", Namespace: "team-a",
+			Name: "exp-1", Env: env, Labels: map[string]string{"helm.sh/chart": "team-rl-1.0.0",
+				"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "v0.1.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
+		})
+		require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+		want, err := emit.Stream(res.Docs)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), stripSource(got), tc.expr)
+	}
 }

@@ -391,7 +391,11 @@ const MetaFile = "files/profiles.json"
 // README.md with its generated section refreshed from readme, the chart's
 // current README).
 func Generate(idx *Index, readme []byte) (map[string][]byte, error) {
-	g := &gen{loader: recipe.NewLoader(source.Disk{}), out: map[string][]byte{}}
+	return generate(idx, readme, nil)
+}
+
+func generate(idx *Index, readme []byte, env func(string) (string, bool)) (map[string][]byte, error) {
+	g := &gen{env: env, loader: recipe.NewLoader(source.Disk{}), out: map[string][]byte{}}
 	meta := &Meta{
 		Sentinels: Sentinels{User: SentinelUser, Namespace: SentinelNamespace, RunID: SentinelRunID, Name: SentinelName,
 			Image: SentinelImage, Label: sentinelLabel, Annotation: sentinelAnnotation,
@@ -427,6 +431,10 @@ func Generate(idx *Index, readme []byte) (map[string][]byte, error) {
 }
 
 type gen struct {
+	// env is the environment ${oc.env:...} reads: nil for chart-data (the
+	// committed chart), the packager's for chart-new, as nrl-k8s render
+	// reads the caller's.
+	env     func(string) (string, bool)
 	loader  *recipe.Loader
 	out     map[string][]byte
 	maxDocs int
@@ -589,7 +597,7 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 func (g *gen) recipeVariants(e Entry, pm *ProfileMeta) error {
 	try := sentinelValues("")
 	try.infra = []string{RecipeVariant}
-	if _, _, err := g.run(e, runparams.RayJob, try, nil); err != nil {
+	if _, _, err := g.run(e, runparams.RayJob, try, g.env); err != nil {
 		pm.NoRecipeValue = err.Error()
 		return nil
 	}
@@ -644,14 +652,14 @@ func probeRecipe(e Entry) (file string, cleanup func(), err error) {
 func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, string, *pipeline.Result, error) {
 	withOv := sent
 	withOv.Overrides = []string{SentinelOverride}
-	res, data, err := g.run(e, mode, withOv, nil)
+	res, data, err := g.run(e, mode, withOv, g.env)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	if len(res.Docs) > g.maxDocs {
 		g.maxDocs = len(res.Docs)
 	}
-	plainRes, plain, err := g.run(e, mode, sent, nil)
+	plainRes, plain, err := g.run(e, mode, sent, g.env)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -710,7 +718,7 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 	bare := full
 	bare.Image, bare.Labels, bare.Annotations = "", nil, nil
 	for _, pv := range []Values{full, bare} {
-		pres, got, err := g.run(probeEntry, mode, pv, nil)
+		pres, got, err := g.run(probeEntry, mode, pv, g.env)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("probe render: %w", err)
 		}
@@ -726,17 +734,21 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 			return nil, "", nil, fmt.Errorf("the engine's output for %+v is not the sentinel output with those values substituted: a rule depends on more than their text, so the chart cannot carry it", pv)
 		}
 	}
-	envRes, withEnv, err := g.run(e, mode, withOv, func(string) (string, bool) { return "nrlsentinelenv", true })
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("render with an environment: %w", err)
-	}
-	if shipsRecipe {
-		if withEnv, _, err = recipeSentinel(envRes, withEnv); err != nil {
-			return nil, "", nil, err
+	if g.env == nil {
+		// chart-data: the committed chart must not depend on where `make
+		// chart` ran, so its profiles may not read the environment.
+		envRes, withEnv, err := g.run(e, mode, withOv, func(string) (string, bool) { return "nrlsentinelenv", true })
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("render with an environment: %w", err)
 		}
-	}
-	if withEnv != data {
-		return nil, "", nil, fmt.Errorf("the output depends on the environment (${oc.env:...}); the chart renders without one, so it cannot package this profile")
+		if shipsRecipe {
+			if withEnv, _, err = recipeSentinel(envRes, withEnv); err != nil {
+				return nil, "", nil, err
+			}
+		}
+		if withEnv != data {
+			return nil, "", nil, fmt.Errorf("the output depends on the environment (${oc.env:...}); the chart renders without one, so it cannot package this profile")
+		}
 	}
 	for _, d := range res.Docs {
 		if strings.Contains(d.Name, SentinelUser) || strings.Contains(d.Name, SentinelRunID) || strings.Contains(d.Name, SentinelNamespace) || strings.Contains(d.Name, SentinelName) {
@@ -817,7 +829,7 @@ func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error
 // profileNamespace renders without a namespace override to read the
 // profile's own.
 func (g *gen) profileNamespace(e Entry) (string, error) {
-	res := pipeline.Render(g.loader, pipeline.Request{Recipe: e.Recipe, Profile: e.Profile, Mode: runparams.RayJob, User: SentinelUser})
+	res := pipeline.Render(g.loader, pipeline.Request{Recipe: e.Recipe, Profile: e.Profile, Mode: runparams.RayJob, User: SentinelUser, Env: g.env})
 	if res.Profile == nil {
 		return "", fmt.Errorf("profile does not load")
 	}

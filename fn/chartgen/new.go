@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"sigs.k8s.io/yaml"
@@ -15,13 +16,25 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/charts"
 )
 
+// ChartMeta is what a team's chart says about itself (Chart.yaml); empty
+// fields keep the embedded chart's, except Description, which defaults to
+// one naming the chart's profiles' purpose without upstream's wording.
+type ChartMeta struct {
+	Name, Version, Description, Home, AppVersion string
+	Sources                                      []string
+	// Env is what ${oc.env:...} reads; nil: the process environment.
+	Env func(string) (string, bool)
+}
+
 // NewChart writes a complete chart to dir for the profiles of idx: the
-// hand-written files of charts/nemo-rl-run (embedded in the binary), with
-// Chart.yaml's name and version set, plus everything Generate makes. A
-// platform team packages its own profiles this way without forking; the
+// hand-written templates of charts/nemo-rl-run (embedded in the binary),
+// with Chart.yaml from m, error messages prefixed with the chart's name,
+// a README and values example of its own, plus everything Generate makes.
+// A platform team packages its own profiles this way without forking; the
 // result is ready for `helm package` (or chart-package) and `helm push`.
 // dir must not exist or be empty, so nothing of the team's is overwritten.
-func NewChart(idx *Index, dir, name, version string) error {
+func NewChart(idx *Index, dir string, m ChartMeta) error {
+	name := m.Name
 	if !chartNameRE.MatchString(name) {
 		return fmt.Errorf("chart name %q: expected lower case letters, digits and '-' (Helm's chart name convention)", name)
 	}
@@ -48,14 +61,40 @@ func NewChart(idx *Index, dir, name, version string) error {
 	if err := yaml.Unmarshal(files["Chart.yaml"], &meta); err != nil {
 		return fmt.Errorf("embedded Chart.yaml: %w", err)
 	}
-	meta.Name, meta.Version = name, version
+	meta.Name, meta.Version = name, m.Version
+	meta.Description = m.Description
+	if meta.Description == "" {
+		meta.Description = "One NeMo-RL training run on KubeRay per Helm release, for the profiles of " + name + "."
+	}
+	if m.Home != "" {
+		meta.Home = m.Home
+	}
+	if m.Sources != nil {
+		meta.Sources = m.Sources
+	}
+	if m.AppVersion != "" {
+		meta.AppVersion = m.AppVersion
+	}
 	if err := meta.Validate(); err != nil {
 		return fmt.Errorf("chart metadata (Chart.yaml): %w", err)
 	}
 	if files["Chart.yaml"], err = yaml.Marshal(&meta); err != nil {
 		return err
 	}
-	generated, err := Generate(idx, files["README.md"])
+	// Errors and NOTES speak for the team's chart, not upstream's.
+	for _, f := range []string{"templates/_helpers.tpl", "templates/NOTES.txt"} {
+		files[f] = []byte(strings.ReplaceAll(string(files[f]), SkeletonErrorPrefix, name+": "))
+	}
+	first := idx.Profiles[0].Name
+	files["values.yaml"] = []byte(strings.Replace(string(files["values.yaml"]), "e.g. "+SkeletonExampleProfile, "e.g. "+first, 1))
+	files["values.yaml"] = []byte(strings.Replace(string(files["values.yaml"]), "# nemo-rl-run: one training run", "# "+name+": one training run", 1))
+	// ${oc.env:VAR,default} resolves as nrl-k8s render resolves it, in the
+	// environment chart-new runs in (the chart has none at install time).
+	env := m.Env
+	if env == nil {
+		env = os.LookupEnv
+	}
+	generated, err := generate(idx, teamReadme(&meta, first), env)
 	if err != nil {
 		return err
 	}
@@ -72,6 +111,30 @@ func NewChart(idx *Index, dir, name, version string) error {
 		}
 	}
 	return nil
+}
+
+// SkeletonErrorPrefix starts every message the embedded templates fail
+// with; SkeletonExampleProfile is the profile values.yaml names as example.
+const (
+	SkeletonErrorPrefix    = "nemo-rl-run: "
+	SkeletonExampleProfile = "gb300-qwen3-30b-math-4n-4gpu"
+)
+
+// teamReadme is a team chart's README: its own title, description and
+// install example, the values it takes, and the generated profile table;
+// no links into the nemo-rl-krm repository.
+func teamReadme(meta *chart.Metadata, profile string) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n%s\n\n", meta.Name, meta.Description)
+	b.WriteString("One release is one training run: the release name is the run name and names\nevery object of the run. Plain Helm 3.21+ or 4.x.\n\n")
+	fmt.Fprintf(&b, "```sh\nhelm install exp-1 oci://REGISTRY/%s --version %s -n NAMESPACE \\\n  --set profile=%s --set user=YOU\nhelm uninstall exp-1 -n NAMESPACE\n```\n\n", meta.Name, meta.Version, profile)
+	b.WriteString("Values: `profile` and `user` (required), `mode` (rayjob | raycluster | dev), `namespace`, `runId`,\n`overrides` (Hydra overrides, use `-f` or `--set-json`), `recipe` (a merged recipe the run ships,\nrayjob mode), `image`, `labels`, `annotations`, `deployments`; `values.schema.json` says what each accepts.\n\n")
+	b.WriteString("A change to a run is a new run: install it under a new release name (`helm upgrade` fails while the run's RayJob or RayClusters exist).\n\n")
+	if meta.Home != "" {
+		fmt.Fprintf(&b, "Home: %s\n\n", meta.Home)
+	}
+	b.WriteString("## Profiles\n\n" + readmeBegin + "\n" + readmeEnd + "\n")
+	return []byte(b.String())
 }
 
 var chartNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)

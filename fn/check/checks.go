@@ -57,7 +57,7 @@ func Inputs(in Input) diag.List {
 		bounds(&ds, f, rc)
 		segments(&ds, f, rc)
 		webhookFields(&ds, f, rc)
-		placement(&ds, f, rc)
+		draSettings(&ds, f, infra, rc)
 	}
 	upload(&ds, f, infra, in.Params, in.UploadSize)
 	driverExit(&ds, f, infra)
@@ -281,41 +281,6 @@ func webhookFields(ds *diag.List, f string, rc profile.RoleCluster) {
 	visit(base+".headGroupSpec.template.spec", &rc.Cluster.Spec.HeadGroupSpec.Template.Spec)
 	for i := range rc.Cluster.Spec.WorkerGroupSpecs {
 		visit(fmt.Sprintf("%s.workerGroupSpecs[%d].template.spec", base, i), &rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec)
-	}
-}
-
-// placement warnings: untolerated GPU workers, DRA claims without KAI
-// topology, heads on GPU nodes.
-func placement(ds *diag.List, f string, rc profile.RoleCluster) {
-	spec := rc.Cluster.Spec
-	if spec == nil {
-		return
-	}
-	base := "kuberay." + rc.Role + ".spec"
-	for i, g := range spec.WorkerGroupSpecs {
-		gf := fmt.Sprintf("%s.workerGroupSpecs[%d].template", base, i)
-		if len(g.Template.Spec.Tolerations) == 0 {
-			ds.Warnf(f, gf+".spec.tolerations", "worker group %q has no tolerations; expected tolerations for the GPU nodes' taints, or its pods stay Pending", g.GroupName)
-		}
-		hasCD := false
-		for _, c := range g.Template.Spec.ResourceClaims {
-			if c.Name == profile.ComputeDomainClaim {
-				hasCD = true
-			}
-		}
-		if hasCD && g.Template.Annotations["kai.scheduler/topology"] == "" {
-			ds.Warnf(f, gf+".metadata.annotations", "worker group %q claims a ComputeDomain spanning nodes but has no kai.scheduler/topology annotation; expected KAI topology so the workers land in one NVLink domain", g.GroupName)
-		}
-	}
-	head := spec.HeadGroupSpec.Template.Spec
-	hf := base + ".headGroupSpec.template.spec"
-	for k := range head.NodeSelector {
-		if strings.HasPrefix(k, "nvidia.com/gpu") {
-			ds.Warnf(f, hf+".nodeSelector."+k, "the head pod selects GPU nodes; expected a CPU node group (the head runs no GPU work)")
-		}
-	}
-	if n, ok := capacity.GPUsPerPod(&head); ok && n > 0 {
-		ds.Warnf(f, hf+".containers[*].resources", "the head pod requests %d GPUs; expected none (the head runs no GPU work)", n)
 	}
 }
 

@@ -90,9 +90,10 @@ any packaged chart. Prints the archive's path and sha256.`,
 }
 
 func chartNewCmd() *cobra.Command {
-	var index, out, name, version string
+	var index, out string
+	var m chartgen.ChartMeta
 	c := &cobra.Command{
-		Use:   "chart-new --index INDEX --out DIR [--name NAME] [--version VERSION]",
+		Use:   "chart-new --index INDEX --out DIR [--name NAME] [--version VERSION] [--description D] [--home URL] [--source URL]... [--app-version V]",
 		Short: "Write a Helm chart for your own profiles (one release per run)",
 		Long: `Write a complete chart to DIR for the profiles listed in INDEX (the format
 of profiles/index.yaml: name, description, profile, recipe; paths relative
@@ -112,17 +113,21 @@ directory.`,
 			if err != nil {
 				return err
 			}
-			if err := chartgen.NewChart(idx, out, name, version); err != nil {
+			if err := chartgen.NewChart(idx, out, m); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote chart %s %s (%d profile(s)) to %s\n", name, version, len(idx.Profiles), out)
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote chart %s %s (%d profile(s)) to %s\n", m.Name, m.Version, len(idx.Profiles), out)
 			return nil
 		},
 	}
 	c.Flags().StringVar(&index, "index", "profiles/index.yaml", "profile index (name, description, profile, recipe per entry)")
 	c.Flags().StringVarP(&out, "out", "o", "", "directory to write the chart to (new or empty)")
-	c.Flags().StringVar(&name, "name", "nemo-rl-run", "chart name")
-	c.Flags().StringVar(&version, "version", "0.1.0", "chart version (SemVer)")
+	c.Flags().StringVar(&m.Name, "name", "nemo-rl-run", "chart name (also the prefix of its error messages)")
+	c.Flags().StringVar(&m.Version, "version", "0.1.0", "chart version (SemVer)")
+	c.Flags().StringVar(&m.Description, "description", "", "Chart.yaml description (also the README's first paragraph)")
+	c.Flags().StringVar(&m.Home, "home", "", "Chart.yaml home (default: nemo-rl-krm's)")
+	c.Flags().StringArrayVar(&m.Sources, "source", nil, "Chart.yaml sources entry (repeatable; default: nemo-rl-krm's)")
+	c.Flags().StringVar(&m.AppVersion, "app-version", "", "Chart.yaml appVersion (default: the embedded chart's); the app.kubernetes.io/version label")
 	return c
 }
 

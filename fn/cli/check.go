@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/hydra"
@@ -163,6 +164,20 @@ func summary(w io.Writer, res *pipeline.Result) {
 		fmt.Fprint(w, "\nDRA RESOURCES\n-------------\n")
 		for _, s := range dra {
 			fmt.Fprintf(w, "  %s\n", s)
+		}
+	}
+	if res.Docs != nil {
+		if defs := check.AppliedDefaults(in, res.Mode, res.Docs); len(defs) > 0 {
+			// Every value no key of the profile set, for a feature the
+			// render uses: a setting of another cluster cannot hide here.
+			fmt.Fprint(w, "\nDEFAULTS APPLIED (no profile key sets them)\n------------------------------------------\n")
+			for _, d := range defs {
+				line := fmt.Sprintf("  %s = %s", d.Key, d.Value)
+				if d.Why != "" {
+					line += " (" + d.Why + ")"
+				}
+				fmt.Fprintln(w, line)
+			}
 		}
 	}
 }

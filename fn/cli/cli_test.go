@@ -33,10 +33,12 @@ func TestCheckExitCodes(t *testing.T) {
 	require.Contains(t, out, "workers 4x (4 segments x 1) cpu=132 mem=900Gi gpu=16")
 	require.Contains(t, out, "ComputeDomain: compute-domain-alice-raycluster-qwen3-30b-math-gb300-training")
 	// The warnings: the shipped entrypoint pipes the driver into tee
-	// without pipefail, and Pod Security baseline refuses each of the four
-	// worker groups' IPC_LOCK.
-	require.Contains(t, out, "0 error(s), 5 warning(s)")
+	// without pipefail, codeSource image runs the code mounted over
+	// codePath, and Pod Security baseline refuses each of the four worker
+	// groups' IPC_LOCK.
+	require.Contains(t, out, "0 error(s), 6 warning(s)")
 	require.Contains(t, out, "piped without `set -o pipefail`")
+	require.Contains(t, out, "launch.codeSource is image but container \"ray-head\" mounts volume \"rl-workspace\" at /opt/nemo-rl")
 	// The summary reads the objects: the scheduler the pods name and the
 	// --config the pod reads.
 	require.Contains(t, out, "scheduler:   kai-scheduler (queue=rl)")
@@ -180,4 +182,36 @@ func TestCheckSummaryCountsAsKubeRay(t *testing.T) {
 			require.NotContains(t, out, "more than 100000")
 		})
 	}
+}
+
+// check's summary lists every default the render used (issue 23 §5), and
+// none where the profile names the setting.
+func TestCheckSummaryListsDefaults(t *testing.T) {
+	r, p := qwen(t)
+	code, out, _ := runCLI("check", r, "--infra", p, "--user", "alice")
+	require.Equal(t, cli.ExitOK, code)
+	require.Contains(t, out, "DEFAULTS APPLIED")
+	require.Contains(t, out, "  dra.roce.deviceClassName = roce.networking.k8s.aws (")
+	require.Contains(t, out, "  dra.roce.count = 8 (")
+	code, out, _ = runCLI("check", r, "--infra", p, "--user", "alice", "--mode", "dev")
+	require.Equal(t, cli.ExitOK, code)
+	require.Contains(t, out, "  dev.pvcName = rl-workspace (from the one PersistentVolumeClaim the profile's Ray pods mount)\n")
+	root := testenv.RepoRoot(t)
+	code, out, _ = runCLI("check", filepath.Join(root, "recipes/examples/configs/recipes/llm/grpo-nemotron3-super-120BA12B-16n8g-megatron.yaml"),
+		"--infra", filepath.Join(root, "profiles/h200/grpo-nemotron3-super-120BA12B-16n8g.h200-research.infra.yaml"), "--user", "alice")
+	require.Equal(t, cli.ExitOK, code, out)
+	require.NotContains(t, out, "dra.", "the H200 profile names its InfiniBand class and count")
+	require.Contains(t, out, "ResourceClaimTemplate: infiniband-alice-h200-research-training")
+	require.Contains(t, out, "  0 error(s), 0 warning(s)")
+}
+
+// A profile whose raycluster mode renders only deployments still gets its
+// summary (an nrl-k8s unit test's behaviour, issue 23 §7).
+func TestCheckSummaryOfDeploymentsOnly(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(t), "tests", "golden", "deployments-only")
+	code, out, errb := runCLI("check", filepath.Join(dir, "recipes/examples/configs/small.yaml"), "--infra", filepath.Join(dir, "p.infra.yaml"),
+		"--user", "carol", "--mode", "raycluster", "--recipe-root", filepath.Join(dir, "recipes"))
+	require.Equal(t, cli.ExitOK, code, out+errb)
+	require.Contains(t, out, "namespace:   default\n")
+	require.Contains(t, out, "DEPLOYMENTS\n-----------\n  carol-sandbox\n")
 }

@@ -134,7 +134,13 @@ func readRenderFiles(p string, stdin io.Reader) (review.Render, bool, error) {
 	}
 	out := review.Render{}
 	from := map[string]string{}
+	var budget source.RenderBudget
 	add := func(file string) error {
+		if st, err := os.Lstat(file); err == nil {
+			if err := budget.Take(filepath.ToSlash(file), st.Size()); err != nil {
+				return err
+			}
+		}
 		data, err := source.ReadLimited(filepath.ToSlash(file), file, source.MaxRenderSize)
 		if err != nil {
 			return err

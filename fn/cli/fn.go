@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -66,9 +67,14 @@ kustomization's directory.`,
 				return exitError{ExitError}
 			}
 		}
-		rw := &kio.ByteReadWriter{Reader: cmd.InOrStdin(), Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
+		in, err := readCapped(cmd.InOrStdin(), len(args) == 0 || slices.Contains(args[1:], "-"))
+		if err != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), err)
+			return exitError{ExitError}
+		}
+		rw := &kio.ByteReadWriter{Reader: in, Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
 		if len(args) > 0 {
-			if err := standalone(rw, cmd.InOrStdin(), args); err != nil {
+			if err := standalone(rw, in, args); err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), err)
 				return exitError{ExitUsage}
 			}
@@ -117,4 +123,27 @@ func standalone(rw *kio.ByteReadWriter, stdin io.Reader, args []string) error {
 	rw.KeepReaderAnnotations = false
 	rw.NoWrap = true
 	return nil
+}
+
+// MaxFunctionInput bounds the ResourceList the function reads: it carries
+// a run's input files (at most recipe.MaxRunInput together) and the items
+// it passes through. kyaml holds each item as nodes, ~400 bytes of memory
+// per input byte for many tiny items (a 6 MB list of 100,000 items took
+// 2.5 GB before this cap), so the cap keeps the function under 1 GB
+// (docs/reliability.md).
+const MaxFunctionInput = 2 << 20
+
+// readCapped reads stdin whole when it is used, failing past the cap.
+func readCapped(stdin io.Reader, used bool) (io.Reader, error) {
+	if !used {
+		return stdin, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(stdin, MaxFunctionInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the ResourceList: %w", err)
+	}
+	if len(b) > MaxFunctionInput {
+		return nil, fmt.Errorf("the function's input (stdin) is over the %d-byte limit; expected a ResourceList of one package's runs, their input files and the items to pass through (docs/reliability.md)", MaxFunctionInput)
+	}
+	return bytes.NewReader(b), nil
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/renderall"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/review"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/safetext"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 )
@@ -22,7 +24,7 @@ func init() {
 }
 
 func renderAllCmd() *cobra.Command {
-	var outDir, rootDir string
+	var outDir, rootDir, baseDir string
 	var check, untracked bool
 	c := &cobra.Command{
 		Use:   "render-all [DIR] [--out DIR] [--root DIR] [--check]",
@@ -63,17 +65,21 @@ regenerated.`,
 			if err != nil {
 				return usageError{fmt.Errorf("--root: %w", err)}
 			}
-			return renderAll(cmd, disk, dir, out, outDir == "", check)
+			if baseDir != "" && !check {
+				return usageError{errors.New("--base goes with --check")}
+			}
+			return renderAll(cmd, disk, dir, out, outDir == "", check, baseDir)
 		},
 	}
 	c.Flags().StringVar(&outDir, "out", "", "output directory (default DIR/manifests)")
 	c.Flags().StringVar(&rootDir, "root", "", "read input files only inside this directory (default: the git work tree holding DIR, else DIR)")
 	c.Flags().BoolVar(&check, "check", false, "write nothing; print a diff and exit 1 when the output tree is stale")
+	c.Flags().StringVar(&baseDir, "base", "", "with --check: the runs repository of the base branch's checkout; the security gate compares against its committed manifests (default: this checkout's)")
 	c.Flags().BoolVar(&untracked, "include-untracked", false, "in a git work tree, also read files git does not track (by default only tracked files are read)")
 	return c
 }
 
-func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOut, check bool) error {
+func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOut, check bool, baseDir string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if err := checkOutDir(disk, out, defaultOut); err != nil {
 		return err
@@ -112,6 +118,7 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 	}
 	failed := res.Failed()
 
+	gateFailed := false
 	if check {
 		for _, d := range drift {
 			// The committed side is the PR's bytes: a line that would be a
@@ -129,6 +136,19 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 		}
 		if len(drift) > 0 {
 			fmt.Fprintf(stderr, "%d of %d manifest(s) out of date: run `nrl-k8s render-all %s` (or `make manifests`) and commit the result\n", len(drift), len(res.Runs)+countOrphans(drift), root)
+		}
+		base := committed
+		if baseDir != "" {
+			bdisk, err := source.ConfineRepo(renderall.RepoRoot(baseDir), false)
+			if err != nil {
+				return usageError{fmt.Errorf("--base: %w", err)}
+			}
+			if base, _, _, err = readManifests(bdisk, filepath.Join(baseDir, renderall.ManifestsDir)); err != nil {
+				return fmt.Errorf("--base: %w", err)
+			}
+		}
+		if gateFailed, err = securityGate(stderr, disk, root, res, base); err != nil {
+			return err
 		}
 	} else {
 		// Writes go through the one rule for repository files: no link
@@ -156,7 +176,7 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 	if len(failed) > 0 {
 		fmt.Fprintf(stderr, "%d run(s) failed to render, their manifests were left as they are: %s\n", len(failed), strings.Join(failed, ", "))
 	}
-	if len(failed) > 0 || len(refused) > 0 || (check && len(drift) > 0) {
+	if len(failed) > 0 || len(refused) > 0 || (check && len(drift) > 0) || gateFailed {
 		return exitError{ExitError}
 	}
 	return nil
@@ -241,6 +261,7 @@ func readManifests(disk source.Disk, out string) (map[string][]byte, []refusedFi
 	files := map[string][]byte{}
 	var refused []refusedFile
 	var untracked []string
+	var budget source.RenderBudget
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), renderall.Ext) {
 			continue
@@ -261,6 +282,11 @@ func readManifests(disk source.Disk, out string) (map[string][]byte, []refusedFi
 		if abs, err := filepath.Abs(p); err != nil || !disk.Tracked(abs) {
 			untracked = append(untracked, name)
 			continue
+		}
+		if info, err := e.Info(); err == nil {
+			if err := budget.Take(filepath.ToSlash(p), info.Size()); err != nil {
+				return nil, nil, nil, err
+			}
 		}
 		b, err := source.ReadLimited(filepath.ToSlash(p), p, source.MaxRenderSize)
 		if err != nil {
@@ -288,4 +314,63 @@ func displayDir(root, out string) string {
 		return path.Clean(filepath.ToSlash(out))
 	}
 	return filepath.ToSlash(rel)
+}
+
+// securityGate prints the security and scope section of every run whose
+// render differs there from base (the committed manifests, or the base
+// branch's), and reports whether a run's Pod Security level rose or its
+// namespaces changed without the repository's allow-list permitting it.
+func securityGate(stderr io.Writer, disk source.Disk, root string, res *renderall.Result, base map[string][]byte) (bool, error) {
+	var allow *renderall.Allow
+	allowFile := filepath.Join(root, renderall.AllowFile)
+	if data, err := disk.ReadFile(filepath.ToSlash(allowFile)); err == nil {
+		if allow, err = renderall.ParseAllow(filepath.ToSlash(allowFile), data); err != nil {
+			return false, err
+		}
+	} else if !errors.Is(err, source.ErrNotFound) {
+		return false, err
+	}
+	failed := false
+	for _, n := range res.Runs {
+		data, ok := res.Files[n]
+		if !ok {
+			continue
+		}
+		cur, err := review.Parse(n, n, data)
+		if err != nil {
+			return false, err
+		}
+		// A run without a base manifest is new: compared against nothing,
+		// it has no level to rise from and no namespace to leave.
+		olds := review.Render{}
+		if b, ok := base[n]; ok {
+			old, err := review.Parse(n, n, b)
+			if err != nil {
+				fmt.Fprintf(stderr, "%s: the base manifest is not a render (%v); compared against nothing\n", n, err)
+			} else {
+				olds[n] = old
+			}
+		}
+		s := review.Diff(olds, review.Render{n: cur})
+		if len(s.Runs) == 0 {
+			continue
+		}
+		d := s.Runs[0]
+		if len(d.Security) == 0 && len(d.KindsAdded)+len(d.KindsRemoved) == 0 && !d.LevelRose() && !d.NamespaceChanged() {
+			continue
+		}
+		fmt.Fprintf(stderr, "%s: security and scope:\n", n)
+		for _, l := range d.SecurityLines() {
+			fmt.Fprintf(stderr, "  %s\n", safetext.Inline(l))
+		}
+		if d.LevelRose() && !allow.PermitsLevel(n, d.PodSecurityAfter) {
+			failed = true
+			fmt.Fprintf(stderr, "%s: error: the run's Pod Security level rises from %s to %s; refused unless %s allows it (runs.%s.podSecurity: %s), a file reviewed like code\n", n, d.PodSecurityBefore, d.PodSecurityAfter, renderall.AllowFile, n, d.PodSecurityAfter)
+		}
+		if d.NamespaceChanged() && !allow.PermitsNamespaces(n, d.NamespacesAfter) {
+			failed = true
+			fmt.Fprintf(stderr, "%s: error: the run's namespaces change from [%s] to [%s]; refused unless %s lists them (runs.%s.namespaces), a file reviewed like code\n", n, strings.Join(d.NamespacesBefore, ", "), strings.Join(d.NamespacesAfter, ", "), renderall.AllowFile, n)
+		}
+	}
+	return failed, nil
 }

@@ -80,6 +80,11 @@ func TestDiffReportsNewWarnings(t *testing.T) {
 	recipe := filepath.Join(filepath.Dir(filepath.Dir(pr)), "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml")
 	data := testenv.ReadFile(t, recipe)
 	require.Equal(t, 1, strings.Count(data, "\n  num_nodes: 4\n"))
+	// 3 nodes leave 1 for training after the 2 generation nodes: 4 GPUs,
+	// which expert parallelism 8 does not fit (an error, docs/nrl-k8s.md
+	// §5.2); expert parallelism 4 does, and the idle node is the warning.
+	require.Equal(t, 1, strings.Count(data, "expert_model_parallel_size: 8\n"))
+	data = strings.Replace(data, "expert_model_parallel_size: 8\n", "expert_model_parallel_size: 4\n", 1)
 	require.NoError(t, os.WriteFile(recipe, []byte(strings.Replace(data, "\n  num_nodes: 4\n", "\n  num_nodes: 3\n", 1)), 0o644))
 
 	code, out, stderr := runCLI("diff", base, pr)
@@ -87,6 +92,8 @@ func TestDiffReportsNewWarnings(t *testing.T) {
 	require.Equal(t, "qwen3-math-4n: changed\n"+
 		"  GPU nodes   4\n"+
 		"  GPUs        16\n"+
+		"  security    pod security level privileged\n"+
+		"              namespaces rl-team\n"+
 		"  warnings    + ../../profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml: kuberay.training.spec.workerGroupSpecs[*].replicas: the training cluster provides 4 GPU nodes but the recipe's cluster.num_nodes is 3 (set by ../../recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml): 1 nodes will sit idle\n"+
 		"2 runs unchanged\n"+
 		"total: GPU nodes 116, GPUs 464\n", out)

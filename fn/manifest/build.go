@@ -30,7 +30,8 @@ func Build(in *profile.Infra, file string, p runparams.Params) ([]any, diag.List
 	case runparams.RayCluster:
 		render = b.rayClusterMode
 	case runparams.Dev:
-		return []any{b.devPod()}, b.ds
+		pod := b.devPod() // before b.ds is read: it may warn
+		return []any{pod}, b.ds
 	default:
 		b.ds.Errorf("", "mode", "found %q; expected one of rayjob, raycluster, dev", p.Mode)
 		return nil, b.ds

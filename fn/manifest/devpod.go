@@ -8,12 +8,8 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 )
 
-// devWorkspace is where the dev pod mounts the shared workspace PVC, and
-// devPVC the claim nrl-k8s hard-codes (our last fallback).
-const (
-	devWorkspace = "/mnt/rl-workspace"
-	devPVC       = "rl-workspace"
-)
+// devWorkspace is where the dev pod mounts its workspace (nrl-k8s's path).
+const devWorkspace = "/mnt/rl-workspace"
 
 // devScript is the dev pod's start script, doing what nrl-k8s's does: the
 // user's SSH key from the secret installed with mode 600, rclone configured
@@ -39,10 +35,9 @@ cd ` + home + ` && echo 'dev pod ready'
 exec sleep infinity`
 }
 
-// devSettings are the dev pod's image, pull secrets, service account and
-// workspace claim: the `dev:` section, else the profile's own, else (claim
-// only) nrl-k8s's rl-workspace. nrl-k8s hard-codes image, secret and claim.
-func devSettings(in *profile.Infra) (image string, secrets []string, sa *string, pvc string) {
+// devSettings are the dev pod's image, pull secrets and service account:
+// the `dev:` section, else the profile's own. nrl-k8s hard-codes them.
+func devSettings(in *profile.Infra) (image string, secrets []string, sa *string) {
 	image = in.Dev.Image
 	if image == "" {
 		image = in.Image
@@ -55,15 +50,7 @@ func devSettings(in *profile.Infra) (image string, secrets []string, sa *string,
 	if in.Dev.ServiceAccount != nil {
 		sa = in.Dev.ServiceAccount
 	}
-	switch {
-	case in.Dev.PVCName != "":
-		pvc = in.Dev.PVCName
-	case (in.Workspace.Kind == "pvc" || in.Workspace.Kind == "lustre") && in.Workspace.PVCName != nil:
-		pvc = *in.Workspace.PVCName
-	default:
-		pvc = devPVC
-	}
-	return image, secrets, sa, pvc
+	return image, secrets, sa
 }
 
 // devPod is `nrl-k8s dev connect`'s pod (§7.6): CPU only, kept off GPU
@@ -79,7 +66,13 @@ func (b *builder) devPod() *corev1.Pod {
 	id := b.runIdentity(instance)
 	home := devWorkspace + "/" + user
 	script := devScript(home)
-	image, secrets, sa, pvc := devSettings(in)
+	image, secrets, sa := devSettings(in)
+	workspace := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+	if c := profile.DevWorkspaceClaim(in); c.Claim != "" {
+		workspace = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.Claim}}
+	} else {
+		b.ds.Warnf(b.file, "dev.pvcName", "is unset and the profile names no workspace claim (workspace.pvcName, or one PersistentVolumeClaim in its Ray pods): the dev pod's %s is an emptyDir, lost with the pod; expected dev.pvcName naming the shared workspace PVC", devWorkspace)
+	}
 	if b.p.Image != "" {
 		image = b.p.Image
 	}
@@ -129,12 +122,7 @@ func (b *builder) devPod() *corev1.Pod {
 				},
 				VolumeMounts: []corev1.VolumeMount{{Name: "rl-workspace", MountPath: devWorkspace}},
 			}},
-			Volumes: []corev1.Volume{{
-				Name: "rl-workspace",
-				VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-					ClaimName: pvc,
-				}},
-			}},
+			Volumes: []corev1.Volume{{Name: "rl-workspace", VolumeSource: workspace}},
 		},
 	}
 }
@@ -142,6 +130,6 @@ func (b *builder) devPod() *corev1.Pod {
 // DevImage is the dev pod's image before any run image replaces it (the
 // chart's default for its image sentinel).
 func DevImage(in *profile.Infra) string {
-	image, _, _, _ := devSettings(in)
+	image, _, _ := devSettings(in)
 	return image
 }

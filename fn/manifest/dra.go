@@ -14,6 +14,7 @@ type draKind int
 const (
 	computeDomainKind draKind = iota
 	roceKind
+	infinibandKind
 )
 
 // DRA object names: `<prefix><base>-<role>`, base the cluster's name or,
@@ -22,6 +23,7 @@ const (
 // clusters are named that way).
 func computeDomainName(cluster, role string) string { return "compute-domain-" + cluster + "-" + role }
 func roceName(cluster, role string) string          { return "roce-" + cluster + "-" + role }
+func infinibandName(cluster, role string) string    { return "infiniband-" + cluster + "-" + role }
 
 // draClaim is one distinct claim found in a cluster's worker pods.
 type draClaim struct {
@@ -44,6 +46,8 @@ func rewriteClaims(pods []*corev1.PodSpec, cluster, role string) []draClaim {
 				k, name = computeDomainKind, computeDomainName(cluster, role)
 			case profile.RoCEClaim:
 				k, name = roceKind, roceName(cluster, role)
+			case profile.InfiniBandClaim:
+				k, name = infinibandKind, infinibandName(cluster, role)
 			default:
 				continue
 			}
@@ -94,8 +98,9 @@ func newComputeDomain(meta metav1.ObjectMeta, numNodes int64) *ComputeDomain {
 	}
 }
 
-// newRoCETemplate requests count RoCE NICs of the given device class.
-func newRoCETemplate(meta metav1.ObjectMeta, count int64, class string) *resourcev1.ResourceClaimTemplate {
+// newNICTemplate requests count NICs of the given device class; request is
+// the request's name (roce, infiniband: what the devices are).
+func newNICTemplate(meta metav1.ObjectMeta, request string, count int64, class string) *resourcev1.ResourceClaimTemplate {
 	return &resourcev1.ResourceClaimTemplate{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaimTemplate"},
 		ObjectMeta: meta,
@@ -103,7 +108,7 @@ func newRoCETemplate(meta metav1.ObjectMeta, count int64, class string) *resourc
 			Spec: resourcev1.ResourceClaimSpec{
 				Devices: resourcev1.DeviceClaim{
 					Requests: []resourcev1.DeviceRequest{{
-						Name: "roce",
+						Name: request,
 						Exactly: &resourcev1.ExactDeviceRequest{
 							DeviceClassName: class,
 							Count:           count,

@@ -124,21 +124,21 @@ func applyPlacement(in *profile.Infra, field string, spec *corev1.PodSpec) error
 // container of a Ray pod.
 func applyVolumes(in *profile.Infra, role, field string, spec *corev1.PodSpec) error {
 	type vol struct {
-		key, name, mount string
-		src              corev1.VolumeSource
+		key, name, mount, subPath string
+		src                       corev1.VolumeSource
 	}
 	var vols []vol
 	pvc := func(name *string) corev1.VolumeSource {
 		return corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: *name}}
 	}
 	if role == "training" && (in.Checkpoints.Kind == "pvc" || in.Checkpoints.Kind == "lustre") {
-		vols = append(vols, vol{"checkpoints", checkpointsVolume, in.Checkpoints.MountPath, pvc(in.Checkpoints.PVCName)})
+		vols = append(vols, vol{"checkpoints", checkpointsVolume, in.Checkpoints.MountPath, deref(in.Checkpoints.SubPath), pvc(in.Checkpoints.PVCName)})
 	}
 	switch in.HFCache.Kind {
 	case "pvc", "lustre":
-		vols = append(vols, vol{"hf_cache", hfCacheVolume, in.HFCache.MountPath, pvc(in.HFCache.PVCName)})
+		vols = append(vols, vol{"hf_cache", hfCacheVolume, in.HFCache.MountPath, deref(in.HFCache.SubPath), pvc(in.HFCache.PVCName)})
 	case "emptyDir":
-		vols = append(vols, vol{"hf_cache", hfCacheVolume, in.HFCache.MountPath, corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		vols = append(vols, vol{"hf_cache", hfCacheVolume, in.HFCache.MountPath, "", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	}
 	for _, v := range vols {
 		for _, have := range spec.Volumes {
@@ -155,8 +155,15 @@ func applyVolumes(in *profile.Infra, role, field string, spec *corev1.PodSpec) e
 		}
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: v.name, VolumeSource: v.src})
 		for i := range spec.Containers {
-			spec.Containers[i].VolumeMounts = append(spec.Containers[i].VolumeMounts, corev1.VolumeMount{Name: v.name, MountPath: v.mount})
+			spec.Containers[i].VolumeMounts = append(spec.Containers[i].VolumeMounts, corev1.VolumeMount{Name: v.name, MountPath: v.mount, SubPath: v.subPath})
 		}
 	}
 	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -72,7 +72,7 @@ func (b *builder) renderClusterSpec(id identity, role string, c *profile.Cluster
 
 // draObjects returns the ComputeDomain / RoCE template for each claim.
 func (b *builder) draObjects(id identity, c *profile.Cluster, claims []draClaim) []any {
-	count, class, nodes := b.in.EffectiveDRA(c)
+	d := b.in.EffectiveDRA(c)
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: b.in.Namespace, Labels: id.bareLabels(), Annotations: id.objectAnnotations(nil, nil)}
 	}
@@ -80,9 +80,11 @@ func (b *builder) draObjects(id identity, c *profile.Cluster, claims []draClaim)
 	for _, cl := range claims {
 		switch cl.kind {
 		case computeDomainKind:
-			out = append(out, newComputeDomain(meta(cl.name), nodes))
+			out = append(out, newComputeDomain(meta(cl.name), d.CDNodes))
 		case roceKind:
-			out = append(out, newRoCETemplate(meta(cl.name), count, class))
+			out = append(out, newNICTemplate(meta(cl.name), "roce", d.RoCE.Count, d.RoCE.Class))
+		case infinibandKind:
+			out = append(out, newNICTemplate(meta(cl.name), "infiniband", d.InfiniBand.Count, d.InfiniBand.Class))
 		}
 	}
 	return out

@@ -59,6 +59,8 @@ type Request struct {
 
 // Result is everything a render found and made.
 type Result struct {
+	// Mode is the request's mode (what the summary describes).
+	Mode    runparams.Mode
 	Recipe  *effective.Recipe
 	Profile *profile.Loaded
 	Docs    []emit.Doc
@@ -83,7 +85,21 @@ func SplitOverrides(all []string) (infra, rec []string) {
 // Render renders one request. A nil Docs with errors in Diags means nothing
 // should be written.
 func Render(l *recipe.Loader, req Request) *Result {
-	res := &Result{}
+	res := &Result{Mode: req.Mode}
+	l.StartRun()
+	// Overrides count against the run's node budget with its files: each
+	// is parsed as YAML, so one can hold an alias bomb just under the
+	// per-document bound, and many of them would add up. Counted first,
+	// so a run over the budget stops before parsing them again.
+	for _, o := range req.Overrides {
+		_, v, _ := strings.Cut(o, "=")
+		if _, n, err := tree.ParseCount("override", []byte(v)); err == nil || n > 0 {
+			if err := l.ChargeNodes("", o, n); err != nil {
+				res.Diags = append(res.Diags, diag.FromError(err, "")...)
+				return res
+			}
+		}
+	}
 	validateParams(req, &res.Diags)
 	if res.Diags.HasErrors() {
 		// A bad run parameter is reported where it was written; the objects
@@ -104,7 +120,6 @@ func Render(l *recipe.Loader, req Request) *Result {
 	if res.Diags.HasErrors() {
 		return res
 	}
-	l.StartRun()
 	rec, err := l.Load(req.Recipe)
 	if err != nil {
 		res.Diags = append(res.Diags, diag.FromError(err, req.Recipe)...)
@@ -155,6 +170,11 @@ func Render(l *recipe.Loader, req Request) *Result {
 	}
 	objs, bds := manifest.Build(prof.Infra, prof.File, params)
 	res.Diags = append(res.Diags, prof.Locate(bds)...)
+	if res.Diags.HasErrors() {
+		return res
+	}
+	res.Diags = append(res.Diags, check.Placement(prof.File, objs)...)
+	res.Diags = append(res.Diags, check.CodeSource(prof.File, prof.Infra, objs)...)
 	if res.Diags.HasErrors() {
 		return res
 	}

@@ -577,3 +577,14 @@ func friendlyType(t string) string {
 	}
 	return t
 }
+
+// DefaultValue is defaults.yaml's value at a dotted path; ok is false when
+// the path is absent or null there.
+func DefaultValue(path string) (v any, ok bool) {
+	root, err := parsedDefaults()
+	if err != nil {
+		return nil, false
+	}
+	v, ok = tree.Lookup(root, tree.ParsePath(path))
+	return v, ok && v != nil
+}

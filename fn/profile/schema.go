@@ -94,6 +94,9 @@ type Volume struct {
 	Kind      string  `json:"kind"`
 	PVCName   *string `json:"pvcName"`
 	MountPath string  `json:"mountPath"`
+	// Ours: the directory of the claim to mount (volumeMounts[].subPath),
+	// so a shared PVC's root is not what the pods see.
+	SubPath *string `json:"subPath"`
 }
 
 // Submit is runtime-only except for the submitter check.
@@ -233,11 +236,14 @@ type Deployment struct {
 
 // DRA are the device settings of the objects we create for DRA claims.
 type DRA struct {
-	RoCE          *RoCE          `json:"roce"`
+	RoCE *RoCE `json:"roce"`
+	// InfiniBand is the request for infiniband-channel claims; it has no
+	// default device class (no cluster's class is everyone's).
+	InfiniBand    *RoCE          `json:"infiniband"`
 	ComputeDomain *ComputeDomain `json:"computeDomain"`
 }
 
-// RoCE is the RoCE NIC ResourceClaimTemplate request.
+// RoCE is a NIC ResourceClaimTemplate request (RoCE or InfiniBand).
 type RoCE struct {
 	Count           *Int    `json:"count"`
 	DeviceClassName *string `json:"deviceClassName"`

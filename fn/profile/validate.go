@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
@@ -17,6 +18,7 @@ const (
 	// pod uses to ask for the DRA objects the build stage creates.
 	ComputeDomainClaim = "compute-domain-channel"
 	RoCEClaim          = "roce-channel"
+	InfiniBandClaim    = "infiniband-channel"
 	// RecipeSourceConfigMap (launch.recipeSource) ships the checked recipe
 	// in a ConfigMap mounted into the head pod at RecipeMountPath, where
 	// every --config then points.
@@ -104,6 +106,8 @@ func validate(file string, in *Infra) diag.List {
 	if (in.Checkpoints.Kind == "lustre" || in.Checkpoints.Kind == "pvc") && empty(in.Checkpoints.PVCName) {
 		ds.Errorf(file, "checkpoints.pvcName", "infra.checkpoints.pvcName is required when kind=%s", in.Checkpoints.Kind)
 	}
+	validateSubPath(&ds, file, "hf_cache", in.HFCache)
+	validateSubPath(&ds, file, "checkpoints", in.Checkpoints)
 	oneOf(&ds, file, "submit.kind", in.Submit.Kind, SubmitKinds)
 	oneOf(&ds, file, "submit.portForward", in.Submit.PortForward, PortForwards)
 	oneOf(&ds, file, "submit.devPod", in.Submit.DevPod, DevPodModes)
@@ -185,32 +189,127 @@ func validateDRA(ds *diag.List, file, f string, d *DRA) {
 	if d.RoCE != nil && d.RoCE.DeviceClassName != nil && *d.RoCE.DeviceClassName == "" {
 		ds.Errorf(file, f+".roce.deviceClassName", "must not be empty")
 	}
+	if d.InfiniBand != nil && d.InfiniBand.Count != nil && *d.InfiniBand.Count <= 0 {
+		ds.Errorf(file, f+".infiniband.count", "found %d; expected at least 1 device", *d.InfiniBand.Count)
+	}
+	if d.InfiniBand != nil && d.InfiniBand.DeviceClassName != nil && *d.InfiniBand.DeviceClassName == "" {
+		ds.Errorf(file, f+".infiniband.deviceClassName", "must not be empty")
+	}
 	if d.ComputeDomain != nil && d.ComputeDomain.NumNodes != nil && *d.ComputeDomain.NumNodes < 0 {
 		ds.Errorf(file, f+".computeDomain.numNodes", "found %d; expected 0 (follow the pods) or more", *d.ComputeDomain.NumNodes)
 	}
 }
 
+// validateSubPath: a subPath names a directory inside the volume's claim, as
+// the API server requires (relative, no ".." element), and only a claim has
+// one to name.
+func validateSubPath(ds *diag.List, file, f string, v Volume) {
+	if v.SubPath == nil {
+		return
+	}
+	p := *v.SubPath
+	if v.Kind != "pvc" && v.Kind != "lustre" {
+		ds.Errorf(file, f+".subPath", "is set but %s.kind is %s; expected kind pvc or lustre (a subPath is a directory of the claim)", f, v.Kind)
+		return
+	}
+	bad := strings.TrimSpace(p) == "" || strings.HasPrefix(p, "/")
+	for _, el := range strings.Split(p, "/") {
+		bad = bad || el == ".."
+	}
+	if bad {
+		ds.Errorf(file, f+".subPath", "found %q; expected a relative path inside the claim without \"..\" (e.g. ${user:}/hf-cache)", p)
+	}
+}
+
 func empty(s *string) bool { return s == nil || strings.TrimSpace(*s) == "" }
 
+// NICRequest is one NIC claim's effective request; 0 and "" are unset.
+type NICRequest struct {
+	Count int64
+	Class string
+}
+
+// DRASettings are a cluster's effective DRA settings.
+type DRASettings struct {
+	RoCE, InfiniBand NICRequest
+	CDNodes          int64
+}
+
 // EffectiveDRA merges a cluster's DRA settings over the profile's (whose
-// defaults, nrl-k8s's hard-coded 8 and roce.networking.k8s.aws, come from
-// defaults.yaml).
-func (in *Infra) EffectiveDRA(c *Cluster) (roceCount int64, roceClass string, cdNodes int64) {
+// RoCE defaults, nrl-k8s's hard-coded 8 and roce.networking.k8s.aws, come
+// from defaults.yaml; InfiniBand has none).
+func (in *Infra) EffectiveDRA(c *Cluster) DRASettings {
+	var out DRASettings
+	nic := func(r *RoCE, into *NICRequest) {
+		if r == nil {
+			return
+		}
+		if r.Count != nil {
+			into.Count = int64(*r.Count)
+		}
+		if r.DeviceClassName != nil {
+			into.Class = *r.DeviceClassName
+		}
+	}
 	apply := func(d *DRA) {
 		if d == nil {
 			return
 		}
-		if d.RoCE != nil && d.RoCE.Count != nil {
-			roceCount = int64(*d.RoCE.Count)
-		}
-		if d.RoCE != nil && d.RoCE.DeviceClassName != nil {
-			roceClass = *d.RoCE.DeviceClassName
-		}
+		nic(d.RoCE, &out.RoCE)
+		nic(d.InfiniBand, &out.InfiniBand)
 		if d.ComputeDomain != nil && d.ComputeDomain.NumNodes != nil {
-			cdNodes = int64(*d.ComputeDomain.NumNodes)
+			out.CDNodes = int64(*d.ComputeDomain.NumNodes)
 		}
 	}
 	apply(&in.DRA)
-	apply(c.DRA)
-	return
+	if c != nil {
+		apply(c.DRA)
+	}
+	return out
+}
+
+// DevClaim is the PVC the dev pod mounts as its workspace and the profile
+// key it comes from; Claim "" means the profile names none.
+type DevClaim struct {
+	Claim, From string
+}
+
+// DevWorkspaceClaim finds the dev pod's workspace claim in the profile, and
+// nowhere else (nrl-k8s hard-codes `rl-workspace`, a claim of one cluster):
+// dev.pvcName; else workspace.pvcName (kind pvc or lustre); else the one
+// PersistentVolumeClaim the profile's Ray pods mount (the shared workspace
+// of the shipped GB300 profiles). Several claims and no dev.pvcName is
+// ambiguous: none is picked.
+func DevWorkspaceClaim(in *Infra) DevClaim {
+	switch {
+	case in.Dev.PVCName != "":
+		return DevClaim{in.Dev.PVCName, "dev.pvcName"}
+	case (in.Workspace.Kind == "pvc" || in.Workspace.Kind == "lustre") && in.Workspace.PVCName != nil:
+		return DevClaim{*in.Workspace.PVCName, "workspace.pvcName"}
+	}
+	claims := map[string]bool{}
+	var first string
+	for _, rc := range in.Kuberay.ByRole() {
+		if rc.Cluster.Spec == nil {
+			continue
+		}
+		specs := []*corev1.PodSpec{&rc.Cluster.Spec.HeadGroupSpec.Template.Spec}
+		for i := range rc.Cluster.Spec.WorkerGroupSpecs {
+			specs = append(specs, &rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec)
+		}
+		for _, sp := range specs {
+			for _, v := range sp.Volumes {
+				if v.PersistentVolumeClaim != nil && !claims[v.PersistentVolumeClaim.ClaimName] {
+					claims[v.PersistentVolumeClaim.ClaimName] = true
+					if first == "" {
+						first = v.PersistentVolumeClaim.ClaimName
+					}
+				}
+			}
+		}
+	}
+	if len(claims) == 1 {
+		return DevClaim{first, "the one PersistentVolumeClaim the profile's Ray pods mount"}
+	}
+	return DevClaim{}
 }

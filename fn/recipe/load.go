@@ -50,8 +50,14 @@ type Loader struct {
 	Src    source.Source
 	cache  map[string]*tree.Map
 	merged map[string]*merged
-	// sizes are the byte sizes of the files read, for the run budget.
-	sizes map[string]int
+	// sizes and nodes are the byte sizes and node counts (after alias
+	// expansion) of the files read, for the run budget.
+	sizes, nodes map[string]int
+	// Job, when set, is shared by the loaders of one job (render-all's
+	// workers): a run's bytes are admitted against it (JobBudget).
+	Job *JobBudget
+	// JobRun is the current run's place in the job, for Job.
+	JobRun int
 	// run is the budget of the current run (StartRun); nil: none.
 	run *budget
 }
@@ -62,16 +68,26 @@ type Loader struct {
 // (docs/reliability.md); real runs read tens of kilobytes.
 const MaxRunInput = 4 << 20
 
+// MaxRunNodes bounds the YAML nodes one run parses, aliases expanded at
+// every use, over all its files and overrides together: each document has
+// its own bound (tree.MaxNodes), but a defaults chain or a list of
+// overrides each just under it would add up (1.6-2.2 GB measured before
+// this budget). Real runs parse a few thousand nodes.
+const MaxRunNodes = tree.MaxNodes
+
 // budget is what one run has read so far.
 type budget struct {
-	used  int
-	files map[string]bool
+	used, nodes int
+	files       map[string]bool
 }
 
-// StartRun starts a new run's input budget (MaxRunInput): files the run
-// reads count once each, cached or not. pipeline.Render calls it; a loader
-// that never starts a run has no budget beyond source.MaxFileSize per file.
-func (l *Loader) StartRun() { l.run = &budget{files: map[string]bool{}} }
+// StartRun starts a new run's input budget (MaxRunInput bytes, MaxRunNodes
+// nodes): files the run reads count once each, cached or not.
+// pipeline.Render calls it; a loader that never starts a run has no budget
+// beyond source.MaxFileSize per file.
+func (l *Loader) StartRun() {
+	l.run = &budget{files: map[string]bool{}}
+}
 
 // charge counts file against the run's budget.
 func (l *Loader) charge(file string) error {
@@ -82,6 +98,22 @@ func (l *Loader) charge(file string) error {
 	l.run.used += l.sizes[file]
 	if l.run.used > MaxRunInput {
 		return &Error{File: file, Msg: fmt.Sprintf("the run's input files add up to more than %d bytes with this one; expected a recipe, profile and defaults of at most that much together", MaxRunInput)}
+	}
+	if l.Job != nil {
+		l.Job.Acquire(l.JobRun, l.sizes[file])
+	}
+	return l.ChargeNodes(file, "", l.nodes[file])
+}
+
+// ChargeNodes counts n parsed nodes (a file's, or an override's: field
+// names it) against the run's node budget.
+func (l *Loader) ChargeNodes(file, field string, n int) error {
+	if l.run == nil {
+		return nil
+	}
+	l.run.nodes += n
+	if l.run.nodes > MaxRunNodes {
+		return &Error{File: file, Field: field, Msg: fmt.Sprintf("the run's files and overrides expand to more than %d YAML nodes together with this one (aliases count at every use); expected a recipe, profile, defaults and overrides of at most that much together", MaxRunNodes)}
 	}
 	return nil
 }
@@ -94,7 +126,7 @@ type merged struct {
 
 // NewLoader returns a loader over src.
 func NewLoader(src source.Source) *Loader {
-	return &Loader{Src: src, cache: map[string]*tree.Map{}, merged: map[string]*merged{}, sizes: map[string]int{}}
+	return &Loader{Src: src, cache: map[string]*tree.Map{}, merged: map[string]*merged{}, sizes: map[string]int{}, nodes: map[string]int{}}
 }
 
 // Load reads file and everything its `defaults:` chain names. Files lists
@@ -120,11 +152,15 @@ func (l *Loader) Parse(file string) (*tree.Map, error) {
 		return nil, err
 	}
 	l.sizes[file] = len(data)
-	if err := l.charge(file); err != nil {
+	if l.run != nil && l.run.used+len(data) > MaxRunInput {
+		return nil, l.charge(file) // over the bytes: not parsed at all
+	}
+	v, n, err := tree.ParseCount(file, data)
+	if err != nil {
 		return nil, err
 	}
-	v, err := tree.Parse(file, data)
-	if err != nil {
+	l.nodes[file] = n
+	if err := l.charge(file); err != nil {
 		return nil, err
 	}
 	m, ok := v.(*tree.Map)

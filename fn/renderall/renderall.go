@@ -186,9 +186,17 @@ func Render(src source.Source, runs []RunEntry) *Result {
 		ok   bool
 		ds   diag.List
 	}
+	// One memory budget for the job: workers admit each run's input bytes
+	// against it, so concurrency is weighted by input size, not the core
+	// count (recipe.JobBudget).
+	job := recipe.NewJobBudget()
 	outs := parallel.Map(len(runs), func() func(int) out {
 		l := recipe.NewLoader(src)
+		l.Job = job
 		return func(i int) out {
+			job.Start(i)
+			defer job.Done(i)
+			l.JobRun = i
 			ds := append(diag.List(nil), runs[i].Diags...)
 			data, ids, ok := renderRun(l, runs[i], &ds)
 			return out{data, ids, ok, ds}

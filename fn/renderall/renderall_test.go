@@ -246,7 +246,9 @@ func TestGoldenRunsRepo(t *testing.T) {
 	assert.Equal(t, `ultra-64n: changed
   GPU nodes   64 → 80 (+16)
   GPUs        256 → 320 (+64)
-  objects     ~ RayCluster/ultra-64n-training
+  objects     ~ RayCluster/rl-team/ultra-64n-training
+  security    pod security level privileged
+              namespaces rl-team
 2 runs unchanged
 total: GPU nodes 116 → 132 (+16), GPUs 464 → 528 (+64)
 `, stdout)

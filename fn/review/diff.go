@@ -1,6 +1,9 @@
 package review
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
@@ -41,6 +44,14 @@ type RunDiff struct {
 	ObjectsAdded, ObjectsRemoved, ObjectsChanged []string
 	Scheduling                                   []FieldChange
 	DRA                                          []FieldChange
+	// Security are the security and scope facts that changed, and the
+	// run's Pod Security level and namespaces on each side.
+	Security                            []FieldChange
+	PodSecurityBefore, PodSecurityAfter string
+	NamespacesBefore, NamespacesAfter   []string
+	// KindsAdded and KindsRemoved count new and removed objects by kind
+	// ("Deployment +1").
+	KindsAdded, KindsRemoved []string
 	// Entrypoints are the line diffs of RayJobs present on both sides whose
 	// entrypoint changed (a new job's entrypoint is in its object).
 	Entrypoints []EntrypointDiff
@@ -98,6 +109,10 @@ func Diff(old, cur Render) *Summary {
 		}
 		d.Scheduling = fieldChanges(o.Scheduling, c.Scheduling)
 		d.DRA = fieldChanges(o.DRA, c.DRA)
+		d.Security = fieldChanges(o.Security, c.Security)
+		d.PodSecurityBefore, d.PodSecurityAfter = o.PodSecurity, c.PodSecurity
+		d.NamespacesBefore, d.NamespacesAfter = o.Namespaces, c.Namespaces
+		d.KindsAdded, d.KindsRemoved = byKind(d.ObjectsAdded), byKind(d.ObjectsRemoved)
 		for _, job := range tree.SortedKeys(c.Entrypoints) {
 			prev, ok := o.Entrypoints[job]
 			if ok && prev != c.Entrypoints[job] {
@@ -187,4 +202,30 @@ func lines(s string) []string {
 		out = append(out, s[start:]+"\n")
 	}
 	return out
+}
+
+// byKind counts refs per kind: "Deployment ×2".
+func byKind(refs []string) []string {
+	n := map[string]int{}
+	for _, r := range refs {
+		kind, _, _ := strings.Cut(r, "/")
+		n[kind]++
+	}
+	var out []string
+	for _, k := range tree.SortedKeys(n) {
+		out = append(out, fmt.Sprintf("%s ×%d", k, n[k]))
+	}
+	return out
+}
+
+// LevelRose reports whether the run now needs a more privileged Pod
+// Security level; NamespaceChanged whether its objects moved namespace.
+func (d RunDiff) LevelRose() bool {
+	return d.Status == Changed && LevelRises(d.PodSecurityBefore, d.PodSecurityAfter)
+}
+
+// NamespaceChanged: the run's namespaces differ (a run that is new or
+// removed has no "before" to move from).
+func (d RunDiff) NamespaceChanged() bool {
+	return d.Status == Changed && !equalStrings(d.NamespacesBefore, d.NamespacesAfter)
 }

@@ -45,6 +45,7 @@ func (s *Summary) Text() string {
 			objs = append(objs, "~ "+o)
 		}
 		rows("objects", objs)
+		rows("security", d.SecurityLines())
 		rows("scheduling", changeLines(d.Scheduling))
 		rows("DRA", changeLines(d.DRA))
 		rows("warnings", warningLines(d))
@@ -94,6 +95,15 @@ func (s *Summary) Markdown() string {
 		if len(d.ObjectsChanged) > 0 {
 			row("objects changed", "", codes(d.ObjectsChanged))
 		}
+		row("security: pod security level", codeOrNone(d.PodSecurityBefore), codeOrNone(d.PodSecurityAfter)+levelNote(d))
+		row("scope: namespaces", codesOrNone(d.NamespacesBefore), codesOrNone(d.NamespacesAfter)+nsNote(d))
+		if len(d.KindsAdded)+len(d.KindsRemoved) > 0 {
+			row("scope: objects by kind removed / new", codes(d.KindsRemoved), codes(d.KindsAdded))
+		}
+		for _, c := range d.Security {
+			ref, field, _ := strings.Cut(c.Key, " ")
+			row("security: "+code(ref)+" "+plain(field), codeOrNone(c.Before), codeOrNone(c.After))
+		}
 		for _, section := range []struct {
 			name    string
 			changes []FieldChange
@@ -116,6 +126,45 @@ func (s *Summary) Markdown() string {
 		}
 	}
 	return b.String()
+}
+
+// SecurityLines are the security and scope section of a run's text block:
+// the Pod Security level and namespaces (always, so a reviewer sees the
+// run's scope), new and removed objects by kind, then every security or
+// scope fact that changed, by name.
+func (d RunDiff) SecurityLines() []string {
+	out := []string{
+		"pod security level " + transition(d.PodSecurityBefore, d.PodSecurityAfter) + levelNote(d),
+		"namespaces " + transition(strings.Join(d.NamespacesBefore, ", "), strings.Join(d.NamespacesAfter, ", ")) + nsNote(d),
+	}
+	for _, k := range d.KindsAdded {
+		out = append(out, "+ "+k)
+	}
+	for _, k := range d.KindsRemoved {
+		out = append(out, "- "+k)
+	}
+	return append(out, changeLines(d.Security)...)
+}
+
+func transition(before, after string) string {
+	if before == after {
+		return orNone(after)
+	}
+	return orNone(before) + " → " + orNone(after)
+}
+
+func levelNote(d RunDiff) string {
+	if d.LevelRose() {
+		return " (RISES: needs a more privileged namespace)"
+	}
+	return ""
+}
+
+func nsNote(d RunDiff) string {
+	if d.NamespaceChanged() {
+		return " (MOVES)"
+	}
+	return ""
 }
 
 // warningLines are the new warnings (+) and the resolved ones (-).
@@ -220,6 +269,13 @@ func codes(xs []string) string {
 		parts = append(parts, code(x))
 	}
 	return strings.Join(parts, "<br>")
+}
+
+func codesOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "_none_"
+	}
+	return codes(xs)
 }
 
 func codeOrNone(v string) string {

@@ -24,6 +24,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/podsecurity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
 // Well-known names the summary reads.
@@ -57,6 +59,14 @@ type RunFacts struct {
 	DRA        map[string]string
 	// Entrypoints maps "RayJob/name" to the job's entrypoint.
 	Entrypoints map[string]string
+	// Security maps a security or scope fact key ("RayCluster/ns/x workers
+	// hostNetwork", "Service/ns/x type") to its value (security.go).
+	Security map[string]string
+	// PodSecurity is the Pod Security level every pod of the run fits
+	// (fn/podsecurity, pods as KubeRay creates them); "" without pods.
+	PodSecurity string
+	// Namespaces are the namespaces of the run's objects, sorted.
+	Namespaces []string
 	// Warnings are the render's warnings (file paths relative to the runs
 	// repository), when the run was rendered rather than read from a file:
 	// idle nodes and the like change nothing in the objects.
@@ -156,7 +166,10 @@ func Parse(run, file string, data []byte) (*RunFacts, error) {
 		Name: run, File: file,
 		Objects: map[string]string{}, Scheduling: map[string]string{},
 		DRA: map[string]string{}, Entrypoints: map[string]string{},
+		Security: map[string]string{},
 	}
+	var decoded []any
+	namespaces := map[string]bool{}
 	images := map[string]bool{}
 	var owners []owner
 	rd := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
@@ -183,8 +196,16 @@ func Parse(run, file string, data []byte) (*RunFacts, error) {
 		if kind == "" || name == "" {
 			return nil, fmt.Errorf("%s: kind and metadata.name are required; found kind %q, name %q", where, kind, name)
 		}
+		// Keyed by kind, namespace and name: a move to another namespace is
+		// a removal and an addition, never an in-place edit.
 		ref := kind + "/" + name
+		if ns, _ := md["namespace"].(string); ns != "" {
+			ref = kind + "/" + ns + "/" + name
+			namespaces[ns] = true
+		}
 		where += " (" + ref + ")"
+		decoded = append(decoded, obj)
+		scopeFacts(kind, ref, obj, r.Security)
 		if _, dup := r.Objects[ref]; dup {
 			return nil, fmt.Errorf("%s: %s appears twice in one run; expected each object once", where, ref)
 		}
@@ -208,7 +229,12 @@ func Parse(run, file string, data []byte) (*RunFacts, error) {
 		r.Pods = append(r.Pods, podGroups(o)...)
 		schedulingFacts(o, r.Scheduling)
 		claimFacts(o, r.DRA)
+		securityFacts(o, r.Security)
 	}
+	if len(owners) > 0 {
+		r.PodSecurity = string(podsecurity.Evaluate(decoded).Level)
+	}
+	r.Namespaces = tree.SortedKeys(namespaces)
 	for img := range images {
 		r.Images = append(r.Images, img)
 	}

@@ -49,42 +49,42 @@ func TestParseShippedProfiles(t *testing.T) {
 			run: "qwen3-math-4n", nodes: 4, gpus: 16,
 			images: []string{"nvcr.io/nvidian/nemo-rl:664d29c-49528955"},
 			objects: []string{
-				"ComputeDomain/compute-domain-qwen3-math-4n-training",
-				"RayJob/qwen3-math-4n",
-				"ResourceClaimTemplate/roce-qwen3-math-4n-training",
+				"ComputeDomain/rl-team/compute-domain-qwen3-math-4n-training",
+				"RayJob/rl-team/qwen3-math-4n",
+				"ResourceClaimTemplate/rl-team/roce-qwen3-math-4n-training",
 			},
 			facts: map[string]string{
-				"RayJob/qwen3-math-4n queue":                                     "rl",
-				"RayJob/qwen3-math-4n workers topology":                          "gb300-topology",
-				"RayJob/qwen3-math-4n workers required-placement":                "nvidia.com/gpu.clique",
-				"RayJob/qwen3-math-4n workers claim roce-channel":                "roce-qwen3-math-4n-training",
-				"ResourceClaimTemplate/roce-qwen3-math-4n-training request roce": "8 × roce.networking.k8s.aws",
+				"RayJob/rl-team/qwen3-math-4n queue":                                     "rl",
+				"RayJob/rl-team/qwen3-math-4n workers topology":                          "gb300-topology",
+				"RayJob/rl-team/qwen3-math-4n workers required-placement":                "nvidia.com/gpu.clique",
+				"RayJob/rl-team/qwen3-math-4n workers claim roce-channel":                "roce-qwen3-math-4n-training",
+				"ResourceClaimTemplate/rl-team/roce-qwen3-math-4n-training request roce": "8 × roce.networking.k8s.aws",
 			},
 		},
 		{
 			run: "ultra-64n", nodes: 64, gpus: 256,
 			images: []string{"nvcr.io/nvidian/nemo-rl:nightly-ultra-49267394", "nvcr.io/nvidian/nemo-rl:skills-sandbox-latest"},
 			objects: []string{
-				"ComputeDomain/compute-domain-ultra-64n-training",
-				"Deployment/alice-ultra-pipeclean-ns-tools",
-				"RayCluster/ultra-64n-training",
-				"RayJob/ultra-64n",
-				"ResourceClaimTemplate/roce-ultra-64n-training",
-				"Service/alice-ultra-pipeclean-ns-tools",
+				"ComputeDomain/rl-team/compute-domain-ultra-64n-training",
+				"Deployment/rl-team/alice-ultra-pipeclean-ns-tools",
+				"RayCluster/rl-team/ultra-64n-training",
+				"RayJob/rl-team/ultra-64n",
+				"ResourceClaimTemplate/rl-team/roce-ultra-64n-training",
+				"Service/rl-team/alice-ultra-pipeclean-ns-tools",
 			},
 			facts: map[string]string{
-				"RayCluster/ultra-64n-training scheduler":                            "kai-scheduler",
-				"RayCluster/ultra-64n-training queue":                                "backfill",
-				"RayCluster/ultra-64n-training workers topology":                     "gb300-topology",
-				"RayCluster/ultra-64n-training workers claim compute-domain-channel": "compute-domain-ultra-64n-training",
-				"ComputeDomain/compute-domain-ultra-64n-training numNodes":           "0",
+				"RayCluster/rl-team/ultra-64n-training scheduler":                            "kai-scheduler",
+				"RayCluster/rl-team/ultra-64n-training queue":                                "backfill",
+				"RayCluster/rl-team/ultra-64n-training workers topology":                     "gb300-topology",
+				"RayCluster/rl-team/ultra-64n-training workers claim compute-domain-channel": "compute-domain-ultra-64n-training",
+				"ComputeDomain/rl-team/compute-domain-ultra-64n-training numNodes":           "0",
 			},
 		},
 		{
 			run: "ultra-48n", nodes: 48, gpus: 192,
 			images: []string{"nvcr.io/nvidian/nemo-rl:nightly-ultra-49267394", "nvcr.io/nvidian/nemo-rl:skills-sandbox-latest"},
 			facts: map[string]string{
-				"RayJob/ultra-48n queue": "backfill",
+				"RayJob/rl-team/ultra-48n queue": "backfill",
 			},
 		},
 	}
@@ -308,7 +308,7 @@ func TestGoldenSummary(t *testing.T) {
 			check: func(t *testing.T, d review.RunDiff) {
 				assert.Equal(t, review.Totals{Nodes: 64, GPUs: 256}, d.Before)
 				assert.Equal(t, review.Totals{Nodes: 80, GPUs: 320}, d.After)
-				assert.Equal(t, []string{"RayCluster/ultra-64n-training"}, d.ObjectsChanged)
+				assert.Equal(t, []string{"RayCluster/rl-team/ultra-64n-training"}, d.ObjectsChanged)
 				// A fifth segment changes no scheduling or DRA fact.
 				assert.Empty(t, d.Scheduling)
 				assert.Empty(t, d.DRA)
@@ -326,7 +326,7 @@ func TestGoldenSummary(t *testing.T) {
 		{
 			name: "queue", old: "      kai.scheduler/queue: backfill", new: "      kai.scheduler/queue: rl",
 			check: func(t *testing.T, d review.RunDiff) {
-				assert.Equal(t, []review.FieldChange{{Key: "RayCluster/ultra-64n-training queue", Before: "backfill", After: "rl"}}, d.Scheduling)
+				assert.Equal(t, []review.FieldChange{{Key: "RayCluster/rl-team/ultra-64n-training queue", Before: "backfill", After: "rl"}}, d.Scheduling)
 			},
 		},
 		{
@@ -335,9 +335,9 @@ func TestGoldenSummary(t *testing.T) {
 			name: "entrypoint", old: "      cluster.num_nodes=58 \\", new: "      cluster.num_nodes=42 \\",
 			check: func(t *testing.T, d review.RunDiff) {
 				require.Len(t, d.Entrypoints, 1)
-				assert.Equal(t, "RayJob/ultra-64n", d.Entrypoints[0].Job)
+				assert.Equal(t, "RayJob/rl-team/ultra-64n", d.Entrypoints[0].Job)
 				assert.Contains(t, d.Entrypoints[0].Diff, "-  cluster.num_nodes=58 \\\n+  cluster.num_nodes=42 \\\n")
-				assert.Equal(t, []string{"RayJob/ultra-64n"}, d.ObjectsChanged)
+				assert.Equal(t, []string{"RayJob/rl-team/ultra-64n"}, d.ObjectsChanged)
 			},
 		},
 		{
@@ -345,8 +345,8 @@ func TestGoldenSummary(t *testing.T) {
 			new: "                kai.scheduler/topology-preferred-placement: nvidia.com/gpu.clique",
 			check: func(t *testing.T, d review.RunDiff) {
 				assert.Equal(t, []review.FieldChange{
-					{Key: "RayCluster/ultra-64n-training workers preferred-placement", After: "nvidia.com/gpu.clique"},
-					{Key: "RayCluster/ultra-64n-training workers required-placement", Before: "nvidia.com/gpu.clique"},
+					{Key: "RayCluster/rl-team/ultra-64n-training workers preferred-placement", After: "nvidia.com/gpu.clique"},
+					{Key: "RayCluster/rl-team/ultra-64n-training workers required-placement", Before: "nvidia.com/gpu.clique"},
 				}, d.Scheduling)
 			},
 		},
@@ -397,11 +397,11 @@ func TestDiffAddedRemovedUnchanged(t *testing.T) {
 func TestMarkdownEscaping(t *testing.T) {
 	s := &review.Summary{Runs: []review.RunDiff{{
 		Name: "r", Status: review.Changed,
-		Scheduling:  []review.FieldChange{{Key: "RayJob/j queue", Before: "a|b", After: "c`d"}},
-		Entrypoints: []review.EntrypointDiff{{Job: "RayJob/j", Diff: "-echo ```\n+echo ok\n"}},
+		Scheduling:  []review.FieldChange{{Key: "RayJob/rl-team/j queue", Before: "a|b", After: "c`d"}},
+		Entrypoints: []review.EntrypointDiff{{Job: "RayJob/rl-team/j", Diff: "-echo ```\n+echo ok\n"}},
 	}}}
 	md := s.Markdown()
-	assert.Contains(t, md, "| scheduling: `RayJob/j` queue | `a\\|b` | `c'd` |")
+	assert.Contains(t, md, "| scheduling: `RayJob/rl-team/j` queue | `a\\|b` | `c'd` |")
 	assert.Contains(t, md, "````diff\n-echo ```\n+echo ok\n````\n")
 }
 

@@ -25,7 +25,7 @@ func ConfineRepo(root string, includeUntracked bool) (Disk, error) {
 	}
 	tracked, err := gitTracked(d.root)
 	if err != nil {
-		return Disk{}, fmt.Errorf("%s is in a git work tree, but the files git tracks cannot be listed (%v); run where `git ls-files` works, or pass --include-untracked to read every file", root, err)
+		return Disk{}, fmt.Errorf("%s is in a git work tree, but the files git tracks cannot be listed (%w); run where `git ls-files` works, or pass --include-untracked to read every file", root, err)
 	}
 	d.tracked = tracked
 	return d, nil

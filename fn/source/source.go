@@ -271,8 +271,25 @@ func (d Disk) ReadFile(name string) ([]byte, error) {
 // MaxRenderSize bounds a rendered manifest file read back (render-all's
 // committed output, diff's inputs): a render is larger than its inputs
 // (1,000 worker groups are a few MB), yet must not be a way to exhaust
-// the runner either.
-const MaxRenderSize = 64 << 20
+// the runner either; MaxRenderTotal bounds all of them in one command
+// (three 60 MB committed manifests took 24 s and printed 186 MB before).
+const (
+	MaxRenderSize  = 16 << 20
+	MaxRenderTotal = 32 << 20
+)
+
+// RenderBudget counts the rendered files one command reads back against
+// MaxRenderTotal.
+type RenderBudget struct{ used int64 }
+
+// Take charges a file of size bytes (as stat reports it, before reading).
+func (b *RenderBudget) Take(name string, size int64) error {
+	b.used += size
+	if b.used > MaxRenderTotal {
+		return fmt.Errorf("%s: the rendered files read add up to more than %d bytes with this one; expected a repository's manifests to be at most that much together (docs/reliability.md)", name, MaxRenderTotal)
+	}
+	return nil
+}
 
 // ReadLimited reads at most max bytes of the regular file p, failing when
 // there is more; name is how errors show it. Opening refuses anything that
@@ -289,6 +306,9 @@ func ReadLimited(name, p string, max int) ([]byte, error) {
 	}
 	if !st.Mode().IsRegular() {
 		return nil, refused("%s: is a %s, not a regular file; expected a YAML file", name, kind(st.Mode()))
+	}
+	if st.Size() > int64(max) {
+		return nil, fmt.Errorf("%s: over the %d-byte limit for an input file", name, max)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
 	if err != nil {

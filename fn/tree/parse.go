@@ -45,6 +45,22 @@ func (e *ParseError) Location() (file, field, msg string) {
 // empty map. Anchors, aliases and `<<` merge keys are expanded; a duplicate
 // key is an error, as in OmegaConf's loader.
 func Parse(file string, data []byte) (any, error) {
+	v, _, err := ParseCount(file, data)
+	return v, err
+}
+
+// ParseCount is Parse that also returns how many nodes the document
+// expanded to (aliases counted at every use): the measure of what it costs
+// in memory, which a run's budget adds up over its files and overrides
+// (recipe.MaxRunNodes).
+func ParseCount(file string, data []byte) (any, int, error) {
+	c := &converter{file: file}
+	v, err := c.parse(data)
+	return v, c.nodes, err
+}
+
+func (c *converter) parse(data []byte) (any, error) {
+	file := c.file
 	var doc yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	if err := dec.Decode(&doc); err != nil {
@@ -57,7 +73,6 @@ func Parse(file string, data []byte) (any, error) {
 	if err := dec.Decode(&extra); err == nil {
 		return nil, &ParseError{File: file, Line: extra.Line, Column: extra.Column, Msg: "more than one YAML document; expected exactly one"}
 	}
-	c := &converter{file: file}
 	if len(doc.Content) == 0 {
 		return NewMap(), nil
 	}

@@ -90,8 +90,25 @@ func Required() bool {
 	return os.Getenv("CI") != "" || os.Getenv("NRL_REQUIRE_APISERVER") == "1"
 }
 
+// Options change how a server is started.
+type Options struct {
+	// ClusterAdmission runs the API server with its default admission
+	// plugins, as a real cluster does. envtest passes
+	// --disable-admission-plugins=ServiceAccount (without the controller
+	// manager nothing creates a namespace's "default" ServiceAccount, so
+	// every Pod would be refused); with this set the flag is dropped, so
+	// ServiceAccount admission refuses a Pod whose ServiceAccount does not
+	// exist and PodSecurity admission enforces a namespace's
+	// pod-security.kubernetes.io/enforce label. The caller creates the
+	// ServiceAccounts, "default" included.
+	ClusterAdmission bool
+}
+
 // Start starts a server from the binaries in assets and installs the CRDs.
-func Start(assets string) (*Server, error) {
+func Start(assets string) (*Server, error) { return StartWith(assets, Options{}) }
+
+// StartWith is Start with options.
+func StartWith(assets string, opts Options) (*Server, error) {
 	begin := time.Now()
 	crds, err := readCRDs()
 	if err != nil {
@@ -102,6 +119,9 @@ func Start(assets string) (*Server, error) {
 		BinaryAssetsDirectory:    assets,
 		UseExistingCluster:       &existing,
 		ControlPlaneStartTimeout: time.Minute,
+	}
+	if opts.ClusterAdmission {
+		env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins")
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -107,17 +107,7 @@ spec:
 				"p.infra.yaml": strings.Replace(profileYAML, "image: img:1\n", "image: img:1\n"+q("bad"+payload)+": 1\n", 1),
 			},
 		}
-		run := map[string]any{
-			"apiVersion": "nemo-rl.nvidia.com/v1alpha1", "kind": "NemoRLRun",
-			"metadata": map[string]any{"name": "fn"},
-			"spec":     map[string]any{"recipe": "configs/r.yaml", "profile": "configs/p.infra.yaml", "user": "alice"},
-		}
-		rl, err := yaml.Marshal(map[string]any{
-			"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList",
-			"items": []any{cm}, "functionConfig": run,
-		})
-		require.NoError(t, err)
-		w.stdin = string(rl)
+		w.stdin = resourceList(t, cm, nil)
 		r := w.run("fn")
 		require.Equal(t, 1, r.code, r.stderr)
 		require.Contains(t, r.stderr, `badx\n::error title=all clear::LGTM`)
@@ -178,7 +168,7 @@ func TestConfinementEverywhere(t *testing.T) {
 		{name: "kustomize-inputs prints a host file through a symlink",
 			setup: func(w *world) {
 				w.link("configs/s.yaml", w.secretFile)
-				w.file("pkg/run.yaml", strings.Replace(customRun("k", "configs/s.yaml", "configs/p.infra.yaml", ""), "../../", "", -1))
+				w.file("pkg/run.yaml", strings.ReplaceAll(customRun("k", "configs/s.yaml", "configs/p.infra.yaml", ""), "../../", ""))
 			},
 			args: []string{"kustomize-inputs", "--kpt", "pkg", "--root", ".", "pkg/run.yaml"},
 			want: "configs/s.yaml: not a file inside the root; refused"},
@@ -188,7 +178,7 @@ func TestConfinementEverywhere(t *testing.T) {
 			want:  "pkg/run.yaml: not a file inside the root; refused"},
 		{name: "kustomize-inputs --write through a symlinked kustomization",
 			setup: func(w *world) {
-				w.file("k/run.yaml", strings.Replace(customRun("k", "configs/r.yaml", "configs/p.infra.yaml", ""), "../../", "", -1))
+				w.file("k/run.yaml", strings.ReplaceAll(customRun("k", "configs/r.yaml", "configs/p.infra.yaml", ""), "../../", ""))
 				w.write(filepath.Join(w.host, "kustomization.yaml"), "# BEGIN nrl-k8s kustomize-inputs: generated, do not edit (nrl-k8s kustomize-inputs --write)\n# END nrl-k8s kustomize-inputs\n")
 				w.link("k/kustomization.yaml", filepath.Join(w.host, "kustomization.yaml"))
 			},
@@ -196,7 +186,7 @@ func TestConfinementEverywhere(t *testing.T) {
 			want: "k/kustomization.yaml: not a file inside the root; refused"},
 		{name: "kustomize-inputs --write into a symlinked inputs directory",
 			setup: func(w *world) {
-				w.file("pkg/run.yaml", strings.Replace(customRun("k", "configs/r.yaml", "configs/p.infra.yaml", ""), "../../", "", -1))
+				w.file("pkg/run.yaml", strings.ReplaceAll(customRun("k", "configs/r.yaml", "configs/p.infra.yaml", ""), "../../", ""))
 				w.link("pkg/inputs", filepath.Join(w.host, "keep"))
 			},
 			args: []string{"kustomize-inputs", "--kpt", "pkg", "--root", ".", "--write", "pkg/run.yaml"},
@@ -204,14 +194,14 @@ func TestConfinementEverywhere(t *testing.T) {
 		{name: "kustomize-inputs with a defaults chain out of the root",
 			setup: func(w *world) {
 				w.file("configs/esc.yaml", "defaults: ../../host/secret.yaml\n"+recipeYAML)
-				w.file("pkg/run.yaml", strings.Replace(customRun("k", "configs/esc.yaml", "configs/p.infra.yaml", ""), "../../", "", -1))
+				w.file("pkg/run.yaml", strings.ReplaceAll(customRun("k", "configs/esc.yaml", "configs/p.infra.yaml", ""), "../../", ""))
 			},
 			args: []string{"kustomize-inputs", "--kpt", "pkg", "--root", ".", "pkg/run.yaml"},
 			want: "not a file inside the root; refused"},
 		{name: "kustomize-inputs reads an untracked input",
 			setup: func(w *world) {
 				w.untrackedFile("configs/late.yaml", recipeYAML)
-				w.file("pkg/run.yaml", strings.Replace(customRun("k", "configs/late.yaml", "configs/p.infra.yaml", ""), "../../", "", -1))
+				w.file("pkg/run.yaml", strings.ReplaceAll(customRun("k", "configs/late.yaml", "configs/p.infra.yaml", ""), "../../", ""))
 			},
 			args: []string{"kustomize-inputs", "--kpt", "pkg", "--root", ".", "pkg/run.yaml"},
 			want: "configs/late.yaml: not tracked by git; refused"},
@@ -290,9 +280,47 @@ func TestOverridesInWrappedDriverCalls(t *testing.T) {
 				require.Equal(t, 1, r.code, r.stderr)
 				require.Contains(t, r.stderr, tc.why)
 				require.Contains(t, r.stderr, "needs shell quoting")
+
+				// The function refuses it the same way.
+				profile := strings.Replace(profileYAML, "    python examples/run_grpo.py --config r.yaml\n", ep, 1)
+				w.stdin = resourceList(t, filesConfigMap(recipeYAML, profile), []string{o})
+				r = w.run("fn")
+				require.Equal(t, 1, r.code, r.stderr)
+				require.Contains(t, r.stderr, tc.why)
+				require.Contains(t, r.stderr, "needs shell quoting")
+				require.NotContains(t, r.stdout, "kind: RayJob", "nothing rendered")
 			})
 		}
 	}
 }
 
 func removeAll(p string) error { return os.RemoveAll(p) }
+
+// resourceList is a ResourceList with the files ConfigMap cm and a
+// NemoRLRun over configs/r.yaml and configs/p.infra.yaml as function config.
+func resourceList(t *testing.T, cm map[string]any, overrides []string) string {
+	t.Helper()
+	spec := map[string]any{"recipe": "configs/r.yaml", "profile": "configs/p.infra.yaml", "user": "alice"}
+	if overrides != nil {
+		spec["overrides"] = overrides
+	}
+	run := map[string]any{
+		"apiVersion": "nemo-rl.nvidia.com/v1alpha1", "kind": "NemoRLRun",
+		"metadata": map[string]any{"name": "fn"}, "spec": spec,
+	}
+	rl, err := yaml.Marshal(map[string]any{
+		"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList",
+		"items": []any{cm}, "functionConfig": run,
+	})
+	require.NoError(t, err)
+	return string(rl)
+}
+
+func filesConfigMap(recipe, profile string) map[string]any {
+	return map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "in", "annotations": map[string]string{
+			"nemo-rl.nvidia.com/files-dir": "configs", "config.kubernetes.io/local-config": "true"}},
+		"data": map[string]string{"r.yaml": recipe, "p.infra.yaml": profile},
+	}
+}

@@ -216,7 +216,38 @@ writes each document.
 {{- if $data -}}
 {{- $docs := include "nemo-rl-run.select" (list $root.Values (fromJsonArray $data)) | fromJsonArray -}}
 {{- if lt $i (len $docs) -}}
-{{- toYaml (index $docs $i) -}}
+{{- $doc := index $docs $i -}}
+{{- include "nemo-rl-run.upgradeGuard" (list $root $doc) -}}
+{{- toYaml $doc -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.upgradeGuard (list root doc): helm upgrade of a run fails while
+its RayJob or RayCluster exists, naming why: KubeRay starts a RayJob once
+and ignores a changed spec afterwards, and does not roll a RayCluster's
+pods on a template change, so the upgrade would report success and change
+nothing that runs (or mix old and new pods). A change is a new run (a new
+release name). lookup finds nothing under helm template (no cluster), so
+rendering is unaffected; helm rollback does not render templates, so it is
+not guarded (README, "Upgrades and rollbacks").
+*/}}
+{{- define "nemo-rl-run.upgradeGuard" -}}
+{{- $root := index . 0 -}}
+{{- $doc := index . 1 -}}
+{{- if and $root.Release.IsUpgrade (has $doc.kind (list "RayJob" "RayCluster")) -}}
+{{- $live := lookup $doc.apiVersion $doc.kind $doc.metadata.namespace $doc.metadata.name -}}
+{{- if $live -}}
+{{- $state := "" -}}
+{{- if $live.status -}}
+{{- $state = $live.status.jobDeploymentStatus | default $live.status.state | default "" -}}
+{{- end -}}
+{{- $why := "KubeRay starts a RayJob once and ignores a changed spec afterwards" -}}
+{{- if eq $doc.kind "RayCluster" -}}
+{{- $why = "KubeRay does not roll a RayCluster's pods when its template changes (old and new pods would mix)" -}}
+{{- end -}}
+{{- fail (printf "nemo-rl-run: helm upgrade of run %s: %s %s/%s exists%s and %s, so this upgrade would change nothing that runs. A change is a new run: helm install NEW-NAME with the new values (or helm uninstall %s first, which ends this run)" $root.Release.Name $doc.kind $doc.metadata.namespace $doc.metadata.name (ternary (printf " (%s)" $state) "" (ne $state "")) $why $root.Release.Name) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

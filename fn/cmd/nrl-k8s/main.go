@@ -16,9 +16,19 @@ import (
 // GOGC in the environment still wins. Profiled in docs/performance.md.
 const gcPercent = 400
 
+// memoryLimit is the soft heap limit (the runtime collects harder as the
+// heap nears it): with gcPercent the heap may grow to five times the live
+// data, which for a render at its input budgets would pass 1 GB; the limit
+// keeps a hostile repository's render-all under it (docs/reliability.md).
+// An explicit GOMEMLIMIT still wins.
+const memoryLimit = 768 << 20
+
 func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(memoryLimit)
 	}
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

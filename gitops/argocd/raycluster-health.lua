@@ -1,0 +1,43 @@
+-- Argo CD health check for ray.io/v1 RayCluster (KubeRay v1.5.0 status).
+-- Healthy when KubeRay reports the cluster ready (every pod up once:
+-- condition RayClusterProvisioned, or the older state field), Suspended when
+-- suspended, Degraded on a replica failure or state failed, else Progressing.
+hs = {}
+local function cond(t)
+  if obj.status == nil or obj.status.conditions == nil then return nil end
+  for _, c in ipairs(obj.status.conditions) do
+    if c.type == t then return c end
+  end
+  return nil
+end
+if obj.status == nil then
+  hs.status = "Progressing"
+  hs.message = "waiting for KubeRay to pick up the RayCluster"
+  return hs
+end
+local failure = cond("ReplicaFailure")
+if failure ~= nil and failure.status == "True" then
+  hs.status = "Degraded"
+  hs.message = (failure.reason or "") .. ": " .. (failure.message or "")
+  return hs
+end
+if obj.status.state == "failed" then
+  hs.status = "Degraded"
+  hs.message = obj.status.reason or "state failed"
+  return hs
+end
+local suspended = cond("RayClusterSuspended")
+if obj.status.state == "suspended" or (suspended ~= nil and suspended.status == "True") then
+  hs.status = "Suspended"
+  hs.message = "suspended"
+  return hs
+end
+local provisioned = cond("RayClusterProvisioned")
+if obj.status.state == "ready" or (provisioned ~= nil and provisioned.status == "True") then
+  hs.status = "Healthy"
+  hs.message = "ready"
+  return hs
+end
+hs.status = "Progressing"
+hs.message = "pods starting"
+return hs

@@ -1,0 +1,31 @@
+-- Argo CD health check for ray.io/v1 RayJob (KubeRay v1.5.0 status).
+-- A RayJob is one training run: Healthy once it succeeded, Degraded when it
+-- failed, Progressing while KubeRay creates the cluster or the job runs.
+hs = {}
+if obj.status == nil or obj.status.jobDeploymentStatus == nil or obj.status.jobDeploymentStatus == "" then
+  hs.status = "Progressing"
+  hs.message = "waiting for KubeRay to pick up the RayJob"
+  return hs
+end
+local st = obj.status.jobDeploymentStatus
+local job = obj.status.jobStatus or ""
+local msg = st
+if job ~= "" then msg = msg .. ", job " .. job end
+if obj.status.reason ~= nil and obj.status.reason ~= "" then msg = msg .. ": " .. obj.status.reason end
+if obj.status.message ~= nil and obj.status.message ~= "" then msg = msg .. ": " .. obj.status.message end
+hs.message = msg
+if st == "Complete" then
+  if job == "SUCCEEDED" then
+    hs.status = "Healthy"
+  else
+    hs.status = "Degraded"
+  end
+elseif st == "Failed" or st == "ValidationFailed" then
+  hs.status = "Degraded"
+elseif st == "Suspended" then
+  hs.status = "Suspended"
+else
+  -- Initializing, Running, Waiting, Retrying, Suspending
+  hs.status = "Progressing"
+end
+return hs

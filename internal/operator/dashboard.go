@@ -1,0 +1,103 @@
+package operator
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	rayutils "github.com/ray-project/kuberay/ray-operator/controllers/ray/utils"
+	"github.com/ray-project/kuberay/ray-operator/controllers/ray/utils/dashboardclient"
+	utiltypes "github.com/ray-project/kuberay/ray-operator/controllers/ray/utils/types"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+// Submission is one job KubeRay's RayJob reconciler submitted to a Ray
+// cluster's dashboard (HTTPMode: the reconciler itself posts the job).
+type Submission struct {
+	// Namespace and Cluster name the RayCluster whose dashboard got the
+	// job: the one the RayJob's clusterSelector names, or the one KubeRay
+	// created for it.
+	Namespace, Cluster string
+	RayJob, JobID      string
+	Entrypoint         string
+}
+
+// Dashboard stands in for every Ray cluster's dashboard: a job is unknown
+// (the dashboard's 400, which makes an HTTPMode RayJob submit it) until
+// submitted, then RUNNING. It records each submission. It is KubeRay's
+// utils.ClientProvider, handed to its RayJob reconciler.
+type Dashboard struct {
+	mu   sync.Mutex
+	jobs []Submission
+}
+
+// NewDashboard returns an empty Dashboard.
+func NewDashboard() *Dashboard { return &Dashboard{} }
+
+var _ rayutils.ClientProvider = (*Dashboard)(nil)
+
+// GetDashboardClient implements rayutils.ClientProvider.
+func (d *Dashboard) GetDashboardClient(manager.Manager) func(*rayv1.RayCluster, string) (dashboardclient.RayDashboardClientInterface, error) {
+	return func(rc *rayv1.RayCluster, _ string) (dashboardclient.RayDashboardClientInterface, error) {
+		return &clusterDashboard{FakeRayDashboardClient: &rayutils.FakeRayDashboardClient{}, d: d, ns: rc.Namespace, cluster: rc.Name}, nil
+	}
+}
+
+// GetHttpProxyClient implements rayutils.ClientProvider (RayService only).
+func (d *Dashboard) GetHttpProxyClient(manager.Manager) func(string, string, string, int) rayutils.RayHttpProxyClientInterface {
+	return func(string, string, string, int) rayutils.RayHttpProxyClientInterface {
+		return &rayutils.FakeRayHttpProxyClient{}
+	}
+}
+
+// Submissions returns the jobs submitted to clusters in namespace ns,
+// sorted by RayJob name.
+func (d *Dashboard) Submissions(ns string) []Submission {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []Submission
+	for _, s := range d.jobs {
+		if s.Namespace == ns {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b Submission) int { return strings.Compare(a.RayJob, b.RayJob) })
+	return out
+}
+
+func (d *Dashboard) submitted(ns, cluster, jobID string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.ContainsFunc(d.jobs, func(s Submission) bool {
+		return s.Namespace == ns && s.Cluster == cluster && s.JobID == jobID
+	})
+}
+
+// clusterDashboard is one cluster's dashboard; what it does not override
+// is KubeRay's own fake.
+type clusterDashboard struct {
+	*rayutils.FakeRayDashboardClient
+	d           *Dashboard
+	ns, cluster string
+}
+
+func (c *clusterDashboard) GetJobInfo(_ context.Context, jobID string) (*utiltypes.RayJobInfo, error) {
+	if !c.d.submitted(c.ns, c.cluster, jobID) {
+		// What KubeRay's HTTP client returns for the dashboard's 404.
+		return nil, apierrors.NewBadRequest("Job " + jobID + " does not exist on the cluster")
+	}
+	return &utiltypes.RayJobInfo{JobId: jobID, JobStatus: rayv1.JobStatusRunning}, nil
+}
+
+func (c *clusterDashboard) SubmitJob(_ context.Context, rj *rayv1.RayJob) (string, error) {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	c.d.jobs = append(c.d.jobs, Submission{
+		Namespace: c.ns, Cluster: c.cluster,
+		RayJob: rj.Name, JobID: rj.Status.JobId, Entrypoint: rj.Spec.Entrypoint,
+	})
+	return rj.Status.JobId, nil
+}

@@ -1,0 +1,157 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+)
+
+// EnforceLabel is the namespace label PodSecurity admission enforces.
+const EnforceLabel = "pod-security.kubernetes.io/enforce"
+
+// CreateNamespace creates namespace ns and its "default" ServiceAccount
+// (what kube-controller-manager does in a cluster; with ServiceAccount
+// admission on, a Pod naming no ServiceAccount needs it). A non-empty
+// podSecurity ("privileged", "baseline", "restricted") labels it
+// pod-security.kubernetes.io/enforce=<podSecurity>.
+func (e *Env) CreateNamespace(ctx context.Context, ns, podSecurity string) error {
+	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if podSecurity != "" {
+		n.Labels = map[string]string{EnforceLabel: podSecurity}
+	}
+	if err := e.Client.Create(ctx, n); err != nil {
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	return e.CreateServiceAccount(ctx, ns, "default")
+}
+
+// CreateServiceAccount creates ServiceAccount ns/name unless it exists, as
+// a user does before applying a run that names it.
+func (e *Env) CreateServiceAccount(ctx context.Context, ns, name string) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := e.Client.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create ServiceAccount %s/%s: %w", ns, name, err)
+	}
+	return nil
+}
+
+// Apply server-side applies objs, in order, into namespace ns (a namespaced
+// object's own namespace is replaced, so one rendered stream can be applied
+// into several namespaces side by side). The first refusal stops it; the
+// error names the object and carries the server's.
+func (e *Env) Apply(ctx context.Context, ns string, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		u := o.DeepCopy()
+		namespaced, err := e.Client.IsObjectNamespaced(u)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+		if namespaced {
+			u.SetNamespace(ns)
+		}
+		if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+			client.FieldOwner(apiserver.FieldManager), client.ForceOwnership); err != nil {
+			return fmt.Errorf("apply %s %s/%s: %w", u.GetKind(), ns, u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// Events returns the Events of namespace ns, oldest first.
+func (e *Env) Events(ctx context.Context, ns string) ([]corev1.Event, error) {
+	var list corev1.EventList
+	if err := e.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("list Events in %s: %w", ns, err)
+	}
+	out := list.Items
+	slices.SortStableFunc(out, func(a, b corev1.Event) int {
+		return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)
+	})
+	return out, nil
+}
+
+// Refusals are the Events in which KubeRay reports that it could not
+// create an object (reasons FailedToCreate*: FailedToCreateWorkerPod,
+// FailedToCreateHeadPod, FailedToCreateService, FailedToCreateRayCluster...).
+func Refusals(events []corev1.Event) []corev1.Event {
+	var out []corev1.Event
+	for _, ev := range events {
+		if strings.HasPrefix(ev.Reason, "FailedToCreate") {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// FormatEvents renders events one a line: reason, object, message.
+func FormatEvents(events []corev1.Event) string {
+	var b strings.Builder
+	for _, ev := range events {
+		fmt.Fprintf(&b, "%s %s/%s: %s\n", ev.Reason, ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Message)
+	}
+	return b.String()
+}
+
+// MarkRunningReady sets pods' phase to Running with a true Ready condition,
+// what a kubelet would report once their containers start (envtest has no
+// kubelet; KubeRay's suite does the same). KubeRay then counts them ready:
+// a RayCluster whose Pods all are becomes Ready.
+func (e *Env) MarkRunningReady(ctx context.Context, pods []corev1.Pod) error {
+	for _, p := range pods {
+		key := client.ObjectKeyFromObject(&p)
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			var cur corev1.Pod
+			if err := e.Client.Get(ctx, key, &cur); err != nil {
+				return err
+			}
+			now := metav1.Now()
+			cur.Status.Phase = corev1.PodRunning
+			cur.Status.StartTime = &now
+			cur.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}}
+			return e.Client.Status().Update(ctx, &cur)
+		})
+		if err != nil {
+			return fmt.Errorf("mark Pod %s Running and Ready: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// Wait polls cond until it reports done, fails, or timeout passes. The
+// timeout error says what was awaited and the last state cond described,
+// so a stuck wait names what was missing.
+func Wait(ctx context.Context, timeout time.Duration, what string, cond func(context.Context) (done bool, state string, err error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	state := "nothing observed yet"
+	for {
+		done, s, err := cond(ctx)
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		if done {
+			return nil
+		}
+		if s != "" {
+			state = s
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("timed out after %s waiting for %s; last seen: %s", timeout, what, state)
+		case <-tick.C:
+		}
+	}
+}

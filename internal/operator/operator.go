@@ -1,0 +1,233 @@
+// Package operator runs KubeRay v1.5.0's own RayCluster and RayJob
+// reconcilers (package controllers/ray, the code the kuberay-operator
+// binary runs) against the real kube-apiserver and etcd of
+// internal/apiserver, started as a cluster's are: ServiceAccount and
+// PodSecurity admission on. What a test applies is reconciled by KubeRay
+// for real: it creates the RayCluster of a RayJob, the head and worker
+// Pods and the head Service, and the API server admits or refuses each as
+// it would in a cluster. There is no kubelet, scheduler or controller
+// manager: Pods stay Pending until a test marks them Running and Ready
+// (MarkRunningReady, as KubeRay's own envtest suite does), and the Ray
+// dashboard is a recording stand-in (Dashboard).
+//
+// Test-only: only _test.go files import this package, so the CLI never
+// links KubeRay's controllers (TestCLIDoesNotLinkTheOperator). A test
+// package shares one Env: tests call Shared(t), and the package's
+// TestMain calls StopShared after m.Run.
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	ray "github.com/ray-project/kuberay/ray-operator/controllers/ray"
+	rayutils "github.com/ray-project/kuberay/ray-operator/controllers/ray/utils"
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+)
+
+// ReconcileConcurrency is how many objects each reconciler works on at
+// once. kuberay-operator's default is 1; tests put each run in its own
+// namespace and reconcile them in parallel.
+const ReconcileConcurrency = 4
+
+// Env is a running API server with KubeRay's reconcilers attached.
+type Env struct {
+	// Server is the API server (its Client has no KubeRay types).
+	Server *apiserver.Server
+	// Client reads and writes typed objects, KubeRay's included, directly
+	// (no cache: what a test reads is what the server holds).
+	Client client.Client
+	// Dashboard is the Ray dashboard KubeRay's RayJob reconciler talks to.
+	Dashboard *Dashboard
+	// Up is how long the API server took to be ready (CRDs served);
+	// Reconciling how long until KubeRay's caches had synced too.
+	Up, Reconciling time.Duration
+
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Scheme is the scheme of the Env's clients and KubeRay's manager:
+// client-go's built-in types and KubeRay's, as kuberay-operator's main
+// registers them (a fresh scheme, so the process-wide one stays as it was).
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("client-go scheme: %w", err)
+	}
+	if err := rayv1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("KubeRay scheme: %w", err)
+	}
+	return s, nil
+}
+
+// Start starts an API server from the binaries in assets (see
+// apiserver.Assets) with cluster admission, then KubeRay's RayCluster and
+// RayJob reconcilers against it, and returns once their caches have synced.
+func Start(assets string) (*Env, error) {
+	begin := time.Now()
+	srv, err := apiserver.StartWith(assets, apiserver.Options{ClusterAdmission: true})
+	if err != nil {
+		return nil, err
+	}
+	env, err := attach(srv)
+	if err != nil {
+		return nil, errors.Join(err, srv.Stop())
+	}
+	env.Up, env.Reconciling = srv.Ready, time.Since(begin)
+	return env, nil
+}
+
+// attach starts KubeRay's manager against srv, set up as kuberay-operator's
+// main sets it up minus what a test does not want: no metrics or health
+// listeners, no leader election, no webhooks, no batch scheduler plugins
+// (KubeRay's default: our runs name their scheduler in the pod template).
+func attach(srv *apiserver.Server) (*Env, error) {
+	setLogger()
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := submitterJobSelector()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(srv.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{ByObject: map[client.Object]cache.ByObject{&batchv1.Job{}: {Label: jobs}}},
+		// Controller names are process-wide in controller-runtime; a
+		// second Env in the same test binary reuses KubeRay's.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("KubeRay's manager: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	dash := NewDashboard()
+	if err := ray.NewReconciler(ctx, mgr, ray.RayClusterReconcilerOptions{}).SetupWithManager(mgr, ReconcileConcurrency); err != nil {
+		cancel()
+		return nil, fmt.Errorf("KubeRay's RayCluster reconciler: %w", err)
+	}
+	if err := ray.NewRayJobReconciler(ctx, mgr, ray.RayJobReconcilerOptions{}, dash).SetupWithManager(mgr, ReconcileConcurrency); err != nil {
+		cancel()
+		return nil, fmt.Errorf("KubeRay's RayJob reconciler: %w", err)
+	}
+	c, err := client.New(srv.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("client for %s: %w", srv.Config.Host, err)
+	}
+	env := &Env{Server: srv, Client: c, Dashboard: dash, cancel: cancel, done: make(chan error, 1)}
+	go func() { env.done <- mgr.Start(ctx) }()
+	syncCtx, stop := context.WithTimeout(ctx, time.Minute)
+	defer stop()
+	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
+		cancel()
+		return nil, fmt.Errorf("KubeRay's caches did not sync within a minute: %w", <-env.done)
+	}
+	return env, nil
+}
+
+// submitterJobSelector is kuberay-operator's cache selector for batch Jobs
+// (main.go's cacheSelectors): it only watches the submitter Jobs it creates.
+func submitterJobSelector() (labels.Selector, error) {
+	req, err := labels.NewRequirement(rayutils.KubernetesCreatedByLabelKey, selection.Equals, []string{rayutils.ComponentName})
+	if err != nil {
+		return nil, err
+	}
+	return labels.NewSelector().Add(*req), nil
+}
+
+// Stop stops KubeRay's reconcilers, then the API server.
+func (e *Env) Stop() error {
+	e.cancel()
+	err := <-e.done
+	return errors.Join(err, e.Server.Stop())
+}
+
+// LogEnv names the variable that sends KubeRay's and controller-runtime's
+// logs to stderr (they are dropped otherwise: a reconciler logs every
+// pass, and refusals are asserted from Events, not logs).
+const LogEnv = "NRL_OPERATOR_LOG"
+
+var loggerOnce sync.Once
+
+func setLogger() {
+	loggerOnce.Do(func() {
+		l := logr.Discard()
+		if os.Getenv(LogEnv) == "1" {
+			l = funcr.New(func(prefix, args string) {
+				fmt.Fprintln(os.Stderr, prefix, args)
+			}, funcr.Options{})
+		}
+		logf.SetLogger(l)
+	})
+}
+
+var shared struct {
+	once    sync.Once
+	env     *Env
+	err     error
+	missing bool
+}
+
+// Shared returns the test package's Env, starting it on first use. Like
+// apiserver.Shared it skips under -short, and when the binaries are missing
+// it skips saying how to build them, or fails when apiserver.Required.
+func Shared(t testing.TB) *Env {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the operator tier does not run under -short")
+	}
+	shared.once.Do(func() {
+		assets, err := apiserver.Assets()
+		if err != nil {
+			shared.err, shared.missing = err, true
+			return
+		}
+		shared.env, shared.err = Start(assets)
+		if shared.err == nil {
+			t.Logf("kube-apiserver %s (cluster admission) ready in %s, KubeRay reconciling in %s",
+				apiserver.Version, shared.env.Up.Round(time.Millisecond), shared.env.Reconciling.Round(time.Millisecond))
+		}
+	})
+	switch {
+	case shared.missing && !apiserver.Required():
+		t.Skipf("skipped: %v", shared.err)
+	case shared.err != nil:
+		t.Fatalf("operator tier: %v", shared.err)
+	}
+	return shared.env
+}
+
+// StopShared stops the shared Env if one was started; call it from
+// TestMain after m.Run.
+func StopShared() error {
+	if shared.env == nil {
+		return nil
+	}
+	return shared.env.Stop()
+}

@@ -1,0 +1,129 @@
+// Package gitops tests the shipped Argo CD health checks (gitops/argocd/*.lua)
+// in gopher-lua, the Lua interpreter Argo CD itself runs them in, on status
+// objects built from KubeRay v1.5.0's own status types and constants (what
+// its reconcilers write), converted to the JSON Argo CD hands the script.
+package gitops
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	lua "github.com/yuin/gopher-lua"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// health runs script as Argo CD does: obj global, a table {status, message}
+// returned.
+func health(t *testing.T, script string, obj any) (status, message string) {
+	t.Helper()
+	b, err := json.Marshal(obj)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	l := lua.NewState(lua.Options{SkipOpenLibs: false})
+	defer l.Close()
+	l.SetGlobal("obj", toLua(l, m))
+	require.NoError(t, l.DoString(script))
+	ret, ok := l.Get(-1).(*lua.LTable)
+	require.True(t, ok, "the script returns a table")
+	return ret.RawGetString("status").String(), ret.RawGetString("message").String()
+}
+
+func toLua(l *lua.LState, v any) lua.LValue {
+	switch x := v.(type) {
+	case map[string]any:
+		t := l.NewTable()
+		for k, e := range x {
+			t.RawSetString(k, toLua(l, e))
+		}
+		return t
+	case []any:
+		t := l.NewTable()
+		for _, e := range x {
+			t.Append(toLua(l, e))
+		}
+		return t
+	case string:
+		return lua.LString(x)
+	case float64:
+		return lua.LNumber(x)
+	case bool:
+		return lua.LBool(x)
+	}
+	return lua.LNil
+}
+
+func read(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../gitops/argocd/" + file)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func rayJob(st rayv1.JobDeploymentStatus, job rayv1.JobStatus, reason rayv1.JobFailedReason) *rayv1.RayJob {
+	j := &rayv1.RayJob{TypeMeta: metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayJob"}, ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "n"}}
+	j.Status.JobDeploymentStatus, j.Status.JobStatus, j.Status.Reason = st, job, reason
+	return j
+}
+
+func TestRayJobHealth(t *testing.T) {
+	script := read(t, "rayjob-health.lua")
+	for _, tc := range []struct {
+		job        *rayv1.RayJob
+		want, text string
+	}{
+		{rayJob(rayv1.JobDeploymentStatusNew, rayv1.JobStatusNew, ""), "Progressing", "waiting for KubeRay"},
+		{rayJob(rayv1.JobDeploymentStatusInitializing, rayv1.JobStatusNew, ""), "Progressing", "Initializing"},
+		{rayJob(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning, ""), "Progressing", "Running, job RUNNING"},
+		{rayJob(rayv1.JobDeploymentStatusRetrying, rayv1.JobStatusFailed, ""), "Progressing", "Retrying"},
+		{rayJob(rayv1.JobDeploymentStatusWaiting, rayv1.JobStatusNew, ""), "Progressing", "Waiting"},
+		{rayJob(rayv1.JobDeploymentStatusComplete, rayv1.JobStatusSucceeded, ""), "Healthy", "Complete, job SUCCEEDED"},
+		{rayJob(rayv1.JobDeploymentStatusComplete, rayv1.JobStatusStopped, ""), "Degraded", "job STOPPED"},
+		{rayJob(rayv1.JobDeploymentStatusFailed, rayv1.JobStatusFailed, rayv1.AppFailed), "Degraded", "Failed, job FAILED: AppFailed"},
+		{rayJob(rayv1.JobDeploymentStatusFailed, rayv1.JobStatusNew, rayv1.DeadlineExceeded), "Degraded", "DeadlineExceeded"},
+		{rayJob(rayv1.JobDeploymentStatusValidationFailed, rayv1.JobStatusNew, rayv1.ValidationFailed), "Degraded", "ValidationFailed"},
+		{rayJob(rayv1.JobDeploymentStatusSuspended, rayv1.JobStatusNew, ""), "Suspended", "Suspended"},
+		{rayJob(rayv1.JobDeploymentStatusSuspending, rayv1.JobStatusNew, ""), "Progressing", "Suspending"},
+	} {
+		st, msg := health(t, script, tc.job)
+		assert.Equal(t, tc.want, st, "%s/%s", tc.job.Status.JobDeploymentStatus, tc.job.Status.JobStatus)
+		assert.Contains(t, msg, tc.text)
+	}
+	// Without any status (just created).
+	bare := rayJob("", "", "")
+	st, _ := health(t, script, map[string]any{"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": map[string]any{"name": bare.Name}})
+	assert.Equal(t, "Progressing", st)
+}
+
+func rayCluster(state rayv1.ClusterState, conds ...metav1.Condition) *rayv1.RayCluster {
+	c := &rayv1.RayCluster{TypeMeta: metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayCluster"}, ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "n"}}
+	c.Status.State, c.Status.Conditions = state, conds //nolint:staticcheck // State is deprecated in KubeRay but still written; the script reads both
+	return c
+}
+
+func cond(t rayv1.RayClusterConditionType, s metav1.ConditionStatus, reason string) metav1.Condition {
+	return metav1.Condition{Type: string(t), Status: s, Reason: reason, Message: "m", LastTransitionTime: metav1.Now()}
+}
+
+func TestRayClusterHealth(t *testing.T) {
+	script := read(t, "raycluster-health.lua")
+	for _, tc := range []struct {
+		c    *rayv1.RayCluster
+		want string
+	}{
+		{rayCluster(""), "Progressing"},
+		{rayCluster("", cond(rayv1.RayClusterProvisioned, metav1.ConditionFalse, "RayClusterPodsProvisioning"), cond(rayv1.HeadPodReady, metav1.ConditionFalse, "HeadPodNotFound")), "Progressing"},
+		{rayCluster(rayv1.Ready, cond(rayv1.RayClusterProvisioned, metav1.ConditionTrue, "AllPodRunningAndReadyFirstTime"), cond(rayv1.HeadPodReady, metav1.ConditionTrue, "HeadPodRunningAndReady")), "Healthy"},
+		{rayCluster("", cond(rayv1.RayClusterProvisioned, metav1.ConditionTrue, "AllPodRunningAndReadyFirstTime")), "Healthy"},
+		{rayCluster(rayv1.Ready, cond(rayv1.RayClusterReplicaFailure, metav1.ConditionTrue, "FailedCreateWorkerPod")), "Degraded"},
+		{rayCluster(rayv1.Failed), "Degraded"},
+		{rayCluster(rayv1.Suspended, cond(rayv1.RayClusterSuspended, metav1.ConditionTrue, "RayClusterSuspended")), "Suspended"},
+	} {
+		st, _ := health(t, script, tc.c)
+		assert.Equal(t, tc.want, st, "%+v", tc.c.Status)
+	}
+}
