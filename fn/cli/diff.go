@@ -45,13 +45,21 @@ input cannot be read or is not a render.`,
 			if args[0] == "-" && args[1] == "-" {
 				return usageError{fmt.Errorf("OLD and NEW are both -: at most one of them can be stdin")}
 			}
-			old, oldFile, err := readRender(args[0], untracked, cmd.InOrStdin())
+			old, oldFile, oldFailed, err := readRender(args[0], untracked, cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
-			cur, curFile, err := readRender(args[1], untracked, cmd.InOrStdin())
+			cur, curFile, curFailed, err := readRender(args[1], untracked, cmd.InOrStdin())
 			if err != nil {
 				return err
+			}
+			// A run that fails on either side is in neither: the others
+			// are still summarised, and the command then fails.
+			for _, f := range []map[string][]string{oldFailed, curFailed} {
+				for name := range f {
+					delete(old, name)
+					delete(cur, name)
+				}
 			}
 			if oldFile && curFile {
 				// Two files are two versions of one run, whatever they are called.
@@ -71,7 +79,10 @@ input cannot be read or is not a render.`,
 			if _, err := fmt.Fprint(w, text); err != nil {
 				return err
 			}
-			return w.Close()
+			if err := w.Close(); err != nil {
+				return err
+			}
+			return renderFailures(failedSide{args[0], oldFailed}, failedSide{args[1], curFailed})
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "text", "text, or markdown for a PR comment")
@@ -86,7 +97,19 @@ input cannot be read or is not a render.`,
 // trees come from a pull request, so a symlink or a file that is not
 // regular is refused unread, whatever it points at (a leaked first line of
 // a host file would be printed as a parse error otherwise).
-func readRender(p string, untracked bool, stdin io.Reader) (review.Render, bool, error) {
+func readRender(p string, untracked bool, stdin io.Reader) (review.Render, bool, map[string][]string, error) {
+	r, isFile, err := readRenderFiles(p, stdin)
+	if err != nil || r != nil {
+		return r, isFile, nil, err
+	}
+	// A runs repository (readRenderFiles leaves it to this).
+	r, failed, err := readRunsRepo(p, untracked)
+	return r, false, failed, err
+}
+
+// readRenderFiles reads a stream, a render file or a tree; it returns a nil
+// render and no error for a runs repository.
+func readRenderFiles(p string, stdin io.Reader) (review.Render, bool, error) {
 	if data, ok, err := readStream(p, stdin); ok {
 		if err != nil {
 			return nil, false, err
@@ -107,8 +130,7 @@ func readRender(p string, untracked bool, stdin io.Reader) (review.Render, bool,
 	}
 	if st.IsDir() && isRunsRepo(p) {
 		// Rendered as render-all does (with its handling of the PR's files).
-		r, err := readRunsRepo(p, untracked)
-		return r, false, err
+		return nil, false, nil
 	}
 	out := review.Render{}
 	from := map[string]string{}

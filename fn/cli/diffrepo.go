@@ -23,17 +23,18 @@ func isRunsRepo(p string) bool {
 }
 
 // readRunsRepo renders every run of the repository at root. A run that
-// fails to render makes the input unreadable: its errors are returned.
-func readRunsRepo(root string, untracked bool) (review.Render, error) {
+// fails to render is left out of the render and its errors are returned in
+// failed (run name -> error lines), so the other runs are still compared.
+func readRunsRepo(root string, untracked bool) (review.Render, map[string][]string, error) {
 	// A runs repository is untrusted input: read only inside its git work
 	// tree, only the files git tracks, as render-all does.
 	disk, err := source.ConfineRepo(renderall.RepoRoot(root), untracked)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	runs, err := renderall.Discover(disk, root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Rendered with paths relative to the repository, so the findings of a
 	// base checkout elsewhere read the same as the PR's.
@@ -42,29 +43,60 @@ func readRunsRepo(root string, untracked bool) (review.Render, error) {
 		runs[i].Path = strings.TrimPrefix(runs[i].Path, prefix)
 	}
 	res := renderall.Render(rooted{root: root, disk: disk}, runs)
-	if failed := res.Failed(); len(failed) > 0 {
-		var msgs []string
-		for _, n := range failed {
-			for _, d := range res.Diags[n].Errors() {
-				msgs = append(msgs, fmt.Sprintf("%s: %s", n, d))
-			}
+	failed := map[string][]string{}
+	for _, n := range res.Failed() {
+		for _, d := range res.Diags[n].Errors() {
+			failed[n] = append(failed[n], d.String())
 		}
-		return nil, fmt.Errorf("%s: %d run(s) failed to render:\n%s", root, len(failed), strings.Join(msgs, "\n"))
 	}
 	out := review.Render{}
 	for _, n := range res.Runs {
 		file := path.Join(renderall.RunsDir, n)
+		if _, bad := failed[n]; bad {
+			continue
+		}
 		r, err := review.Parse(n, file, res.Files[n])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r.Warnings = warnings(res.Diags[n])
 		out[n] = r
 	}
-	if len(out) == 0 {
-		return nil, errors.New(root + ": no runs")
+	if len(out) == 0 && len(failed) == 0 {
+		return nil, nil, errors.New(root + ": no runs")
 	}
-	return out, nil
+	return out, failed, nil
+}
+
+// renderFailures is the error of a diff some of whose runs did not render
+// (on either side): the summary covers the others, and these runs are
+// left out of both sides rather than shown as added or removed.
+func renderFailures(sides ...failedSide) error {
+	var lines []string
+	n := 0
+	for _, s := range sides {
+		names := make([]string, 0, len(s.failed))
+		for name := range s.failed {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			n++
+			for _, l := range s.failed[name] {
+				lines = append(lines, fmt.Sprintf("%s: run %s: %s", s.root, name, l))
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d run(s) failed to render and are not in the summary:\n%s", n, strings.Join(lines, "\n"))
+}
+
+// failedSide is one input's runs that did not render.
+type failedSide struct {
+	root   string
+	failed map[string][]string
 }
 
 // warnings are a run's warnings, sorted, each once; their paths are

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 // renderQwen renders the README example, with extra overrides.
@@ -99,4 +100,25 @@ func TestBadUserIsOneError(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(errs), "\n")
 	require.Len(t, lines, 1, errs)
 	require.Contains(t, lines[0], `--user: found "bob smith"`)
+}
+
+// TestDiffSummarisesDespiteAFailedRun: a run of the PR that does not render
+// is reported (exit 1), and the summary of the others is still printed;
+// the failed run is in neither side, not shown as removed.
+func TestDiffSummarisesDespiteAFailedRun(t *testing.T) {
+	base := repoCopy(t, t.TempDir())
+	pr := repoCopy(t, t.TempDir())
+	qwen := filepath.Join(pr, "runs/qwen3-math-4n/run.yaml")
+	require.NoError(t, os.WriteFile(qwen, []byte(strings.Replace(testenv.ReadFile(t, qwen), "user: alice", "user: bob", 1)), 0o644))
+	run := filepath.Join(pr, "runs/ultra-48n/run.yaml")
+	require.NoError(t, os.WriteFile(run, []byte(testenv.ReadFile(t, run)+"  overrides: [policy.no_such_key_zz=1]\n"), 0o644))
+
+	code, out, errs := runCLI("diff", base, pr)
+	require.Equal(t, cli.ExitError, code, errs)
+	require.Contains(t, out, "qwen3-math-4n: changed\n")
+	require.Contains(t, out, "1 run unchanged\n")
+	require.NotContains(t, out, "ultra-48n")
+	require.Contains(t, errs, "1 run(s) failed to render and are not in the summary")
+	require.Contains(t, errs, "run ultra-48n: error: ")
+	require.Contains(t, errs, "policy.no_such_key_zz")
 }

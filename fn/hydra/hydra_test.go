@@ -65,6 +65,26 @@ func TestApplyRules(t *testing.T) {
 	require.Equal(t, `{"a":{"c":5}}`, string(b))
 }
 
+// TestApplyDidYouMean: an override naming no key says which key it was
+// probably meant for: the whole path when the corrected one exists, else
+// the misspelt part; nothing when no key is close.
+func TestApplyDidYouMean(t *testing.T) {
+	root, _ := tree.Parse("r", []byte("policy: {max_steps: 1, optimizer: {lr: 1}}\ngrpo: {n: 1}\n"))
+	m := root.(*tree.Map)
+	apply := func(s string) error {
+		o, err := hydra.Parse(s)
+		require.NoError(t, err)
+		return hydra.Apply(m, o)
+	}
+	require.ErrorContains(t, apply("polcy.max_steps=2"), "key 'polcy.max_steps' is not in the recipe (did you mean 'policy.max_steps'?); use +polcy.max_steps=")
+	require.ErrorContains(t, apply("polcy.x=1"), "(no key 'polcy'; did you mean 'policy'?)")
+	require.ErrorContains(t, apply("policy.optimzer.lr=2"), "(did you mean 'policy.optimizer.lr'?)")
+	require.ErrorContains(t, apply("~policy.max_step"), "(did you mean 'policy.max_steps'?), nothing to delete")
+	err := apply("zzzzzz.a=1")
+	require.ErrorContains(t, err, "use +zzzzzz.a=")
+	require.NotContains(t, err.Error(), "did you mean")
+}
+
 const ultraLike = `set -eu
 # python run_grpo.py cluster.num_nodes=1 (a comment)
 OMP_NUM_THREADS=16 \

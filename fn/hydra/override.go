@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/suggest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
@@ -88,7 +89,7 @@ func Apply(root *tree.Map, o Override) error {
 	switch o.Op {
 	case Set:
 		if !exists {
-			return fmt.Errorf("override %q: key '%s' is not in the recipe; use +%s=... to add it", o.Raw, o.Key, o.Key)
+			return fmt.Errorf("override %q: key '%s' is not in the recipe%s; use +%s=... to add it", o.Raw, o.Key, didYouMean(root, o.Key), o.Key)
 		}
 		return tree.SetPath(root, o.Key, o.Value)
 	case Add:
@@ -100,9 +101,38 @@ func Apply(root *tree.Map, o Override) error {
 		return tree.SetPath(root, o.Key, o.Value)
 	case Delete:
 		if !exists {
-			return fmt.Errorf("override %q: key '%s' is not in the recipe, nothing to delete", o.Raw, o.Key)
+			return fmt.Errorf("override %q: key '%s' is not in the recipe%s, nothing to delete", o.Raw, o.Key, didYouMean(root, o.Key))
 		}
 		tree.DeletePath(root, o.Key)
 	}
 	return nil
+}
+
+// didYouMean names the recipe key a missing override path was probably
+// meant to reach: the first segment that is not in the recipe is replaced
+// by its nearest sibling; the whole corrected path when it exists, else the
+// corrected part. "" when no sibling is close.
+func didYouMean(root *tree.Map, key tree.Path) string {
+	var cur any = root
+	for i, seg := range key {
+		m, ok := cur.(*tree.Map)
+		if !ok {
+			return ""
+		}
+		v, ok := m.Get(seg)
+		if ok {
+			cur = v
+			continue
+		}
+		near := suggest.Closest(seg, m.Keys())
+		if near == "" {
+			return ""
+		}
+		fixed := append(append(append(tree.Path(nil), key[:i]...), near), key[i+1:]...)
+		if _, ok := tree.Lookup(root, fixed); ok {
+			return fmt.Sprintf(" (did you mean '%s'?)", fixed)
+		}
+		return fmt.Sprintf(" (no key '%s'; did you mean '%s'?)", key[:i+1], fixed[:i+1])
+	}
+	return ""
 }

@@ -194,7 +194,7 @@ func collectRuns(fnConfig *yaml.RNode, items, all []*yaml.RNode) ([]runItem, fra
 				Message: fmt.Sprintf("%s: cannot encode: %v", what, err)})
 			return
 		}
-		spec, err := runspec.Parse(file, []byte(data))
+		spec, err := runspec.ParseNode(file, []byte(data))
 		if err != nil {
 			field, msg := "", err.Error()
 			if re, ok := errors.AsType[*runspec.Error](err); ok {

@@ -53,7 +53,7 @@ func ReadRuns(src source.Source, files []string) ([]*runspec.NemoRLRun, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f, err)
 			}
-			r, err := runspec.Parse(f, []byte(s))
+			r, err := runspec.ParseNode(f, []byte(s))
 			if err != nil {
 				return nil, err
 			}

@@ -149,11 +149,11 @@ func Render(l *recipe.Loader, req Request) *Result {
 		Labels: req.Labels, Annotations: req.Annotations, Image: req.Image, NoDeployments: req.NoDeployments}
 	runRecipe, cds := effective.Resolve(l, rec, req.Recipe, prof, recipeOv, effective.Env{User: req.User, Env: req.Env})
 	res.Recipe = runRecipe
-	res.Diags = append(res.Diags, cds...)
+	res.Diags = append(res.Diags, prof.Locate(cds)...)
 	if req.Mode != runparams.Dev {
 		var pds diag.List
 		params.Config, pds = check.PodConfig(check.ConfigInput{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot, Checkout: req.Checkout})
-		res.Diags = append(res.Diags, pds...)
+		res.Diags = append(res.Diags, prof.Locate(pds)...)
 		if prof.Infra.Launch.RecipeSource == profile.RecipeSourceConfigMap {
 			y, err := manifest.RecipeYAML(rec.Tree)
 			if err != nil {
@@ -162,14 +162,14 @@ func Render(l *recipe.Loader, req Request) *Result {
 			params.RecipeYAML = y
 		}
 	}
-	res.Diags = append(res.Diags, check.Inputs(check.Input{
+	res.Diags = append(res.Diags, prof.Locate(check.Inputs(check.Input{
 		Profile: prof, Recipe: runRecipe, Params: params, UploadSize: req.UploadSize,
-	})...)
+	}))...)
 	if res.Diags.HasErrors() {
 		return res
 	}
 	objs, bds := manifest.Build(prof.Infra, prof.File, params)
-	res.Diags = append(res.Diags, bds...)
+	res.Diags = append(res.Diags, prof.Locate(bds)...)
 	if res.Diags.HasErrors() {
 		return res
 	}

@@ -10,6 +10,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/suggest"
 )
 
 // Errors that say how to fix them: the nearest valid key for a typo, the
@@ -31,7 +32,7 @@ func nearestKey(fieldPath string) string {
 			return ""
 		}
 	}
-	return closest(segs[len(segs)-1], jsonNames(t))
+	return suggest.Closest(segs[len(segs)-1], jsonNames(t))
 }
 
 // splitField turns a.b[0].c into a, b, [0], c.
@@ -123,50 +124,6 @@ func jsonNames(t reflect.Type) []string {
 	return out
 }
 
-// closest returns the candidate with the smallest edit distance to got
-// (case differences cost nothing extra over one edit), if it is close
-// enough to be a typo: at most a third of the word, and at least one.
-func closest(got string, candidates []string) string {
-	best, bestD := "", -1
-	for _, c := range candidates {
-		d := editDistance(strings.ToLower(got), strings.ToLower(c))
-		if d == 0 {
-			d = 1 // a case difference
-		}
-		if bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	limit := len(got) / 3
-	if limit < 1 {
-		limit = 1
-	}
-	if bestD < 0 || bestD > limit {
-		return ""
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
 // keyLine is the line of the key at fieldPath in a profile file (or in the
 // infra: mapping of a recipe), following aliases to where the anchor's
 // content is written; 0 when the key is not in the file.
@@ -178,35 +135,47 @@ func keyLine(doc *yaml.Node, fieldPath string) int {
 	if v := mapValue(n, "infra"); v != nil && v.Kind == yaml.MappingNode {
 		n = v
 	}
-	segs := splitField(fieldPath)
-	line := 0
-	for _, s := range segs {
-		for n != nil && n.Kind == yaml.AliasNode {
-			n = n.Alias
-		}
-		if n == nil {
+	return nodeLine(n, splitField(fieldPath), 0)
+}
+
+// nodeLine walks segs from n. A key may hold dots (`nvidia.com/gpu` under
+// limits), so a segment not found as a key is joined with the next ones.
+func nodeLine(n *yaml.Node, segs []string, line int) int {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if len(segs) == 0 {
+		return line
+	}
+	if n == nil {
+		return 0
+	}
+	if s := segs[0]; strings.HasPrefix(s, "[") {
+		i, err := strconv.Atoi(strings.Trim(s, "[]"))
+		if err != nil || n.Kind != yaml.SequenceNode || i < 0 || i >= len(n.Content) {
 			return 0
 		}
-		switch {
-		case strings.HasPrefix(s, "["):
-			i, err := strconv.Atoi(strings.Trim(s, "[]"))
-			if err != nil || n.Kind != yaml.SequenceNode || i < 0 || i >= len(n.Content) {
-				return 0
+		return nodeLine(n.Content[i], segs[1:], n.Content[i].Line)
+	}
+	if n.Kind != yaml.MappingNode {
+		return 0
+	}
+	key := ""
+	for j, s := range segs {
+		if strings.HasPrefix(s, "[") {
+			break
+		}
+		if j > 0 {
+			key += "."
+		}
+		key += s
+		if k, v := mapEntry(n, key); k != nil {
+			if l := nodeLine(v, segs[j+1:], k.Line); l > 0 {
+				return l
 			}
-			n = n.Content[i]
-			line = n.Line
-		default:
-			if n.Kind != yaml.MappingNode {
-				return 0
-			}
-			k, v := mapEntry(n, s)
-			if k == nil {
-				return 0
-			}
-			line, n = k.Line, v
 		}
 	}
-	return line
+	return 0
 }
 
 // parseNode is the file as a YAML node tree, aliases unexpanded (so an

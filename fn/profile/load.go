@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
@@ -58,6 +60,8 @@ type Loaded struct {
 	// HostEnv are the launch.env keys whose value reads ${oc.env:...}
 	// (the environment of whoever renders), sorted.
 	HostEnv []string
+
+	locate func(diag.List) diag.List
 }
 
 // Load merges, resolves, decodes and validates a profile.
@@ -146,13 +150,75 @@ func Load(in Input) (*Loaded, diag.List) {
 		rt.Set("namespace", DefaultNamespace)
 	}
 	stripSchemaStrings(rt, nil)
-	infra, dds := decode(file, rt, func() []byte { return readFile(in.Loader, file) })
-	ds = append(ds, dds...)
+	// Parsed once, on the first finding that needs a line: a profile with
+	// many unknown keys must not be parsed once per key.
+	loaded := &Loaded{Tree: rt, File: file, HostEnv: hostEnv,
+		locate: newLocator(file, in.Overrides, func() []byte { return readFile(in.Loader, file) })}
+	infra, dds := decode(file, rt)
+	ds = append(ds, loaded.Locate(dds)...)
 	if ds.HasErrors() {
 		return nil, ds
 	}
-	ds = append(ds, validate(file, infra)...)
-	return &Loaded{Infra: infra, Tree: rt, File: file, HostEnv: hostEnv}, ds
+	loaded.Infra = infra
+	vds := validate(file, infra)
+	if in.Namespace == "" {
+		// The profile's own namespace: refused here, at its key, not on
+		// every object it would land in.
+		for _, e := range validation.IsDNS1123Label(infra.Namespace) {
+			vds.Errorf(file, "namespace", "found %q; expected a namespace name (DNS-1123 label): %s", infra.Namespace, e)
+		}
+	}
+	ds = append(ds, loaded.Locate(vds)...)
+	return loaded, ds
+}
+
+// Locate says where each finding about a profile field comes from: the
+// `infra.` override that set the field (or a mapping above it), else the
+// line of its key in the profile file. Findings of other files, without a
+// field, or already located are returned as they are.
+func (l *Loaded) Locate(ds diag.List) diag.List {
+	if l == nil || l.locate == nil {
+		return ds
+	}
+	return l.locate(ds)
+}
+
+// newLocator builds Loaded.Locate; the file is parsed on the first finding
+// that needs a line, not on a clean load.
+func newLocator(file string, overrides []string, src func() []byte) func(diag.List) diag.List {
+	atLine := sync.OnceValue(func() func(string) string { return lineFinder(src()) })
+	return func(ds diag.List) diag.List {
+		out := make(diag.List, len(ds))
+		for i, d := range ds {
+			out[i] = d
+			if d.File != file || d.Field == "" || strings.HasPrefix(d.Message, "infra override ") || strings.HasPrefix(d.Message, "set by override ") {
+				continue
+			}
+			// An override's value is not in the file: a line a finding
+			// names (of the entrypoint, say) is a line of the override.
+			if o := overrideOf(overrides, d.Field); o != "" {
+				out[i].Message = fmt.Sprintf("set by override %q: %s", "infra."+o, d.Message)
+				continue
+			}
+			if !strings.HasPrefix(d.Message, "line ") {
+				out[i].Message = atLine()(d.Field) + d.Message
+			}
+		}
+		return out
+	}
+}
+
+// overrideOf is the last override (KEY=VALUE, prefix removed) setting field
+// or a mapping above it; "" when none does.
+func overrideOf(overrides []string, field string) string {
+	for i := len(overrides) - 1; i >= 0; i-- {
+		k, _, _ := strings.Cut(overrides[i], "=")
+		k = strings.TrimLeft(k, "+~")
+		if k == field || strings.HasPrefix(field, k+".") || strings.HasPrefix(field, k+"[") {
+			return overrides[i]
+		}
+	}
+	return ""
 }
 
 // hostEnvKeys lists the launch.env keys whose raw value reads ${oc.env:...},
@@ -244,6 +310,9 @@ func typeError(rt *tree.Map, data []byte, err error) (field, msg string) {
 	var again Infra
 	te, ok := errors.AsType[*json.UnmarshalTypeError](json.Unmarshal(data, &again))
 	if !ok || te.Type == nil {
+		if f, v, ok := badQuantity(rt, ""); ok {
+			return f, fmt.Sprintf("found %q; expected a Kubernetes quantity (e.g. 4, 500m, 16Gi)", v)
+		}
 		return "", strings.TrimPrefix(err.Error(), "json: ")
 	}
 	field = jsonFieldPath(te.Field)
@@ -259,15 +328,72 @@ func typeError(rt *tree.Map, data []byte, err error) (field, msg string) {
 	return withIndices(rt, field, bad), msg
 }
 
+// quantityKeys hold a resource.Quantity, or a map of them, in the
+// Kubernetes types a profile embeds (container and claim resources,
+// emptyDir.sizeLimit, PVC capacity).
+var quantityKeys = map[string]bool{"limits": true, "requests": true, "capacity": true, "sizeLimit": true, "overhead": true}
+
+// badQuantity finds the first value, in file order, at a quantity key that
+// resource.ParseQuantity refuses: the quantity decoder's error names
+// neither the field nor the value.
+func badQuantity(v any, path string) (field, value string, ok bool) {
+	switch t := v.(type) {
+	case *tree.Map:
+		for _, k := range t.Keys() {
+			child, _ := t.Get(k)
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if quantityKeys[k] {
+				if f, val, ok := firstBadQuantity(child, p); ok {
+					return f, val, true
+				}
+			}
+			if f, val, ok := badQuantity(child, p); ok {
+				return f, val, true
+			}
+		}
+	case []any:
+		for i, e := range t {
+			if f, val, ok := badQuantity(e, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return f, val, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// firstBadQuantity checks a quantity value or a map of them.
+func firstBadQuantity(v any, path string) (field, value string, ok bool) {
+	if m, isMap := v.(*tree.Map); isMap {
+		for _, k := range m.Keys() {
+			child, _ := m.Get(k)
+			if _, nested := child.(*tree.Map); nested {
+				continue
+			}
+			if f, val, ok := firstBadQuantity(child, path+"."+k); ok {
+				return f, val, true
+			}
+		}
+		return "", "", false
+	}
+	switch t := v.(type) {
+	case string:
+		if _, err := resource.ParseQuantity(t); err != nil {
+			return path, t, true
+		}
+	case bool:
+		return path, fmt.Sprint(t), true
+	}
+	return "", "", false
+}
+
 // decode turns the resolved tree into the typed profile. Unknown keys at any
 // depth, inside the KubeRay and Deployment specs too, are errors.
-// src reads the profile file again, on the error path only, to say which
-// line a key is on.
-func decode(file string, rt *tree.Map, src func() []byte) (*Infra, diag.List) {
+// Where each finding comes from (a line, an override) is said by Locate.
+func decode(file string, rt *tree.Map) (*Infra, diag.List) {
 	var ds diag.List
-	// Parsed once, on the first error that needs it: a profile with many
-	// unknown keys must not be parsed once per key.
-	atLine := sync.OnceValue(func() func(string) string { return lineFinder(src()) })
 	data, err := rt.MarshalJSON()
 	if err != nil {
 		ds.Errorf(file, "", "cannot encode profile: %v", err)
@@ -277,7 +403,7 @@ func decode(file string, rt *tree.Map, src func() []byte) (*Infra, diag.List) {
 	strict, err := kjson.UnmarshalStrict(data, &infra)
 	if err != nil {
 		field, msg := typeError(rt, data, err)
-		ds.Errorf(file, field, "%s%s", atLine()(field), msg)
+		ds.Errorf(file, field, "%s", msg)
 		return nil, ds
 	}
 	for _, se := range strict {
@@ -294,7 +420,6 @@ func decode(file string, rt *tree.Map, src func() []byte) (*Infra, diag.List) {
 			if near := nearestKey(field); near != "" {
 				msg = fmt.Sprintf("unknown key; did you mean %q?", near)
 			}
-			msg = atLine()(field) + msg
 		case strings.Contains(msg, "duplicate field"):
 			msg = "duplicate key"
 		}

@@ -67,7 +67,7 @@ func TestDiscover(t *testing.T) {
 		{"a-run", ""},
 		{"b-run", ""},
 		{"renamed", `runs/renamed/run.yaml: metadata.name: found "other"; expected "renamed"`},
-		{"typo", `runs/typo/run.yaml: unknown field "spec.usr"`},
+		{"typo", `runs/typo/run.yaml: line 7: unknown field "spec.usr"`},
 		{"Upper", `run directory name "Upper"`},
 		{"empty", "runs/empty/run.yaml: not found; expected every directory under runs/ to hold a NemoRLRun run.yaml"},
 	}

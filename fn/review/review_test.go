@@ -447,3 +447,28 @@ func TestAutoscalingCeilingInSummary(t *testing.T) {
 	require.Contains(t, s.Text(), "autoscaling up to 2 GPU nodes, 16 GPUs → 6 GPU nodes, 48 GPUs\n")
 	require.Contains(t, s.Markdown(), "| autoscaling up to | 2 GPU nodes, 16 GPUs | 6 GPU nodes, 48 GPUs |")
 }
+
+// TestFoldedEntrypointIsOneLine: the YAML encoder (sigs.k8s.io/yaml, as
+// Helm's toYaml) folds a long entrypoint line over several lines of the
+// manifest; the entrypoint diff is of the decoded string, so a change at
+// the end of that line is one changed shell line, and the fold's
+// continuation is not shown as a line of its own.
+func TestFoldedEntrypointIsOneLine(t *testing.T) {
+	job := func(ep string) review.Render {
+		doc := "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: j}\nspec:\n  entrypoint: \"" + ep + "\"\n"
+		r, err := review.Parse("run", "run.yaml", []byte(doc))
+		require.NoError(t, err)
+		return review.Render{"run": r}
+	}
+	long := "set -eu\\ncd /x \\npython run.py " + strings.Repeat("a.b=c ", 20)
+	// Folded as the encoder writes it: a line break inside a double-quoted
+	// scalar is a space.
+	folded := strings.Replace(long, "a.b=c a.b=c", "a.b=c\n    a.b=c", 3)
+	s := review.Diff(job(folded+"\\n"), job(long+"x=1\\n"))
+	require.Len(t, s.Runs, 1)
+	require.Len(t, s.Runs[0].Entrypoints, 1)
+	d := s.Runs[0].Entrypoints[0].Diff
+	assert.Equal(t, 1, strings.Count(d, "\n-"), d)
+	assert.Equal(t, 1, strings.Count(d, "\n+"), d)
+	assert.Contains(t, d, "\n+python run.py "+strings.Repeat("a.b=c ", 20)+"x=1\n")
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	yaml3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -65,7 +66,16 @@ type Spec struct {
 // Parse reads a NemoRLRun strictly: a key given twice and an unknown key
 // are errors, so what a reviewer reads first is what renders (a later
 // `mode:` would otherwise win silently).
-func Parse(file string, data []byte) (*NemoRLRun, error) {
+//
+// An unknown key names its line in data, which is the run file.
+func Parse(file string, data []byte) (*NemoRLRun, error) { return parse(file, data, true) }
+
+// ParseNode is Parse of a NemoRLRun re-encoded from a larger stream (a KRM
+// function's config or items): its lines are not the user's file's, so
+// none is named.
+func ParseNode(file string, data []byte) (*NemoRLRun, error) { return parse(file, data, false) }
+
+func parse(file string, data []byte, withLines bool) (*NemoRLRun, error) {
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return nil, &Error{File: file, Msg: err.Error() + "; expected each key once", Err: err}
@@ -79,10 +89,16 @@ func Parse(file string, data []byte) (*NemoRLRun, error) {
 		var msgs []string
 		field := ""
 		for _, e := range strict {
-			msgs = append(msgs, e.Error())
-			if fe, ok := errors.AsType[kjson.FieldError](e); ok && field == "" {
-				field = fe.FieldPath()
+			msg := e.Error()
+			if fe, ok := errors.AsType[kjson.FieldError](e); ok {
+				if field == "" {
+					field = fe.FieldPath()
+				}
+				if n := keyLine(data, fe.FieldPath()); withLines && n > 0 {
+					msg = fmt.Sprintf("line %d: %s", n, msg)
+				}
 			}
+			msgs = append(msgs, msg)
 		}
 		return nil, &Error{File: file, Field: field, Msg: fmt.Sprintf("%s; expected the fields of %s %s", strings.Join(msgs, "; "), APIVersion, Kind)}
 	}
@@ -94,6 +110,33 @@ func Parse(file string, data []byte) (*NemoRLRun, error) {
 		return nil, e
 	}
 	return &r, nil
+}
+
+// keyLine is the line of the key at a dotted field path in the run file
+// (the first document), 0 when it is not found. Read on the error path only.
+func keyLine(data []byte, field string) int {
+	var doc yaml3.Node
+	if yaml3.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	n, line := doc.Content[0], 0
+	for _, seg := range strings.Split(field, ".") {
+		if n.Kind != yaml3.MappingNode {
+			return 0
+		}
+		var next *yaml3.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == seg {
+				line, next = n.Content[i].Line, n.Content[i+1]
+				break
+			}
+		}
+		if next == nil {
+			return 0
+		}
+		n = next
+	}
+	return line
 }
 
 // Error is a NemoRLRun that cannot be used: the file, the field it is

@@ -16,7 +16,7 @@ func TestParseIsStrict(t *testing.T) {
 		name, run, extra, want string
 	}{
 		{"duplicate key", "a", "  mode: raycluster\n  mode: dev\n", `key "mode" already set`},
-		{"unknown key", "a", "  recipee: x\n", `unknown field "spec.recipee"`},
+		{"unknown key", "a", "  recipee: x\n", `line 8: unknown field "spec.recipee"`},
 		{"spaces and punctuation", `"Bad Name!"`, "", "metadata.name: \"Bad Name!\": a lowercase RFC 1123 subdomain"},
 		{"too long", strings.Repeat("a", 300), "", "must be no more than 253 characters"},
 		{"a path", "a/b", "", "a lowercase RFC 1123 subdomain"},
