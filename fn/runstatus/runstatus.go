@@ -364,7 +364,11 @@ func rayJob(j *rayv1.RayJob, clusters map[string]bool, now time.Time) RayJob {
 }
 
 func rayCluster(rc *rayv1.RayCluster) RayCluster {
-	out := RayCluster{Name: rc.Name, State: string(rc.Status.State), Reason: rc.Status.Reason,
+	// State is deprecated in favour of the conditions, which are listed
+	// too; KubeRay v1.5.0 still writes it, and it is the STATUS column of
+	// `kubectl get raycluster` that users compare with.
+	out := RayCluster{Name: rc.Name, State: string(rc.Status.State), Reason: rc.Status.Reason, //nolint:staticcheck // see above
+
 		ReadyWorkers: rc.Status.ReadyWorkerReplicas, DesiredWorker: rc.Status.DesiredWorkerReplicas}
 	if rc.Labels["ray.io/originated-from-crd"] == "RayJob" {
 		out.CreatedBy = "RayJob/" + rc.Labels["ray.io/originated-from-cr-name"]
