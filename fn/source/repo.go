@@ -175,15 +175,7 @@ func (d Disk) mkdirAll(dir string) error {
 	if d.root == "" {
 		return os.MkdirAll(dir, 0o755)
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	cur, ok := d.inside(abs)
-	if !ok {
-		return refused("%s: not a directory inside the root; refused", filepath.ToSlash(dir))
-	}
-	rel, err := filepath.Rel(d.root, cur)
+	rel, err := d.dirInRoot(dir)
 	if err != nil {
 		return err
 	}

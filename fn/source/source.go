@@ -213,6 +213,20 @@ func (d Disk) walk(name, rel string) (string, string, error) {
 	return at, "", nil
 }
 
+// dirInRoot is dir relative to the root, or the one refusal for a
+// directory outside it.
+func (d Disk) dirInRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	cur, ok := d.inside(abs)
+	if !ok {
+		return "", refused("%s: not a directory inside the root; refused", filepath.ToSlash(dir))
+	}
+	return filepath.Rel(d.root, cur)
+}
+
 // CheckDir refuses a directory the rule would not enter: outside the root,
 // through a symlinked directory, or a symlink itself. A missing directory
 // is fine (it is created, see WriteFile).
@@ -220,15 +234,7 @@ func (d Disk) CheckDir(dir string) error {
 	if d.root == "" {
 		return nil
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	cur, ok := d.inside(abs)
-	if !ok {
-		return refused("%s: not a directory inside the root; refused", filepath.ToSlash(dir))
-	}
-	rel, err := filepath.Rel(d.root, cur)
+	rel, err := d.dirInRoot(dir)
 	if err != nil {
 		return err
 	}

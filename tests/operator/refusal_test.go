@@ -107,29 +107,31 @@ func TestRefusalsAreNamed(t *testing.T) {
 // container: the RayCluster is admitted, every worker Pod is refused.
 func claimWithoutSource(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
-	for _, o := range objs {
-		if o.GetKind() != "RayCluster" {
-			continue
-		}
-		groups, _, err := unstructured.NestedSlice(o.Object, "spec", "workerGroupSpecs")
-		require.NoError(t, err)
-		require.NotEmpty(t, groups)
-		spec := groups[0].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	editFirstWorker(t, objs, func(spec map[string]any) {
 		claims := spec["resourceClaims"].([]any)
 		require.Len(t, claims, 2, "the GB300 worker has two claims; the new one is resourceClaims[2]")
 		spec["resourceClaims"] = append(claims, map[string]any{"name": "ib"})
 		c := spec["containers"].([]any)[0].(map[string]any)
 		res := c["resources"].(map[string]any)
 		res["claims"] = append(res["claims"].([]any), map[string]any{"name": "ib"})
-		require.NoError(t, unstructured.SetNestedSlice(o.Object, groups, "spec", "workerGroupSpecs"))
-		return
-	}
-	t.Fatal("no RayCluster in the run")
+	})
 }
 
 // containerClaimWithoutPodClaim adds to the first worker group's container
 // a claim its pod does not declare: every worker Pod is refused.
 func containerClaimWithoutPodClaim(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	editFirstWorker(t, objs, func(spec map[string]any) {
+		c := spec["containers"].([]any)[0].(map[string]any)
+		res := c["resources"].(map[string]any)
+		require.Len(t, res["claims"], 2, "the GB300 worker's container has two claims; the new one is claims[2]")
+		res["claims"] = append(res["claims"].([]any), map[string]any{"name": "ib"})
+	})
+}
+
+// editFirstWorker applies edit to the pod spec of the run's RayCluster's
+// first worker group.
+func editFirstWorker(t *testing.T, objs []*unstructured.Unstructured, edit func(spec map[string]any)) {
 	t.Helper()
 	for _, o := range objs {
 		if o.GetKind() != "RayCluster" {
@@ -139,10 +141,7 @@ func containerClaimWithoutPodClaim(t *testing.T, objs []*unstructured.Unstructur
 		require.NoError(t, err)
 		require.NotEmpty(t, groups)
 		spec := groups[0].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
-		c := spec["containers"].([]any)[0].(map[string]any)
-		res := c["resources"].(map[string]any)
-		require.Len(t, res["claims"], 2, "the GB300 worker's container has two claims; the new one is claims[2]")
-		res["claims"] = append(res["claims"].([]any), map[string]any{"name": "ib"})
+		edit(spec)
 		require.NoError(t, unstructured.SetNestedSlice(o.Object, groups, "spec", "workerGroupSpecs"))
 		return
 	}
