@@ -156,7 +156,7 @@ func probes() []probe {
 				w.file("configs/hostenv.infra.yaml", strings.Replace(profileYAML, "launch:\n", "launch:\n  env: {GITHUB_TOKEN: '${oc.env:GITHUB_TOKEN}'}\n", 1))
 				w.file("runs/hostenv/run.yaml", customRun("hostenv", "../../configs/r.yaml", "../../configs/hostenv.infra.yaml", "  mode: raycluster\n  namespace: other\n  env: {GITHUB_TOKEN: "+envSecret+"}\n"))
 			},
-			want: "launch.env.GITHUB_TOKEN: is taken from ${oc.env:...}"},
+			want: "launch.env.GITHUB_TOKEN: line 3: is taken from ${oc.env:...}"},
 		{name: "AWS key under a harmless name",
 			setup: func(w *world) { secretProfile(w, withWorkerEnv("[{name: NOTE, value: "+akia+"}]")) },
 			want:  "looks like an AWS access key id",
