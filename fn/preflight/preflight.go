@@ -100,7 +100,7 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 		return r, err
 	}
 	nsLine := Line{Need: Need{Kind: "Namespace", APIVersion: "v1", Name: in.Namespace, Why: "every object of the run is created there"}}
-	nsLine.State, nsLine.Detail = verdict(nsOut, err, "")
+	nsLine.State, nsLine.Detail = verdict(nsOut, err)
 	r.Lines = append(r.Lines, nsLine)
 	if in.PodSecurity != "" {
 		var labels map[string]string
@@ -131,10 +131,10 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 // Outcome is re-exported so callers need not import kube for it.
 type Outcome = kube.Outcome
 
-func verdict(out kube.Outcome, err error, what string) (State, string) {
+func verdict(out kube.Outcome, err error) (State, string) {
 	switch out {
 	case kube.Found:
-		return OK, what
+		return OK, ""
 	case kube.Forbidden:
 		return CannotTell, "no permission to read it: " + firstLine(err)
 	}
@@ -253,11 +253,11 @@ func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Ne
 	if n.Kind == "Secret" {
 		// Metadata only: a secret's values never reach this process.
 		_, out, err := c.GetMetadata(ctx, kube.Secrets, ns, n.Name)
-		l.State, l.Detail = verdict(out, err, "")
+		l.State, l.Detail = verdict(out, err)
 		return optional(l), passUnreachable(err)
 	}
 	u, out, err := c.Get(ctx, gvr, ns, n.Name)
-	l.State, l.Detail = verdict(out, err, "")
+	l.State, l.Detail = verdict(out, err)
 	switch {
 	case out != kube.Found:
 		if n.Kind == "DeviceClass" && l.State == Missing {
@@ -362,7 +362,7 @@ func checkNodes(ctx context.Context, c *kube.Conn, groups []GPUGroup) ([]Line, e
 			return nil, err
 		}
 		if out != kube.Found {
-			l.State, l.Detail = verdict(out, err, "")
+			l.State, l.Detail = verdict(out, err)
 			lines = append(lines, l)
 			continue
 		}

@@ -39,7 +39,10 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if err := operator.StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "stop the operator tier:", err)
+		if code == 0 {
+			code = 1
+		}
 	}
 	os.Exit(code)
 }
