@@ -144,12 +144,28 @@ func TestBadValues(t *testing.T) {
 		m[k] = v
 		return m
 	}
+	ultra := func(k string, v any) map[string]any {
+		m := with(k, v)
+		m["profile"] = "gb300-ultra-64n-pipeclean"
+		return m
+	}
+	ultraServices := func(k string, v any) map[string]any {
+		m := ultra(k, v)
+		m["mode"] = "services"
+		return m
+	}
 	cases := []struct {
 		name string
 		vals map[string]any
 		want string
 	}{
-		{"bad mode", with("mode", "batch"), "at '/mode': value must be one of 'rayjob', 'raycluster', 'dev'"},
+		{"bad mode", with("mode", "batch"), "at '/mode': value must be one of 'rayjob', 'raycluster', 'dev', 'services'"},
+		{"services of a profile without deployments", with("mode", "services"), "mode services: profile gb300-qwen3-30b-math-4n-4gpu declares no deployments, so there are no shared services to install"},
+		{"a run that owns the shared services", ultra("deployments", true), "deployments=true: a run release does not install the profile's shared services (Service alice-ultra-pipeclean-ns-tools, Deployment alice-ultra-pipeclean-ns-tools): two releases would both claim them, and helm uninstall of one would delete what the other still uses. Install them once per user and namespace as a release of their own (helm install alice-ultra-pipeclean-ns-tools CHART --set mode=services,profile=gb300-ultra-64n-pipeclean,user=alice)"},
+		{"deployments=true without deployments", with("deployments", true), "deployments=true: a run release does not install the profile's shared services: two releases"},
+		{"services with a run id", ultraServices("runId", "r1"), "runId: mode services installs the profile's shared services, not a run, so it takes no runId"},
+		{"services with overrides", ultraServices("overrides", []any{"grpo.max_num_steps=3"}), "overrides: mode services installs the profile's shared services, not a run, so it takes no overrides"},
+		{"services with a recipe", ultraServices("recipe", "grpo: {}\n"), "recipe: mode services cannot ship a recipe value"},
 		{"unknown profile", with("profile", "gb200-nope"), "at '/profile': value must be one of"},
 		{"bad user", with("user", "Bob_Smith"), `at '/user': 'Bob_Smith' does not match pattern`},
 		{"missing user", with("user", ""), "the user value is required"},
@@ -401,7 +417,13 @@ func newValueRuns(t *testing.T) []run {
 				release: "sweep-a", image: "registry.example/nemo-rl:v2",
 				labels: map[string]string{"cost-center": "rl-42", "example.com/team": "post-training"},
 				annos:  map[string]string{"example.com/note": `a "quoted" <note> & more`, "owner-email": "ann@example.com"},
-			}, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", release: "b", image: "registry.example/nemo-rl:v2", noDeploy: true})
+			}, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", release: "b", image: "registry.example/nemo-rl:v2"})
+		}
+		if len(readMeta(t).Profiles[e.Name].Services) > 0 {
+			// The shared services' release, with its own image and labels.
+			runs = append(runs, run{profile: e.Name, mode: servicesMode, user: "ann", namespace: "team-a", release: "ann-sandbox",
+				image: "registry.example/sandbox:v3", labels: map[string]string{"cost-center": "rl-42"}, annos: map[string]string{"example.com/note": "shared"}},
+				run{profile: e.Name, mode: servicesMode, user: "ann", namespace: "team-a", release: "ann-sandbox"})
 		}
 	}
 	// A shipped recipe (--set-file recipe=), through the real CLIs too.
@@ -427,23 +449,26 @@ func TestParityNewValues(t *testing.T) {
 
 // TestTwoReleasesDisjoint: two releases of one profile, user and image
 // share no object, and each object and pod template of a release carries
-// its instance label, the chart label and the image.
+// its instance label, the chart label and the image. A run release holds
+// none of the profile's shared services (Deployments, Services): the
+// services release holds them, and nothing of any run.
 func TestTwoReleasesDisjoint(t *testing.T) {
 	c := loadChart(t)
 	const image = "registry.example/nemo-rl:sweep-1"
-	// The ultra profiles' shared sandbox belongs to the first release; the
-	// second leaves it out (deployments=false).
 	for _, profile := range []string{"gb300-qwen3-30b-math-4n-4gpu", "generic-single-node-8gpu", "gb300-ultra-64n-pipeclean"} {
 		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 			t.Run(profile+"/"+string(mode), func(t *testing.T) {
 				sets := map[string][]runcheck.Object{}
 				for _, rel := range []string{"run-a", "run-b"} {
-					r := run{profile: profile, mode: mode, user: "alice", namespace: "team-a", release: rel, image: image, noDeploy: rel == "run-b"}
+					r := run{profile: profile, mode: mode, user: "alice", namespace: "team-a", release: rel, image: image}
 					out, notes, err := helmTemplateNamed(c, rel, r.values(t), r.namespace)
 					require.NoError(t, err)
 					assert.Contains(t, notes, "-l app.kubernetes.io/instance="+rel)
-					if strings.Contains(profile, "ultra") && rel == "run-a" {
-						assert.Contains(t, notes, "Deployment alice-ultra-pipeclean-ns-tools is a service the profile shares between your runs")
+					if strings.Contains(profile, "ultra") {
+						assert.Contains(t, notes, "Shared services: this run reaches Service alice-ultra-pipeclean-ns-tools, Deployment alice-ultra-pipeclean-ns-tools by name.")
+						assert.Contains(t, notes, "helm install alice-ultra-pipeclean-ns-tools CHART -n team-a --set mode=services,profile="+profile+",user=alice\n")
+					} else {
+						assert.NotContains(t, notes, "Shared services")
 					}
 					objs, err := runcheck.Parse([]byte(out))
 					require.NoError(t, err)
@@ -451,6 +476,25 @@ func TestTwoReleasesDisjoint(t *testing.T) {
 					sets[rel] = objs
 				}
 				requireDisjoint(t, sets["run-a"], sets["run-b"])
+				if !strings.Contains(profile, "ultra") {
+					return
+				}
+				r := run{profile: profile, mode: servicesMode, user: "alice", namespace: "team-a", release: "alice-sandbox"}
+				out, notes, err := helmTemplateNamed(c, r.release, r.values(t), r.namespace)
+				require.NoError(t, err)
+				assert.Contains(t, notes, "NeMo-RL shared services of user alice for profile "+profile)
+				assert.NotContains(t, notes, "A change to this run")
+				objs, err := runcheck.Parse([]byte(out))
+				require.NoError(t, err)
+				var kinds []string
+				for _, o := range objs {
+					kinds = append(kinds, o.Kind+"/"+o.Name)
+					assert.Equal(t, "Helm", o.Labels["app.kubernetes.io/managed-by"], o.ID())
+					assert.Equal(t, chartLabel, o.Labels["helm.sh/chart"], o.ID())
+				}
+				assert.Equal(t, []string{"Service/alice-ultra-pipeclean-ns-tools", "Deployment/alice-ultra-pipeclean-ns-tools"}, kinds)
+				requireDisjoint(t, objs, sets["run-a"])
+				requireDisjoint(t, objs, sets["run-b"])
 			})
 		}
 	}
@@ -460,11 +504,7 @@ func requireWholeRun(t *testing.T, objs []runcheck.Object, release, image string
 	t.Helper()
 	require.NotEmpty(t, objs)
 	for _, o := range objs {
-		if o.Kind == "Deployment" || o.Kind == "Service" {
-			// A shared service: its own instance, the profile's image.
-			assert.Equal(t, o.Name, o.Labels["app.kubernetes.io/instance"], o.ID())
-			continue
-		}
+		require.NotContains(t, []string{"Deployment", "Service"}, o.Kind, "%s: a run release holds no shared service", o.ID())
 		assert.Equal(t, release, o.Labels["app.kubernetes.io/instance"], o.ID())
 		assert.Equal(t, chartLabel, o.Labels["helm.sh/chart"], o.ID())
 		for path, labels := range runcheck.PodTemplates(o) {

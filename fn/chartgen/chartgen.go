@@ -222,12 +222,27 @@ type ProfileMeta struct {
 	EntrypointCluster map[string]int64 `json:"entrypointCluster"`
 	RecipeCluster     map[string]int64 `json:"recipeCluster"`
 	// Renders is keyed <mode> and <mode>.runid, and rayjob.recipe and
-	// rayjob.recipe.runid for a run with a `recipe` value.
+	// rayjob.recipe.runid for a run with a `recipe` value; run renders
+	// leave the profile's deployments out. `services` is the profile's
+	// deployments and their Services alone (mode=services), when it has any.
 	Renders map[string]*RenderMeta `json:"renders"`
+	// Services are the objects of the services render (kind and name, with
+	// sentinels): what a run of the profile reaches by name, for NOTES.
+	Services []ObjectRef `json:"services,omitempty"`
 	// NoRecipeValue says why the profile cannot ship a `recipe` value (the
 	// engine refused launch.recipeSource=configMap for it); "" when it can.
 	NoRecipeValue string `json:"noRecipeValue,omitempty"`
 }
+
+// ObjectRef names one rendered object.
+type ObjectRef struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+// ServicesMode is the chart's mode for a release of a profile's shared
+// services: the render with runparams.Params.OnlyDeployments.
+const ServicesMode = "services"
 
 // Capacity is the training cluster's GPU capacity, as the engine's recipe
 // check counts it.
@@ -295,6 +310,10 @@ type Values struct {
 	Recipe string
 	// infra are profile overrides of the chart variant (RecipeVariant).
 	infra []string
+	// services renders the profile's shared services alone
+	// (OnlyDeployments, the chart's mode=services); every other render
+	// leaves them out (NoDeployments): a run release never owns them.
+	services bool
 }
 
 var shellSafeRE = regexp.MustCompile(ShellSafePattern)
@@ -465,6 +484,7 @@ func (g *gen) run(e Entry, mode runparams.Mode, v Values, env func(string) (stri
 		Recipe: e.Recipe, Profile: e.Profile, Mode: mode,
 		User: v.User, Namespace: v.Namespace, RunID: v.RunID, Overrides: append(append([]string(nil), v.infra...), v.Overrides...),
 		Name: v.Name, Image: v.Image, Labels: labels, Annotations: v.Annotations,
+		NoDeployments: !v.services, OnlyDeployments: v.services,
 		// The chart has no environment to read: render with none, and
 		// refuse profiles whose output depends on one (checked below).
 		Env: env,
@@ -550,6 +570,7 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 		MaxUserLength: map[string]int{}, Renders: map[string]*RenderMeta{},
 		EntrypointCluster: map[string]int64{}, RecipeCluster: map[string]int64{},
 	}
+	hasServices := false
 	for _, mode := range Modes {
 		pm.Modes = append(pm.Modes, string(mode))
 		var plainFile, plainData string
@@ -579,6 +600,7 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 					if err := g.clusterFacts(e, res, pm); err != nil {
 						return nil, err
 					}
+					hasServices = len(res.Profile.Infra.Deployments) > 0
 				}
 			}
 			pm.Renders[key] = rm
@@ -587,7 +609,37 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 	if err := g.recipeVariants(e, pm); err != nil {
 		return nil, err
 	}
+	if hasServices {
+		if err := g.servicesVariant(e, pm); err != nil {
+			return nil, err
+		}
+	}
 	return pm, nil
+}
+
+// servicesVariant renders the profile's shared services alone, for the
+// chart's mode=services. Their image is the `image` value's when the
+// engine accepts one for them (their containers run one image); otherwise
+// the data keeps the profile's images and the chart refuses an image value.
+func (g *gen) servicesVariant(e Entry, pm *ProfileMeta) error {
+	sent := sentinelValues("")
+	sent.services = true
+	if _, _, err := g.run(e, runparams.RayJob, sent, g.env); err != nil {
+		sent.Image = ""
+	}
+	rm, data, res, err := g.variant(e, runparams.RayJob, sent)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ServicesMode, err)
+	}
+	rm.File = path.Join(RenderedDir, e.Name+"."+ServicesMode+".json")
+	g.out[rm.File] = []byte(data)
+	pm.Renders[ServicesMode] = rm
+	pm.MaxUserLength[ServicesMode] = maxUser(rm.Names)
+	pm.Modes = append(pm.Modes, ServicesMode)
+	for _, d := range res.Docs {
+		pm.Services = append(pm.Services, ObjectRef{Kind: d.Kind, Name: d.Name})
+	}
+	return nil
 }
 
 // recipeVariants renders the data for a run with a `recipe` value: rayjob
@@ -692,7 +744,12 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 	}
 	rm.Image = res.Profile.Infra.Image
 	rm.KubeVersion = kubeVersion(res.Docs)
-	if mode == runparams.Dev {
+	switch {
+	case sent.services && sent.Image == "":
+		rm.Image = "" // the profile's images stay; the chart takes no image value
+	case sent.services:
+		rm.Image = manifest.DeploymentImages(res.Profile.Infra)[0]
+	case mode == runparams.Dev:
 		rm.Image = manifest.DevImage(res.Profile.Infra)
 	}
 	// The chart's whole premise, checked on every generation: the engine's
@@ -711,7 +768,10 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 		probeEntry.Recipe = file
 	}
 	full := probe
-	full.infra = sent.infra
+	full.infra, full.services = sent.infra, sent.services
+	if sent.Image == "" {
+		full.Image = ""
+	}
 	if sent.RunID == "" {
 		full.RunID = ""
 	}

@@ -78,7 +78,6 @@ type run struct {
 	image     string
 	labels    map[string]string
 	annos     map[string]string
-	noDeploy  bool // deployments=false
 }
 
 func (r run) releaseName() string {
@@ -110,9 +109,6 @@ func (r run) values(t testing.TB) map[string]any {
 	}
 	if r.image != "" {
 		v["image"] = r.image
-	}
-	if r.noDeploy {
-		v["deployments"] = false
 	}
 	for key, m := range map[string]map[string]string{"labels": r.labels, "annotations": r.annos} {
 		if len(m) > 0 {
@@ -217,10 +213,16 @@ func engineRender(t *testing.T, r run) (out string, msg string, ok bool) {
 	if r.ships != "" {
 		rec, ovs = r.ships, append([]string{chartgen.RecipeVariant}, r.overrides...)
 	}
+	// A run release leaves the profile's shared services out; a services
+	// release is nothing else (chartgen.ServicesMode).
+	mode, services := r.mode, r.mode == servicesMode
+	if services {
+		mode = runparams.RayJob
+	}
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe: rec, Profile: e.Profile, Mode: r.mode, User: r.user,
+		Recipe: rec, Profile: e.Profile, Mode: mode, User: r.user,
 		Namespace: r.namespace, RunID: r.runID, Overrides: ovs,
-		Name: r.releaseName(), Image: r.image, Labels: labels, Annotations: r.annos, NoDeployments: r.noDeploy,
+		Name: r.releaseName(), Image: r.image, Labels: labels, Annotations: r.annos, NoDeployments: !services, OnlyDeployments: services,
 	})
 	var msgs []string
 	for _, d := range res.Diags.Sorted() {
@@ -295,9 +297,6 @@ func cliArgs(t *testing.T, r run) []string {
 	if r.image != "" {
 		args = append(args, "--set", "image="+r.image)
 	}
-	if r.noDeploy {
-		args = append(args, "--set", "deployments=false")
-	}
 	for _, k := range sortedKeys(r.labels) {
 		args = append(args, "--set-string", "labels."+strings.ReplaceAll(k, ".", `\.`)+"="+r.labels[k])
 	}
@@ -315,6 +314,9 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// servicesMode is the chart's mode=services as a run's mode.
+const servicesMode = runparams.Mode(chartgen.ServicesMode)
 
 // chartLabel is the helm.sh/chart label the chart adds.
 const chartLabel = "nemo-rl-run-0.1.0"

@@ -22,16 +22,24 @@ func Readme(readme []byte, idx *Index, meta *Meta) ([]byte, error) {
 	}
 	var b strings.Builder
 	b.WriteString(readmeBegin + "\n")
-	b.WriteString("| `profile` | What it is | GPU nodes × GPUs | Longest `user` (rayjob / raycluster) | Profile / paired recipe |\n")
-	b.WriteString("|---|---|---|---|---|\n")
+	b.WriteString("| `profile` | What it is | GPU nodes × GPUs | Longest `user` (rayjob / raycluster) | Shared services (`mode=services`; longest `user`) | Profile / paired recipe |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
 	for _, e := range idx.Profiles {
 		pm := meta.Profiles[e.Name]
 		gpus := make([]string, len(pm.Capacity.GPUsPerWorker))
 		for i, g := range pm.Capacity.GPUsPerWorker {
 			gpus[i] = fmt.Sprint(g)
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %d × %s | %d / %d | `%s` / `%s` |\n", e.Name, e.Description,
-			pm.Capacity.GPUNodes, strings.Join(gpus, ","), pm.MaxUserLength["rayjob"], pm.MaxUserLength["raycluster"], pm.Profile, pm.Recipe)
+		services := "none"
+		if len(pm.Services) > 0 {
+			var names []string
+			for _, o := range pm.Services {
+				names = append(names, o.Kind+" `"+strings.ReplaceAll(o.Name, SentinelUser, "<user>")+"`")
+			}
+			services = fmt.Sprintf("%s; %d", strings.Join(names, ", "), pm.MaxUserLength[ServicesMode])
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %d × %s | %d / %d | %s | `%s` / `%s` |\n", e.Name, e.Description,
+			pm.Capacity.GPUNodes, strings.Join(gpus, ","), pm.MaxUserLength["rayjob"], pm.MaxUserLength["raycluster"], services, pm.Profile, pm.Recipe)
 	}
 	out := append([]byte{}, readme[:start]...)
 	out = append(out, b.String()...)

@@ -34,7 +34,7 @@ const schemaTemplate = `{
       "pattern": %[2]s
     },
     "image": {
-      "description": "Image of every container of the run's pods (Ray head and workers, the dev pod); empty: the profile's. Profile deployments keep their own.",
+      "description": "Image of every container of the run's pods (Ray head and workers, the dev pod); in mode services, of the shared services' containers (as nrl-k8s render --only-deployments --image); empty: the profile's.",
       "type": "string",
       "maxLength": 512,
       "pattern": %[4]s
@@ -52,9 +52,9 @@ const schemaTemplate = `{
       "additionalProperties": {"type": "string"}
     },
     "mode": {
-      "description": "rayjob: one RayJob that creates and tears down its cluster; raycluster: long-lived RayClusters plus the RayJobs submitted to them; dev: the CPU-only dev pod.",
+      "description": "rayjob: one RayJob that creates and tears down its cluster; raycluster: long-lived RayClusters plus the RayJobs submitted to them; dev: the CPU-only dev pod; services: only the profile's deployments and their Services, shared by the user's runs, as a release of their own (nrl-k8s render --only-deployments; profiles with deployments).",
       "type": "string",
-      "enum": ["rayjob", "raycluster", "dev"]
+      "enum": ["rayjob", "raycluster", "dev", "services"]
     },
     "namespace": {
       "description": "Namespace of every object; empty means the release namespace (helm --namespace).",
@@ -77,7 +77,7 @@ const schemaTemplate = `{
       }
     },
     "deployments": {
-      "description": "Render the profile's deployments and their Services (shared by the user's runs; only one release may own them): false as nrl-k8s render --no-deployments.",
+      "description": "false (the only value a release accepts; kept for values files of earlier charts): a run release never installs the profile's deployments and their Services (as nrl-k8s render --no-deployments); install them as a release of their own with mode services.",
       "type": "boolean"
     },
     "recipe": {

@@ -156,6 +156,7 @@ type runFlags struct {
 	labels     []string
 	annos      []string
 	noDeploy   bool
+	onlyDeploy bool
 	recipeRoot string
 	root       string
 	untracked  bool
@@ -170,7 +171,8 @@ func (f *runFlags) register(c *cobra.Command, withMode bool) {
 	c.Flags().StringVar(&f.name, "name", "", "run name: names every object the run owns and labels them app.kubernetes.io/instance (default: the profile's names)")
 	c.Flags().StringVar(&f.image, "image", "", "image of every container of the run's pods (default: the profile's)")
 	c.Flags().StringArrayVar(&f.labels, "label", nil, "KEY=VALUE label for every object and pod template of the run (repeatable)")
-	c.Flags().BoolVar(&f.noDeploy, "no-deployments", false, "leave out the profile's deployments and their Services (shared by the user's runs: let one run own them)")
+	c.Flags().BoolVar(&f.noDeploy, "no-deployments", false, "leave out the profile's deployments and their Services (the services shared by the user's runs: render them once with --only-deployments)")
+	c.Flags().BoolVar(&f.onlyDeploy, "only-deployments", false, "render only the profile's deployments and their Services, the services the user's runs share, to apply once per user and namespace (the chart's mode=services); --label, --annotation and --image apply to them")
 	c.Flags().StringArrayVar(&f.annos, "annotation", nil, "KEY=VALUE annotation for every object and pod template of the run (repeatable)")
 	c.Flags().StringVar(&f.recipeRoot, "recipe-root", "", "local recipe root: the folder whose layout is NeMo-RL's checkout (default: the NeMo-RL checkout the command runs in, the nearest ancestor of the working directory holding examples/configs/, when it holds the recipe; else the recipe's nearest recipes/ folder holding examples/; never looked for under --root); --config is pointed at the recipe's path below it, under launch.recipeRoot (default codePath) in the pod")
 	c.Flags().StringVar(&f.root, "root", "", "read input files only inside this directory (regular files; symlinks must resolve inside it; in a git work tree only tracked files; ${oc.env:...} reads no environment); default: no restriction")
@@ -213,21 +215,22 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 		return pipeline.Request{}, usageError{err}
 	}
 	return pipeline.Request{
-		Recipe:        cleanPath(args[0]),
-		Profile:       cleanPath(f.infra),
-		UserDefaults:  cleanPath(f.defaults),
-		RecipeRoot:    cleanPath(f.recipeRoot),
-		Mode:          mode,
-		RunID:         f.runID,
-		User:          u,
-		Name:          f.name,
-		Labels:        labels,
-		Annotations:   annos,
-		Image:         f.image,
-		NoDeployments: f.noDeploy,
-		Namespace:     f.namespace,
-		Overrides:     args[1:],
-		Env:           os.LookupEnv,
+		Recipe:          cleanPath(args[0]),
+		Profile:         cleanPath(f.infra),
+		UserDefaults:    cleanPath(f.defaults),
+		RecipeRoot:      cleanPath(f.recipeRoot),
+		Mode:            mode,
+		RunID:           f.runID,
+		User:            u,
+		Name:            f.name,
+		Labels:          labels,
+		Annotations:     annos,
+		Image:           f.image,
+		NoDeployments:   f.noDeploy,
+		OnlyDeployments: f.onlyDeploy,
+		Namespace:       f.namespace,
+		Overrides:       args[1:],
+		Env:             os.LookupEnv,
 	}, nil
 }
 

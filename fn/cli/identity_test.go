@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -131,4 +132,92 @@ func TestNameTooLong(t *testing.T) {
 	code, _, errOut := runCLI("render", r, "--infra", p, "--user", "alice", "--label", "novalue")
 	assert.Equal(t, cli.ExitUsage, code)
 	assert.Contains(t, errOut, `--label "novalue": expected KEY=VALUE`)
+}
+
+// TestOnlyDeployments: --only-deployments renders the profile's shared
+// services and nothing of the run, with the apply's labels, annotations and
+// image; --no-deployments renders the run without them, so together they
+// are the full render, split by owner. Refusals name what to do instead.
+func TestOnlyDeployments(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	recipe := filepath.Join(root, "recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml")
+	infra := filepath.Join(root, "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml")
+	args := []string{recipe, "--infra", infra, "--user", "alice", "--name", "sweep-a"}
+	services := renderObjects(t, append(args, "--only-deployments", "--label", "cost-center=rl-42", "--annotation", "note=shared", "--image", "registry.example/sandbox:v3")...)
+	var ids []string
+	for _, o := range services {
+		ids = append(ids, o.ID())
+		assert.Equal(t, o.Name, o.Labels[manifest.InstanceKey], o.ID())
+		assert.Equal(t, "rl-42", o.Labels["cost-center"], o.ID())
+		for path, labels := range runcheck.PodTemplates(o) {
+			assert.Equal(t, "rl-42", labels["cost-center"], o.ID()+path)
+		}
+		if o.Kind == "Deployment" {
+			assert.Equal(t, []string{"registry.example/sandbox:v3"}, runcheck.Images(o))
+		}
+	}
+	require.Len(t, services, 2, "%v", ids)
+	full := renderObjects(t, args...)
+	run := renderObjects(t, append(args, "--no-deployments")...)
+	assert.Len(t, full, len(run)+len(services))
+	for _, o := range run {
+		assert.NotContains(t, []string{"Deployment", "Service"}, o.Kind, o.ID())
+	}
+
+	// In the full render the shared services keep the profile's image
+	// (--image is the run's) and take no run label.
+	code, out, _ := runCLI(append([]string{"render"}, append(args, "--image", "registry.example/run:v1", "--label", "cost-center=rl-42")...)...)
+	require.Equal(t, cli.ExitOK, code)
+	objs, err := runcheck.Parse([]byte(out))
+	require.NoError(t, err)
+	for _, o := range objs {
+		if o.Kind == "Deployment" {
+			assert.Equal(t, []string{"nvcr.io/nvidian/nemo-rl:skills-sandbox-latest"}, runcheck.Images(o))
+			assert.NotContains(t, o.Labels, "cost-center")
+		}
+	}
+
+	code, _, errOut := runCLI(append([]string{"render"}, append(args, "--only-deployments", "--no-deployments")...)...)
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, errOut, "--only-deployments: renders only the profile's deployments, and --no-deployments leaves them out")
+	code, _, errOut = runCLI("render", filepath.Join(root, "recipes/examples/configs/grpo_math_1B.yaml"),
+		"--infra", filepath.Join(root, "profiles/kind/grpo-math-1b-1n1g.kind-hostpath.infra.yaml"), "--user", "alice", "--only-deployments")
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, errOut, "deployments: the profile declares none, so there are no shared services to render")
+}
+
+// TestOnlyDeploymentsOneImage: --image replaces the shared services' image
+// only when they run one; with two it is refused, naming both.
+func TestOnlyDeploymentsOneImage(t *testing.T) {
+	dir := t.TempDir()
+	writeFile := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+		return p
+	}
+	recipe := writeFile("r.yaml", "grpo: {}\n")
+	infra := writeFile("p.infra.yaml", `image: registry.example/nemo-rl:v1
+deployments:
+  a:
+    name: ${user:}-a
+    spec:
+      selector: {matchLabels: {app: a}}
+      template:
+        metadata: {labels: {app: a}}
+        spec:
+          containers: [{name: a, image: registry.example/a:v1, ports: [{containerPort: 6000}]}]
+  b:
+    name: ${user:}-b
+    spec:
+      selector: {matchLabels: {app: b}}
+      template:
+        metadata: {labels: {app: b}}
+        spec:
+          containers: [{name: b}]
+`)
+	objs := renderObjects(t, recipe, "--infra", infra, "--user", "carol", "--only-deployments")
+	assert.Len(t, objs, 3, "two Deployments, one Service (b has no port)")
+	code, _, errOut := runCLI("render", recipe, "--infra", infra, "--user", "carol", "--only-deployments", "--image", "registry.example/x:v2")
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, errOut, "run 2 images (registry.example/a:v1, registry.example/nemo-rl:v1), and --image would replace them all with one")
 }

@@ -6,6 +6,7 @@ package manifest
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
@@ -22,6 +23,9 @@ func Build(in *profile.Infra, file string, p runparams.Params) ([]any, diag.List
 			b.ds.Errorf("", e.field, "%s", e.msg)
 		}
 		return nil, b.ds
+	}
+	if p.OnlyDeployments {
+		return b.sharedServices()
 	}
 	var render func() ([]any, error)
 	switch p.Mode {
@@ -182,12 +186,60 @@ func clusterErr(role string, err error) error {
 	return errAt("kuberay."+role+".spec.workerGroupSpecs", "%v", err)
 }
 
+// sharedServices renders only the profile's deployments and their Services
+// (runparams.Params.OnlyDeployments), in any mode: they do not depend on it.
+func (b *builder) sharedServices() ([]any, diag.List) {
+	if len(b.in.Deployments) == 0 {
+		b.ds.Errorf(b.file, "deployments", "the profile declares none, so there are no shared services to render; expected a profile with deployments: (without --only-deployments the run renders what it has)")
+		return nil, b.ds
+	}
+	in, err := withSchedulerLabels(b.in)
+	if err != nil {
+		b.ds.Errorf(b.file, fieldOf(err), "%s", msgOf(err))
+		return nil, b.ds
+	}
+	b.in = in
+	if b.p.Image != "" {
+		if images := DeploymentImages(in); len(images) > 1 {
+			b.ds.Errorf(b.file, "deployments", "run %d images (%s), and --image would replace them all with one; expected deployments that run one image, or no --image (set each image in the profile)", len(images), strings.Join(images, ", "))
+			return nil, b.ds
+		}
+	}
+	out, err := b.deploymentObjects()
+	if err != nil {
+		b.ds.Errorf(b.file, fieldOf(err), "%s", msgOf(err))
+		return nil, b.ds
+	}
+	return out, b.ds
+}
+
+// DeploymentImages are the distinct images of the deployments' containers
+// (the profile's image where a container has none), sorted.
+func DeploymentImages(in *profile.Infra) []string {
+	seen := map[string]bool{}
+	for _, d := range in.Deployments {
+		for _, c := range d.Spec.Template.Spec.Containers {
+			img := c.Image
+			if img == "" {
+				img = in.Image
+			}
+			seen[img] = true
+		}
+	}
+	return tree.SortedKeys(seen)
+}
+
 func (b *builder) deploymentObjects() ([]any, error) {
 	var out []any
 	for _, k := range tree.SortedKeys(b.in.Deployments) {
 		d := b.in.Deployments[k]
 		id := b.sharedIdentity(d.Name)
 		dep := newDeployment(b.in, id, d)
+		if b.p.OnlyDeployments && b.p.Image != "" {
+			for i := range dep.Spec.Template.Spec.Containers {
+				dep.Spec.Template.Spec.Containers[i].Image = b.p.Image
+			}
+		}
 		if err := applyScheduler(b.in, "deployments."+k+".spec.template", &dep.Spec.Template); err != nil {
 			return nil, err
 		}

@@ -85,8 +85,13 @@ func (b *builder) clusterIdentity() identity {
 	return identity{instance: b.clusterSetName(), owner: b.p.User, labels: b.p.Labels, annotations: b.p.Annotations}
 }
 
-// sharedIdentity is a profile deployment's (see above).
+// sharedIdentity is a profile deployment's (see above). Rendered on their
+// own (OnlyDeployments) they belong to that one apply or release, and take
+// its labels and annotations.
 func (b *builder) sharedIdentity(name string) identity {
+	if b.p.OnlyDeployments {
+		return identity{instance: name, owner: b.p.User, labels: b.p.Labels, annotations: b.p.Annotations}
+	}
 	return identity{instance: name, owner: b.p.User}
 }
 

@@ -54,4 +54,7 @@ func validateParams(req Request, ds *diag.List) {
 			ds.Errorf("", names.Name, "found %q; expected a RayJob name (DNS-1035 label): %s", req.Name, e)
 		}
 	}
+	if req.NoDeployments && req.OnlyDeployments {
+		ds.Errorf("", "--only-deployments", "renders only the profile's deployments, and --no-deployments leaves them out; expected one of them (the shared services: --only-deployments; a run that reaches them: --no-deployments)")
+	}
 }

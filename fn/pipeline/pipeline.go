@@ -37,10 +37,12 @@ type Request struct {
 	RunID string
 	User  string
 	Name  string
-	// Labels, Annotations, Image, NoDeployments: see runparams.Params.
+	// Labels, Annotations, Image, NoDeployments, OnlyDeployments: see
+	// runparams.Params.
 	Labels, Annotations map[string]string
 	Image               string
 	NoDeployments       bool
+	OnlyDeployments     bool
 	// Namespace overrides the profile's.
 	Namespace string
 	// ParamNames spells Namespace, RunID and Name as the entry point's
@@ -146,7 +148,8 @@ func Render(l *recipe.Loader, req Request) *Result {
 	}
 	res.Profile = prof
 	params := runparams.Params{Mode: req.Mode, RunID: req.RunID, User: req.User, Name: req.Name, Overrides: recipeOv,
-		Labels: req.Labels, Annotations: req.Annotations, Image: req.Image, NoDeployments: req.NoDeployments}
+		Labels: req.Labels, Annotations: req.Annotations, Image: req.Image, NoDeployments: req.NoDeployments,
+		OnlyDeployments: req.OnlyDeployments}
 	runRecipe, cds := effective.Resolve(l, rec, req.Recipe, prof, recipeOv, effective.Env{User: req.User, Env: req.Env})
 	res.Recipe = runRecipe
 	res.Diags = append(res.Diags, prof.Locate(cds)...)

@@ -40,6 +40,15 @@ type Params struct {
 	// they are shared by a user's runs (run.go), so only one release or
 	// apply should own them.
 	NoDeployments bool
+	// OnlyDeployments renders the profile's deployments and their Services
+	// and nothing of the run (no Ray objects, no dev pod): the shared
+	// services as an apply or release of their own (the chart's
+	// mode=services), which the user's runs, rendered with NoDeployments,
+	// reach by name. Nothing else is shared, so owning them apart is what
+	// lets runs come and go without deleting them. Labels and Annotations
+	// go onto them (they belong to this apply alone) and Image, when set,
+	// replaces the image of every container of their pods.
+	OnlyDeployments bool
 	// Overrides are extra Hydra overrides appended to the training driver.
 	Overrides []string
 	// Config, when set, is the --config every driver call is pointed at: the

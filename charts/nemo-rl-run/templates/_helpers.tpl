@@ -24,8 +24,24 @@ values in place of the sentinels; "" when a required value is missing
 {{- fail (printf "nemo-rl-run: profile %q is not packaged in this chart; expected one of: %s (a profile of your own needs nrl-k8s render, the KRM function, or a chart of your own: nrl-k8s chart-new)" $v.profile (keys $meta.profiles | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- $mode := $v.mode | default "rayjob" -}}
+{{- if and (eq $mode "services") (not (has $mode $p.modes)) -}}
+{{- fail (printf "nemo-rl-run: mode services: profile %s declares no deployments, so there are no shared services to install; its runs need no services release" $v.profile) -}}
+{{- end -}}
 {{- if not (has $mode $p.modes) -}}
 {{- fail (printf "nemo-rl-run: mode %q: expected one of %s" $mode (join ", " $p.modes)) -}}
+{{- end -}}
+{{- if $v.deployments -}}
+{{- fail (printf "nemo-rl-run: deployments=true: a run release does not install the profile's shared services%s: two releases would both claim them, and helm uninstall of one would delete what the other still uses. Install them once per user and namespace as a release of their own (helm install %s CHART --set mode=services,profile=%s,user=%s) and leave deployments unset on every run" (ternary (printf " (%s)" (include "nemo-rl-run.serviceNames" (list $p $v.user $s.user))) "" (has "services" $p.modes)) (include "nemo-rl-run.servicesRelease" (list $p $v.user $s.user)) $v.profile $v.user) -}}
+{{- end -}}
+{{- if eq $mode "services" -}}
+{{- range $name, $val := dict "runId" $v.runId "overrides" $v.overrides -}}
+{{- if $val -}}
+{{- fail (printf "nemo-rl-run: %s: mode services installs the profile's shared services, not a run, so it takes no %s; expected it unset (set it on the run releases)" $name $name) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $v.image (not (contains $s.image (.Files.Get (index $p.renders "services").file))) -}}
+{{- fail (printf "nemo-rl-run: image: profile %s's shared services run more than one image, so one image value cannot replace them; expected image unset (their images are the profile's)" $v.profile) -}}
+{{- end -}}
 {{- end -}}
 {{- $ns := $v.namespace | default .Release.Namespace -}}
 {{- $runId := $v.runId | default "" -}}
@@ -214,7 +230,7 @@ writes each document.
 {{- $i := index . 1 -}}
 {{- $data := include "nemo-rl-run.docs" $root -}}
 {{- if $data -}}
-{{- $docs := include "nemo-rl-run.select" (list $root.Values (fromJsonArray $data)) | fromJsonArray -}}
+{{- $docs := fromJsonArray $data -}}
 {{- if lt $i (len $docs) -}}
 {{- $doc := index $docs $i -}}
 {{- include "nemo-rl-run.upgradeGuard" (list $root $doc) -}}
@@ -253,24 +269,40 @@ not guarded (README, "Upgrades and rollbacks").
 {{- end -}}
 
 {{/*
-nemo-rl-run.select (list values docs): the documents the release installs,
-as JSON: all of them, or, with deployments=false, all but the profile's
-deployments and their Services (nrl-k8s render --no-deployments), which
-are shared by a user's runs.
+nemo-rl-run.serviceNames (list profileMeta user sentinelUser): the
+profile's shared services (its deployments and their Services: the render
+of mode=services) as "Kind name, ..." for messages; "" for a profile
+without any. Run renders leave them out (chartgen renders runs with
+--no-deployments): only a services release installs them.
 */}}
-{{- define "nemo-rl-run.select" -}}
-{{- $v := index . 0 -}}
-{{- $docs := index . 1 -}}
-{{- if and (hasKey $v "deployments") (not $v.deployments) -}}
-{{- $kept := list -}}
-{{- range $docs -}}
-{{- if not (has .kind (list "Deployment" "Service")) -}}
-{{- $kept = append $kept . -}}
+{{- define "nemo-rl-run.serviceNames" -}}
+{{- $p := index . 0 -}}
+{{- $user := index . 1 -}}
+{{- $sent := index . 2 -}}
+{{- $out := list -}}
+{{- range $p.services -}}
+{{- $out = append $out (printf "%s %s" .kind (.name | replace $sent $user)) -}}
+{{- end -}}
+{{- join ", " $out -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.servicesRelease (list profileMeta user sentinelUser): the
+release name messages suggest for the services release: the first
+Deployment's name (profiles that share a sandbox share its release), else
+<user>-services when that name is too long for a release.
+*/}}
+{{- define "nemo-rl-run.servicesRelease" -}}
+{{- $p := index . 0 -}}
+{{- $user := index . 1 -}}
+{{- $name := printf "%s-services" $user -}}
+{{- range $p.services -}}
+{{- $n := .name | replace (index $ 2) $user -}}
+{{- if and (eq .kind "Deployment") (le (len $n) 53) (eq $name (printf "%s-services" $user)) -}}
+{{- $name = $n -}}
 {{- end -}}
 {{- end -}}
-{{- $docs = $kept -}}
-{{- end -}}
-{{- toJson $docs -}}
+{{- $name -}}
 {{- end -}}
 
 {{/*
@@ -287,7 +319,7 @@ Fails on a mismatch; returns notes (one per line) for NOTES.txt.
 {{- $p := index $meta.profiles ($v.profile | default "") -}}
 {{- $mode := $v.mode | default "rayjob" -}}
 {{- $notes := list -}}
-{{- if and $p (ne $mode "dev") -}}
+{{- if and $p (not (has $mode (list "dev" "services"))) -}}
 {{- $recipe := dict -}}
 {{- $recipeName := printf "the packaged recipe %s" $p.recipe -}}
 {{- if $v.recipe -}}
