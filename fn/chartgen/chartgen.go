@@ -796,9 +796,22 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 	}
 	for _, d := range res.Diags.Sorted() {
 		d.File = g.shown(d.File)
+		if g.indexDir != "" {
+			// Findings name the profile and recipe as loaded, relative to
+			// the working directory; the chart says them as the index does.
+			for _, f := range []string{e.Profile, e.Recipe} {
+				d.Message = pathInText(f).ReplaceAllString(d.Message, "${1}"+strings.ReplaceAll(g.shown(f), "$", "$$")+"${2}")
+			}
+		}
 		rm.Warnings = append(rm.Warnings, d.String())
 	}
 	return rm, data, res, nil
+}
+
+// pathInText matches file as a whole word of a message: not part of a
+// longer path (a container path that ends the same way).
+func pathInText(file string) *regexp.Regexp {
+	return regexp.MustCompile(`(^|[\s"'(=])` + regexp.QuoteMeta(file) + `($|[\s"'),:;])`)
 }
 
 // maxUser is the longest user that keeps every name within its limit,
