@@ -256,3 +256,16 @@ func TestNewChartTestImage(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `test image "Not An Image": expected an image reference`)
 }
+
+// TestHelmTestNotes: NOTES name helm test only when the hook is there.
+func TestHelmTestNotes(t *testing.T) {
+	c := loadChart(t)
+	vals := map[string]any{"profile": "generic-single-node-8gpu", "user": "ann"}
+	_, notes, err := helmTemplateNamed(c, "exp-1", vals, "team-a")
+	require.NoError(t, err)
+	assert.NotContains(t, notes, "helm test")
+	vals["test"] = map[string]any{"enabled": true}
+	_, notes, err = helmTemplateNamed(c, "exp-1", vals, "team-a")
+	require.NoError(t, err)
+	assert.Contains(t, notes, "  helm test exp-1 -n team-a --logs\n")
+}
