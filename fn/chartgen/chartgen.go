@@ -126,6 +126,8 @@ var Modes = runparams.Modes
 // Index is profiles/index.yaml: the profiles the chart packages.
 type Index struct {
 	Profiles []Entry `json:"profiles"`
+	// Dir is the index file's directory, as LoadIndex was given it.
+	Dir string `json:"-"`
 }
 
 // Entry is one packaged profile and the recipe it is rendered with.
@@ -134,6 +136,10 @@ type Entry struct {
 	Description string `json:"description"`
 	Profile     string `json:"profile"`
 	Recipe      string `json:"recipe"`
+	// InIndex holds profile and recipe as the index writes them (relative
+	// to the index file): what a chart-new chart records, so that its
+	// bytes do not depend on the directory it was made from.
+	InIndex struct{ Profile, Recipe string } `json:"-"`
 }
 
 var entryNameRE = regexp.MustCompile(NamePattern)
@@ -149,6 +155,7 @@ func LoadIndex(file string) (*Index, error) {
 	if err := yaml.UnmarshalStrict(data, &idx); err != nil {
 		return nil, fmt.Errorf("%s: %w; expected profiles: [{name, description, profile, recipe}]", file, err)
 	}
+	idx.Dir = path.Dir(filepath.ToSlash(file))
 	seen := map[string]bool{}
 	for i, e := range idx.Profiles {
 		field := fmt.Sprintf("%s: profiles[%d]", file, i)
@@ -161,6 +168,8 @@ func LoadIndex(file string) (*Index, error) {
 			return nil, fmt.Errorf("%s: profile and recipe are required", field)
 		}
 		seen[e.Name] = true
+		idx.Profiles[i].InIndex.Profile = path.Clean(filepath.ToSlash(e.Profile))
+		idx.Profiles[i].InIndex.Recipe = path.Clean(filepath.ToSlash(e.Recipe))
 		idx.Profiles[i].Profile = source.Join(file, e.Profile)
 		idx.Profiles[i].Recipe = source.Join(file, e.Recipe)
 	}
@@ -410,11 +419,14 @@ const MetaFile = "files/profiles.json"
 // README.md with its generated section refreshed from readme, the chart's
 // current README).
 func Generate(idx *Index, readme []byte) (map[string][]byte, error) {
-	return generate(idx, readme, nil)
+	return generate(idx, readme, nil, false)
 }
 
-func generate(idx *Index, readme []byte, env func(string) (string, bool)) (map[string][]byte, error) {
+func generate(idx *Index, readme []byte, env func(string) (string, bool), indexRelative bool) (map[string][]byte, error) {
 	g := &gen{env: env, loader: recipe.NewLoader(source.Disk{}), out: map[string][]byte{}}
+	if indexRelative {
+		g.indexDir = idx.Dir
+	}
 	meta := &Meta{
 		Sentinels: Sentinels{User: SentinelUser, Namespace: SentinelNamespace, RunID: SentinelRunID, Name: SentinelName,
 			Image: SentinelImage, Label: sentinelLabel, Annotation: sentinelAnnotation,
@@ -457,6 +469,29 @@ type gen struct {
 	loader  *recipe.Loader
 	out     map[string][]byte
 	maxDocs int
+	// indexDir, when set (chart-new), is the index's directory: the chart
+	// records profile, recipe and finding paths relative to it. chart-data
+	// records them relative to the working directory, the repository root,
+	// where NOTES' commands run.
+	indexDir string
+}
+
+// shown is a file as the chart records it: relative to the index for
+// chart-new, as loaded (relative to the working directory) for chart-data.
+func (g *gen) shown(file string) string {
+	if g.indexDir == "" || file == "" {
+		return file
+	}
+	from, err1 := filepath.Abs(filepath.FromSlash(g.indexDir))
+	to, err2 := filepath.Abs(filepath.FromSlash(file))
+	if err1 != nil || err2 != nil {
+		return file
+	}
+	rel, err := filepath.Rel(from, to)
+	if err != nil {
+		return file
+	}
+	return filepath.ToSlash(rel)
 }
 
 // One template file per document slot. Helm 3 trims each document of a
@@ -569,6 +604,9 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 		Description: e.Description, Profile: e.Profile, Recipe: e.Recipe,
 		MaxUserLength: map[string]int{}, Renders: map[string]*RenderMeta{},
 		EntrypointCluster: map[string]int64{}, RecipeCluster: map[string]int64{},
+	}
+	if g.indexDir != "" {
+		pm.Profile, pm.Recipe = e.InIndex.Profile, e.InIndex.Recipe
 	}
 	hasServices := false
 	for _, mode := range Modes {
@@ -817,9 +855,23 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 		}
 	}
 	for _, d := range res.Diags.Sorted() {
+		d.File = g.shown(d.File)
+		if g.indexDir != "" {
+			// Findings name the profile and recipe as loaded, relative to
+			// the working directory; the chart says them as the index does.
+			for _, f := range []string{e.Profile, e.Recipe} {
+				d.Message = pathInText(f).ReplaceAllString(d.Message, "${1}"+strings.ReplaceAll(g.shown(f), "$", "$$")+"${2}")
+			}
+		}
 		rm.Warnings = append(rm.Warnings, d.String())
 	}
 	return rm, data, res, nil
+}
+
+// pathInText matches file as a whole word of a message: not part of a
+// longer path (a container path that ends the same way).
+func pathInText(file string) *regexp.Regexp {
+	return regexp.MustCompile(`(^|[\s"'(=])` + regexp.QuoteMeta(file) + `($|[\s"'),:;])`)
 }
 
 // maxUser is the longest user that keeps every name within its limit,

@@ -80,6 +80,15 @@ const schemaTemplate = `{
       "description": "false (the only value a release accepts; kept for values files of earlier charts): a run release never installs the profile's deployments and their Services (as nrl-k8s render --no-deployments); install them as a release of their own with mode services.",
       "type": "boolean"
     },
+    "test": {
+      "description": "helm test: a hook Pod running nrl-k8s status for the release, with a read-only Role (README, \"helm test\"). Off by default: helm template output carries the hook objects when on.",
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "enabled": {"description": "Render the helm test hook (ServiceAccount, Role, RoleBinding, Pod).", "type": "boolean"},
+        "image": {"description": "The nrl-k8s image the hook runs (name:tag or name@sha256:digest).", "type": "string", "maxLength": 512, "pattern": %[4]s}
+      }
+    },
     "recipe": {
       "description": "A recipe the run ships and runs (--set-file recipe=FILE, rayjob mode), as launch.recipeSource: configMap renders it: a self-contained mapping without defaults: or infra: (nrl-k8s recipe-merge RECIPE prints the merged recipe); empty: the profile's paired recipe.",
       "type": "string"
