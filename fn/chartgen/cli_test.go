@@ -74,6 +74,20 @@ func TestRealHelm(t *testing.T) {
 					require.NoError(t, err, "%s: %s", r, errOut)
 					assert.Equal(t, want, stripSource(out), r.String())
 				}
+				// Shared services releases: nrl-k8s render --only-deployments.
+				services := 0
+				for _, r := range newValueRuns(t) {
+					if r.mode != servicesMode {
+						continue
+					}
+					services++
+					want, msg, ok := engineRender(t, r)
+					require.True(t, ok, msg)
+					out, errOut, err := helmCmd(t, bin, cliArgs(t, r)...)
+					require.NoError(t, err, "%s: %s", r, errOut)
+					assert.Equal(t, want, stripSource(out), r.String())
+				}
+				assert.Positive(t, services)
 			})
 			t.Run("bad values", func(t *testing.T) {
 				for _, tc := range []struct {
