@@ -2,10 +2,12 @@ package profile
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
@@ -47,6 +49,13 @@ var (
 	PodSecurityLevels = []string{"privileged", "baseline", "restricted"}
 )
 
+// EnvNamePattern is what an env name must match (env, launch.env): a
+// shell variable name, so it can also be exported in an entrypoint.
+const EnvNamePattern = `^[A-Za-z_][A-Za-z0-9_]*$`
+
+// EnvNameRE is EnvNamePattern compiled.
+var EnvNameRE = regexp.MustCompile(EnvNamePattern)
+
 func oneOf(ds *diag.List, file, field, got string, allowed []string) {
 	for _, a := range allowed {
 		if got == a {
@@ -71,6 +80,16 @@ func validate(file string, in *Infra) diag.List {
 	oneOf(&ds, file, "scheduler.kind", in.Scheduler.Kind, SchedulerKinds)
 	if (in.Scheduler.Kind == "kai" || in.Scheduler.Kind == "kueue") && (in.Scheduler.Queue == nil || *in.Scheduler.Queue == "") {
 		ds.Errorf(file, "scheduler.queue", "infra.scheduler.queue is required when scheduler.kind=%s", in.Scheduler.Kind)
+	}
+	if pc := in.Scheduler.PriorityClassName; pc != nil {
+		for _, e := range validation.IsDNS1123Subdomain(*pc) {
+			ds.Errorf(file, "scheduler.priorityClassName", "found %q; expected a PriorityClass name (DNS-1123 subdomain): %s", *pc, e)
+		}
+	}
+	for _, k := range tree.SortedKeys(in.Env) {
+		if !EnvNameRE.MatchString(k) {
+			ds.Errorf(file, "env."+k, "is not a shell variable name; expected %s", EnvNamePattern)
+		}
 	}
 	for i, t := range in.Placement.Tolerations {
 		f := fmt.Sprintf("placement.tolerations[%d]", i)
