@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 
@@ -81,6 +82,19 @@ func validate(file string, in *Infra) diag.List {
 	if (in.Scheduler.Kind == "kai" || in.Scheduler.Kind == "kueue") && (in.Scheduler.Queue == nil || *in.Scheduler.Queue == "") {
 		ds.Errorf(file, "scheduler.queue", "infra.scheduler.queue is required when scheduler.kind=%s", in.Scheduler.Kind)
 	}
+	if q := in.Scheduler.Queue; q != nil && *q != "" && in.Scheduler.Kind == "kai" {
+		for _, e := range validation.IsValidLabelValue(*q) {
+			ds.Errorf(file, "scheduler.queue", "found %q; expected a queue name usable as the label value of kai.scheduler/queue: %s", *q, e)
+		}
+	}
+	for _, k := range tree.SortedKeys(in.Placement.NodeSelector) {
+		for _, e := range validation.IsQualifiedName(k) {
+			ds.Errorf(file, "placement.nodeSelector."+k, "key %q: expected a node label key: %s", k, e)
+		}
+		for _, e := range validation.IsValidLabelValue(in.Placement.NodeSelector[k]) {
+			ds.Errorf(file, "placement.nodeSelector."+k, "found %q; expected a node label value: %s", in.Placement.NodeSelector[k], e)
+		}
+	}
 	if pc := in.Scheduler.PriorityClassName; pc != nil {
 		for _, e := range validation.IsDNS1123Subdomain(*pc) {
 			ds.Errorf(file, "scheduler.priorityClassName", "found %q; expected a PriorityClass name (DNS-1123 subdomain): %s", *pc, e)
@@ -142,8 +156,8 @@ func validate(file string, in *Infra) diag.List {
 		ds.Errorf(file, "launch.codePath", "infra.launch.codePath is required when codeSource=%s", in.Launch.CodeSource)
 	}
 	oneOf(&ds, file, "launch.rayjob.submissionMode", in.Launch.RayJob.SubmissionMode, SubmissionModes)
-	if in.Launch.RayJob.TTLSecondsAfterFinished < 0 {
-		ds.Errorf(file, "launch.rayjob.ttlSecondsAfterFinished", "found %d; expected 0 or more seconds", in.Launch.RayJob.TTLSecondsAfterFinished)
+	if ttl := in.Launch.RayJob.TTLSecondsAfterFinished; ttl < 0 || ttl > math.MaxInt32 {
+		ds.Errorf(file, "launch.rayjob.ttlSecondsAfterFinished", "found %d; expected 0 to %d seconds", ttl, math.MaxInt32)
 	}
 	validateDRA(&ds, file, "dra", &in.DRA)
 	for _, rc := range in.Kuberay.ByRole() {
