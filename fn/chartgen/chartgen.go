@@ -28,6 +28,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/secrets"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
@@ -174,6 +175,9 @@ func LoadIndex(file string) (*Index, error) {
 type Meta struct {
 	Sentinels Sentinels               `json:"sentinels"`
 	Profiles  map[string]*ProfileMeta `json:"profiles"`
+	// Secrets are fn/secrets' rules, for the chart's check of env values
+	// (the engine refuses a literal credential in a manifest).
+	Secrets secrets.Rules `json:"secrets"`
 }
 
 // Sentinels tells the chart what to replace (and how to quote overrides).
@@ -262,6 +266,8 @@ type RenderMeta struct {
 	// Unavailable names the knobs this render has no sentinel for, and
 	// why: the chart refuses such a value rather than ignore it.
 	Unavailable map[string]string `json:"unavailable"`
+	// Taken is what the pods a knob goes to already have (knobs.go).
+	Taken Taken `json:"taken"`
 }
 
 // apiMinKube maps an API version the engine emits to the first Kubernetes
@@ -417,6 +423,7 @@ func generate(idx *Index, readme []byte, env func(string) (string, bool)) (map[s
 				SentinelAnnotationKey, SentinelAnnotationValue, SentinelOverride, SentinelRecipe, SentinelQueue, SentinelPriorityClass,
 				SentinelNodeKey, SentinelNodeValue, SentinelTolerationKey, SentinelEnvName, SentinelEnvValue}},
 		Profiles: map[string]*ProfileMeta{},
+		Secrets:  secrets.NameRules(),
 	}
 	for _, e := range idx.Profiles {
 		pm, err := g.profile(e)
@@ -797,6 +804,7 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values, ki *knobInfo) (
 	for _, d := range res.Diags.Sorted() {
 		rm.Warnings = append(rm.Warnings, d.String())
 	}
+	rm.Taken = taken(res.Docs)
 	return rm, data, res, nil
 }
 
@@ -825,6 +833,10 @@ func (g *gen) knobs(e Entry, mode runparams.Mode) (*knobInfo, error) {
 		try.Knobs = all.only(map[string]bool{n: true})
 		_, got, err := g.run(e, mode, try, g.env)
 		switch {
+		case n == KnobEnv && len(in.Env) > 0:
+			// The engine writes the profile's and the run's variables in one
+			// name order; a substitution could not interleave them.
+			ki.unavail[n] = "the profile sets env itself; add the variables there (or nrl-k8s render with infra.env)"
 		case err != nil:
 			ki.unavail[n] = err.Error()
 		case got == data:

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
@@ -56,14 +57,14 @@ var KnobNames = []string{KnobQueue, KnobPriorityClassName, KnobNodeSelector, Kno
 // chart replaces. The probe renders prove that they occur only where the
 // knob put them.
 const (
-	SentinelQueue           = "q7z7"
-	SentinelPriorityClass   = "pc7z7"
-	SentinelNodeKey         = "nrl-sentinel-node"
-	SentinelNodeValue       = "s7z7"
-	SentinelTolerationKey   = "nrl-sentinel-toleration"
-	SentinelEnvName         = "NRL_SENTINEL_ENV"
-	SentinelEnvValue        = "e7z7"
-	SentinelTTL       int64 = 7077707
+	SentinelQueue               = "q7z7"
+	SentinelPriorityClass       = "pc7z7"
+	SentinelNodeKey             = "nrl-sentinel-node"
+	SentinelNodeValue           = "s7z7"
+	SentinelTolerationKey       = "nrl-sentinel-toleration"
+	SentinelEnvName             = "NRL_SENTINEL_ENV"
+	SentinelEnvValue            = "e7z7"
+	SentinelTTL           int64 = 7077707
 )
 
 // KnobSentinels tells the chart what each knob's sentinel looks like in
@@ -372,6 +373,86 @@ func knobProbe2() Knobs {
 	t := true
 	zero := int64(0)
 	return Knobs{Suspend: &t, TTL: &zero}
+}
+
+// Taken is what the pods a knob goes to already carry, found next to the
+// knob's sentinel in the rendered data: the chart refuses a value the
+// engine would refuse or merge (a node selector key with another value, a
+// variable a container sets, a toleration a worker has: the engine keeps
+// one copy, a substitution would add a second).
+type Taken struct {
+	// NodeSelector: each key of a GPU worker's nodeSelector, with its values.
+	NodeSelector map[string][]string `json:"nodeSelector"`
+	// Tolerations: the GPU workers' tolerations, as JSON.
+	Tolerations []string `json:"tolerations"`
+	// Env: the names the Ray pods' containers set.
+	Env []string `json:"env"`
+}
+
+func taken(docs []emit.Doc) Taken {
+	t := Taken{NodeSelector: map[string][]string{}, Tolerations: []string{}, Env: []string{}}
+	ns := map[string]map[string]bool{}
+	tols, env := map[string]bool{}, map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if sel, ok := x[KnobNodeSelector].(map[string]any); ok && sel[SentinelNodeKey] != nil {
+				for k, val := range sel {
+					if k != SentinelNodeKey {
+						if ns[k] == nil {
+							ns[k] = map[string]bool{}
+						}
+						ns[k][fmt.Sprint(val)] = true
+					}
+				}
+			}
+			if list, ok := x[KnobTolerations].([]any); ok && containsJSON(list, knobSentinels.Toleration) {
+				for _, el := range list {
+					if j := canonicalJSON(el); j != knobSentinels.Toleration {
+						tols[j] = true
+					}
+				}
+			}
+			if list, ok := x[KnobEnv].([]any); ok && containsJSON(list, knobSentinels.Env) {
+				for _, el := range list {
+					if e, ok := el.(map[string]any); ok && e["name"] != SentinelEnvName {
+						env[fmt.Sprint(e["name"])] = true
+					}
+				}
+			}
+			for _, k := range tree.SortedKeys(x) {
+				walk(x[k])
+			}
+		case []any:
+			for _, el := range x {
+				walk(el)
+			}
+		}
+	}
+	for _, d := range docs {
+		walk(d.Data)
+	}
+	for _, k := range tree.SortedKeys(ns) {
+		t.NodeSelector[k] = sortedNames(ns[k])
+	}
+	t.Tolerations = sortedNames(tols)
+	t.Env = sortedNames(env)
+	return t
+}
+
+func canonicalJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func containsJSON(list []any, want string) bool {
+	for _, el := range list {
+		if canonicalJSON(el) == want {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxTTL is the largest ttlSecondsAfterFinished (RayJob's field is an

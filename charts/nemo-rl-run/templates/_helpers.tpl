@@ -77,6 +77,7 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- end -}}
 {{- $_ := include "nemo-rl-run.recipeCheck" . -}}
+{{- $secretRules := $meta.secrets -}}
 {{- $data := .Files.Get $r.file -}}
 {{- range $field, $pairs := dict "labels" $labels "annotations" $annotations -}}
 {{- range $k := keys $pairs -}}
@@ -102,7 +103,7 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- $data = include "nemo-rl-run.pairs" (dict "data" $data "sentinel" $s.label "field" "labels" "pairs" $labels) -}}
 {{- $data = include "nemo-rl-run.pairs" (dict "data" $data "sentinel" $s.annotation "field" "annotations" "pairs" $annotations) -}}
-{{- $data = include "nemo-rl-run.knobs" (dict "data" $data "v" $v "s" $s "p" $p "r" $r "mode" $mode) -}}
+{{- $data = include "nemo-rl-run.knobs" (dict "data" $data "v" $v "s" $s "p" $p "r" $r "mode" $mode "secrets" $secretRules) -}}
 {{- $data = $data | replace $s.image ($v.image | default $r.image) | replace $s.name .Release.Name | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
 {{- /* last, so that no other substitution reaches into the recipe text */ -}}
 {{- if $recipeText -}}
@@ -189,8 +190,9 @@ it does not replace).
 {{- end -}}
 {{- if not (hasKey $r.unavailable "nodeSelector") -}}
 {{- range $key := keys ($v.nodeSelector | default dict) | sortAlpha -}}
-{{- if contains (printf "%s:" (toJson $key)) $d -}}
-{{- fail (printf "nemo-rl-run: nodeSelector key %q is already set in the rendered objects (by the profile); the chart adds node selector keys, it does not replace them: use another key, or nrl-k8s render with infra.placement.nodeSelector" $key) -}}
+{{- $had := index $r.taken.nodeSelector $key -}}
+{{- if and $had (or (gt (len $had) 1) (ne (first $had) (toString (index $v.nodeSelector $key)))) -}}
+{{- fail (printf "nemo-rl-run: nodeSelector key %q: the GPU workers already select %s (the profile's placement or pod specs); the chart adds node selector keys, it does not replace them: use another key, or nrl-k8s render with infra.placement.nodeSelector" $key (join ", " $had)) -}}
 {{- end -}}
 {{- end -}}
 {{- $d = include "nemo-rl-run.pairs" (dict "data" $d "sentinel" $k.nodeSelector "field" "nodeSelector" "pairs" ($v.nodeSelector | default dict)) -}}
@@ -209,8 +211,8 @@ it does not replace).
 {{- if has $j $elems -}}
 {{- fail (printf "nemo-rl-run: tolerations[%d] %s is listed twice; expected each toleration once" $i $j) -}}
 {{- end -}}
-{{- if contains $j $d -}}
-{{- fail (printf "nemo-rl-run: tolerations[%d] %s: the rendered objects already carry it (the profile tolerates that taint); expected only tolerations the profile lacks" $i $j) -}}
+{{- if has $j $r.taken.tolerations -}}
+{{- fail (printf "nemo-rl-run: tolerations[%d] %s: the GPU workers already carry it (the profile tolerates that taint); expected only tolerations the profile lacks" $i $j) -}}
 {{- end -}}
 {{- $elems = append $elems $j -}}
 {{- end -}}
@@ -220,8 +222,17 @@ it does not replace).
 {{- $elems := list -}}
 {{- range $name := keys $env | sortAlpha -}}
 {{- $val := get $env $name -}}
-{{- if or (contains (printf "{\"name\":%s,\"value" (toJson $name)) $d) (contains (printf "{\"name\":%s}" (toJson $name)) $d) -}}
-{{- fail (printf "nemo-rl-run: env %s is already set in the rendered containers (by the profile); the chart adds variables, it does not replace them: use another name, or a profile of your own" $name) -}}
+{{- $lit := trimAll "\"'" (trim $val) -}}
+{{- if and $lit (not (hasPrefix "$" $lit)) (include "nemo-rl-run.credentialName" (dict "name" $name "rules" $.secrets)) -}}
+{{- fail (printf "nemo-rl-run: env.%s holds a literal value under a credential-looking name; expected the credential from a Secret (valueFrom.secretKeyRef in a profile's spec: the env value carries plain text into the manifest)" $name) -}}
+{{- end -}}
+{{- range $sh := $.secrets.shapes -}}
+{{- if regexMatch $sh.pattern $val -}}
+{{- fail (printf "nemo-rl-run: env.%s holds %s; expected no credential in a value (reference a Secret from a profile's spec)" $name $sh.kind) -}}
+{{- end -}}
+{{- end -}}
+{{- if has $name $r.taken.env -}}
+{{- fail (printf "nemo-rl-run: env %s is already set in the run's containers (by the profile); the chart adds variables, it does not replace them: use another name, or a profile of your own" $name) -}}
 {{- end -}}
 {{- $elems = append $elems (ternary (toJson (dict "name" $name "value" $val)) (toJson (dict "name" $name)) (ne $val "")) -}}
 {{- end -}}
@@ -242,6 +253,39 @@ it does not replace).
 {{- $d = include "nemo-rl-run.field" (dict "data" $d "f" $k.fields.ttlSecondsAfterFinished "value" (ternary (toString $ttl) "" (ne $ttl (int64 0)))) -}}
 {{- end -}}
 {{- $d -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.credentialName: fn/secrets.Name (the rules come from Go, in
+files/profiles.json): "true" when the name is a credential's.
+*/}}
+{{- define "nemo-rl-run.credentialName" -}}
+{{- $r := .rules -}}
+{{- $words := list -}}
+{{- range $w := regexSplit "[^A-Z0-9]+" (upper .name) -1 -}}
+{{- if $w -}}
+{{- $words = append $words $w -}}
+{{- end -}}
+{{- end -}}
+{{- $hit := false -}}
+{{- range $i, $w := $words -}}
+{{- if or (has $w $r.parts) (and (eq $w "KEY") (eq $i (sub (len $words) 1))) -}}
+{{- $hit = true -}}
+{{- else if not (has $w $r.harmless) -}}
+{{- range $c := $r.words -}}
+{{- if contains $c $w -}}
+{{- $hit = true -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $joined := join "" $words -}}
+{{- range $c := $r.joined -}}
+{{- if contains $c $joined -}}
+{{- $hit = true -}}
+{{- end -}}
+{{- end -}}
+{{- if $hit -}}true{{- end -}}
 {{- end -}}
 
 {{/*
