@@ -500,7 +500,7 @@ func TestNewChart(t *testing.T) {
 	e := entry(t, "generic-single-node-8gpu")
 	require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf(
 		"profiles:\n- name: team-8gpu\n  description: our 8-GPU node\n  profile: %s\n  recipe: %s\n",
-		filepath.Join(root, e.Profile), filepath.Join(root, e.Recipe))), 0o644))
+		relTo(t, tmp, filepath.Join(root, e.Profile)), relTo(t, tmp, filepath.Join(root, e.Recipe)))), 0o644))
 	idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
 	require.NoError(t, err)
 	dir := filepath.Join(tmp, "chart")
@@ -508,7 +508,8 @@ func TestNewChart(t *testing.T) {
 		Sources: []string{"https://git.example/ml/profiles"}, AppVersion: "2.0.0"}
 	require.NoError(t, chartgen.NewChart(idx, dir, m))
 	require.Error(t, chartgen.NewChart(idx, dir, m), "a non-empty directory is refused")
-	for _, f := range []string{"templates/_helpers.tpl", "templates/NOTES.txt", ".helmignore"} {
+	for _, f := range []string{"templates/_helpers.tpl", "templates/NOTES.txt", ".helmignore", "templates/tests/status-test-pod.yaml",
+		"templates/tests/status-test-role.yaml", "templates/tests/status-test-rolebinding.yaml", "templates/tests/status-test-serviceaccount.yaml"} {
 		want, err := os.ReadFile(filepath.Join(chartDir, f))
 		require.NoError(t, err)
 		got, err := os.ReadFile(filepath.Join(dir, f))
@@ -598,6 +599,14 @@ func TestChartConventions(t *testing.T) {
 	require.NoError(t, err, "a profile without DRA renders for 1.33")
 }
 
+// relTo is target relative to dir (a team index names its files so).
+func relTo(t *testing.T, dir, target string) string {
+	t.Helper()
+	rel, err := filepath.Rel(dir, target)
+	require.NoError(t, err)
+	return filepath.ToSlash(rel)
+}
+
 func mustLoad(t *testing.T, dir string) *chart.Chart {
 	t.Helper()
 	c, err := loader.Load(dir)
@@ -626,7 +635,7 @@ func TestNewChartEnv(t *testing.T) {
 		require.NotEqual(t, string(src), text)
 		require.NoError(t, os.WriteFile(prof, []byte(text), 0o644))
 		idxFile := filepath.Join(tmp, "index.yaml")
-		require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf("profiles:\n- name: team\n  description: d\n  profile: team.infra.yaml\n  recipe: %s\n", filepath.Join(root, e.Recipe))), 0o644))
+		require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf("profiles:\n- name: team\n  description: d\n  profile: team.infra.yaml\n  recipe: %s\n", relTo(t, tmp, filepath.Join(root, e.Recipe)))), 0o644))
 		idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
 		require.NoError(t, err)
 		env := func(k string) (string, bool) {

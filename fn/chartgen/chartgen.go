@@ -127,6 +127,8 @@ var Modes = runparams.Modes
 // Index is profiles/index.yaml: the profiles the chart packages.
 type Index struct {
 	Profiles []Entry `json:"profiles"`
+	// Dir is the index file's directory, as LoadIndex was given it.
+	Dir string `json:"-"`
 }
 
 // Entry is one packaged profile and the recipe it is rendered with.
@@ -135,6 +137,10 @@ type Entry struct {
 	Description string `json:"description"`
 	Profile     string `json:"profile"`
 	Recipe      string `json:"recipe"`
+	// InIndex holds profile and recipe as the index writes them (relative
+	// to the index file): what a chart-new chart records, so that its
+	// bytes do not depend on the directory it was made from.
+	InIndex struct{ Profile, Recipe string } `json:"-"`
 }
 
 var entryNameRE = regexp.MustCompile(NamePattern)
@@ -150,6 +156,7 @@ func LoadIndex(file string) (*Index, error) {
 	if err := yaml.UnmarshalStrict(data, &idx); err != nil {
 		return nil, fmt.Errorf("%s: %w; expected profiles: [{name, description, profile, recipe}]", file, err)
 	}
+	idx.Dir = path.Dir(filepath.ToSlash(file))
 	seen := map[string]bool{}
 	for i, e := range idx.Profiles {
 		field := fmt.Sprintf("%s: profiles[%d]", file, i)
@@ -162,6 +169,8 @@ func LoadIndex(file string) (*Index, error) {
 			return nil, fmt.Errorf("%s: profile and recipe are required", field)
 		}
 		seen[e.Name] = true
+		idx.Profiles[i].InIndex.Profile = path.Clean(filepath.ToSlash(e.Profile))
+		idx.Profiles[i].InIndex.Recipe = path.Clean(filepath.ToSlash(e.Recipe))
 		idx.Profiles[i].Profile = source.Join(file, e.Profile)
 		idx.Profiles[i].Recipe = source.Join(file, e.Recipe)
 	}
@@ -410,11 +419,14 @@ const MetaFile = "files/profiles.json"
 // README.md with its generated section refreshed from readme, the chart's
 // current README).
 func Generate(idx *Index, readme []byte) (map[string][]byte, error) {
-	return generate(idx, readme, nil)
+	return generate(idx, readme, nil, false)
 }
 
-func generate(idx *Index, readme []byte, env func(string) (string, bool)) (map[string][]byte, error) {
+func generate(idx *Index, readme []byte, env func(string) (string, bool), indexRelative bool) (map[string][]byte, error) {
 	g := &gen{env: env, loader: recipe.NewLoader(source.Disk{}), out: map[string][]byte{}}
+	if indexRelative {
+		g.indexDir = idx.Dir
+	}
 	meta := &Meta{
 		Sentinels: Sentinels{User: SentinelUser, Namespace: SentinelNamespace, RunID: SentinelRunID, Name: SentinelName,
 			Image: SentinelImage, Label: sentinelLabel, Annotation: sentinelAnnotation,
@@ -461,6 +473,29 @@ type gen struct {
 	loader  *recipe.Loader
 	out     map[string][]byte
 	maxDocs int
+	// indexDir, when set (chart-new), is the index's directory: the chart
+	// records profile, recipe and finding paths relative to it. chart-data
+	// records them relative to the working directory, the repository root,
+	// where NOTES' commands run.
+	indexDir string
+}
+
+// shown is a file as the chart records it: relative to the index for
+// chart-new, as loaded (relative to the working directory) for chart-data.
+func (g *gen) shown(file string) string {
+	if g.indexDir == "" || file == "" {
+		return file
+	}
+	from, err1 := filepath.Abs(filepath.FromSlash(g.indexDir))
+	to, err2 := filepath.Abs(filepath.FromSlash(file))
+	if err1 != nil || err2 != nil {
+		return file
+	}
+	rel, err := filepath.Rel(from, to)
+	if err != nil {
+		return file
+	}
+	return filepath.ToSlash(rel)
 }
 
 // One template file per document slot. Helm 3 trims each document of a
@@ -582,6 +617,9 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 		EntrypointCluster: map[string]int64{}, RecipeCluster: map[string]int64{},
 	}
 	var rayjobKnobs *knobInfo
+	if g.indexDir != "" {
+		pm.Profile, pm.Recipe = e.InIndex.Profile, e.InIndex.Recipe
+	}
 	for _, mode := range Modes {
 		pm.Modes = append(pm.Modes, string(mode))
 		ki, err := g.knobs(e, mode)
@@ -802,6 +840,14 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values, ki *knobInfo) (
 		}
 	}
 	for _, d := range res.Diags.Sorted() {
+		d.File = g.shown(d.File)
+		if g.indexDir != "" {
+			// Findings name the profile and recipe as loaded, relative to
+			// the working directory; the chart says them as the index does.
+			for _, f := range []string{e.Profile, e.Recipe} {
+				d.Message = pathInText(f).ReplaceAllString(d.Message, "${1}"+strings.ReplaceAll(g.shown(f), "$", "$$")+"${2}")
+			}
+		}
 		rm.Warnings = append(rm.Warnings, d.String())
 	}
 	rm.Taken = taken(res.Docs)
@@ -857,6 +903,12 @@ func (g *gen) baseInfra(e Entry, v Values, env func(string) (string, bool)) (*pr
 		return nil, fmt.Errorf("profile %s does not load: %v", e.Profile, ds)
 	}
 	return prof.Infra, nil
+}
+
+// pathInText matches file as a whole word of a message: not part of a
+// longer path (a container path that ends the same way).
+func pathInText(file string) *regexp.Regexp {
+	return regexp.MustCompile(`(^|[\s"'(=])` + regexp.QuoteMeta(file) + `($|[\s"'),:;])`)
 }
 
 // maxUser is the longest user that keeps every name within its limit,

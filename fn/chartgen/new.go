@@ -22,6 +22,9 @@ import (
 type ChartMeta struct {
 	Name, Version, Description, Home, AppVersion string
 	Sources                                      []string
+	// TestImage is the helm test hook's nrl-k8s image (test.image); ""
+	// keeps the embedded chart's, the image of this nrl-k8s version.
+	TestImage string
 	// Env is what ${oc.env:...} reads; nil: the process environment.
 	Env func(string) (string, bool)
 }
@@ -82,8 +85,20 @@ func NewChart(idx *Index, dir string, m ChartMeta) error {
 		return err
 	}
 	// Errors and NOTES speak for the team's chart, not upstream's.
-	for _, f := range []string{"templates/_helpers.tpl", "templates/NOTES.txt"} {
-		files[f] = []byte(strings.ReplaceAll(string(files[f]), SkeletonErrorPrefix, name+": "))
+	for _, f := range sortedPaths(files) {
+		if strings.HasPrefix(f, "templates/") {
+			files[f] = []byte(strings.ReplaceAll(string(files[f]), SkeletonErrorPrefix, name+": "))
+		}
+	}
+	if m.TestImage != "" {
+		if !imageRE.MatchString(m.TestImage) {
+			return fmt.Errorf("test image %q: expected an image reference (name:tag or name@sha256:digest)", m.TestImage)
+		}
+		v := string(files["values.yaml"])
+		if !strings.Contains(v, testImageLine) {
+			return fmt.Errorf("embedded values.yaml: expected the line %q", strings.TrimSpace(testImageLine))
+		}
+		files["values.yaml"] = []byte(strings.Replace(v, testImageLine, "  image: "+m.TestImage+"\n", 1))
 	}
 	first := idx.Profiles[0].Name
 	files["values.yaml"] = []byte(strings.Replace(string(files["values.yaml"]), "e.g. "+SkeletonExampleProfile, "e.g. "+first, 1))
@@ -94,7 +109,17 @@ func NewChart(idx *Index, dir string, m ChartMeta) error {
 	if env == nil {
 		env = os.LookupEnv
 	}
-	generated, err := generate(idx, teamReadme(&meta, first), env)
+	// The chart records each profile and recipe as the index names them,
+	// relative to the index: the same chart whatever directory (or
+	// checkout path) it is made from.
+	for i, e := range idx.Profiles {
+		for _, f := range [][2]string{{"profile", e.InIndex.Profile}, {"recipe", e.InIndex.Recipe}} {
+			if path.IsAbs(f[1]) || filepath.IsAbs(f[1]) {
+				return fmt.Errorf("index profiles[%d].%s: %q is absolute; expected a path relative to the index file (the chart records it, and must not depend on the machine it was made on)", i, f[0], f[1])
+			}
+		}
+	}
+	generated, err := generate(idx, teamReadme(&meta, first), env, true)
 	if err != nil {
 		return err
 	}
@@ -136,6 +161,15 @@ func teamReadme(meta *chart.Metadata, profile string) []byte {
 	b.WriteString("## Profiles\n\n" + readmeBegin + "\n" + readmeEnd + "\n")
 	return []byte(b.String())
 }
+
+// testImageLine is the test.image default in the embedded values.yaml.
+const testImageLine = "  image: " + DefaultTestImage + "\n"
+
+// DefaultTestImage is the embedded chart's test.image: the image `make
+// image` builds of this version (the Makefile's IMAGE).
+const DefaultTestImage = "ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"
+
+var imageRE = regexp.MustCompile(ImagePattern)
 
 var chartNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 

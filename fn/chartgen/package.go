@@ -50,6 +50,13 @@ func Package(chartDir, outDir string) (string, string, error) {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		return "", "", err
 	}
+	// helm push takes the OCI manifest's org.opencontainers.image.created
+	// annotation from the archive file's modification time (Helm 3 and 4,
+	// pkg/pusher/ocipusher.go), so the pushed digest would follow the time
+	// the file was written: pin it as the entries' time is pinned.
+	if err := os.Chtimes(file, Epoch, Epoch); err != nil {
+		return "", "", err
+	}
 	sum := sha256.Sum256(data)
 	return file, hex.EncodeToString(sum[:]), nil
 }

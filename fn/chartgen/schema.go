@@ -141,6 +141,15 @@ const schemaTemplate = `{
       "minimum": 0,
       "maximum": %[12]d
     },
+    "test": {
+      "description": "helm test: a hook Pod running nrl-k8s status for the release, with a read-only Role (README, \"helm test\"). Off by default: helm template output carries the hook objects when on.",
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "enabled": {"description": "Render the helm test hook (ServiceAccount, Role, RoleBinding, Pod).", "type": "boolean"},
+        "image": {"description": "The nrl-k8s image the hook runs (name:tag or name@sha256:digest).", "type": "string", "maxLength": 512, "pattern": %[4]s}
+      }
+    },
     "recipe": {
       "description": "A recipe the run ships and runs (--set-file recipe=FILE, rayjob mode), as launch.recipeSource: configMap renders it: a self-contained mapping without defaults: or infra: (nrl-k8s recipe-merge RECIPE prints the merged recipe); empty: the profile's paired recipe.",
       "type": "string"

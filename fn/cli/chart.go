@@ -74,7 +74,11 @@ func chartPackageCmd() *cobra.Command {
 		Long: `Write DIR/<name>-<version>.tgz with helm package's layout, but with every
 timestamp fixed (helm v3 stamps each tar entry with the current time, so two
 helm package runs of the same chart differ). Helm loads and installs it as
-any packaged chart. Prints the archive's path and sha256.`,
+any packaged chart. The archive file's modification time is set to the
+same fixed time (the Unix epoch): helm push stamps the OCI manifest's
+created annotation from it, so the pushed digest is reproducible too, as
+long as the file pushed is the one written (a copy made without keeping
+its mtime gets another digest). Prints the archive's path and sha256.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file, sum, err := chartgen.Package(args[0], out)
@@ -102,8 +106,9 @@ the data rendered from your profiles, its schema and its README table. Helm
 then needs no nrl-k8s: package it (helm package DIR, or nrl-k8s
 chart-package DIR for a reproducible archive) and push it to an OCI
 registry (helm push). Re-run it into a fresh directory after a profile or
-nrl-k8s changes. Paths recorded in the chart are relative to the working
-directory.`,
+nrl-k8s changes. Paths recorded in the chart (README, NOTES) are as INDEX
+writes them, relative to INDEX, so the chart and its chart-package digest do
+not depend on the directory or machine it is made on.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
@@ -127,6 +132,7 @@ directory.`,
 	c.Flags().StringVar(&m.Description, "description", "", "Chart.yaml description (also the README's first paragraph)")
 	c.Flags().StringVar(&m.Home, "home", "", "Chart.yaml home (default: nemo-rl-krm's)")
 	c.Flags().StringArrayVar(&m.Sources, "source", nil, "Chart.yaml sources entry (repeatable; default: nemo-rl-krm's)")
+	c.Flags().StringVar(&m.TestImage, "test-image", "", "the helm test hook's nrl-k8s image, test.image (default: "+chartgen.DefaultTestImage+", this version's)")
 	c.Flags().StringVar(&m.AppVersion, "app-version", "", "Chart.yaml appVersion (default: the embedded chart's); the app.kubernetes.io/version label")
 	return c
 }

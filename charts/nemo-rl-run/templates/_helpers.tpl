@@ -557,3 +557,28 @@ Fails on a mismatch; returns notes (one per line) for NOTES.txt.
 {{- end -}}
 {{- join "\n" $notes -}}
 {{- end -}}
+
+{{/*
+nemo-rl-run.testMeta (list root kind weight deletePolicy): metadata of a
+`helm test` hook object (templates/tests/). No app.kubernetes.io/instance:
+nrl-k8s status finds a run by that label, and the hook is not part of the
+run (its Pod would count among the run's pods); part-of names the release.
+*/}}
+{{- define "nemo-rl-run.testMeta" -}}
+{{- $root := index . 0 -}}
+{{- $labels := merge (dict "app.kubernetes.io/managed-by" "Helm" "app.kubernetes.io/component" "helm-test" "app.kubernetes.io/part-of" $root.Release.Name) (include "nemo-rl-run.chartLabels" $root | fromJson) -}}
+{{- $meta := dict "name" (printf "%s-status-test" $root.Release.Name) "namespace" ($root.Values.namespace | default $root.Release.Namespace) "labels" $labels "annotations" (dict "helm.sh/hook" "test" "helm.sh/hook-weight" (index . 1) "helm.sh/hook-delete-policy" (index . 2)) -}}
+{{- toYaml $meta -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.testEnabled: "true" when the helm test hook renders (test.enabled);
+the image is required then.
+*/}}
+{{- define "nemo-rl-run.testEnabled" -}}
+{{- $t := .Values.test | default dict -}}
+{{- if $t.enabled -}}
+{{- $_ := required "nemo-rl-run: test.image is required with test.enabled (the nrl-k8s image, e.g. ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0)" $t.image -}}
+true
+{{- end -}}
+{{- end -}}
