@@ -229,3 +229,37 @@ func TestKnobBadValues(t *testing.T) {
 		})
 	}
 }
+
+// TestKnobsRealHelm: the pinned Helm 3 and Helm 4 CLIs render every knob
+// case to nrl-k8s render's bytes (values from a file, as -f passes them:
+// booleans, integers and dotted keys keep their type), and refuse bad ones.
+func TestKnobsRealHelm(t *testing.T) {
+	clis := helmCLIs(t)
+	atRoot(t)
+	for env, bin := range clis {
+		t.Run(env, func(t *testing.T) {
+			for _, tc := range append(knobCases(), withShips()) {
+				want, msg, ok := engineRender(t, tc.run)
+				require.True(t, ok, msg)
+				out, errOut, err := helmCmd(t, bin, cliArgs(t, tc.run)...)
+				require.NoError(t, err, "%s: %s", tc.name, errOut)
+				assert.Equal(t, want, stripSource(out), tc.name)
+			}
+			for _, tc := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "queue=team-b"}, "queue: profile generic-single-node-8gpu in rayjob mode cannot take this value"},
+				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "ttlSecondsAfterFinished=-5"}, "ttlSecondsAfterFinished"},
+				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "mode=raycluster", "--set", "suspend=true"}, "suspend: profile generic-single-node-8gpu in raycluster mode cannot take this value"},
+				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "priorityClassName=Bad_Name"}, "priorityClassName"},
+				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "tolerations[0].key=a", "--set", "tolerations[0].operator=In"}, "operator"},
+				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "env.HF_TOKEN=hf_x"}, "env.HF_TOKEN holds a literal value under a credential-looking name"},
+			} {
+				_, errOut, err := helmCmd(t, bin, append([]string{"template", "r", chartDir, "--kube-version", "1.34.0"}, tc.args...)...)
+				require.Error(t, err, tc.args)
+				assert.Contains(t, errOut, tc.want)
+			}
+		})
+	}
+}
