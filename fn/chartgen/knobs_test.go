@@ -122,9 +122,15 @@ func TestKnobParity(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			want, msg, ok := engineRender(t, tc.run)
 			require.True(t, ok, msg)
-			got, _, err := helmTemplate(c, tc.run.values(t), tc.run.namespace)
+			got, notes, err := helmTemplate(c, tc.run.values(t), tc.run.namespace)
 			require.NoError(t, err)
 			require.Equal(t, want, stripSource(got))
+			if tc.run.knobs["suspend"] == true {
+				assert.Contains(t, notes, `Suspended (suspend=true): KubeRay creates no cluster and runs nothing until the RayJob is resumed:`)
+				assert.Contains(t, notes, `--type merge -p '{"spec":{"suspend":false}}'`)
+			} else {
+				assert.NotContains(t, notes, "Suspended")
+			}
 			for _, w := range tc.wants {
 				assert.Contains(t, got, w)
 			}
