@@ -95,13 +95,13 @@ const schemaTemplate = `{
       "pattern": %[8]s
     },
     "nodeSelector": {
-      "description": "Node labels added to every GPU worker's nodeSelector, as keys added to infra.placement.nodeSelector; keys the rendered objects already carry are refused.",
+      "description": "Node labels added to every GPU worker's nodeSelector, as keys added to infra.placement.nodeSelector (heads and CPU groups are left alone); a key a GPU worker already selects with another value is refused.",
       "type": "object",
       "propertyNames": {"maxLength": 317, "pattern": %[5]s},
       "additionalProperties": {"type": "string", "maxLength": 63, "pattern": %[6]s}
     },
     "tolerations": {
-      "description": "Tolerations appended to every GPU worker's, as entries appended to infra.placement.tolerations (operator defaults to Equal, effect to NoSchedule); one the rendered objects already carry is refused.",
+      "description": "Tolerations appended to every GPU worker's, as entries appended to infra.placement.tolerations (operator defaults to Equal, effect to NoSchedule); one a GPU worker already has is refused.",
       "type": "array",
       "items": {
         "type": "object",
@@ -117,7 +117,7 @@ const schemaTemplate = `{
       }
     },
     "env": {
-      "description": "Environment variables added to every container of the run's Ray pods (after their own, in name order), as infra.env: a mapping NAME: value, or a list of {name, value}. Names the rendered containers already set are refused, and so are literal values under credential-looking names (reference a Secret in a profile instead).",
+      "description": "Environment variables added to every container of the run's Ray pods (after their own, in name order), as infra.env: a mapping NAME: value, or a list of {name, value}. Names a Ray container already sets are refused, and so are literal values under credential-looking names (reference a Secret in a profile instead).",
       "type": ["object", "array"],
       "propertyNames": {"pattern": %[11]s},
       "additionalProperties": {"type": "string"},
