@@ -120,6 +120,13 @@ func validate(file string, in *Infra) diag.List {
 		} else {
 			oneOf(&ds, file, f+".effect", t.Effect, Effects)
 		}
+		// The API server's own toleration rules (ValidateTolerations).
+		if t.Operator == "Exists" && t.Value != nil && *t.Value != "" {
+			ds.Errorf(file, f+".value", "is %q with operator Exists; expected no value (Exists matches any value of the key)", *t.Value)
+		}
+		if t.TolerationSeconds != nil && in.Placement.Tolerations[i].Effect != "NoExecute" {
+			ds.Errorf(file, f+".tolerationSeconds", "is set with effect %s; expected effect NoExecute (only a NoExecute taint evicts after a time)", in.Placement.Tolerations[i].Effect)
+		}
 	}
 	if in.Networking.NCCLNet != nil {
 		oneOf(&ds, file, "networking.nccl_net", *in.Networking.NCCLNet, NCCLNets)

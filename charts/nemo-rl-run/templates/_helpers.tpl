@@ -207,6 +207,12 @@ it does not replace).
 {{- if not (kindIs "invalid" $t.tolerationSeconds) -}}
 {{- $_ := set $m "tolerationSeconds" (int64 $t.tolerationSeconds) -}}
 {{- end -}}
+{{- if and (eq $m.operator "Exists") (hasKey $m "value") -}}
+{{- fail (printf "nemo-rl-run: tolerations[%d].value %q with operator Exists: expected no value (Exists matches any value of the key)" $i $m.value) -}}
+{{- end -}}
+{{- if and (hasKey $m "tolerationSeconds") (ne $m.effect "NoExecute") -}}
+{{- fail (printf "nemo-rl-run: tolerations[%d].tolerationSeconds is set with effect %s; expected effect NoExecute (only a NoExecute taint evicts after a time)" $i $m.effect) -}}
+{{- end -}}
 {{- $j := toJson $m -}}
 {{- if has $j $elems -}}
 {{- fail (printf "nemo-rl-run: tolerations[%d] %s is listed twice; expected each toleration once" $i $j) -}}
