@@ -153,7 +153,7 @@ func teamReadme(meta *chart.Metadata, profile string) []byte {
 	fmt.Fprintf(&b, "# %s\n\n%s\n\n", meta.Name, meta.Description)
 	b.WriteString("One release is one training run: the release name is the run name and names\nevery object of the run. Plain Helm 3.21+ or 4.x.\n\n")
 	fmt.Fprintf(&b, "```sh\nhelm install exp-1 oci://REGISTRY/%s --version %s -n NAMESPACE \\\n  --set profile=%s --set user=YOU\nhelm uninstall exp-1 -n NAMESPACE\n```\n\n", meta.Name, meta.Version, profile)
-	b.WriteString("Values: `profile` and `user` (required), `mode` (rayjob | raycluster | dev), `namespace`, `runId`,\n`overrides` (Hydra overrides, use `-f` or `--set-json`), `recipe` (a merged recipe the run ships,\nrayjob mode), `image`, `labels`, `annotations`, `deployments`; `values.schema.json` says what each accepts.\n\n")
+	b.WriteString("Values: `profile` and `user` (required), `mode` (rayjob | raycluster | dev), `namespace`, `runId`,\n`overrides` (Hydra overrides, use `-f` or `--set-json`), `recipe` (a merged recipe the run ships,\nrayjob mode), `image`, `labels`, `annotations`, `deployments`; per run, as the profile keys they stand for\n(the engine applies them, the chart substitutes): `queue` (KAI), `priorityClassName` and `env` (Ray pods),\n`nodeSelector` and `tolerations` (added to the GPU workers' placement), `suspend` and `ttlSecondsAfterFinished`\n(the RayJob, rayjob mode). `values.schema.json` says what each accepts; a value a profile has nothing to apply to is refused.\n\n")
 	b.WriteString("A change to a run is a new run: install it under a new release name (`helm upgrade` fails while the run's RayJob or RayClusters exist).\n\n")
 	if meta.Home != "" {
 		fmt.Fprintf(&b, "Home: %s\n\n", meta.Home)
