@@ -686,6 +686,13 @@ func TestChartConventions(t *testing.T) {
 	assert.Contains(t, err.Error(), "expected a cluster version >= 1.34.0-0")
 	_, _, err = helmTemplateCaps(base, "my-run", vals(map[string]any{"profile": "generic-single-node-8gpu"}), "team-a", &old)
 	require.NoError(t, err, "a profile without DRA renders for 1.33")
+	// A version Helm cannot compare (a Kubernetes built without its release
+	// ldflags, as the operator tier's) is not checked, rather than failing
+	// every DRA profile with "invalid semantic version".
+	dev := *chartutil.DefaultCapabilities
+	dev.KubeVersion = chartutil.KubeVersion{Version: "v0.0.0-master+$Format:%H$", Major: "", Minor: ""}
+	_, _, err = helmTemplateCaps(base, "my-run", vals(nil), "team-a", &dev)
+	require.NoError(t, err, "an unparseable cluster version is not compared")
 }
 
 // relTo is target relative to dir (a team index names its files so).

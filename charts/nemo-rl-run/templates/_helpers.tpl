@@ -83,7 +83,8 @@ values in place of the sentinels; "" when a required value is missing
 {{- $key := include "nemo-rl-run.key" . -}}
 {{- $recipeText := include "nemo-rl-run.recipeText" . -}}
 {{- $r := index $p.renders $key -}}
-{{- if and $r.kubeVersion (not (semverCompare $r.kubeVersion .Capabilities.KubeVersion.Version)) -}}
+{{- /* A cluster version that is not semver (a Kubernetes built without its release ldflags reports v0.0.0-master+$Format:%H$) cannot be compared: not checked; the API server refuses kinds it does not serve. */ -}}
+{{- if and $r.kubeVersion (regexMatch "^v?[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?([+][0-9A-Za-z.-]+)?$" .Capabilities.KubeVersion.Version) (not (semverCompare $r.kubeVersion .Capabilities.KubeVersion.Version)) -}}
 {{- fail (printf "nemo-rl-run: profile %s in %s mode renders API versions Kubernetes %s does not serve; expected a cluster version %s (resource.k8s.io/v1, DRA, is served from 1.34 on; helm template: --kube-version)" $v.profile $mode .Capabilities.KubeVersion.Version $r.kubeVersion) -}}
 {{- end -}}
 {{- range $n := $r.names -}}
@@ -461,7 +462,9 @@ pods on a template change, so the upgrade would report success and change
 nothing that runs (or mix old and new pods). A change is a new run (a new
 release name). lookup finds nothing under helm template (no cluster), so
 rendering is unaffected; helm rollback does not render templates, so it is
-not guarded (README, "Upgrades and rollbacks").
+not guarded (README, "Upgrades and rollbacks", says what it does, as
+tests/afterapply TestHelmUpgradeAndRollback measures it). A services
+release (mode=services) renders neither kind and upgrades freely.
 */}}
 {{- define "nemo-rl-run.upgradeGuard" -}}
 {{- $root := index . 0 -}}
