@@ -154,6 +154,7 @@ func teamReadme(meta *chart.Metadata, profile string) []byte {
 	b.WriteString("One release is one training run: the release name is the run name and names\nevery object of the run. Plain Helm 3.21+ or 4.x.\n\n")
 	fmt.Fprintf(&b, "```sh\nhelm install exp-1 oci://REGISTRY/%s --version %s -n NAMESPACE \\\n  --set profile=%s --set user=YOU\nhelm uninstall exp-1 -n NAMESPACE\n```\n\n", meta.Name, meta.Version, profile)
 	b.WriteString("Values: `profile` and `user` (required), `mode` (rayjob | raycluster | dev), `namespace`, `runId`,\n`overrides` (Hydra overrides, use `-f` or `--set-json`), `recipe` (a merged recipe the run ships,\nrayjob mode), `image`, `labels`, `annotations`, `deployments`; `values.schema.json` says what each accepts.\n\n")
+	b.WriteString("`helm test`: install with `--set test.enabled=true`, then `helm test exp-1 -n NAMESPACE --logs`: a Pod in the\n`test.image` image (nrl-k8s) runs `nrl-k8s status exp-1` with a read-only Role; it passes while the run is\nrunning, succeeded, progressing or suspended, and fails when it is stuck, failed or not found. Off by default:\n`helm template` prints hooks as plain objects (use `--skip-tests` with it on).\n\n")
 	b.WriteString("A change to a run is a new run: install it under a new release name (`helm upgrade` fails while the run's RayJob or RayClusters exist).\n\n")
 	if meta.Home != "" {
 		fmt.Fprintf(&b, "Home: %s\n\n", meta.Home)
