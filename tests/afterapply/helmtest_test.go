@@ -130,7 +130,7 @@ func TestHelmTestHook(t *testing.T) {
 	t.Cleanup(func() {
 		if testCmd.ProcessState == nil {
 			_ = testCmd.Process.Kill()
-			<-testDone
+			_ = <-testDone
 		}
 	})
 	var pod corev1.Pod
