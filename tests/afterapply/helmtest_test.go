@@ -125,12 +125,15 @@ func TestHelmTestHook(t *testing.T) {
 	testCmd := helmEnv(t, helm, "test", rel, "--kubeconfig", kc, "-n", ns, "--timeout", "3m")
 	testCmd.Stdout, testCmd.Stderr = &testOut, &testOut
 	require.NoError(t, testCmd.Start())
-	testDone := make(chan error, 1)
-	go func() { testDone <- testCmd.Wait() }()
+	var testErr error
+	testDone := make(chan struct{})
+	go func() { testErr = testCmd.Wait(); close(testDone) }()
 	t.Cleanup(func() {
-		if testCmd.ProcessState == nil {
+		select {
+		case <-testDone:
+		default:
 			_ = testCmd.Process.Kill()
-			_ = <-testDone
+			<-testDone
 		}
 	})
 	var pod corev1.Pod
@@ -229,8 +232,8 @@ func TestHelmTestHook(t *testing.T) {
 		return env.Client.Status().Update(ctx, &cur)
 	}))
 	select {
-	case err := <-testDone:
-		require.NoError(t, err, "helm test:\n%s", testOut.String())
+	case <-testDone:
+		require.NoError(t, testErr, "helm test:\n%s", testOut.String())
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("helm test did not finish:\n%s", testOut.String())
 	}
