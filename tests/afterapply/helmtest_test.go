@@ -60,6 +60,24 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
+// syncBuffer is a bytes.Buffer a running command writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // saKubeconfig mints a token for ServiceAccount ns/name with the
 // TokenRequest API (as the kubelet does for a Pod's projected token) and
 // returns a rest.Config and a kubeconfig file that authenticate as it.
@@ -121,7 +139,7 @@ func TestHelmTestHook(t *testing.T) {
 	waitStatus(t, kc, ns, rel, func(r runstatus.Report) bool { return r.Verdict == runstatus.Running })
 
 	// helm test creates the hooks and waits for the Pod to finish.
-	var testOut bytes.Buffer
+	var testOut syncBuffer
 	testCmd := helmEnv(t, helm, "test", rel, "--kubeconfig", kc, "-n", ns, "--timeout", "3m")
 	testCmd.Stdout, testCmd.Stderr = &testOut, &testOut
 	require.NoError(t, testCmd.Start())
