@@ -45,11 +45,19 @@ func helmEnv(t *testing.T, bin string, args ...string) *exec.Cmd {
 type recorder struct {
 	mu   sync.Mutex
 	seen []string
-	rt   http.RoundTripper
 }
 
-func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := r.rt.RoundTrip(req)
+// wrap is a rest.Config WrapTransport that records through r.
+func (r *recorder) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) { return r.roundTrip(rt, req) })
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+func (r *recorder) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+	resp, err := rt.RoundTrip(req)
 	code := 0
 	if resp != nil {
 		code = resp.StatusCode
@@ -177,7 +185,7 @@ func TestHelmTestHook(t *testing.T) {
 	require.Contains(t, sout, "running")
 	rec := &recorder{}
 	wrapped := rest.CopyConfig(saCfg)
-	wrapped.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { rec.rt = rt; return rec }
+	wrapped.WrapTransport = rec.wrap
 	conn, err := kube.FromConfig(wrapped, ns, kube.Options{})
 	require.NoError(t, err)
 	rep, err := runstatus.Collect(ctx, conn, ns, rel, time.Now())
