@@ -110,172 +110,243 @@ func saKubeconfig(t *testing.T, env *operator.Env, ns, name string) (*rest.Confi
 	return cfg, file
 }
 
-// TestHelmTestHook: the chart's helm test hook (test.enabled) against the
-// real API server and KubeRay's reconcilers. helm install, then helm test:
-// Helm creates the hook's ServiceAccount, Role and RoleBinding and then its
-// Pod. envtest has no kubelet, so the test does what the Pod would: it runs
-// nrl-k8s status for the release with a token of the hook's
-// ServiceAccount (TokenRequest), which must succeed with no request
-// refused, and completes the Pod with status's exit code; helm test then
-// passes and deletes the RBAC objects. The ServiceAccount can write
-// nothing and read no Secret (SelfSubjectRulesReview,
-// SubjectAccessReview), and the rendered Pod is admitted in a namespace
-// enforcing Pod Security restricted.
-func TestHelmTestHook(t *testing.T) {
-	env := operator.Shared(t)
-	kc := kubeconfig(t, env)
-	helm := testenv.Tool(t, "NRL_HELM3")
+// hookRun is one `helm test` of a release while the test plays kubelet.
+type hookRun struct {
+	t         *testing.T
+	env       *operator.Env
+	ns, rel   string
+	hook      string
+	out       syncBuffer
+	err       error
+	done      chan struct{}
+	pod       corev1.Pod
+	code      int    // status's exit code, run as the hook's ServiceAccount
+	stdout    string // its report
+	saCfg     *rest.Config
+	requested []string // every request of a recorded Collect as the ServiceAccount
+}
+
+// startHelmTest runs `helm test` in the background and waits for the Pod it
+// creates (after its ServiceAccount, Role and RoleBinding), then runs what
+// the Pod runs, its arguments as rendered, as its ServiceAccount.
+func startHelmTest(t *testing.T, env *operator.Env, helm, kc, ns, rel string) *hookRun {
+	t.Helper()
 	ctx := context.Background()
-	const ns, rel = "status-hook", "hk1"
-	hook := rel + "-status-test"
-	require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
-	prerequisites(t, env, ns)
-	chart := filepath.Join(testenv.RepoRoot(t), "charts", "nemo-rl-run")
-	out, err := helmEnv(t, helm, "install", rel, chart, "--kubeconfig", kc, "-n", ns,
-		"--set", "profile=gb300-qwen3-30b-math-4n-4gpu", "--set", "user=alice", "--set", "namespace="+ns, "--set", "test.enabled=true").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	require.Contains(t, string(out), "helm test "+rel+" -n "+ns+" --logs", "NOTES say how to run it")
-	var sa corev1.ServiceAccount
-	require.True(t, apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: hook}, &sa)), "hooks are not installed with the release")
-
-	// The run starts: KubeRay creates its cluster and Pods; the test marks
-	// them Running and Ready, as a kubelet would.
-	r, _ := waitStatus(t, kc, ns, rel, func(r runstatus.Report) bool { return len(r.RayClusters) == 1 && len(r.Pods) == 5 })
-	cluster, err := env.WaitForCluster(ctx, ns, r.RayClusters[0].Name, 60*time.Second)
-	require.NoError(t, err)
-	require.NoError(t, env.MarkRunningReady(ctx, cluster.Pods()))
-	waitStatus(t, kc, ns, rel, func(r runstatus.Report) bool { return r.Verdict == runstatus.Running })
-
-	// helm test creates the hooks and waits for the Pod to finish.
-	var testOut syncBuffer
-	testCmd := helmEnv(t, helm, "test", rel, "--kubeconfig", kc, "-n", ns, "--timeout", "3m")
-	testCmd.Stdout, testCmd.Stderr = &testOut, &testOut
-	require.NoError(t, testCmd.Start())
-	var testErr error
-	testDone := make(chan struct{})
-	go func() { testErr = testCmd.Wait(); close(testDone) }()
+	h := &hookRun{t: t, env: env, ns: ns, rel: rel, hook: rel + "-status-test", done: make(chan struct{})}
+	cmd := helmEnv(t, helm, "test", rel, "--kubeconfig", kc, "-n", ns, "--timeout", "3m")
+	cmd.Stdout, cmd.Stderr = &h.out, &h.out
+	require.NoError(t, cmd.Start())
+	go func() { h.err = cmd.Wait(); close(h.done) }()
 	t.Cleanup(func() {
 		select {
-		case <-testDone:
+		case <-h.done:
 		default:
-			_ = testCmd.Process.Kill()
-			<-testDone
+			_ = cmd.Process.Kill()
+			<-h.done
 		}
 	})
-	var pod corev1.Pod
 	require.NoError(t, operator.Wait(ctx, 60*time.Second, "helm test's Pod", func(ctx context.Context) (bool, string, error) {
-		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: hook}, &pod)
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: h.hook}, &h.pod)
 		if apierrors.IsNotFound(err) {
-			return false, "no Pod yet; helm test: " + testOut.String(), nil
+			return false, "no Pod yet; helm test: " + h.out.String(), nil
 		}
 		return err == nil, "", err
 	}))
-	require.Equal(t, hook, pod.Spec.ServiceAccountName)
-	require.Equal(t, []string{"status", rel, "-n", ns}, pod.Spec.Containers[0].Args)
-	require.NotContains(t, pod.Labels, runstatus.InstanceLabel, "the hook Pod is not one of the run's")
+	require.Equal(t, h.hook, h.pod.Spec.ServiceAccountName)
+	require.Equal(t, []string{"status", rel, "-n", ns}, h.pod.Spec.Containers[0].Args)
+	require.NotContains(t, h.pod.Labels, runstatus.InstanceLabel, "the hook Pod is not one of the run's")
 	for _, o := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}} {
-		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: hook}, o), "%T created by helm test", o)
+		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: h.hook}, o), "%T created by helm test", o)
 	}
 
 	// What the Pod runs, as its ServiceAccount: the CLI with a kubeconfig of
-	// the minted token, and the same reads with every request recorded.
-	saCfg, saKC := saKubeconfig(t, env, ns, hook)
-	sout, serr, code := nrl(t, append(append([]string{}, pod.Spec.Containers[0].Args...), "--kubeconfig", saKC)...)
-	require.Equal(t, 0, code, "status as the hook's ServiceAccount:\n%s%s", sout, serr)
-	require.Contains(t, sout, "running")
+	// a minted token, and the same reads with every request recorded.
+	var saKC string
+	h.saCfg, saKC = saKubeconfig(t, env, ns, h.hook)
+	var serr string
+	h.stdout, serr, h.code = nrl(t, append(append([]string{}, h.pod.Spec.Containers[0].Args...), "--kubeconfig", saKC)...)
+	require.NotEqual(t, 2, h.code, "status as the hook's ServiceAccount could not read the cluster:\n%s%s", h.stdout, serr)
 	rec := &recorder{}
-	wrapped := rest.CopyConfig(saCfg)
+	wrapped := rest.CopyConfig(h.saCfg)
 	wrapped.WrapTransport = rec.wrap
 	conn, err := kube.FromConfig(wrapped, ns, kube.Options{})
 	require.NoError(t, err)
 	rep, err := runstatus.Collect(ctx, conn, ns, rel, time.Now())
 	require.NoError(t, err)
-	assert.Equal(t, runstatus.Running, rep.Verdict, rep.Summary)
-	assert.Empty(t, rep.Problems)
-	assert.Len(t, rep.Pods, 5, "the run's Pods, not the hook's")
-	require.NotEmpty(t, rec.seen)
-	for _, s := range rec.seen {
+	for _, p := range rep.Problems {
+		assert.NotEqual(t, "Forbidden", p.Reason, "%+v", p)
+	}
+	h.requested = rec.seen
+	require.NotEmpty(t, h.requested)
+	for _, s := range h.requested {
 		assert.True(t, strings.HasPrefix(s, "200 GET "), "every read status makes is allowed to the hook's Role: %s", s)
 	}
-	t.Logf("status as %s made %d requests:\n%s", hook, len(rec.seen), strings.Join(rec.seen, "\n"))
+	return h
+}
 
-	// Read-only: the rules the ServiceAccount has in its namespace.
-	saClient, err := client.New(saCfg, client.Options{Scheme: env.Client.Scheme()})
-	require.NoError(t, err)
-	ssrr := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}
-	require.NoError(t, saClient.Create(ctx, ssrr))
-	require.False(t, ssrr.Status.Incomplete, "the server's authorizer lists rules (RBAC): %s", ssrr.Status.EvaluationError)
-	var granted []string
-	for _, rule := range ssrr.Status.ResourceRules {
-		for _, g := range rule.APIGroups {
-			for _, res := range rule.Resources {
-				for _, v := range rule.Verbs {
-					self := v == "create" && (g == "authorization.k8s.io" || g == "authentication.k8s.io") && strings.HasPrefix(res, "self")
-					if !self { // every user may ask what it may do (system:basic-user)
-						granted = append(granted, g+"/"+res+" "+v)
-					}
-					assert.True(t, self || v == "get" || v == "list", "the hook's ServiceAccount may %s %s/%s", v, g, res)
-				}
-				assert.NotEqual(t, "secrets", res, "no Secret")
-			}
-		}
-	}
-	sort.Strings(granted)
-	assert.Contains(t, granted, "ray.io/rayjobs list")
-	t.Logf("granted: %s", strings.Join(granted, ", "))
-	user := "system:serviceaccount:" + ns + ":" + hook
-	sar := func(verb, group, resource, sub string) bool {
-		t.Helper()
-		r := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user,
-			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: group, Resource: resource, Subresource: sub}}}
-		require.NoError(t, env.Client.Create(ctx, r))
-		return r.Status.Allowed
-	}
-	assert.True(t, sar("list", "ray.io", "rayjobs", ""), "the review itself works")
-	for _, res := range [][2]string{{"ray.io", "rayjobs"}, {"ray.io", "rayclusters"}, {"", "pods"}, {"", "configmaps"}, {"", "services"}, {"apps", "deployments"}, {"", "serviceaccounts"}, {"rbac.authorization.k8s.io", "roles"}} {
-		for _, verb := range []string{"create", "update", "patch", "delete", "deletecollection"} {
-			assert.False(t, sar(verb, res[0], res[1], ""), "%s %s/%s", verb, res[0], res[1])
-		}
-	}
-	for _, verb := range []string{"get", "list", "watch"} {
-		assert.False(t, sar(verb, "", "secrets", ""), "%s secrets", verb)
-	}
-	assert.False(t, sar("create", "", "pods", "exec"), "pods/exec")
-	assert.False(t, sar("get", "", "pods", "log"), "pods/log")
-
-	// The Pod's container exits with status's code; the kubelet's report.
+// finish completes the Pod as a kubelet would once its container exited
+// with status's code, and returns helm test's error and output.
+func (h *hookRun) finish() (string, error) {
+	t := h.t
+	ctx := context.Background()
 	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var cur corev1.Pod
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(&pod), &cur); err != nil {
+		if err := h.env.Client.Get(ctx, client.ObjectKeyFromObject(&h.pod), &cur); err != nil {
 			return err
 		}
 		now := metav1.Now()
-		cur.Status.Phase = corev1.PodSucceeded
-		cur.Status.StartTime = &now
+		cur.Status.Phase, cur.Status.StartTime = corev1.PodSucceeded, &now
+		if h.code != 0 {
+			cur.Status.Phase = corev1.PodFailed
+		}
 		cur.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "status", Image: cur.Spec.Containers[0].Image,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: int32(code), Reason: "Completed", StartedAt: now, FinishedAt: now}}}}
-		return env.Client.Status().Update(ctx, &cur)
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: int32(h.code), StartedAt: now, FinishedAt: now}}}}
+		return h.env.Client.Status().Update(ctx, &cur)
 	}))
 	select {
-	case <-testDone:
-		require.NoError(t, testErr, "helm test:\n%s", testOut.String())
+	case <-h.done:
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("helm test did not finish:\n%s", testOut.String())
+		t.Fatalf("helm test did not finish:\n%s", h.out.String())
 	}
-	assert.Contains(t, testOut.String(), "Phase:          Succeeded")
-	for _, o := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}} {
-		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: hook}, o)
-		if err == nil && o.GetDeletionTimestamp() == nil {
-			t.Errorf("%T %s still there after a passing helm test (hook-succeeded)", o, hook)
+	return h.out.String(), h.err
+}
+
+// exists says whether ns/name of o's kind is there and not being deleted.
+func exists(t *testing.T, env *operator.Env, o client.Object, ns, name string) bool {
+	t.Helper()
+	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, o)
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	require.NoError(t, err)
+	return o.GetDeletionTimestamp() == nil
+}
+
+// installWithHook helm-installs the GB300 profile as release rel into ns
+// with the test hook on.
+func installWithHook(t *testing.T, helm, kc, ns, rel string) {
+	t.Helper()
+	chart := filepath.Join(testenv.RepoRoot(t), "charts", "nemo-rl-run")
+	out, err := helmEnv(t, helm, "install", rel, chart, "--kubeconfig", kc, "-n", ns,
+		"--set", "profile=gb300-qwen3-30b-math-4n-4gpu", "--set", "user=alice", "--set", "namespace="+ns, "--set", "test.enabled=true").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "helm test "+rel+" -n "+ns+" --logs", "NOTES say how to run it")
+}
+
+// TestHelmTestHook: the chart's helm test hook (test.enabled) against the
+// real API server and KubeRay's reconcilers. helm install, then helm test:
+// Helm creates the hook's ServiceAccount, Role and RoleBinding and then its
+// Pod. envtest has no kubelet, so the test does what the Pod would: it runs
+// nrl-k8s status for the release with a token of the hook's
+// ServiceAccount (TokenRequest), where no request may be refused, and
+// completes the Pod with status's exit code. A running run: exit 0, helm
+// test passes and deletes the RBAC objects. A run Pod Security refuses:
+// exit 1, stuck with the cause (read from the Events), helm test fails and
+// leaves the objects; the ServiceAccount can write nothing and read no
+// Secret (SelfSubjectRulesReview, SubjectAccessReview). The rendered Pod is
+// admitted in a namespace enforcing Pod Security restricted.
+func TestHelmTestHook(t *testing.T) {
+	env := operator.Shared(t)
+	kc := kubeconfig(t, env)
+	helm := testenv.Tool(t, "NRL_HELM3")
+	ctx := context.Background()
+	chart := filepath.Join(testenv.RepoRoot(t), "charts", "nemo-rl-run")
+
+	t.Run("running: passes", func(t *testing.T) {
+		const ns, rel = "status-hook", "hk1"
+		require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
+		prerequisites(t, env, ns)
+		installWithHook(t, helm, kc, ns, rel)
+		require.False(t, exists(t, env, &corev1.ServiceAccount{}, ns, rel+"-status-test"), "hooks are not installed with the release")
+		// KubeRay creates the cluster and Pods; the test marks them Running
+		// and Ready, as a kubelet would.
+		r, _ := waitStatus(t, kc, ns, rel, func(r runstatus.Report) bool { return len(r.RayClusters) == 1 && len(r.Pods) == 5 })
+		cluster, err := env.WaitForCluster(ctx, ns, r.RayClusters[0].Name, 60*time.Second)
+		require.NoError(t, err)
+		require.NoError(t, env.MarkRunningReady(ctx, cluster.Pods()))
+		waitStatus(t, kc, ns, rel, func(r runstatus.Report) bool { return r.Verdict == runstatus.Running })
+
+		h := startHelmTest(t, env, helm, kc, ns, rel)
+		require.Equal(t, 0, h.code, h.stdout)
+		require.Contains(t, h.stdout, "running")
+		t.Logf("status as %s made %d requests:\n%s", h.hook, len(h.requested), strings.Join(h.requested, "\n"))
+		out, err := h.finish()
+		require.NoError(t, err, "helm test:\n%s", out)
+		assert.Contains(t, out, "Phase:          Succeeded")
+		for _, o := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}} {
+			assert.False(t, exists(t, env, o, ns, h.hook), "%T deleted after a passing helm test (hook-succeeded)", o)
 		}
-	}
-	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: hook}, &corev1.Pod{}), "the Pod stays until the next helm test")
+		assert.True(t, exists(t, env, &corev1.Pod{}, ns, h.hook), "the Pod stays until the next helm test")
+	})
+
+	t.Run("stuck: fails, and the ServiceAccount only reads", func(t *testing.T) {
+		const ns, rel = "status-hook-stuck", "hk2"
+		require.NoError(t, env.CreateNamespace(ctx, ns, "baseline"))
+		prerequisites(t, env, ns)
+		installWithHook(t, helm, kc, ns, rel)
+		waitStatus(t, kc, ns, rel, func(r runstatus.Report) bool { return r.Verdict == runstatus.Stuck })
+
+		h := startHelmTest(t, env, helm, kc, ns, rel)
+		require.Equal(t, 1, h.code, h.stdout)
+		require.Contains(t, h.stdout, "violates PodSecurity", "the cause, from the Events the Role may list")
+		out, err := h.finish()
+		require.Error(t, err, "helm test of a stuck run:\n%s", out)
+		for _, o := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}, &corev1.Pod{}} {
+			assert.True(t, exists(t, env, o, ns, h.hook), "%T stays after a failing helm test", o)
+		}
+
+		saClient, err := client.New(h.saCfg, client.Options{Scheme: env.Client.Scheme()})
+		require.NoError(t, err)
+		ssrr := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}
+		require.NoError(t, saClient.Create(ctx, ssrr))
+		require.False(t, ssrr.Status.Incomplete, "the server's authorizer lists rules (RBAC): %s", ssrr.Status.EvaluationError)
+		var granted []string
+		for _, rule := range ssrr.Status.ResourceRules {
+			for _, g := range rule.APIGroups {
+				for _, res := range rule.Resources {
+					for _, v := range rule.Verbs {
+						// Every user may ask what it may do (system:basic-user).
+						self := v == "create" && (g == "authorization.k8s.io" || g == "authentication.k8s.io") && strings.HasPrefix(res, "self")
+						if !self {
+							granted = append(granted, g+"/"+res+" "+v)
+						}
+						assert.True(t, self || v == "get" || v == "list", "the hook's ServiceAccount may %s %s/%s", v, g, res)
+					}
+					assert.NotEqual(t, "secrets", res, "no Secret")
+				}
+			}
+		}
+		sort.Strings(granted)
+		assert.Contains(t, granted, "ray.io/rayjobs list")
+		t.Logf("granted: %s", strings.Join(granted, ", "))
+		user := "system:serviceaccount:" + ns + ":" + h.hook
+		sar := func(verb, group, resource, sub string) bool {
+			t.Helper()
+			r := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user,
+				Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: group, Resource: resource, Subresource: sub}}}
+			require.NoError(t, env.Client.Create(ctx, r))
+			return r.Status.Allowed
+		}
+		assert.True(t, sar("list", "ray.io", "rayjobs", ""), "the review itself works")
+		for _, res := range [][2]string{{"ray.io", "rayjobs"}, {"ray.io", "rayclusters"}, {"", "pods"}, {"", "configmaps"}, {"", "services"},
+			{"apps", "deployments"}, {"", "serviceaccounts"}, {"rbac.authorization.k8s.io", "roles"}, {"rbac.authorization.k8s.io", "rolebindings"}} {
+			for _, verb := range []string{"create", "update", "patch", "delete", "deletecollection"} {
+				assert.False(t, sar(verb, res[0], res[1], ""), "%s %s/%s", verb, res[0], res[1])
+			}
+		}
+		for _, verb := range []string{"get", "list", "watch"} {
+			assert.False(t, sar(verb, "", "secrets", ""), "%s secrets", verb)
+		}
+		assert.False(t, sar("create", "", "pods", "exec"), "pods/exec")
+		assert.False(t, sar("get", "", "pods", "log"), "pods/log")
+		assert.False(t, sar("create", "", "serviceaccounts", "token"), "serviceaccounts/token")
+	})
 
 	t.Run("Pod Security restricted admits the hook Pod", func(t *testing.T) {
-		const rns = "status-hook-restricted"
+		const rns, rel = "status-hook-restricted", "hk3"
 		require.NoError(t, env.CreateNamespace(ctx, rns, "restricted"))
-		require.NoError(t, env.CreateServiceAccount(ctx, rns, hook))
+		require.NoError(t, env.CreateServiceAccount(ctx, rns, rel+"-status-test"))
 		out, err := helmEnv(t, helm, "template", rel, chart, "-n", rns, "--kube-version", "1.34.0", "--set", "profile=gb300-qwen3-30b-math-4n-4gpu",
 			"--set", "user=alice", "--set", "test.enabled=true", "--show-only", "templates/tests/status-test-pod.yaml").Output()
 		require.NoError(t, err)
