@@ -553,6 +553,53 @@ func TestNewChart(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, string(want), stripSource(got), mode)
 	}
+	// A team chart takes the per-run values as the packaged one does.
+	knobs := map[string]any{"profile": "team-8gpu", "user": "ann", "priorityClassName": "team-high", "ttlSecondsAfterFinished": 600,
+		"env": map[string]any{"TEAM": "rl"}, "tolerations": []any{map[string]any{"key": "team", "operator": "Exists"}}}
+	got, _, err := helmTemplateNamed(c, "exp-1", knobs, "team-a")
+	require.NoError(t, err)
+	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
+		Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: runparams.RayJob, User: "ann", Namespace: "team-a",
+		Name: "exp-1", Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3",
+			"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "2.0.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
+		Overrides: []string{"infra.scheduler.priorityClassName=team-high", "infra.launch.rayjob.ttlSecondsAfterFinished=600", "infra.env={TEAM: rl}",
+			"infra.placement.tolerations=[{key: team, operator: Exists}]"},
+	})
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+	want, err := emit.Stream(res.Docs)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), stripSource(got))
+	assert.Contains(t, got, "priorityClassName: team-high")
+}
+
+// TestNewChartProfileEnv: a team profile with env of its own packages, and
+// the chart refuses an env value for it (the engine writes the profile's and
+// the run's variables in one name order, which a substitution cannot), with
+// the reason.
+func TestNewChartProfileEnv(t *testing.T) {
+	atRoot(t)
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	e := entry(t, "generic-single-node-8gpu")
+	prof, err := os.ReadFile(e.Profile)
+	require.NoError(t, err)
+	profFile := filepath.Join(tmp, "team.infra.yaml")
+	require.NoError(t, os.WriteFile(profFile, append(prof, []byte("\nenv: {TEAM_VAR: x}\n")...), 0o644))
+	idxFile := filepath.Join(tmp, "index.yaml")
+	require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf("profiles:\n- name: team-env\n  description: d\n  profile: team.infra.yaml\n  recipe: %s\n",
+		relTo(t, tmp, filepath.Join(root, e.Recipe)))), 0o644))
+	idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
+	require.NoError(t, err)
+	dir := filepath.Join(tmp, "chart")
+	require.NoError(t, chartgen.NewChart(idx, dir, chartgen.ChartMeta{Name: "team-env", Version: "0.1.0"}))
+	c := mustLoad(t, dir)
+	got, _, err := helmTemplateNamed(c, "exp-1", map[string]any{"profile": "team-env", "user": "ann"}, "team-a")
+	require.NoError(t, err)
+	assert.Contains(t, got, "name: TEAM_VAR")
+	_, _, err = helmTemplateNamed(c, "exp-1", map[string]any{"profile": "team-env", "user": "ann", "env": map[string]any{"MORE": "y"}}, "team-a")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "team-env: env: profile team-env in rayjob mode cannot take this value: the profile sets env itself")
 }
 
 // TestChartConventions: Helm's label conventions (helm create's helpers),

@@ -28,6 +28,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/secrets"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
@@ -183,6 +184,9 @@ func LoadIndex(file string) (*Index, error) {
 type Meta struct {
 	Sentinels Sentinels               `json:"sentinels"`
 	Profiles  map[string]*ProfileMeta `json:"profiles"`
+	// Secrets are fn/secrets' rules, for the chart's check of env values
+	// (the engine refuses a literal credential in a manifest).
+	Secrets secrets.Rules `json:"secrets"`
 }
 
 // Sentinels tells the chart what to replace (and how to quote overrides).
@@ -198,6 +202,11 @@ type Sentinels struct {
 	Override   string `json:"override"`
 	ShellSafe  string `json:"shellSafe"`
 	Recipe     string `json:"recipe"`
+	// Knobs are the per-run values' sentinels (knobs.go).
+	Knobs KnobSentinels `json:"knobs"`
+	// Reserved are the sentinel texts: a value containing one is refused,
+	// so no substitution can hit text another one put in.
+	Reserved []string `json:"reserved"`
 }
 
 // pairText is a map entry as encoding/json writes it.
@@ -236,6 +245,8 @@ type ProfileMeta struct {
 	// NoRecipeValue says why the profile cannot ship a `recipe` value (the
 	// engine refused launch.recipeSource=configMap for it); "" when it can.
 	NoRecipeValue string `json:"noRecipeValue,omitempty"`
+	// Defaults are the profile's own values of the scalar knobs.
+	Defaults KnobDefaults `json:"defaults"`
 }
 
 // Capacity is the training cluster's GPU capacity, as the engine's recipe
@@ -261,6 +272,11 @@ type RenderMeta struct {
 	// of the cluster ("" for none beyond Chart.yaml's kubeVersion), e.g.
 	// resource.k8s.io/v1 (DRA), served from Kubernetes 1.34 on.
 	KubeVersion string `json:"kubeVersion"`
+	// Unavailable names the knobs this render has no sentinel for, and
+	// why: the chart refuses such a value rather than ignore it.
+	Unavailable map[string]string `json:"unavailable"`
+	// Taken is what the pods a knob goes to already have (knobs.go).
+	Taken Taken `json:"taken"`
 }
 
 // apiMinKube maps an API version the engine emits to the first Kubernetes
@@ -302,6 +318,8 @@ type Values struct {
 	// Recipe is the text of the shipped recipe (the ConfigMap's data), ""
 	// for renders without a `recipe` value.
 	Recipe string
+	// Knobs are the per-run profile values.
+	Knobs Knobs
 	// infra are profile overrides of the chart variant (RecipeVariant).
 	infra []string
 }
@@ -312,8 +330,8 @@ var shellSafeRE = regexp.MustCompile(ShellSafePattern)
 // "nemo-rl-run.docs") in Go: the generator uses it to prove, on probe
 // values, that the engine's output is the sentinel output with strings
 // replaced; the parity tests prove the template does the same.
-func Substitute(data, token string, v Values, defaultImage string) string {
-	if token != "" {
+func Substitute(data string, rm *RenderMeta, d KnobDefaults, v Values) string {
+	if token := rm.OverridesToken; token != "" {
 		if len(v.Overrides) == 0 {
 			data = strings.Replace(data, token, "", 1)
 		} else {
@@ -329,9 +347,10 @@ func Substitute(data, token string, v Values, defaultImage string) string {
 	}
 	data = substitutePairs(data, sentinelLabel, "labels", v.Labels)
 	data = substitutePairs(data, sentinelAnnotation, "annotations", v.Annotations)
+	data = substituteKnobs(data, rm, d, v.Knobs)
 	image := v.Image
 	if image == "" {
-		image = defaultImage
+		image = rm.Image
 	}
 	data = strings.ReplaceAll(data, SentinelImage, image)
 	data = strings.ReplaceAll(data, SentinelName, v.Name)
@@ -411,8 +430,12 @@ func generate(idx *Index, readme []byte, env func(string) (string, bool), indexR
 	meta := &Meta{
 		Sentinels: Sentinels{User: SentinelUser, Namespace: SentinelNamespace, RunID: SentinelRunID, Name: SentinelName,
 			Image: SentinelImage, Label: sentinelLabel, Annotation: sentinelAnnotation,
-			Override: SentinelOverride, ShellSafe: ShellSafePattern, Recipe: SentinelRecipe},
+			Override: SentinelOverride, ShellSafe: ShellSafePattern, Recipe: SentinelRecipe, Knobs: knobSentinels,
+			Reserved: []string{SentinelUser, SentinelRunID, SentinelNamespace, SentinelName, SentinelImage, SentinelLabelKey, SentinelLabelValue,
+				SentinelAnnotationKey, SentinelAnnotationValue, SentinelOverride, SentinelRecipe, SentinelQueue, SentinelPriorityClass,
+				SentinelNodeKey, SentinelNodeValue, SentinelTolerationKey, SentinelEnvName, SentinelEnvValue}},
 		Profiles: map[string]*ProfileMeta{},
+		Secrets:  secrets.NameRules(),
 	}
 	for _, e := range idx.Profiles {
 		pm, err := g.profile(e)
@@ -496,9 +519,17 @@ func (g *gen) run(e Entry, mode runparams.Mode, v Values, env func(string) (stri
 	for k, val := range v.Labels {
 		labels[k] = val
 	}
+	infra := append([]string(nil), v.infra...)
+	if !v.Knobs.empty() {
+		in, err := g.baseInfra(e, v, env)
+		if err != nil {
+			return nil, "", err
+		}
+		infra = append(infra, KnobOverrides(in, v.Knobs)...)
+	}
 	res := pipeline.Render(g.loader, pipeline.Request{
 		Recipe: e.Recipe, Profile: e.Profile, Mode: mode,
-		User: v.User, Namespace: v.Namespace, RunID: v.RunID, Overrides: append(append([]string(nil), v.infra...), v.Overrides...),
+		User: v.User, Namespace: v.Namespace, RunID: v.RunID, Overrides: append(infra, v.Overrides...),
 		Name: v.Name, Image: v.Image, Labels: labels, Annotations: v.Annotations,
 		// The chart has no environment to read: render with none, and
 		// refuse profiles whose output depends on one (checked below).
@@ -509,7 +540,7 @@ func (g *gen) run(e Entry, mode runparams.Mode, v Values, env func(string) (stri
 		for _, d := range res.Diags.Sorted() {
 			msgs = append(msgs, d.String())
 		}
-		return nil, "", fmt.Errorf("%s render failed:\n  %s", mode, strings.Join(msgs, "\n  "))
+		return nil, "", fmt.Errorf("%s render failed: %s", mode, strings.Join(msgs, "; "))
 	}
 	data, err := EncodeDocs(res.Docs)
 	return res, data, err
@@ -585,20 +616,30 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 		MaxUserLength: map[string]int{}, Renders: map[string]*RenderMeta{},
 		EntrypointCluster: map[string]int64{}, RecipeCluster: map[string]int64{},
 	}
+	var rayjobKnobs *knobInfo
 	if g.indexDir != "" {
 		pm.Profile, pm.Recipe = e.InIndex.Profile, e.InIndex.Recipe
 	}
 	for _, mode := range Modes {
 		pm.Modes = append(pm.Modes, string(mode))
+		ki, err := g.knobs(e, mode)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", mode, err)
+		}
+		if mode == runparams.RayJob {
+			rayjobKnobs = ki
+			pm.Defaults = ki.defaults
+		}
 		var plainFile, plainData string
 		for _, withRunID := range []bool{false, true} {
 			key := string(mode)
 			sent := sentinelValues("")
+			sent.Knobs = sentinelKnobs().only(ki.avail)
 			if withRunID {
 				key += ".runid"
 				sent.RunID = SentinelRunID
 			}
-			rm, data, res, err := g.variant(e, mode, sent)
+			rm, data, res, err := g.variant(e, mode, sent, ki)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", key, err)
 			}
@@ -622,7 +663,7 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 			pm.Renders[key] = rm
 		}
 	}
-	if err := g.recipeVariants(e, pm); err != nil {
+	if err := g.recipeVariants(e, pm, rayjobKnobs); err != nil {
 		return nil, err
 	}
 	return pm, nil
@@ -632,7 +673,7 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 // mode under RecipeVariant, with and without a run id. A profile the engine
 // refuses that for (a head volume named like the recipe's, no entrypoint)
 // is recorded as unable to ship one, and the chart says so.
-func (g *gen) recipeVariants(e Entry, pm *ProfileMeta) error {
+func (g *gen) recipeVariants(e Entry, pm *ProfileMeta, ki *knobInfo) error {
 	try := sentinelValues("")
 	try.infra = []string{RecipeVariant}
 	if _, _, err := g.run(e, runparams.RayJob, try, g.env); err != nil {
@@ -646,7 +687,8 @@ func (g *gen) recipeVariants(e Entry, pm *ProfileMeta) error {
 		}
 		sent := sentinelValues(runID)
 		sent.infra = []string{RecipeVariant}
-		rm, data, _, err := g.variant(e, runparams.RayJob, sent)
+		sent.Knobs = sentinelKnobs().only(ki.avail)
+		rm, data, _, err := g.variant(e, runparams.RayJob, sent, ki)
 		if err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
@@ -687,7 +729,7 @@ func probeRecipe(e Entry) (file string, cleanup func(), err error) {
 }
 
 // variant renders one mode / run-id variant and proves it substitutable.
-func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, string, *pipeline.Result, error) {
+func (g *gen) variant(e Entry, mode runparams.Mode, sent Values, ki *knobInfo) (*RenderMeta, string, *pipeline.Result, error) {
 	withOv := sent
 	withOv.Overrides = []string{SentinelOverride}
 	res, data, err := g.run(e, mode, withOv, g.env)
@@ -710,7 +752,7 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 			return nil, "", nil, err
 		}
 	}
-	rm := &RenderMeta{Names: []NameRule{}, Warnings: []string{}}
+	rm := &RenderMeta{Names: []NameRule{}, Warnings: []string{}, Unavailable: ki.unavail}
 	switch strings.Count(data, SentinelOverride) {
 	case 0:
 		if data != plain {
@@ -750,12 +792,15 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 	}
 	full := probe
 	full.infra = sent.infra
+	full.Knobs = probeKnobs().only(ki.avail)
 	if sent.RunID == "" {
 		full.RunID = ""
 	}
 	bare := full
-	bare.Image, bare.Labels, bare.Annotations = "", nil, nil
-	for _, pv := range []Values{full, bare} {
+	bare.Image, bare.Labels, bare.Annotations, bare.Knobs = "", nil, nil, Knobs{}
+	other := bare
+	other.Knobs = knobProbe2().only(ki.avail)
+	for _, pv := range []Values{full, bare, other} {
 		pres, got, err := g.run(probeEntry, mode, pv, g.env)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("probe render: %w", err)
@@ -768,7 +813,7 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 		}
 		// Compared as the chart reads them (fromJsonArray): inserted label
 		// and annotation pairs are not in sorted place in the text.
-		if want := Substitute(data, rm.OverridesToken, pv, rm.Image); canonical(got) != canonical(want) {
+		if want := Substitute(data, rm, ki.defaults, pv); canonical(got) != canonical(want) {
 			return nil, "", nil, fmt.Errorf("the engine's output for %+v is not the sentinel output with those values substituted: a rule depends on more than their text, so the chart cannot carry it", pv)
 		}
 	}
@@ -805,7 +850,59 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values) (*RenderMeta, s
 		}
 		rm.Warnings = append(rm.Warnings, d.String())
 	}
+	rm.Taken = taken(res.Docs)
 	return rm, data, res, nil
+}
+
+// knobInfo is which knobs a profile's mode can take, why not the others,
+// and the profile's own values of them.
+type knobInfo struct {
+	avail    map[string]bool
+	unavail  map[string]string
+	defaults KnobDefaults
+}
+
+// knobs tries each knob's sentinel alone: a knob the engine refuses for
+// the profile, or that changes nothing in the mode, is unavailable, and
+// the chart refuses a value for it with the reason recorded here.
+func (g *gen) knobs(e Entry, mode runparams.Mode) (*knobInfo, error) {
+	base := sentinelValues("")
+	res, data, err := g.run(e, mode, base, g.env)
+	if err != nil {
+		return nil, err
+	}
+	in := res.Profile.Infra
+	ki := &knobInfo{avail: map[string]bool{}, unavail: map[string]string{}, defaults: knobDefaults(in)}
+	all := sentinelKnobs()
+	for _, n := range KnobNames {
+		try := base
+		try.Knobs = all.only(map[string]bool{n: true})
+		_, got, err := g.run(e, mode, try, g.env)
+		switch {
+		case n == KnobEnv && len(in.Env) > 0:
+			// The engine writes the profile's and the run's variables in one
+			// name order; a substitution could not interleave them.
+			ki.unavail[n] = "the profile sets env itself; add the variables there (or nrl-k8s render with infra.env)"
+		case err != nil:
+			ki.unavail[n] = err.Error()
+		case got == data:
+			ki.unavail[n] = unavailableWhy(n, mode, in)
+		default:
+			ki.avail[n] = true
+		}
+	}
+	return ki, nil
+}
+
+// baseInfra is the profile a run's knobs are added to: loaded as the
+// pipeline loads it for v, without the knobs.
+func (g *gen) baseInfra(e Entry, v Values, env func(string) (string, bool)) (*profile.Infra, error) {
+	infra, _ := pipeline.SplitOverrides(v.infra)
+	prof, ds := profile.Load(profile.Input{Loader: g.loader, File: e.Profile, Overrides: infra, User: v.User, Namespace: v.Namespace, Env: env})
+	if prof == nil || ds.HasErrors() {
+		return nil, fmt.Errorf("profile %s does not load: %v", e.Profile, ds)
+	}
+	return prof.Infra, nil
 }
 
 // pathInText matches file as a whole word of a message: not part of a

@@ -1,6 +1,7 @@
 package chartgen_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -79,6 +80,10 @@ type run struct {
 	labels    map[string]string
 	annos     map[string]string
 	noDeploy  bool // deployments=false
+	// knobs are per-run chart values (queue, env, ...); infra the
+	// nrl-k8s render infra overrides the test says they mean.
+	knobs map[string]any
+	infra []string
 }
 
 func (r run) releaseName() string {
@@ -113,6 +118,9 @@ func (r run) values(t testing.TB) map[string]any {
 	}
 	if r.noDeploy {
 		v["deployments"] = false
+	}
+	for k, val := range r.knobs {
+		v[k] = val
 	}
 	for key, m := range map[string]map[string]string{"labels": r.labels, "annotations": r.annos} {
 		if len(m) > 0 {
@@ -213,9 +221,9 @@ func engineRender(t *testing.T, r run) (out string, msg string, ok bool) {
 	for k, v := range r.labels {
 		labels[k] = v
 	}
-	rec, ovs := e.Recipe, r.overrides
+	rec, ovs := e.Recipe, append(append([]string(nil), r.infra...), r.overrides...)
 	if r.ships != "" {
-		rec, ovs = r.ships, append([]string{chartgen.RecipeVariant}, r.overrides...)
+		rec, ovs = r.ships, append([]string{chartgen.RecipeVariant}, ovs...)
 	}
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 		Recipe: rec, Profile: e.Profile, Mode: r.mode, User: r.user,
@@ -297,6 +305,14 @@ func cliArgs(t *testing.T, r run) []string {
 	}
 	if r.noDeploy {
 		args = append(args, "--set", "deployments=false")
+	}
+	if len(r.knobs) > 0 {
+		// JSON is YAML: a values file keeps types and dotted keys as they are.
+		b, err := json.Marshal(r.knobs)
+		require.NoError(t, err)
+		f := filepath.Join(t.TempDir(), "knobs.yaml")
+		require.NoError(t, os.WriteFile(f, b, 0o644))
+		args = append(args, "-f", f)
 	}
 	for _, k := range sortedKeys(r.labels) {
 		args = append(args, "--set-string", "labels."+strings.ReplaceAll(k, ".", `\.`)+"="+r.labels[k])

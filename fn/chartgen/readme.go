@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 )
 
 // The chart README's profile table is generated between these markers, so
@@ -22,16 +24,22 @@ func Readme(readme []byte, idx *Index, meta *Meta) ([]byte, error) {
 	}
 	var b strings.Builder
 	b.WriteString(readmeBegin + "\n")
-	b.WriteString("| `profile` | What it is | GPU nodes × GPUs | Longest `user` (rayjob / raycluster) | Profile / paired recipe |\n")
-	b.WriteString("|---|---|---|---|---|\n")
+	b.WriteString("| `profile` | What it is | GPU nodes × GPUs | Longest `user` (rayjob / raycluster) | `queue` (KAI) | Profile / paired recipe |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
 	for _, e := range idx.Profiles {
 		pm := meta.Profiles[e.Name]
 		gpus := make([]string, len(pm.Capacity.GPUsPerWorker))
 		for i, g := range pm.Capacity.GPUsPerWorker {
 			gpus[i] = fmt.Sprint(g)
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %d × %s | %d / %d | `%s` / `%s` |\n", e.Name, e.Description,
-			pm.Capacity.GPUNodes, strings.Join(gpus, ","), pm.MaxUserLength["rayjob"], pm.MaxUserLength["raycluster"], pm.Profile, pm.Recipe)
+		queue := "— (no `scheduler.queue`)"
+		if r := pm.Renders[string(runparams.RayJob)]; r != nil {
+			if _, no := r.Unavailable[KnobQueue]; !no {
+				queue = "`" + pm.Defaults.Queue + "`"
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %d × %s | %d / %d | %s | `%s` / `%s` |\n", e.Name, e.Description,
+			pm.Capacity.GPUNodes, strings.Join(gpus, ","), pm.MaxUserLength["rayjob"], pm.MaxUserLength["raycluster"], queue, pm.Profile, pm.Recipe)
 	}
 	out := append([]byte{}, readme[:start]...)
 	out = append(out, b.String()...)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/profile"
 )
 
 // schemaTemplate is values.schema.json; %[1]s is the profile enum, the rest
@@ -80,6 +82,65 @@ const schemaTemplate = `{
       "description": "Render the profile's deployments and their Services (shared by the user's runs; only one release may own them): false as nrl-k8s render --no-deployments.",
       "type": "boolean"
     },
+    "queue": {
+      "description": "KAI queue of the run (profiles with scheduler.kind kai): the kai.scheduler/queue label of every object and pod template, as infra.scheduler.queue; empty: the profile's.",
+      "type": "string",
+      "maxLength": 63,
+      "pattern": %[7]s
+    },
+    "priorityClassName": {
+      "description": "PriorityClass of every Ray pod of the run (heads and workers), as infra.scheduler.priorityClassName; empty: the profile's (none unless it sets one).",
+      "type": "string",
+      "maxLength": 253,
+      "pattern": %[8]s
+    },
+    "nodeSelector": {
+      "description": "Node labels added to every GPU worker's nodeSelector, as keys added to infra.placement.nodeSelector (heads and CPU groups are left alone); a key a GPU worker already selects with another value is refused.",
+      "type": "object",
+      "propertyNames": {"maxLength": 317, "pattern": %[5]s},
+      "additionalProperties": {"type": "string", "maxLength": 63, "pattern": %[6]s}
+    },
+    "tolerations": {
+      "description": "Tolerations appended to every GPU worker's, as entries appended to infra.placement.tolerations (operator defaults to Equal, effect to NoSchedule); one a GPU worker already has is refused.",
+      "type": "array",
+      "items": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["key"],
+        "properties": {
+          "key": {"type": "string", "maxLength": 317, "pattern": %[5]s},
+          "operator": {"type": "string", "enum": %[9]s},
+          "value": {"type": "string", "maxLength": 63, "pattern": %[6]s},
+          "effect": {"type": "string", "enum": %[10]s},
+          "tolerationSeconds": {"type": "integer"}
+        }
+      }
+    },
+    "env": {
+      "description": "Environment variables added to every container of the run's Ray pods (after their own, in name order), as infra.env: a mapping NAME: value, or a list of {name, value}. Names a Ray container already sets are refused, and so are literal values under credential-looking names (reference a Secret in a profile instead).",
+      "type": ["object", "array"],
+      "propertyNames": {"pattern": %[11]s},
+      "additionalProperties": {"type": "string"},
+      "items": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["name"],
+        "properties": {
+          "name": {"type": "string", "pattern": %[11]s},
+          "value": {"type": "string"}
+        }
+      }
+    },
+    "suspend": {
+      "description": "RayJob spec.suspend (rayjob mode), as infra.launch.rayjob.suspend: true creates the RayJob without its cluster until it is resumed; null: the profile's.",
+      "type": ["boolean", "null"]
+    },
+    "ttlSecondsAfterFinished": {
+      "description": "RayJob spec.ttlSecondsAfterFinished (rayjob mode), as infra.launch.rayjob.ttlSecondsAfterFinished: seconds KubeRay keeps the finished RayJob; 0 removes it at once; null: the profile's.",
+      "type": ["integer", "null"],
+      "minimum": 0,
+      "maximum": %[12]d
+    },
     "test": {
       "description": "helm test: a hook Pod running nrl-k8s status for the release, with a read-only Role (README, \"helm test\"). Off by default: helm template output carries the hook objects when on.",
       "type": "object",
@@ -109,6 +170,14 @@ const (
 	LabelValuePattern = `^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$`
 )
 
+// optionalSubdomain is a PriorityClass name (a DNS-1123 subdomain) or empty.
+var optionalSubdomain = "^(" + strings.TrimSuffix(strings.TrimPrefix(dns1123Sub, "^"), "$") + ")?$"
+
+func list(items []string) string {
+	b, _ := json.Marshal(items)
+	return strings.ReplaceAll(string(b), ",", ", ")
+}
+
 // Schema renders values.schema.json for the index's profiles.
 func Schema(idx *Index) ([]byte, error) {
 	names := []string{""}
@@ -125,7 +194,8 @@ func Schema(idx *Index) ([]byte, error) {
 	}
 	optionalName := "^(" + strings.TrimSuffix(strings.TrimPrefix(NamePattern, "^"), "$") + ")?$"
 	raw := fmt.Sprintf(schemaTemplate, strings.ReplaceAll(string(enum), ",", ", "), q(optionalName), q(OverridePattern),
-		q(ImagePattern), q(QualifiedNamePattern), q(LabelValuePattern))
+		q(ImagePattern), q(QualifiedNamePattern), q(LabelValuePattern), q(LabelValuePattern), q(optionalSubdomain),
+		list(profile.Operators), list(profile.Effects), q(profile.EnvNamePattern), MaxTTL)
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, []byte(raw), "", "  "); err != nil {
 		return nil, fmt.Errorf("values.schema.json: %w", err)

@@ -331,7 +331,7 @@ func secretEnv(ds *diag.List, f string, infra *profile.Infra) {
 	for _, m := range []struct {
 		field string
 		env   map[string]string
-	}{{"launch.env", infra.Launch.Env}, {"networking.extra_env", infra.Networking.ExtraEnv}} {
+	}{{"launch.env", infra.Launch.Env}, {"networking.extra_env", infra.Networking.ExtraEnv}, {"env", infra.Env}} {
 		for _, k := range tree.SortedKeys(m.env) {
 			if m.env[k] != "" && LooksSecret(k) {
 				ds.Errorf(f, m.field+"."+k, "%s", msg)

@@ -19,6 +19,8 @@ import (
 //     label with the profile's labels (every object and pod template, where
 //     KAI's pod grouper reads it);
 //   - placement.nodeSelector / tolerations: on every GPU worker;
+//   - scheduler.priorityClassName and env (ours): on every Ray pod (head
+//     and workers; the env in every container);
 //   - checkpoints (training) and hf_cache (every cluster): a volume mounted
 //     into every container of the head and workers.
 //
@@ -115,6 +117,35 @@ func applyPlacement(in *profile.Infra, field string, spec *corev1.PodSpec) error
 		}
 		if !dup {
 			spec.Tolerations = append(spec.Tolerations, t)
+		}
+	}
+	return nil
+}
+
+// applyRunPod puts scheduler.priorityClassName and env on a Ray pod: the
+// priority class on the pod, the variables after each container's own (in
+// name order).
+func applyRunPod(in *profile.Infra, field string, spec *corev1.PodSpec) error {
+	if pc := in.Scheduler.PriorityClassName; pc != nil {
+		switch spec.PriorityClassName {
+		case "", *pc:
+			spec.PriorityClassName = *pc
+		default:
+			return errAt(field+".priorityClassName", "is %q but scheduler.priorityClassName is %q; expected one priority class", spec.PriorityClassName, *pc)
+		}
+	}
+	if len(in.Env) == 0 {
+		return nil
+	}
+	for i := range spec.Containers {
+		c := &spec.Containers[i]
+		for _, e := range c.Env {
+			if _, ok := in.Env[e.Name]; ok {
+				return errAt(fmt.Sprintf("%s.containers[%d].env", field, i), "already sets %s; expected env.%s to add a variable, not to replace one (set it in one place)", e.Name, e.Name)
+			}
+		}
+		for _, k := range tree.SortedKeys(in.Env) {
+			c.Env = append(c.Env, corev1.EnvVar{Name: k, Value: in.Env[k]})
 		}
 	}
 	return nil

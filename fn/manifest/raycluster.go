@@ -31,6 +31,9 @@ func (b *builder) renderClusterSpec(id identity, role string, c *profile.Cluster
 	if err := applyVolumes(in, role, base+".headGroupSpec.template.spec", &spec.HeadGroupSpec.Template.Spec); err != nil {
 		return nil, err
 	}
+	if err := applyRunPod(in, base+".headGroupSpec.template.spec", &spec.HeadGroupSpec.Template.Spec); err != nil {
+		return nil, err
+	}
 	for i := range spec.WorkerGroupSpecs {
 		f := fmt.Sprintf("%s.workerGroupSpecs[%d].template", base, i)
 		t := &spec.WorkerGroupSpecs[i].Template
@@ -41,6 +44,9 @@ func (b *builder) renderClusterSpec(id identity, role string, c *profile.Cluster
 			return nil, err
 		}
 		if err := applyVolumes(in, role, f+".spec", &t.Spec); err != nil {
+			return nil, err
+		}
+		if err := applyRunPod(in, f+".spec", &t.Spec); err != nil {
 			return nil, err
 		}
 	}

@@ -2,7 +2,6 @@ package manifest
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
@@ -57,6 +56,7 @@ func (b *builder) newRayJob(id identity, name string, c *profile.Cluster, spec *
 			SubmissionMode:           rayv1.JobSubmissionMode(opts.SubmissionMode),
 			ShutdownAfterJobFinishes: opts.ShutdownAfterJobFinishes,
 			TTLSecondsAfterFinished:  int32(opts.TTLSecondsAfterFinished),
+			Suspend:                  opts.Suspend,
 			RayClusterSpec:           spec,
 		},
 	}
@@ -115,8 +115,6 @@ func (b *builder) newDaemonJob(id identity, role string, c *profile.Cluster) (*r
 	return job, nil
 }
 
-var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // newTrainingJob submits training to the long-lived training cluster. Env is
 // exported in front of the entrypoint (nrl-k8s's port-forward submitter does
 // the same: Ray refuses to merge runtime_env env_vars with the cluster's).
@@ -137,7 +135,7 @@ func (b *builder) newTrainingJob(c *profile.Cluster) (*rayv1.RayJob, error) {
 	}
 	var lines []string
 	for _, k := range tree.SortedKeys(env) {
-		if !envKeyRE.MatchString(k) {
+		if !profile.EnvNameRE.MatchString(k) {
 			return nil, errAt("launch.env."+k, "is not a shell variable name; expected [A-Za-z_][A-Za-z0-9_]*")
 		}
 		lines = append(lines, fmt.Sprintf("export %s=%s", k, hydra.ShellQuote(env[k])))

@@ -151,6 +151,19 @@ func TestEveryCheckReportsFileFieldAndExpectation(t *testing.T) {
 			finding{"error", "p.infra.yaml", "kuberay.training.segmentSize", "line 10: found 0; expected an integer greater than 0"}},
 		{"empty image", [][2]string{{"image: img:1", "image: ''"}}, goodRecipe, nil,
 			finding{"error", "p.infra.yaml", "image", "line 1: must not be empty; expected a container image reference"}},
+		{"priority class not a name", nil, goodRecipe, []string{"infra.scheduler.priorityClassName=High_Prio"},
+			finding{"error", "p.infra.yaml", "scheduler.priorityClassName", `set by override "infra.scheduler.priorityClassName=High_Prio": found "High_Prio"; expected a PriorityClass name (DNS-1123 subdomain): a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`}},
+		{"pod names another priority class", [][2]string{{"nodeSelector: {nodeGroup: cpu}", "nodeSelector: {nodeGroup: cpu}\n            priorityClassName: low"}}, goodRecipe, []string{"infra.scheduler.priorityClassName=high"},
+			finding{"error", "p.infra.yaml", "kuberay.training.spec.headGroupSpec.template.spec.priorityClassName", `line 16: is "low" but scheduler.priorityClassName is "high"; expected one priority class`}},
+		{"env name not a shell name", nil, goodRecipe, []string{"infra.env={NCCL-DEBUG: INFO}"},
+			finding{"error", "p.infra.yaml", "env.NCCL-DEBUG", `set by override "infra.env={NCCL-DEBUG: INFO}": is not a shell variable name; expected ^[A-Za-z_][A-Za-z0-9_]*$`}},
+		{"env a container sets", [][2]string{{"env: [{name: HF_TOKEN,", "env: [{name: NCCL_DEBUG, value: WARN}, {name: HF_TOKEN,"}}, goodRecipe, []string{"infra.env={NCCL_DEBUG: INFO}"},
+			finding{"error", "p.infra.yaml", "kuberay.training.spec.workerGroupSpecs[0].template.spec.containers[0].env", "line 28: already sets NCCL_DEBUG; expected env.NCCL_DEBUG to add a variable, not to replace one (set it in one place)"}},
+		{"inlined secret in env", nil, goodRecipe, []string{"infra.env={WANDB_API_KEY: abc}"},
+			finding{"error", "p.infra.yaml", "env.WANDB_API_KEY",
+				`set by override "infra.env={WANDB_API_KEY: abc}": holds a literal value under a credential-looking name; expected valueFrom.secretKeyRef (or envFrom.secretRef) so the secret is referenced, never embedded`}},
+		{"suspend without shutdown", nil, goodRecipe, []string{"infra.launch.rayjob.suspend=true", "infra.launch.rayjob.shutdownAfterJobFinishes=false", "infra.launch.rayjob.ttlSecondsAfterFinished=0"},
+			finding{"error", "p.infra.yaml", "output RayJob/alice-c", "KubeRay would reject it: spec.suspend needs spec.shutdownAfterJobFinishes: true"}},
 		{"override of a missing key", nil, goodRecipe, []string{"cluster.gpus=8"},
 			finding{"error", "r.yaml", "cluster.gpus", `override "cluster.gpus=8": key 'cluster.gpus' is not in the recipe; use +cluster.gpus=... to add it`}},
 	}
@@ -186,4 +199,42 @@ func TestProfileDefaultsAreNotSharedBetweenRuns(t *testing.T) {
 	}
 	require.Equal(t, "/elsewhere", mountPath(goodProfile+"workspace: {mountPath: /elsewhere}\n"))
 	require.Equal(t, "/mnt/nemo-rl", mountPath(goodProfile))
+}
+
+// The per-run keys: scheduler.priorityClassName and env on every Ray pod
+// (every container), launch.rayjob.suspend on the RayJob.
+func TestRunPodKeys(t *testing.T) {
+	src := source.Memory{"p.infra.yaml": []byte(goodProfile), "r.yaml": []byte(goodRecipe)}
+	res := pipeline.Render(recipe.NewLoader(src), pipeline.Request{
+		Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: runparams.RayJob, User: "alice",
+		Overrides: []string{"infra.scheduler.priorityClassName=research-high", "infra.env={NCCL_DEBUG: INFO, A_FIRST: '1'}", "infra.launch.rayjob.suspend=true"},
+	})
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+	var job map[string]any
+	for _, d := range res.Docs {
+		if d.Kind == "RayJob" {
+			job = d.Data
+		}
+	}
+	require.NotNil(t, job)
+	spec := job["spec"].(map[string]any)
+	require.Equal(t, true, spec["suspend"])
+	cs := spec["rayClusterSpec"].(map[string]any)
+	pods := []any{cs["headGroupSpec"].(map[string]any)["template"]}
+	for _, g := range cs["workerGroupSpecs"].([]any) {
+		pods = append(pods, g.(map[string]any)["template"])
+	}
+	require.Len(t, pods, 2, "segmentSize 2 with 2 replicas: one worker group")
+	for _, p := range pods {
+		ps := p.(map[string]any)["spec"].(map[string]any)
+		require.Equal(t, "research-high", ps["priorityClassName"])
+		for _, c := range ps["containers"].([]any) {
+			env := c.(map[string]any)["env"].([]any)
+			n := len(env)
+			require.GreaterOrEqual(t, n, 2)
+			// After the container's own, in name order.
+			require.Equal(t, map[string]any{"name": "A_FIRST", "value": "1"}, env[n-2])
+			require.Equal(t, map[string]any{"name": "NCCL_DEBUG", "value": "INFO"}, env[n-1])
+		}
+	}
 }

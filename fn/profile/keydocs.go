@@ -20,9 +20,10 @@ var keyDocs = map[string]keyDoc{
 	"serviceAccount":   {"When set, becomes serviceAccountName of every RayCluster and Deployment pod.", "nemo-rl"},
 	"podSecurity":      {"The Pod Security level the target namespace enforces (its pod-security.kubernetes.io/enforce label): privileged, baseline or restricted. check judges every pod the run makes, as KubeRay creates them, with the API server's own Pod Security code; a pod needing more is an error naming the field. Unset: no constraint, check reports the level the run needs and warns about what baseline refuses.", "baseline"},
 
-	"scheduler":       {"The scheduler. kind kai with a queue puts schedulerName: kai-scheduler on every Ray and Deployment pod that names no scheduler and the kai.scheduler/queue label on every object and pod template; kueue is warned as inert (use kuberay.<role>.labels); default changes nothing.", "{kind: kai, queue: team-a}"},
-	"scheduler.kind":  {"kai, kueue or default (case-sensitive); see scheduler. A pod naming another scheduler is an error under kai.", "kai"},
-	"scheduler.queue": {"KAI (or Kueue) queue; required when kind is kai or kueue. Under kai it is the kai.scheduler/queue label; a different label value already in the specs is an error.", "team-a"},
+	"scheduler":                   {"The scheduler. kind kai with a queue puts schedulerName: kai-scheduler on every Ray and Deployment pod that names no scheduler and the kai.scheduler/queue label on every object and pod template; kueue is warned as inert (use kuberay.<role>.labels); default changes nothing.", "{kind: kai, queue: team-a}"},
+	"scheduler.kind":              {"kai, kueue or default (case-sensitive); see scheduler. A pod naming another scheduler is an error under kai.", "kai"},
+	"scheduler.priorityClassName": {"spec.priorityClassName of every Ray pod of the run (heads and workers of every cluster; not deployments, which are shared, nor the dev pod): a DNS-1123 subdomain naming a PriorityClass. A pod that names another one is an error.", "research-high"},
+	"scheduler.queue":             {"KAI (or Kueue) queue; required when kind is kai or kueue. Under kai it is the kai.scheduler/queue label; a different label value already in the specs is an error.", "team-a"},
 
 	"placement":                                 {"Where GPU workers run: nodeSelector and tolerations are added to every worker group whose pods request nvidia.com/gpu, in every cluster (heads and CPU groups are left alone).", "{nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}"},
 	"placement.nodeSelector":                    {"Node labels added to every GPU worker's nodeSelector; a key the spec sets to another value is an error.", "{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}"},
@@ -88,6 +89,7 @@ var keyDocs = map[string]keyDoc{
 	"launch.rayjob":                          {"Fields of the rendered RayJob (nrl-k8s takes them from CLI flags).", "{ttlSecondsAfterFinished: 600}"},
 	"launch.rayjob.name":                     {"RayJob name; default the training cluster's name (--name wins).", "alice-grpo"},
 	"launch.rayjob.submissionMode":           {"RayJob spec.submissionMode. HTTPMode keeps the gang schedulable (K8sJobMode adds a submitter Job).", "HTTPMode"},
+	"launch.rayjob.suspend":                  {"RayJob spec.suspend: KubeRay creates nothing until it is set to false (needs shutdownAfterJobFinishes: true).", "true"},
 	"launch.rayjob.shutdownAfterJobFinishes": {"RayJob spec.shutdownAfterJobFinishes.", "true"},
 	"launch.rayjob.ttlSecondsAfterFinished":  {"RayJob spec.ttlSecondsAfterFinished (0 or more).", "600"},
 	"launch.rayjob.activeDeadlineSeconds":    {"RayJob spec.activeDeadlineSeconds, when set.", "86400"},
@@ -130,6 +132,7 @@ var keyDocs = map[string]keyDoc{
 	"deployments.<name>.healthCheckTimeoutS": {"Seconds to wait for the health check (runtime).", "600"},
 
 	"labels":      {"Labels of every object and pod, under each cluster's / deployment's own.", "{nrl-k8s/owner: \"${user:}\"}"},
+	"env":         {"Environment variables added to every container of the run's Ray pods (heads and workers of every cluster; not deployments nor the dev pod), after the containers' own, in name order. Names are shell variable names; a name a container already sets is an error; values that look like secrets are an error (use valueFrom.secretKeyRef in the spec). Unlike launch.env (exported before the training entrypoint in raycluster mode), every Ray process sees them.", "{NCCL_DEBUG: INFO}"},
 	"annotations": {"Annotations of every RayCluster, RayJob and Deployment (not pods).", "{team: rl}"},
 
 	"dra":                            {"Settings of the DRA objects rendered for the claims the worker pods name: compute-domain-channel → a ComputeDomain, roce-channel → a RoCE ResourceClaimTemplate (roce-<cluster>-<role>), infiniband-channel → an InfiniBand ResourceClaimTemplate (infiniband-<cluster>-<role>). A profile whose pods claim none renders no DRA object.", "{roce: {count: 8}}"},

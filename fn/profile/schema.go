@@ -40,6 +40,9 @@ type Infra struct {
 	Deployments map[string]*Deployment `json:"deployments"`
 	Labels      map[string]string      `json:"labels"`
 	Annotations map[string]string      `json:"annotations"`
+	// Ours: environment variables added to every container of the run's
+	// Ray pods (heads and workers of every cluster).
+	Env map[string]string `json:"env"`
 	// Ours: DRA device settings nrl-k8s hard-codes.
 	DRA DRA `json:"dra"`
 	// Ours: the CPU-only dev pod (`nrl-k8s dev connect`).
@@ -51,6 +54,8 @@ type Infra struct {
 type Scheduler struct {
 	Kind  string  `json:"kind"`
 	Queue *string `json:"queue"`
+	// Ours: spec.priorityClassName of every Ray pod of the run.
+	PriorityClassName *string `json:"priorityClassName"`
 }
 
 // Placement is inert in nrl-k8s; kept for schema compatibility.
@@ -147,6 +152,7 @@ type RayJobOptions struct {
 	ShutdownAfterJobFinishes bool    `json:"shutdownAfterJobFinishes"`
 	TTLSecondsAfterFinished  Int     `json:"ttlSecondsAfterFinished"`
 	ActiveDeadlineSeconds    *Int    `json:"activeDeadlineSeconds"`
+	Suspend                  bool    `json:"suspend"`
 }
 
 // Resources is inert in nrl-k8s.

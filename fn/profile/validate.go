@@ -2,10 +2,13 @@ package profile
 
 import (
 	"fmt"
+	"math"
+	"regexp"
 	"strings"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
@@ -47,6 +50,13 @@ var (
 	PodSecurityLevels = []string{"privileged", "baseline", "restricted"}
 )
 
+// EnvNamePattern is what an env name must match (env, launch.env): a
+// shell variable name, so it can also be exported in an entrypoint.
+const EnvNamePattern = `^[A-Za-z_][A-Za-z0-9_]*$`
+
+// EnvNameRE is EnvNamePattern compiled.
+var EnvNameRE = regexp.MustCompile(EnvNamePattern)
+
 func oneOf(ds *diag.List, file, field, got string, allowed []string) {
 	for _, a := range allowed {
 		if got == a {
@@ -72,6 +82,29 @@ func validate(file string, in *Infra) diag.List {
 	if (in.Scheduler.Kind == "kai" || in.Scheduler.Kind == "kueue") && (in.Scheduler.Queue == nil || *in.Scheduler.Queue == "") {
 		ds.Errorf(file, "scheduler.queue", "infra.scheduler.queue is required when scheduler.kind=%s", in.Scheduler.Kind)
 	}
+	if q := in.Scheduler.Queue; q != nil && *q != "" && in.Scheduler.Kind == "kai" {
+		for _, e := range validation.IsValidLabelValue(*q) {
+			ds.Errorf(file, "scheduler.queue", "found %q; expected a queue name usable as the label value of kai.scheduler/queue: %s", *q, e)
+		}
+	}
+	for _, k := range tree.SortedKeys(in.Placement.NodeSelector) {
+		for _, e := range validation.IsQualifiedName(k) {
+			ds.Errorf(file, "placement.nodeSelector."+k, "key %q: expected a node label key: %s", k, e)
+		}
+		for _, e := range validation.IsValidLabelValue(in.Placement.NodeSelector[k]) {
+			ds.Errorf(file, "placement.nodeSelector."+k, "found %q; expected a node label value: %s", in.Placement.NodeSelector[k], e)
+		}
+	}
+	if pc := in.Scheduler.PriorityClassName; pc != nil {
+		for _, e := range validation.IsDNS1123Subdomain(*pc) {
+			ds.Errorf(file, "scheduler.priorityClassName", "found %q; expected a PriorityClass name (DNS-1123 subdomain): %s", *pc, e)
+		}
+	}
+	for _, k := range tree.SortedKeys(in.Env) {
+		if !EnvNameRE.MatchString(k) {
+			ds.Errorf(file, "env."+k, "is not a shell variable name; expected %s", EnvNamePattern)
+		}
+	}
 	for i, t := range in.Placement.Tolerations {
 		f := fmt.Sprintf("placement.tolerations[%d]", i)
 		if t.Key == "" {
@@ -86,6 +119,13 @@ func validate(file string, in *Infra) diag.List {
 			in.Placement.Tolerations[i].Effect = "NoSchedule"
 		} else {
 			oneOf(&ds, file, f+".effect", t.Effect, Effects)
+		}
+		// The API server's own toleration rules (ValidateTolerations).
+		if t.Operator == "Exists" && t.Value != nil && *t.Value != "" {
+			ds.Errorf(file, f+".value", "is %q with operator Exists; expected no value (Exists matches any value of the key)", *t.Value)
+		}
+		if t.TolerationSeconds != nil && in.Placement.Tolerations[i].Effect != "NoExecute" {
+			ds.Errorf(file, f+".tolerationSeconds", "is set with effect %s; expected effect NoExecute (only a NoExecute taint evicts after a time)", in.Placement.Tolerations[i].Effect)
 		}
 	}
 	if in.Networking.NCCLNet != nil {
@@ -123,8 +163,8 @@ func validate(file string, in *Infra) diag.List {
 		ds.Errorf(file, "launch.codePath", "infra.launch.codePath is required when codeSource=%s", in.Launch.CodeSource)
 	}
 	oneOf(&ds, file, "launch.rayjob.submissionMode", in.Launch.RayJob.SubmissionMode, SubmissionModes)
-	if in.Launch.RayJob.TTLSecondsAfterFinished < 0 {
-		ds.Errorf(file, "launch.rayjob.ttlSecondsAfterFinished", "found %d; expected 0 or more seconds", in.Launch.RayJob.TTLSecondsAfterFinished)
+	if ttl := in.Launch.RayJob.TTLSecondsAfterFinished; ttl < 0 || ttl > math.MaxInt32 {
+		ds.Errorf(file, "launch.rayjob.ttlSecondsAfterFinished", "found %d; expected 0 to %d seconds", ttl, math.MaxInt32)
 	}
 	validateDRA(&ds, file, "dra", &in.DRA)
 	for _, rc := range in.Kuberay.ByRole() {

@@ -32,6 +32,39 @@ var credentialParts = map[string]bool{"PAT": true, "PASS": true, "PWD": true, "A
 // harmless are words that contain a credential word without being one.
 var harmless = []string{"TOKENIZER", "TOKENIZERS", "TOKENS"}
 
+// joinedWords are credentials spelt as two words ("api-key").
+var joinedWords = []string{"APIKEY", "PRIVATEKEY", "ACCESSKEY", "SECRETKEY"}
+
+// Rules are the lists Name and Value decide by, for the copy of them the
+// Helm chart's template carries (fn/chartgen writes them into the chart's
+// data; its tests hold the copy to Name and Value).
+type Rules struct {
+	Words    []string `json:"words"`
+	Parts    []string `json:"parts"`
+	Harmless []string `json:"harmless"`
+	Joined   []string `json:"joined"`
+	Shapes   []Shape  `json:"shapes"`
+}
+
+// Shape is a credential format: what it is and its RE2 pattern.
+type Shape struct {
+	Kind    string `json:"kind"`
+	Pattern string `json:"pattern"`
+}
+
+// NameRules returns the rules.
+func NameRules() Rules {
+	r := Rules{Words: credentialWords, Harmless: harmless, Joined: joinedWords}
+	for p := range credentialParts {
+		r.Parts = append(r.Parts, p)
+	}
+	sort.Strings(r.Parts)
+	for _, sh := range shapes {
+		r.Shapes = append(r.Shapes, Shape{Kind: sh.kind, Pattern: sh.re.String()})
+	}
+	return r
+}
+
 // Name reports whether name (an env var, a label or annotation key) names
 // a credential: GITHUB_PAT, WANDB_API_KEY, WANDB_KEY, DB_PASS, HF_AUTH,
 // HF_TOKEN, AWS_SECRET_ACCESS_KEY, ... A last word KEY counts (SSH_KEY,
@@ -55,7 +88,7 @@ func Name(name string) bool {
 	}
 	// Joined words: "api-key" is two words of one credential.
 	joined := strings.Join(words, "")
-	for _, c := range []string{"APIKEY", "PRIVATEKEY", "ACCESSKEY", "SECRETKEY"} {
+	for _, c := range joinedWords {
 		if strings.Contains(joined, c) {
 			return true
 		}

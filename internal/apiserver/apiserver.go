@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"sync"
 	"testing"
 	"time"
@@ -31,6 +30,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 // Version is the kube-apiserver hack/apiserver.sh builds (k8s.io/kubernetes
@@ -309,8 +310,8 @@ func readCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // crdDir is fn/schema/crds, found from this file so any test package can
 // start a server whatever its working directory.
 func crdDir() string {
-	_, file, _, _ := goruntime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "fn", "schema", "crds")
+	root, _ := testenv.Root() // an error shows as the folder's read error
+	return filepath.Join(root, "fn", "schema", "crds")
 }
 
 func toUnstructured(v any) (*unstructured.Unstructured, error) {

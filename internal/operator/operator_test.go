@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 // The CLI never links this package nor KubeRay's controllers (their init
@@ -23,8 +23,7 @@ func TestCLIDoesNotLinkTheOperator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
+	root := testenv.RepoRoot(t)
 	cmd := exec.Command("go", "list", "-deps", "./fn/cmd/nrl-k8s")
 	cmd.Dir = root
 	out, err := cmd.Output()

@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,12 +16,52 @@ import (
 // RepoRoot is the repository root (where go.mod lives).
 func RepoRoot(t testing.TB) string {
 	t.Helper()
-	return repoRoot()
+	if rootErr != nil {
+		t.Fatal(rootErr)
+	}
+	return root
 }
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+func repoRoot() string { return root }
+
+// Root is RepoRoot for code that has no testing.TB (a TestMain, a helper
+// package's setup).
+func Root() (string, error) { return root, rootErr }
+
+// root is found once, when the process starts: go test runs a test binary
+// in its package's folder, and a test may change the working directory
+// later (t.Chdir). It is not taken from runtime.Caller, whose file names
+// are module paths under -trimpath, the flag CI builds everything with so
+// that tests, vet, lint and the binaries share one compile (.ci/run).
+var root, rootErr = findRoot()
+
+const modulePath = "github.com/nemo-rl-krm/nemo-rl-krm"
+
+func findRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; {
+		if data, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && modfile(data) == modulePath {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("testenv: no go.mod of %s in %s or above it", modulePath, wd)
+		}
+		d = parent
+	}
+}
+
+// modfile is the module path a go.mod declares ("" if none).
+func modfile(data []byte) string {
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
 }
 
 // BuildCLI builds ./fn/cmd/nrl-k8s (static) into dir and returns its path.

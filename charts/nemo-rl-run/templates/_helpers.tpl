@@ -77,11 +77,12 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- end -}}
 {{- $_ := include "nemo-rl-run.recipeCheck" . -}}
+{{- $secretRules := $meta.secrets -}}
 {{- $data := .Files.Get $r.file -}}
 {{- range $field, $pairs := dict "labels" $labels "annotations" $annotations -}}
 {{- range $k := keys $pairs -}}
 {{- if contains (printf "%s:" (toJson $k)) $data -}}
-{{- fail (printf "nemo-rl-run: %s key %q is already set in the rendered objects (by the profile or the run identity); the chart adds keys, it does not replace them: use another key, or nrl-k8s render --%s" $field $k (trimSuffix "s" $field)) -}}
+{{- fail (printf "nemo-rl-run: %s key %q is already set in the rendered objects (by the profile or the run identity); the chart adds keys, it does not replace them: use another key, or nrl-k8s render --%s%s" $field $k (trimSuffix "s" $field) (ternary " (for the KAI queue: the queue value)" "" (eq $k "kai.scheduler/queue"))) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -102,12 +103,222 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- $data = include "nemo-rl-run.pairs" (dict "data" $data "sentinel" $s.label "field" "labels" "pairs" $labels) -}}
 {{- $data = include "nemo-rl-run.pairs" (dict "data" $data "sentinel" $s.annotation "field" "annotations" "pairs" $annotations) -}}
+{{- $data = include "nemo-rl-run.knobs" (dict "data" $data "v" $v "s" $s "p" $p "r" $r "mode" $mode "secrets" $secretRules) -}}
 {{- $data = $data | replace $s.image ($v.image | default $r.image) | replace $s.name .Release.Name | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
 {{- /* last, so that no other substitution reaches into the recipe text */ -}}
 {{- if $recipeText -}}
 {{- $data = replace (toJson $s.recipe) (toJson $recipeText) $data -}}
 {{- end -}}
 {{- $data -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.knobs: the per-run values for profile keys (chartgen/knobs.go:
+each means what an infra.* override of nrl-k8s render means, and the
+engine applied it to the rendered data's sentinels): checks them, then puts
+them, or the profile's own values, in place of the sentinels. A value the
+render has no sentinel for (the mode or the profile has nothing it applies
+to) is refused with the reason chart-data recorded; keys, variables and
+tolerations the rendered objects already carry are refused (the chart adds,
+it does not replace).
+*/}}
+{{- define "nemo-rl-run.knobs" -}}
+{{- $d := .data -}}
+{{- $v := .v -}}
+{{- $s := .s -}}
+{{- $k := $s.knobs -}}
+{{- $p := .p -}}
+{{- $r := .r -}}
+{{- $set := dict -}}
+{{- range $n := list "queue" "priorityClassName" "nodeSelector" "tolerations" "env" -}}
+{{- if get $v $n -}}
+{{- $_ := set $set $n true -}}
+{{- end -}}
+{{- end -}}
+{{- range $n := list "suspend" "ttlSecondsAfterFinished" -}}
+{{- if not (kindIs "invalid" (index $v $n)) -}}
+{{- $_ := set $set $n true -}}
+{{- end -}}
+{{- end -}}
+{{- range $n := keys $set | sortAlpha -}}
+{{- if hasKey $r.unavailable $n -}}
+{{- fail (printf "nemo-rl-run: %s: profile %s in %s mode cannot take this value: %s" $n $v.profile $.mode (index $r.unavailable $n)) -}}
+{{- end -}}
+{{- end -}}
+{{- /* text the chart's substitutions put in place must hold no sentinel */ -}}
+{{- $texts := dict "queue" ($v.queue | default "") "priorityClassName" ($v.priorityClassName | default "") -}}
+{{- range $key, $val := $v.nodeSelector | default dict -}}
+{{- $_ := set $texts (printf "nodeSelector key %q" $key) $key -}}
+{{- $_ := set $texts (printf "nodeSelector.%s" $key) (toString $val) -}}
+{{- end -}}
+{{- /* env: a list of {name, value} or a mapping; the engine's is a mapping, in name order */ -}}
+{{- $env := dict -}}
+{{- if kindIs "slice" $v.env -}}
+{{- range $i, $e := $v.env -}}
+{{- if hasKey $env $e.name -}}
+{{- fail (printf "nemo-rl-run: env[%d]: %s is listed twice; expected each variable once" $i $e.name) -}}
+{{- end -}}
+{{- $_ := set $env $e.name (toString ($e.value | default "")) -}}
+{{- end -}}
+{{- else -}}
+{{- range $name, $val := $v.env | default dict -}}
+{{- $_ := set $env $name (toString $val) -}}
+{{- end -}}
+{{- end -}}
+{{- range $name, $val := $env -}}
+{{- $_ := set $texts (printf "env name %s" $name) $name -}}
+{{- $_ := set $texts (printf "env.%s" $name) $val -}}
+{{- end -}}
+{{- range $i, $t := $v.tolerations -}}
+{{- $_ := set $texts (printf "tolerations[%d].key" $i) $t.key -}}
+{{- $_ := set $texts (printf "tolerations[%d].value" $i) ($t.value | default "") -}}
+{{- end -}}
+{{- range $name, $val := $texts -}}
+{{- range $x := $s.reserved -}}
+{{- if contains $x $val -}}
+{{- fail (printf "nemo-rl-run: %s %q: values containing %s are reserved (the chart's placeholders)" $name $val (join ", " $s.reserved)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if not (hasKey $r.unavailable "queue") -}}
+{{- $d = include "nemo-rl-run.field" (dict "data" $d "f" $k.fields.queue "value" (toJson ($v.queue | default $p.defaults.queue))) -}}
+{{- end -}}
+{{- if not (hasKey $r.unavailable "priorityClassName") -}}
+{{- $pc := $v.priorityClassName | default $p.defaults.priorityClassName -}}
+{{- $d = include "nemo-rl-run.field" (dict "data" $d "f" $k.fields.priorityClassName "value" (ternary (toJson $pc) "" (ne $pc ""))) -}}
+{{- end -}}
+{{- if not (hasKey $r.unavailable "nodeSelector") -}}
+{{- range $key := keys ($v.nodeSelector | default dict) | sortAlpha -}}
+{{- $had := index $r.taken.nodeSelector $key -}}
+{{- if and $had (or (gt (len $had) 1) (ne (first $had) (toString (index $v.nodeSelector $key)))) -}}
+{{- fail (printf "nemo-rl-run: nodeSelector key %q: the GPU workers already select %s (the profile's placement or pod specs); the chart adds node selector keys, it does not replace them: use another key, or nrl-k8s render with infra.placement.nodeSelector" $key (join ", " $had)) -}}
+{{- end -}}
+{{- end -}}
+{{- $d = include "nemo-rl-run.pairs" (dict "data" $d "sentinel" $k.nodeSelector "field" "nodeSelector" "pairs" ($v.nodeSelector | default dict)) -}}
+{{- end -}}
+{{- if not (hasKey $r.unavailable "tolerations") -}}
+{{- $elems := list -}}
+{{- range $i, $t := $v.tolerations -}}
+{{- $m := dict "key" $t.key "operator" ($t.operator | default "Equal") "effect" ($t.effect | default "NoSchedule") -}}
+{{- if $t.value -}}
+{{- $_ := set $m "value" $t.value -}}
+{{- end -}}
+{{- if not (kindIs "invalid" $t.tolerationSeconds) -}}
+{{- $_ := set $m "tolerationSeconds" (int64 $t.tolerationSeconds) -}}
+{{- end -}}
+{{- if and (eq $m.operator "Exists") (hasKey $m "value") -}}
+{{- fail (printf "nemo-rl-run: tolerations[%d].value %q with operator Exists: expected no value (Exists matches any value of the key)" $i $m.value) -}}
+{{- end -}}
+{{- if and (hasKey $m "tolerationSeconds") (ne $m.effect "NoExecute") -}}
+{{- fail (printf "nemo-rl-run: tolerations[%d].tolerationSeconds is set with effect %s; expected effect NoExecute (only a NoExecute taint evicts after a time)" $i $m.effect) -}}
+{{- end -}}
+{{- $j := toJson $m -}}
+{{- if has $j $elems -}}
+{{- fail (printf "nemo-rl-run: tolerations[%d] %s is listed twice; expected each toleration once" $i $j) -}}
+{{- end -}}
+{{- if has $j $r.taken.tolerations -}}
+{{- fail (printf "nemo-rl-run: tolerations[%d] %s: the GPU workers already carry it (the profile tolerates that taint); expected only tolerations the profile lacks" $i $j) -}}
+{{- end -}}
+{{- $elems = append $elems $j -}}
+{{- end -}}
+{{- $d = include "nemo-rl-run.elements" (dict "data" $d "sentinel" $k.toleration "field" "tolerations" "elems" $elems) -}}
+{{- end -}}
+{{- if not (hasKey $r.unavailable "env") -}}
+{{- $elems := list -}}
+{{- range $name := keys $env | sortAlpha -}}
+{{- $val := get $env $name -}}
+{{- $lit := trimAll "\"'" (trim $val) -}}
+{{- if and $lit (not (hasPrefix "$" $lit)) (include "nemo-rl-run.credentialName" (dict "name" $name "rules" $.secrets)) -}}
+{{- fail (printf "nemo-rl-run: env.%s holds a literal value under a credential-looking name; expected the credential from a Secret (valueFrom.secretKeyRef in a profile's spec: the env value carries plain text into the manifest)" $name) -}}
+{{- end -}}
+{{- range $sh := $.secrets.shapes -}}
+{{- if regexMatch $sh.pattern $val -}}
+{{- fail (printf "nemo-rl-run: env.%s holds %s; expected no credential in a value (reference a Secret from a profile's spec)" $name $sh.kind) -}}
+{{- end -}}
+{{- end -}}
+{{- if has $name $r.taken.env -}}
+{{- fail (printf "nemo-rl-run: env %s is already set in the run's containers (by the profile); the chart adds variables, it does not replace them: use another name, or a profile of your own" $name) -}}
+{{- end -}}
+{{- $elems = append $elems (ternary (toJson (dict "name" $name "value" $val)) (toJson (dict "name" $name)) (ne $val "")) -}}
+{{- end -}}
+{{- $d = include "nemo-rl-run.elements" (dict "data" $d "sentinel" $k.env "field" "env" "elems" $elems) -}}
+{{- end -}}
+{{- if not (hasKey $r.unavailable "suspend") -}}
+{{- $on := $p.defaults.suspend -}}
+{{- if not (kindIs "invalid" $v.suspend) -}}
+{{- $on = $v.suspend -}}
+{{- end -}}
+{{- $d = include "nemo-rl-run.field" (dict "data" $d "f" $k.fields.suspend "value" (ternary "true" "" $on)) -}}
+{{- end -}}
+{{- if not (hasKey $r.unavailable "ttlSecondsAfterFinished") -}}
+{{- $ttl := int64 $p.defaults.ttlSecondsAfterFinished -}}
+{{- if not (kindIs "invalid" $v.ttlSecondsAfterFinished) -}}
+{{- $ttl = int64 $v.ttlSecondsAfterFinished -}}
+{{- end -}}
+{{- $d = include "nemo-rl-run.field" (dict "data" $d "f" $k.fields.ttlSecondsAfterFinished "value" (ternary (toString $ttl) "" (ne $ttl (int64 0)))) -}}
+{{- end -}}
+{{- $d -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.credentialName: fn/secrets.Name (the rules come from Go, in
+files/profiles.json): "true" when the name is a credential's.
+*/}}
+{{- define "nemo-rl-run.credentialName" -}}
+{{- $r := .rules -}}
+{{- $words := list -}}
+{{- range $w := regexSplit "[^A-Z0-9]+" (upper .name) -1 -}}
+{{- if $w -}}
+{{- $words = append $words $w -}}
+{{- end -}}
+{{- end -}}
+{{- $hit := false -}}
+{{- range $i, $w := $words -}}
+{{- if or (has $w $r.parts) (and (eq $w "KEY") (eq $i (sub (len $words) 1))) -}}
+{{- $hit = true -}}
+{{- else if not (has $w $r.harmless) -}}
+{{- range $c := $r.words -}}
+{{- if contains $c $w -}}
+{{- $hit = true -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $joined := join "" $words -}}
+{{- range $c := $r.joined -}}
+{{- if contains $c $joined -}}
+{{- $hit = true -}}
+{{- end -}}
+{{- end -}}
+{{- if $hit -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.field: chartgen.substituteField: a scalar knob's value (JSON
+text) in place of its sentinel field; an empty value removes the field, as
+the engine omits an empty one.
+*/}}
+{{- define "nemo-rl-run.field" -}}
+{{- $tok := printf "%s:%s" (toJson .f.key) .f.value -}}
+{{- if .value -}}
+{{- replace $tok (printf "%s:%s" (toJson .f.key) .value) .data -}}
+{{- else -}}
+{{- .data | replace (printf "%s," $tok) "" | replace (printf ",%s" $tok) "" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.elements: chartgen.substituteElements: list elements (JSON
+texts) in place of the sentinel element; without any, the element goes,
+and a list it was alone in goes too, as the engine omits empty lists.
+*/}}
+{{- define "nemo-rl-run.elements" -}}
+{{- $sent := .sentinel -}}
+{{- if .elems -}}
+{{- replace $sent (join "," .elems) .data -}}
+{{- else -}}
+{{- .data | replace (printf "%q:[%s]," .field $sent) "" | replace (printf ",%q:[%s]" .field $sent) "" | replace (printf ",%s" $sent) "" | replace (printf "%s," $sent) "" -}}
 {{- end -}}
 {{- end -}}
 
