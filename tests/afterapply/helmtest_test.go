@@ -222,128 +222,53 @@ func exists(t *testing.T, env *operator.Env, o client.Object, ns, name string) b
 	return o.GetDeletionTimestamp() == nil
 }
 
-// installWithHook helm-installs the GB300 profile as release rel into ns
-// with the test hook on.
+// installWithHook helm-installs the generic 8-GPU profile as release rel
+// into ns with the test hook on. (Not a DRA profile: the chart checks the
+// cluster's version for resource.k8s.io/v1, and this tier's kube-apiserver,
+// built without version ldflags, reports one that is not semver.)
 func installWithHook(t *testing.T, helm, kc, ns, rel string) {
 	t.Helper()
 	chart := filepath.Join(testenv.RepoRoot(t), "charts", "nemo-rl-run")
 	out, err := helmEnv(t, helm, "install", rel, chart, "--kubeconfig", kc, "-n", ns,
-		"--set", "profile=gb300-qwen3-30b-math-4n-4gpu", "--set", "user=alice", "--set", "namespace="+ns, "--set", "test.enabled=true").CombinedOutput()
+		"--set", "profile=generic-single-node-8gpu", "--set", "user=alice", "--set", "namespace="+ns, "--set", "test.enabled=true").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "helm test "+rel+" -n "+ns+" --logs", "NOTES say how to run it")
 }
 
 // TestHelmTestHook: the chart's helm test hook (test.enabled) against the
-// real API server and KubeRay's reconcilers. helm install, then helm test:
-// Helm creates the hook's ServiceAccount, Role and RoleBinding and then its
-// Pod. envtest has no kubelet, so the test does what the Pod would: it runs
-// nrl-k8s status for the release with a token of the hook's
-// ServiceAccount (TokenRequest), where no request may be refused, and
-// completes the Pod with status's exit code. A running run: exit 0, helm
-// test passes and deletes the RBAC objects. A run Pod Security refuses:
-// exit 1, stuck with the cause (read from the Events), helm test fails and
-// leaves the objects; the ServiceAccount can write nothing and read no
-// Secret (SelfSubjectRulesReview, SubjectAccessReview). The rendered Pod is
-// admitted in a namespace enforcing Pod Security restricted.
+// real API server and KubeRay's reconcilers, with the Helm 3 and Helm 4
+// CLIs. helm install, then helm test: Helm creates the hook's
+// ServiceAccount, Role and RoleBinding and then its Pod. envtest has no
+// kubelet, so the test does what the Pod would: it runs nrl-k8s status for
+// the release with a token of the hook's ServiceAccount (TokenRequest),
+// where no request may be refused, and completes the Pod with status's exit
+// code. A running run: exit 0, helm test passes. A run Pod Security
+// refuses: exit 1, stuck with the cause (read from the Events), helm test
+// fails; the hook Pod itself is admitted there (restricted). Either way
+// Helm then deletes the RBAC objects (hook-succeeded: they succeeded) and
+// keeps the Pod. The ServiceAccount can write nothing and read no Secret
+// (SelfSubjectRulesReview, SubjectAccessReview), and a server dry-run
+// create admits the rendered Pod under restricted.
 func TestHelmTestHook(t *testing.T) {
 	env := operator.Shared(t)
 	kc := kubeconfig(t, env)
-	helm := testenv.Tool(t, "NRL_HELM3")
 	ctx := context.Background()
 	chart := filepath.Join(testenv.RepoRoot(t), "charts", "nemo-rl-run")
+	for _, tool := range []string{"NRL_HELM3", "NRL_HELM4"} {
+		helm := testenv.Tool(t, tool)
+		v := strings.ToLower(strings.TrimPrefix(tool, "NRL_"))
+		t.Run(tool, func(t *testing.T) {
+			t.Run("running: passes", func(t *testing.T) {
+				hookPasses(t, env, helm, kc, "status-hook-"+v, "hk-"+v)
+			})
+			t.Run("stuck: fails, and the ServiceAccount only reads", func(t *testing.T) {
+				hookFails(t, env, helm, kc, "status-hook-stuck-"+v, "hk-stuck-"+v)
+			})
+		})
+	}
 
-	t.Run("running: passes", func(t *testing.T) {
-		const ns, rel = "status-hook", "hk1"
-		require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
-		prerequisites(t, env, ns)
-		installWithHook(t, helm, kc, ns, rel)
-		require.False(t, exists(t, env, &corev1.ServiceAccount{}, ns, rel+"-status-test"), "hooks are not installed with the release")
-		// KubeRay creates the cluster and Pods; the test marks them Running
-		// and Ready, as a kubelet would.
-		r, _ := waitStatus(t, kc, ns, rel, func(r runstatus.Report) bool { return len(r.RayClusters) == 1 && len(r.Pods) == 5 })
-		cluster, err := env.WaitForCluster(ctx, ns, r.RayClusters[0].Name, 60*time.Second)
-		require.NoError(t, err)
-		require.NoError(t, env.MarkRunningReady(ctx, cluster.Pods()))
-		waitStatus(t, kc, ns, rel, func(r runstatus.Report) bool { return r.Verdict == runstatus.Running })
-
-		h := startHelmTest(t, env, helm, kc, ns, rel)
-		require.Equal(t, 0, h.code, h.stdout)
-		require.Contains(t, h.stdout, "running")
-		t.Logf("status as %s made %d requests:\n%s", h.hook, len(h.requested), strings.Join(h.requested, "\n"))
-		out, err := h.finish()
-		require.NoError(t, err, "helm test:\n%s", out)
-		assert.Contains(t, out, "Phase:          Succeeded")
-		for _, o := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}} {
-			assert.False(t, exists(t, env, o, ns, h.hook), "%T deleted after a passing helm test (hook-succeeded)", o)
-		}
-		assert.True(t, exists(t, env, &corev1.Pod{}, ns, h.hook), "the Pod stays until the next helm test")
-	})
-
-	t.Run("stuck: fails, and the ServiceAccount only reads", func(t *testing.T) {
-		const ns, rel = "status-hook-stuck", "hk2"
-		require.NoError(t, env.CreateNamespace(ctx, ns, "baseline"))
-		prerequisites(t, env, ns)
-		installWithHook(t, helm, kc, ns, rel)
-		waitStatus(t, kc, ns, rel, func(r runstatus.Report) bool { return r.Verdict == runstatus.Stuck })
-
-		h := startHelmTest(t, env, helm, kc, ns, rel)
-		require.Equal(t, 1, h.code, h.stdout)
-		require.Contains(t, h.stdout, "violates PodSecurity", "the cause, from the Events the Role may list")
-		out, err := h.finish()
-		require.Error(t, err, "helm test of a stuck run:\n%s", out)
-		for _, o := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}, &corev1.Pod{}} {
-			assert.True(t, exists(t, env, o, ns, h.hook), "%T stays after a failing helm test", o)
-		}
-
-		saClient, err := client.New(h.saCfg, client.Options{Scheme: env.Client.Scheme()})
-		require.NoError(t, err)
-		ssrr := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}
-		require.NoError(t, saClient.Create(ctx, ssrr))
-		require.False(t, ssrr.Status.Incomplete, "the server's authorizer lists rules (RBAC): %s", ssrr.Status.EvaluationError)
-		var granted []string
-		for _, rule := range ssrr.Status.ResourceRules {
-			for _, g := range rule.APIGroups {
-				for _, res := range rule.Resources {
-					for _, v := range rule.Verbs {
-						// Every user may ask what it may do (system:basic-user).
-						self := v == "create" && (g == "authorization.k8s.io" || g == "authentication.k8s.io") && strings.HasPrefix(res, "self")
-						if !self {
-							granted = append(granted, g+"/"+res+" "+v)
-						}
-						assert.True(t, self || v == "get" || v == "list", "the hook's ServiceAccount may %s %s/%s", v, g, res)
-					}
-					assert.NotEqual(t, "secrets", res, "no Secret")
-				}
-			}
-		}
-		sort.Strings(granted)
-		assert.Contains(t, granted, "ray.io/rayjobs list")
-		t.Logf("granted: %s", strings.Join(granted, ", "))
-		user := "system:serviceaccount:" + ns + ":" + h.hook
-		sar := func(verb, group, resource, sub string) bool {
-			t.Helper()
-			r := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user,
-				Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: group, Resource: resource, Subresource: sub}}}
-			require.NoError(t, env.Client.Create(ctx, r))
-			return r.Status.Allowed
-		}
-		assert.True(t, sar("list", "ray.io", "rayjobs", ""), "the review itself works")
-		for _, res := range [][2]string{{"ray.io", "rayjobs"}, {"ray.io", "rayclusters"}, {"", "pods"}, {"", "configmaps"}, {"", "services"},
-			{"apps", "deployments"}, {"", "serviceaccounts"}, {"rbac.authorization.k8s.io", "roles"}, {"rbac.authorization.k8s.io", "rolebindings"}} {
-			for _, verb := range []string{"create", "update", "patch", "delete", "deletecollection"} {
-				assert.False(t, sar(verb, res[0], res[1], ""), "%s %s/%s", verb, res[0], res[1])
-			}
-		}
-		for _, verb := range []string{"get", "list", "watch"} {
-			assert.False(t, sar(verb, "", "secrets", ""), "%s secrets", verb)
-		}
-		assert.False(t, sar("create", "", "pods", "exec"), "pods/exec")
-		assert.False(t, sar("get", "", "pods", "log"), "pods/log")
-		assert.False(t, sar("create", "", "serviceaccounts", "token"), "serviceaccounts/token")
-	})
-
-	t.Run("Pod Security restricted admits the hook Pod", func(t *testing.T) {
+	t.Run("Pod Security restricted admits the rendered hook Pod", func(t *testing.T) {
+		helm := testenv.Tool(t, "NRL_HELM3")
 		const rns, rel = "status-hook-restricted", "hk3"
 		require.NoError(t, env.CreateNamespace(ctx, rns, "restricted"))
 		require.NoError(t, env.CreateServiceAccount(ctx, rns, rel+"-status-test"))
@@ -361,4 +286,102 @@ func TestHelmTestHook(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `violates PodSecurity "restricted`)
 	})
+}
+
+// hookPasses: a running run; helm test passes.
+func hookPasses(t *testing.T, env *operator.Env, helm, kc, ns, rel string) {
+	ctx := context.Background()
+	require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
+	installWithHook(t, helm, kc, ns, rel)
+	require.False(t, exists(t, env, &corev1.ServiceAccount{}, ns, rel+"-status-test"), "hooks are not installed with the release")
+	// KubeRay creates the cluster and Pods; the test marks them Running
+	// and Ready, as a kubelet would.
+	r, _ := waitStatus(t, kc, ns, rel, func(r runstatus.Report) bool { return len(r.RayClusters) == 1 && len(r.Pods) == 2 })
+	cluster, err := env.WaitForCluster(ctx, ns, r.RayClusters[0].Name, 60*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, env.MarkRunningReady(ctx, cluster.Pods()))
+	waitStatus(t, kc, ns, rel, func(r runstatus.Report) bool { return r.Verdict == runstatus.Running })
+
+	h := startHelmTest(t, env, helm, kc, ns, rel)
+	require.Equal(t, 0, h.code, h.stdout)
+	require.Contains(t, h.stdout, "running")
+	t.Logf("status as %s made %d requests:\n%s", h.hook, len(h.requested), strings.Join(h.requested, "\n"))
+	out, err := h.finish()
+	require.NoError(t, err, "helm test:\n%s", out)
+	assert.Regexp(t, `Phase:\s+Succeeded`, out)
+	h.requireCleanedUp()
+}
+
+// requireCleanedUp: after helm test, the RBAC objects are gone (their
+// hook-succeeded policy) and the Pod stays (before-hook-creation).
+func (h *hookRun) requireCleanedUp() {
+	for _, o := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}} {
+		assert.False(h.t, exists(h.t, h.env, o, h.ns, h.hook), "%T deleted after helm test (hook-succeeded)", o)
+	}
+	assert.True(h.t, exists(h.t, h.env, &corev1.Pod{}, h.ns, h.hook), "the Pod stays until the next helm test")
+}
+
+// hookFails: in a namespace enforcing restricted, Pod Security refuses the
+// run's Ray pods and admits the hook's; status says stuck, helm test fails.
+func hookFails(t *testing.T, env *operator.Env, helm, kc, ns, rel string) {
+	ctx := context.Background()
+	require.NoError(t, env.CreateNamespace(ctx, ns, "restricted"))
+	installWithHook(t, helm, kc, ns, rel)
+	waitStatus(t, kc, ns, rel, func(r runstatus.Report) bool { return r.Verdict == runstatus.Stuck })
+
+	h := startHelmTest(t, env, helm, kc, ns, rel)
+	require.Equal(t, 1, h.code, h.stdout)
+	require.Contains(t, h.stdout, "violates PodSecurity", "the cause, from the Events the Role may list")
+
+	saClient, err := client.New(h.saCfg, client.Options{Scheme: env.Client.Scheme()})
+	require.NoError(t, err)
+	ssrr := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}
+	require.NoError(t, saClient.Create(ctx, ssrr))
+	require.False(t, ssrr.Status.Incomplete, "the server's authorizer lists rules (RBAC): %s", ssrr.Status.EvaluationError)
+	var granted []string
+	for _, rule := range ssrr.Status.ResourceRules {
+		for _, g := range rule.APIGroups {
+			for _, res := range rule.Resources {
+				for _, v := range rule.Verbs {
+					// Every user may ask what it may do (system:basic-user).
+					self := v == "create" && (g == "authorization.k8s.io" || g == "authentication.k8s.io") && strings.HasPrefix(res, "self")
+					if !self {
+						granted = append(granted, g+"/"+res+" "+v)
+					}
+					assert.True(t, self || v == "get" || v == "list", "the hook's ServiceAccount may %s %s/%s", v, g, res)
+				}
+				assert.NotEqual(t, "secrets", res, "no Secret")
+			}
+		}
+	}
+	sort.Strings(granted)
+	assert.Contains(t, granted, "ray.io/rayjobs list")
+	t.Logf("granted: %s", strings.Join(granted, ", "))
+	user := "system:serviceaccount:" + ns + ":" + h.hook
+	sar := func(verb, group, resource, sub string) bool {
+		t.Helper()
+		r := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user,
+			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: group, Resource: resource, Subresource: sub}}}
+		require.NoError(t, env.Client.Create(ctx, r))
+		return r.Status.Allowed
+	}
+	assert.True(t, sar("list", "ray.io", "rayjobs", ""), "the review itself works")
+	for _, res := range [][2]string{{"ray.io", "rayjobs"}, {"ray.io", "rayclusters"}, {"", "pods"}, {"", "configmaps"}, {"", "services"},
+		{"apps", "deployments"}, {"", "serviceaccounts"}, {"rbac.authorization.k8s.io", "roles"}, {"rbac.authorization.k8s.io", "rolebindings"}} {
+		for _, verb := range []string{"create", "update", "patch", "delete", "deletecollection"} {
+			assert.False(t, sar(verb, res[0], res[1], ""), "%s %s/%s", verb, res[0], res[1])
+		}
+	}
+	for _, verb := range []string{"get", "list", "watch"} {
+		assert.False(t, sar(verb, "", "secrets", ""), "%s secrets", verb)
+	}
+	assert.False(t, sar("create", "", "pods", "exec"), "pods/exec")
+	assert.False(t, sar("get", "", "pods", "log"), "pods/log")
+	assert.False(t, sar("create", "", "serviceaccounts", "token"), "serviceaccounts/token")
+
+	out, err := h.finish()
+	require.Error(t, err, "helm test of a stuck run:\n%s", out)
+	assert.Regexp(t, `Phase:\s+Failed`, out)
+	h.requireCleanedUp()
 }
