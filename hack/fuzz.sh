@@ -38,7 +38,9 @@ failed=0
 while read -r pkg target; do
   echo "== $target ($pkg, $bound)"
   before=$(corpus "$pkg" "$target")
+  s=$SECONDS
   if fuzz "$pkg" "$target"; then
+    echo "   $target: $((SECONDS - s)) s"
     continue
   fi
   if [ "$(corpus "$pkg" "$target")" = "$before" ]; then

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/secrets"
 )
 
 // knobCase is one per-run value: the chart values, the nrl-k8s render
@@ -271,5 +272,40 @@ func TestKnobsRealHelm(t *testing.T) {
 				assert.Contains(t, errOut, tc.want)
 			}
 		})
+	}
+}
+
+// TestCredentialRulesCopy: the chart's copy of fn/secrets' Name and Value
+// (its rules come from Go through files/profiles.json) refuses exactly
+// what they flag, for the env value.
+func TestCredentialRulesCopy(t *testing.T) {
+	c := loadChart(t)
+	render := func(name, value string) error {
+		vals := map[string]any{"profile": "generic-single-node-8gpu", "user": "alice", "env": map[string]any{name: value}}
+		_, _, err := helmTemplate(c, vals, "default")
+		return err
+	}
+	for _, name := range []string{"HF_TOKEN", "WANDB_API_KEY", "wandb_api_key", "GITHUB_PAT", "DB_PASS", "DB_PASSWORD", "HF_AUTH", "SSH_KEY", "NGC_KEY",
+		"AWS_SECRET_ACCESS_KEY", "MY_APIKEY", "PRIVATE_KEY_X", "TOKENIZER_PATH", "KEY_PATH", "PATH", "PASSTHROUGH", "NUM_TOKENS", "HFTOKEN", "CREDS_FILE", "X"} {
+		err := render(name, "literal-1")
+		if secrets.Name(name) {
+			require.Error(t, err, name)
+			assert.Contains(t, err.Error(), "env."+name+" holds a literal value under a credential-looking name", name)
+			// A reference is not a literal: it is expanded in the pod.
+			assert.NoError(t, render(name, "$(OTHER)"), name)
+		} else {
+			assert.NoError(t, err, name)
+		}
+	}
+	for _, v := range []string{"AKIAABCDEFGHIJKLMNOP", "ghp_abcdefghijklmnopqrstuvwxyz", "hf_abcdefghijklmnopqrstuvwxyz", "nvapi-abcdefghijklmnopqrstuvwxyz",
+		"sk-abcdefghijklmnopqrstuvwxyz", "xoxb-1234567890-abc", "-----BEGIN RSA PRIVATE KEY-----", "https://user:pw@host/x", "https://user:$(PW)@host/x",
+		"plain", "hf_short", "https://host/x"} {
+		err := render("NOTE", v)
+		if kind, ok := secrets.Value(v); ok {
+			require.Error(t, err, v)
+			assert.Contains(t, err.Error(), "env.NOTE holds "+kind, v)
+		} else {
+			assert.NoError(t, err, v)
+		}
 	}
 }

@@ -65,7 +65,7 @@ func ExecuteWith(rw *kio.ByteReadWriter, log io.Writer, opts Options) error {
 	if err := writeSpliced(rw, out.items, out.docs); err != nil {
 		return err
 	}
-	if out.results.ExitCode() != 0 {
+	if out.results.ExitCode() != 0 || (opts.FailOnWarning && hasWarning(out.results)) {
 		return out.results
 	}
 	if log != nil {
@@ -74,6 +74,15 @@ func ExecuteWith(rw *kio.ByteReadWriter, log io.Writer, opts Options) error {
 		}
 	}
 	return nil
+}
+
+func hasWarning(results framework.Results) bool {
+	for _, r := range results {
+		if r.Severity == framework.Warning {
+			return true
+		}
+	}
+	return false
 }
 
 // resultsNode is ResourceList.results as framework.Execute encodes them.

@@ -24,6 +24,10 @@ type Options struct {
 	Files source.Source
 	// Runs are further NemoRLRuns, rendered as if they were items.
 	Runs []*yaml.RNode
+	// FailOnWarning makes a warning fail the render like an error: for a
+	// caller whose diagnostics nobody sees unless it fails (kustomize shows
+	// an exec plugin's stderr only then).
+	FailOnWarning bool
 }
 
 // Generator builds the Options of `nrl-k8s fn --files ROOT --runs FILE...`:
@@ -32,27 +36,33 @@ type Options struct {
 // same confinement. Relative paths are relative to the working directory,
 // which kustomize sets to the kustomization's directory.
 func Generator(root string, runFiles []string) (Options, error) {
+	return GeneratorNamed(root, runFiles, "--files", func(int) string { return "--runs" })
+}
+
+// GeneratorNamed is Generator with the names its errors give the root and
+// each run file (flags for the CLI, config fields for the kustomize plugin).
+func GeneratorNamed(root string, runFiles []string, rootName string, runName func(i int) string) (Options, error) {
 	disk, err := source.Confine(root)
 	if err != nil {
-		return Options{}, fmt.Errorf("--files: %w", err)
+		return Options{}, fmt.Errorf("%s: %w", rootName, err)
 	}
 	opts := Options{Files: under{root: disk.Root(), disk: disk}}
-	for _, f := range runFiles {
+	for i, f := range runFiles {
 		abs, err := filepath.Abs(f)
 		if err != nil {
 			return Options{}, err
 		}
 		data, err := disk.ReadFile(filepath.ToSlash(abs))
 		if err != nil {
-			return Options{}, fmt.Errorf("--runs %s: %w", f, err)
+			return Options{}, fmt.Errorf("%s %s: %w", runName(i), f, err)
 		}
 		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
 		if err != nil {
-			return Options{}, fmt.Errorf("--runs %s: %w", f, err)
+			return Options{}, fmt.Errorf("%s %s: %w", runName(i), f, err)
 		}
 		for _, n := range nodes {
 			if !isRun(n) {
-				return Options{}, fmt.Errorf("--runs %s: a %s %s; expected only %s documents", f, n.GetKind(), n.GetName(), "NemoRLRun")
+				return Options{}, fmt.Errorf("%s %s: a %s %s; expected only %s documents", runName(i), f, n.GetKind(), n.GetName(), "NemoRLRun")
 			}
 			// Results name the file the run came from.
 			if err := n.PipeE(yaml.SetAnnotation(runFileAnnotation, filepath.ToSlash(f))); err != nil {

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
@@ -228,7 +230,7 @@ func BenchmarkKustomizeNoopFunction(b *testing.B) {
 // function can make a build of that many objects faster.
 func BenchmarkKustomizeStatic(b *testing.B) {
 	one := renderOnce(b, request(b, examples[0], "rayjob"))
-	for _, n := range []int{1, 10, 100, 1000} {
+	for _, n := range []int{1, 10, 100, 300, 1000} {
 		dir := b.TempDir()
 		var all bytes.Buffer
 		for i := 0; i < n; i++ {
@@ -241,11 +243,13 @@ func BenchmarkKustomizeStatic(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := startCPU()
 			for b.Loop() {
 				if got := bytes.Count(krustyBuild(b, dir), []byte("\nkind: RayJob\n")); got != n {
 					b.Fatalf("%d RayJobs; expected %d", got, n)
 				}
 			}
+			cpu.report(b)
 		})
 	}
 }
@@ -254,6 +258,12 @@ func BenchmarkKustomizeStatic(b *testing.B) {
 // with the function under generators: (docs/krm.md, "Generator mode"): the
 // inputs are files on disk below the kustomization, the runs one file.
 func generatorKustomization(b *testing.B, n int, fnPath string) string {
+	return generatorKustomizationFiles(b, n, 1, fnPath)
+}
+
+// generatorKustomizationFiles is generatorKustomization with the runs
+// split into files runs-<i>.yaml, one generator each (gen-<i>.yaml).
+func generatorKustomizationFiles(b *testing.B, n, files int, fnPath string) string {
 	root := testenv.RepoRoot(b)
 	dir := b.TempDir()
 	for d, names := range qwenInputs {
@@ -270,17 +280,27 @@ func generatorKustomization(b *testing.B, n int, fnPath string) string {
 			}
 		}
 	}
-	var runs strings.Builder
-	for i := 0; i < n; i++ {
-		runs.WriteString("---\n" + runYAML(fmt.Sprintf("run-%d", i)))
-	}
-	gen := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nrl-k8s\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n" +
-		"    config.kubernetes.io/function: |\n      exec:\n        path: " + fnPath + "\n        args: [fn, --files, ., --runs, runs.yaml]\n"
-	for name, data := range map[string]string{"kustomization.yaml": "generators: [gen.yaml]\n", "runs.yaml": runs.String(), "gen.yaml": gen} {
+	write := func(name, data string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}
+	var gens []string
+	for f := 0; f < files; f++ {
+		var runs strings.Builder
+		for i := f * n / files; i < (f+1)*n/files; i++ {
+			runs.WriteString("---\n" + runYAML(fmt.Sprintf("run-%d", i)))
+		}
+		runsFile, genFile := "runs.yaml", "gen.yaml"
+		if files > 1 {
+			runsFile, genFile = fmt.Sprintf("runs-%d.yaml", f), fmt.Sprintf("gen-%d.yaml", f)
+		}
+		write(runsFile, runs.String())
+		write(genFile, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nrl-k8s-%d\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n"+
+			"    config.kubernetes.io/function: |\n      exec:\n        path: %s\n        args: [fn, --files, ., --runs, %s]\n", f, fnPath, runsFile))
+		gens = append(gens, genFile)
+	}
+	write("kustomization.yaml", "generators: ["+strings.Join(gens, ", ")+"]\n")
 	return dir
 }
 
@@ -292,15 +312,79 @@ func generatorKustomization(b *testing.B, n int, fnPath string) string {
 // object by object (UpdateResMapValues, docs/performance.md).
 func BenchmarkKustomizeGenerator(b *testing.B) {
 	bin := nrlK8s(b)
-	for _, n := range []int{1, 100, 1000} {
+	for _, c := range []struct{ runs, files int }{{1, 1}, {100, 1}, {300, 1}, {300, 3}, {1000, 1}, {1000, 10}} {
+		dir := generatorKustomizationFiles(b, c.runs, c.files, bin)
+		name := fmt.Sprintf("runs=%d", c.runs)
+		if c.files > 1 {
+			name += fmt.Sprintf("/files=%d", c.files)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := startCPU()
+			for b.Loop() {
+				if got := bytes.Count(krustyBuild(b, dir), []byte("\nkind: RayJob\n")); got != c.runs {
+					b.Fatalf("%d RayJobs; expected %d", got, c.runs)
+				}
+			}
+			cpu.report(b)
+		})
+	}
+}
+
+// BenchmarkKustomizePlugin is generator mode as a kustomize exec plugin
+// (nrl-k8s linked as NemoRLRunGenerator, docs/krm.md): kustomize parses the
+// plugin's output once, as it parses BenchmarkKustomizeStatic's file, where
+// a KRM function's output is parsed, re-encoded and parsed again.
+func BenchmarkKustomizePlugin(b *testing.B) {
+	bin := nrlK8s(b)
+	home := b.TempDir()
+	link := filepath.Join(home, "nemo-rl.nvidia.com", "v1alpha1", "nemorlrungenerator", "NemoRLRunGenerator")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Symlink(bin, link); err != nil {
+		b.Fatal(err)
+	}
+	// kustomize's plugin loader reads the home from the environment only.
+	b.Setenv("KUSTOMIZE_PLUGIN_HOME", home)
+	for _, n := range []int{1, 100, 300, 1000} {
 		dir := generatorKustomization(b, n, bin)
+		gen := "apiVersion: nemo-rl.nvidia.com/v1alpha1\nkind: NemoRLRunGenerator\nmetadata:\n  name: runs\nfiles: .\nruns: [runs.yaml]\nwarnings: ignore\n"
+		if err := os.WriteFile(filepath.Join(dir, "gen.yaml"), []byte(gen), 0o644); err != nil {
+			b.Fatal(err)
+		}
 		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := startCPU()
 			for b.Loop() {
 				if got := bytes.Count(krustyBuild(b, dir), []byte("\nkind: RayJob\n")); got != n {
 					b.Fatalf("%d RayJobs; expected %d", got, n)
 				}
 			}
+			cpu.report(b)
 		})
 	}
+}
+
+// cpuClock is the CPU time of this process and its waited-for children
+// (the exec function), which a loaded machine changes far less than the
+// wall time: reported as cpu-s/op beside ns/op.
+type cpuClock struct{ self, children time.Duration }
+
+func cpuNow() cpuClock {
+	var self, children syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	d := func(r syscall.Rusage) time.Duration {
+		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+	}
+	return cpuClock{d(self), d(children)}
+}
+
+func startCPU() cpuClock { return cpuNow() }
+
+func (c cpuClock) report(b *testing.B) {
+	now := cpuNow()
+	used := (now.self - c.self) + (now.children - c.children)
+	b.ReportMetric(used.Seconds()/float64(b.N), "cpu-s/op")
 }

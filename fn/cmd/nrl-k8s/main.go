@@ -30,5 +30,10 @@ func main() {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(memoryLimit)
 	}
+	// Under the name of the kustomize plugin (a link in kustomize's plugin
+	// home, made by `nrl-k8s kustomize-plugin`), the process is the plugin.
+	if cli.IsKustomizePlugin(os.Args[0]) {
+		os.Exit(cli.KustomizePlugin(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -1,0 +1,74 @@
+package krm_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// kustomizePluginBuild is `kustomize build --enable-alpha-plugins` (no
+// --enable-exec: a plugin is not a KRM function) with the plugin home.
+func kustomizePluginBuild(t *testing.T, home, dir string) ([]byte, string, error) {
+	t.Helper()
+	kustomize := os.Getenv("NRL_KUSTOMIZE")
+	if kustomize == "" {
+		t.Skip("NRL_KUSTOMIZE not set")
+	}
+	cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--load-restrictor", "LoadRestrictionsNone", dir)
+	cmd.Env = append(os.Environ(), "KUSTOMIZE_PLUGIN_HOME="+home)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	return out, stderr.String(), err
+}
+
+// TestKustomizeCLIPlugin: generator mode as a kustomize exec plugin
+// (examples/kustomize-plugin, `nrl-k8s kustomize-plugin`) builds the same
+// bytes as the KRM-function generator of the same runs
+// (examples/kustomize-generator), and its config and warnings are strict.
+func TestKustomizeCLIPlugin(t *testing.T) {
+	dir := exampleTree(t, "kustomize-plugin")
+	root := filepath.Dir(filepath.Dir(dir))
+	copyDir(t, filepath.Join(repoRoot, "examples", "kustomize-generator"), filepath.Join(root, "examples", "kustomize-generator"))
+	home := filepath.Join(t.TempDir(), "plugins")
+	install := exec.Command(filepath.Join(root, "bin", "nrl-k8s"), "kustomize-plugin", "--plugin-home", home)
+	out, err := install.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	link := filepath.Join(home, "nemo-rl.nvidia.com", "v1alpha1", "nemorlrungenerator", "NemoRLRunGenerator")
+	require.Equal(t, link+"\n", string(out), "prints where kustomize will find it")
+	target, err := os.Readlink(link)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(root, "bin", "nrl-k8s"), target)
+
+	got, stderr, err := kustomizePluginBuild(t, home, dir)
+	require.NoError(t, err, stderr)
+	want, stderr, err := kustomizeBuild(t, filepath.Join(root, "examples", "kustomize-generator"))
+	require.NoError(t, err, stderr)
+	require.Equal(t, string(want), string(got), "plugin and KRM-function generator agree byte for byte")
+	require.Contains(t, string(got), "name: exp1-sweep-a-recipe")
+
+	gen := filepath.Join(dir, "runs-generator.yaml")
+	orig, err := os.ReadFile(gen)
+	require.NoError(t, err)
+	for _, c := range []struct{ name, edit, want string }{
+		{"a warning fails by default", strings.Replace(string(orig), "warnings: ignore\n", "", 1),
+			`failed on the findings above: kustomize shows a plugin's messages only when it fails`},
+		{"unknown key", string(orig) + "run: [x.yaml]\n", `unknown field "run"`},
+		{"bad warnings value", strings.Replace(string(orig), "warnings: ignore", "warnings: quiet", 1),
+			`warnings is "quiet"; expected fail (the default) or ignore`},
+		{"runs outside files", strings.Replace(string(orig), "- ../kustomize-generator/runs.yaml", "- /etc/passwd", 1),
+			`NemoRLRunGenerator "runs" runs[0] /etc/passwd`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(gen, []byte(c.edit), 0o644))
+			t.Cleanup(func() { require.NoError(t, os.WriteFile(gen, orig, 0o644)) })
+			_, stderr, err := kustomizePluginBuild(t, home, dir)
+			require.Error(t, err)
+			require.Contains(t, stderr, c.want)
+		})
+	}
+}
