@@ -17,9 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -78,17 +76,6 @@ func (h helmCLI) history(t *testing.T, release string) []string {
 
 func chartDir(t *testing.T) string {
 	return filepath.Join(testenv.RepoRoot(t), "charts", "nemo-rl-run")
-}
-
-// exists reports whether the object is on the server.
-func exists(t *testing.T, env *operator.Env, obj client.Object, ns, name string) bool {
-	t.Helper()
-	err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, obj)
-	if apierrors.IsNotFound(err) {
-		return false
-	}
-	require.NoError(t, err)
-	return true
 }
 
 // gone waits until the object is deleted (KubeRay removes its finalizers).

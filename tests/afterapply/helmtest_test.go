@@ -223,9 +223,7 @@ func exists(t *testing.T, env *operator.Env, o client.Object, ns, name string) b
 }
 
 // installWithHook helm-installs the generic 8-GPU profile as release rel
-// into ns with the test hook on. (Not a DRA profile: the chart checks the
-// cluster's version for resource.k8s.io/v1, and this tier's kube-apiserver,
-// built without version ldflags, reports one that is not semver.)
+// into ns with the test hook on.
 func installWithHook(t *testing.T, helm, kc, ns, rel string) {
 	t.Helper()
 	chart := filepath.Join(testenv.RepoRoot(t), "charts", "nemo-rl-run")
