@@ -367,7 +367,7 @@ func probeKnobs() Knobs {
 	}
 }
 
-// knobProbe is a second probe: the other values of the booleans and
+// knobProbe2 is a second probe: the other values of the booleans and
 // zero-like scalars (suspend on, TTL 0 removes the field).
 func knobProbe2() Knobs {
 	t := true

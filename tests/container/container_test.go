@@ -34,6 +34,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -60,6 +61,12 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if err := apiserver.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop the real API server:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
 	if setup != nil {
 		// The store holds only the image loaded here; remove it through
 		// podman first so no overlay mount outlives the directory.
