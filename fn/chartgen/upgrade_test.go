@@ -81,15 +81,17 @@ func TestUpgradeRefused(t *testing.T) {
 		vals["image"] = "registry.example/nemo-rl:v2"
 		err = helmUpgrade(t, vals, newLiveCluster(live...))
 		require.Error(t, err, mode)
-		named := false
 		for _, n := range names {
-			named = named || strings.Contains(err.Error(), n)
+			assert.Contains(t, err.Error(), n, "%s: the error names every live RayJob and RayCluster of the run", mode)
 		}
-		assert.True(t, named, "%s: the error names one of %v: %v", mode, names, err)
 		assert.Contains(t, err.Error(), "A change is a new run: helm install NEW-NAME", mode)
-		if mode == runparams.RayJob && len(names) == 1 {
-			assert.Contains(t, err.Error(), "(Running) and KubeRay starts a RayJob once and ignores a changed spec afterwards")
+		assert.Contains(t, err.Error(), "(Running)", "a RayJob's state")
+		assert.Contains(t, err.Error(), "KubeRay starts a RayJob once and ignores a changed spec afterwards")
+		if mode == runparams.RayCluster {
+			require.Len(t, names, 2)
+			assert.Contains(t, err.Error(), "KubeRay does not roll a RayCluster's pods when its template changes")
 		}
+		assert.Equal(t, 1, strings.Count(err.Error(), "nemo-rl-run: helm upgrade of run"), "one message")
 		require.NoError(t, helmUpgrade(t, vals, newLiveCluster()), "nothing of the run in the cluster: the upgrade renders")
 	}
 }

@@ -322,9 +322,10 @@ func TestHelmUpgradeAndRollback(t *testing.T) {
 			h.must(t, append([]string{"install", "uc"}, rc...)...)
 			out, err = h.run(t, append([]string{"upgrade", "uc"}, append(rc, "--set", "runId=r2")...)...)
 			require.Error(t, err, out)
-			// Its training RayJob and its RayCluster both exist; Helm renders
-			// the RayJob's slot first, so that is the one named.
-			assert.Contains(t, out, "nemo-rl-run: helm upgrade of run uc: RayJob "+ns+"/uc exists")
+			// Its RayCluster and its training RayJob both exist: both named.
+			assert.Contains(t, out, "nemo-rl-run: helm upgrade of run uc: RayCluster "+ns+"/uc-training exists")
+			assert.Contains(t, out, "RayJob "+ns+"/uc exists")
+			assert.Contains(t, out, "KubeRay does not roll a RayCluster's pods when its template changes")
 			h.must(t, "uninstall", "uc")
 
 			// The RayJob is gone: the upgrade is a new run.

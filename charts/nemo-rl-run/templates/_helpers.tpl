@@ -448,15 +448,18 @@ writes each document.
 {{- $docs := fromJsonArray $data -}}
 {{- if lt $i (len $docs) -}}
 {{- $doc := index $docs $i -}}
-{{- include "nemo-rl-run.upgradeGuard" (list $root $doc) -}}
+{{- if eq $i 0 -}}
+{{- include "nemo-rl-run.upgradeGuard" (list $root $docs) -}}
+{{- end -}}
 {{- toYaml $doc -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 
 {{/*
-nemo-rl-run.upgradeGuard (list root doc): helm upgrade of a run fails while
-its RayJob or RayCluster exists, naming why: KubeRay starts a RayJob once
+nemo-rl-run.upgradeGuard (list root docs), from the first slot: helm upgrade
+of a run fails while any of its RayJobs or RayClusters exists, naming each
+(with its state) and why: KubeRay starts a RayJob once
 and ignores a changed spec afterwards, and does not roll a RayCluster's
 pods on a template change, so the upgrade would report success and change
 nothing that runs (or mix old and new pods). A change is a new run (a new
@@ -468,19 +471,28 @@ release (mode=services) renders neither kind and upgrades freely.
 */}}
 {{- define "nemo-rl-run.upgradeGuard" -}}
 {{- $root := index . 0 -}}
-{{- $doc := index . 1 -}}
-{{- if and $root.Release.IsUpgrade (has $doc.kind (list "RayJob" "RayCluster")) -}}
+{{- if $root.Release.IsUpgrade -}}
+{{- $found := list -}}
+{{- $why := list -}}
+{{- range $doc := index . 1 -}}
+{{- if has $doc.kind (list "RayJob" "RayCluster") -}}
 {{- $live := lookup $doc.apiVersion $doc.kind $doc.metadata.namespace $doc.metadata.name -}}
 {{- if $live -}}
 {{- $state := "" -}}
 {{- if $live.status -}}
 {{- $state = $live.status.jobDeploymentStatus | default $live.status.state | default "" -}}
 {{- end -}}
-{{- $why := "KubeRay starts a RayJob once and ignores a changed spec afterwards" -}}
+{{- $found = append $found (printf "%s %s/%s exists%s" $doc.kind $doc.metadata.namespace $doc.metadata.name (ternary (printf " (%s)" $state) "" (ne $state ""))) -}}
 {{- if eq $doc.kind "RayCluster" -}}
-{{- $why = "KubeRay does not roll a RayCluster's pods when its template changes (old and new pods would mix)" -}}
+{{- $why = append $why "KubeRay does not roll a RayCluster's pods when its template changes (old and new pods would mix)" -}}
+{{- else -}}
+{{- $why = append $why "KubeRay starts a RayJob once and ignores a changed spec afterwards" -}}
 {{- end -}}
-{{- fail (printf "nemo-rl-run: helm upgrade of run %s: %s %s/%s exists%s and %s, so this upgrade would change nothing that runs. A change is a new run: helm install NEW-NAME with the new values (or helm uninstall %s first, which ends this run)" $root.Release.Name $doc.kind $doc.metadata.namespace $doc.metadata.name (ternary (printf " (%s)" $state) "" (ne $state "")) $why $root.Release.Name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $found -}}
+{{- fail (printf "nemo-rl-run: helm upgrade of run %s: %s and %s, so this upgrade would change nothing that runs. A change is a new run: helm install NEW-NAME with the new values (or helm uninstall %s first, which ends this run)" $root.Release.Name (join ", " $found) (join "; " (uniq $why)) $root.Release.Name) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
