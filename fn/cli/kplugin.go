@@ -113,14 +113,14 @@ func readGeneratorConfig(file string) (generatorConfig, error) {
 		return cfg, err
 	}
 	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		return cfg, fmt.Errorf("the generator config: %v; expected apiVersion, kind, metadata, files, runs and warnings", err)
+		return cfg, fmt.Errorf("the generator config: %w; expected apiVersion, kind, metadata, files, runs and warnings", err)
 	}
 	where := fmt.Sprintf("%s %q", PluginKind, cfg.Metadata.Name)
 	switch {
 	case cfg.APIVersion != PluginAPIVersion || cfg.Kind != PluginKind:
 		return cfg, fmt.Errorf("the generator config is a %s %s; expected apiVersion %s, kind %s", cfg.APIVersion, cfg.Kind, PluginAPIVersion, PluginKind)
 	case cfg.Files == "":
-		return cfg, fmt.Errorf("%s: files is empty; expected the package root the runs' recipe and profile paths are relative to (relative to the kustomization), e.g. files: .", where)
+		return cfg, fmt.Errorf("%s: files is empty; expected the package root the runs' recipe and profile paths are relative to (relative to the kustomization, e.g. files: ../..)", where)
 	case len(cfg.Runs) == 0:
 		return cfg, fmt.Errorf("%s: runs is empty; expected the files of NemoRLRun documents to render, e.g. runs: [runs.yaml]", where)
 	}
