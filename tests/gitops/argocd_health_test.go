@@ -1,68 +1,20 @@
 // Package gitops tests the shipped Argo CD health checks (gitops/argocd/*.lua)
-// in gopher-lua, the Lua interpreter Argo CD itself runs them in, on status
-// objects built from KubeRay v1.5.0's own status types and constants (what
-// its reconcilers write), converted to the JSON Argo CD hands the script.
+// in gopher-lua, the Lua interpreter Argo CD itself runs them in
+// (internal/argohealth), on status objects built from KubeRay v1.5.0's own
+// status types and constants (what its reconcilers write), converted to the
+// JSON Argo CD hands the script. tests/afterapply runs them on the objects
+// KubeRay's reconcilers wrote into the real API server (TestArgoCDHealth).
 package gitops
 
 import (
-	"encoding/json"
-	"os"
 	"testing"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	lua "github.com/yuin/gopher-lua"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
 )
-
-// health runs script as Argo CD does: obj global, a table {status, message}
-// returned.
-func health(t *testing.T, script string, obj any) (status, message string) {
-	t.Helper()
-	b, err := json.Marshal(obj)
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(b, &m))
-	l := lua.NewState(lua.Options{SkipOpenLibs: false})
-	defer l.Close()
-	l.SetGlobal("obj", toLua(l, m))
-	require.NoError(t, l.DoString(script))
-	ret, ok := l.Get(-1).(*lua.LTable)
-	require.True(t, ok, "the script returns a table")
-	return ret.RawGetString("status").String(), ret.RawGetString("message").String()
-}
-
-func toLua(l *lua.LState, v any) lua.LValue {
-	switch x := v.(type) {
-	case map[string]any:
-		t := l.NewTable()
-		for k, e := range x {
-			t.RawSetString(k, toLua(l, e))
-		}
-		return t
-	case []any:
-		t := l.NewTable()
-		for _, e := range x {
-			t.Append(toLua(l, e))
-		}
-		return t
-	case string:
-		return lua.LString(x)
-	case float64:
-		return lua.LNumber(x)
-	case bool:
-		return lua.LBool(x)
-	}
-	return lua.LNil
-}
-
-func read(t *testing.T, file string) string {
-	t.Helper()
-	b, err := os.ReadFile("../../gitops/argocd/" + file)
-	require.NoError(t, err)
-	return string(b)
-}
 
 func rayJob(st rayv1.JobDeploymentStatus, job rayv1.JobStatus, reason rayv1.JobFailedReason) *rayv1.RayJob {
 	j := &rayv1.RayJob{TypeMeta: metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayJob"}, ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "n"}}
@@ -71,7 +23,7 @@ func rayJob(st rayv1.JobDeploymentStatus, job rayv1.JobStatus, reason rayv1.JobF
 }
 
 func TestRayJobHealth(t *testing.T) {
-	script := read(t, "rayjob-health.lua")
+	script := argohealth.Script(t, "rayjob-health.lua")
 	for _, tc := range []struct {
 		job        *rayv1.RayJob
 		want, text string
@@ -89,13 +41,13 @@ func TestRayJobHealth(t *testing.T) {
 		{rayJob(rayv1.JobDeploymentStatusSuspended, rayv1.JobStatusNew, ""), "Suspended", "Suspended"},
 		{rayJob(rayv1.JobDeploymentStatusSuspending, rayv1.JobStatusNew, ""), "Progressing", "Suspending"},
 	} {
-		st, msg := health(t, script, tc.job)
+		st, msg := argohealth.Check(t, script, tc.job)
 		assert.Equal(t, tc.want, st, "%s/%s", tc.job.Status.JobDeploymentStatus, tc.job.Status.JobStatus)
 		assert.Contains(t, msg, tc.text)
 	}
 	// Without any status (just created).
 	bare := rayJob("", "", "")
-	st, _ := health(t, script, map[string]any{"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": map[string]any{"name": bare.Name}})
+	st, _ := argohealth.Check(t, script, map[string]any{"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": map[string]any{"name": bare.Name}})
 	assert.Equal(t, "Progressing", st)
 }
 
@@ -110,7 +62,7 @@ func cond(t rayv1.RayClusterConditionType, s metav1.ConditionStatus, reason stri
 }
 
 func TestRayClusterHealth(t *testing.T) {
-	script := read(t, "raycluster-health.lua")
+	script := argohealth.Script(t, "raycluster-health.lua")
 	for _, tc := range []struct {
 		c    *rayv1.RayCluster
 		want string
@@ -123,7 +75,7 @@ func TestRayClusterHealth(t *testing.T) {
 		{rayCluster(rayv1.Failed), "Degraded"},
 		{rayCluster(rayv1.Suspended, cond(rayv1.RayClusterSuspended, metav1.ConditionTrue, "RayClusterSuspended")), "Suspended"},
 	} {
-		st, _ := health(t, script, tc.c)
+		st, _ := argohealth.Check(t, script, tc.c)
 		assert.Equal(t, tc.want, st, "%+v", tc.c.Status)
 	}
 }
