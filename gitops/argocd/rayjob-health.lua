@@ -13,6 +13,12 @@ local msg = st
 if job ~= "" then msg = msg .. ", job " .. job end
 if obj.status.reason ~= nil and obj.status.reason ~= "" then msg = msg .. ": " .. obj.status.reason end
 if obj.status.message ~= nil and obj.status.message ~= "" then msg = msg .. ": " .. obj.status.message end
+-- While Initializing, KubeRay copies nothing of the RayCluster into the
+-- RayJob: name the cluster, whose own health check reports pods it could
+-- not create (ReplicaFailure, e.g. refused by Pod Security admission).
+if st == "Initializing" and obj.status.rayClusterName ~= nil and obj.status.rayClusterName ~= "" then
+  msg = msg .. ": waiting for RayCluster " .. obj.status.rayClusterName .. " to be ready"
+end
 hs.message = msg
 if st == "Complete" then
   if job == "SUCCEEDED" then

@@ -45,9 +45,16 @@ func TestRayJobHealth(t *testing.T) {
 		assert.Equal(t, tc.want, st, "%s/%s", tc.job.Status.JobDeploymentStatus, tc.job.Status.JobStatus)
 		assert.Contains(t, msg, tc.text)
 	}
+	// Initializing names the RayCluster KubeRay created, whose own check
+	// tells why it is not ready.
+	init := rayJob(rayv1.JobDeploymentStatusInitializing, "", "")
+	init.Status.RayClusterName = "r-x2k9q"
+	st, msg := argohealth.Check(t, script, init)
+	assert.Equal(t, "Progressing", st)
+	assert.Equal(t, "Initializing: waiting for RayCluster r-x2k9q to be ready", msg)
 	// Without any status (just created).
 	bare := rayJob("", "", "")
-	st, _ := argohealth.Check(t, script, map[string]any{"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": map[string]any{"name": bare.Name}})
+	st, _ = argohealth.Check(t, script, map[string]any{"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": map[string]any{"name": bare.Name}})
 	assert.Equal(t, "Progressing", st)
 }
 
