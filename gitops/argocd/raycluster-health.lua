@@ -18,7 +18,15 @@ end
 local failure = cond("ReplicaFailure")
 if failure ~= nil and failure.status == "True" then
   hs.status = "Degraded"
-  hs.message = (failure.reason or "") .. ": " .. (failure.message or "")
+  -- KubeRay's message is the reconcile error: errors.Join of the reason
+  -- and the API server's refusal, one a line ("FailedCreateWorkerPod\n
+  -- pods ... is forbidden: ..."). One line, the reason once.
+  local reason = failure.reason or ""
+  local m = string.gsub(failure.message or "", "\n", ": ")
+  if reason ~= "" and string.sub(m, 1, string.len(reason)) ~= reason then
+    m = reason .. ": " .. m
+  end
+  hs.message = m
   return hs
 end
 if obj.status.state == "failed" then

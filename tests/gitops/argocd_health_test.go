@@ -85,4 +85,16 @@ func TestRayClusterHealth(t *testing.T) {
 		st, _ := argohealth.Check(t, script, tc.c)
 		assert.Equal(t, tc.want, st, "%+v", tc.c.Status)
 	}
+	// KubeRay's ReplicaFailure message is its reconcile error,
+	// errors.Join(reason, refusal): the check reports it on one line with
+	// the reason once (as tests/afterapply's Pod Security refusal shows).
+	refused := cond(rayv1.RayClusterReplicaFailure, metav1.ConditionTrue, "FailedCreateWorkerPod")
+	refused.Message = "FailedCreateWorkerPod\npods \"c-w-x\" is forbidden: violates PodSecurity \"baseline:latest\""
+	st, msg := argohealth.Check(t, script, rayCluster("", refused))
+	assert.Equal(t, "Degraded", st)
+	assert.Equal(t, `FailedCreateWorkerPod: pods "c-w-x" is forbidden: violates PodSecurity "baseline:latest"`, msg)
+	// Another message gets the reason in front.
+	refused.Message = "quota exceeded"
+	_, msg = argohealth.Check(t, script, rayCluster("", refused))
+	assert.Equal(t, "FailedCreateWorkerPod: quota exceeded", msg)
 }
