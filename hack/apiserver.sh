@@ -13,7 +13,12 @@ set -euo pipefail
 version=v1.36.3 # k8s.io/kubernetes in hack/apiserver/go.mod; etcd is what its graph picks
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${NRL_TOOLS_DIR:-$HOME/.cache/nrl-tools}/kube-apiserver-$version
-if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/etcd" ]; then
+# The server reports its version as a release does (Helm's kubeVersion
+# checks and semverCompare read it): stamped at link time, as Kubernetes'
+# own build does; a binary without the stamp is rebuilt.
+stamp="-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=$(echo "$version" | cut -d. -f1 | tr -d v) -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2) -X k8s.io/component-base/version.gitTreeState=clean"
+stamped() { [ "$("$dir/kube-apiserver" --version 2>/dev/null)" = "Kubernetes $version" ]; }
+if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/etcd" ] || ! stamped; then
   echo "building kube-apiserver $version and etcd into $dir (cold: ~7 CPU-minutes, 4 min or more on 2 cores)" >&2
   mkdir -p "$dir"
   tmp=$(mktemp -d "$dir/.build.XXXXXX")
@@ -21,7 +26,7 @@ if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/etcd" ]; then
   (
     cd "$root/hack/apiserver"
     export CGO_ENABLED=0 GOFLAGS=-mod=readonly
-    go build -trimpath -ldflags "-s -w" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+    go build -trimpath -ldflags "-s -w $stamp" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
     go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" ./etcd
   ) >&2
   # Moved in only when both built, so a broken build is never taken as done.
