@@ -14,16 +14,7 @@ import (
 // --enable-exec: a plugin is not a KRM function) with the plugin home.
 func kustomizePluginBuild(t *testing.T, home, dir string) ([]byte, string, error) {
 	t.Helper()
-	kustomize := os.Getenv("NRL_KUSTOMIZE")
-	if kustomize == "" {
-		t.Skip("NRL_KUSTOMIZE not set")
-	}
-	cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--load-restrictor", "LoadRestrictionsNone", dir)
-	cmd.Env = append(os.Environ(), "KUSTOMIZE_PLUGIN_HOME="+home)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	return out, stderr.String(), err
+	return kustomizeCLI(t, []string{"KUSTOMIZE_PLUGIN_HOME=" + home}, "build", "--enable-alpha-plugins", "--load-restrictor", "LoadRestrictionsNone", dir)
 }
 
 // TestKustomizeCLIPlugin: generator mode as a kustomize exec plugin

@@ -15,12 +15,20 @@ import (
 
 func kustomizeBuild(t *testing.T, dir string) ([]byte, string, error) {
 	t.Helper()
+	return kustomizeCLI(t, nil, "build", "--enable-alpha-plugins", "--enable-exec",
+		"--load-restrictor", "LoadRestrictionsNone", dir)
+}
+
+// kustomizeCLI runs the pinned kustomize with extra environment; it skips
+// the test when NRL_KUSTOMIZE is not set.
+func kustomizeCLI(t *testing.T, env []string, args ...string) ([]byte, string, error) {
+	t.Helper()
 	kustomize := os.Getenv("NRL_KUSTOMIZE")
 	if kustomize == "" {
 		t.Skip("NRL_KUSTOMIZE not set")
 	}
-	cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec",
-		"--load-restrictor", "LoadRestrictionsNone", dir)
+	cmd := exec.Command(kustomize, args...)
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
