@@ -166,3 +166,18 @@ func ReadFile(t testing.TB, path string) string {
 	}
 	return string(b)
 }
+
+// RunThenStop runs a package's tests, then stop, the shared server they
+// started (the API-server and operator tiers): one that will not stop
+// fails the run, naming what, as a leaked server would outlive the test
+// binary. It returns the exit code for os.Exit.
+func RunThenStop(m *testing.M, what string, stop func() error) int {
+	code := m.Run()
+	if err := stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stop %s: %v\n", what, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,14 +36,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := operator.StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop the operator tier:", err)
-		if code == 0 {
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(testenv.RunThenStop(m, "the operator tier", operator.StopShared))
 }
 
 const (
@@ -399,10 +391,8 @@ func TestStatusOfHelmRelease(t *testing.T) {
 	ns := "status-helm"
 	require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
 	chart := filepath.Join(testenv.RepoRoot(t), "charts", "nemo-rl-run")
-	cmd := exec.Command(helm, "install", "hr1", chart, "--kubeconfig", kc, "-n", ns,
-		"--set", "profile=generic-single-node-8gpu", "--set", "user=alice", "--set", "namespace="+ns)
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
-	out, err := cmd.CombinedOutput()
+	out, err := helmEnv(t, helm, "install", "hr1", chart, "--kubeconfig", kc, "-n", ns,
+		"--set", "profile=generic-single-node-8gpu", "--set", "user=alice", "--set", "namespace="+ns).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
 	r, code := waitStatus(t, kc, ns, "hr1", func(r runstatus.Report) bool { return len(r.RayJobs) == 1 && len(r.RayClusters) == 1 })

@@ -3,8 +3,6 @@ package afterapply
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -43,10 +41,7 @@ func newHelm(t *testing.T, tool, kubeconfig, ns string) helmCLI {
 
 func (h helmCLI) run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(h.bin, append(args, "--kubeconfig", h.kubeconfig, "-n", h.ns)...)
-	home := t.TempDir()
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
-	out, err := cmd.CombinedOutput()
+	out, err := helmEnv(t, h.bin, append(args, "--kubeconfig", h.kubeconfig, "-n", h.ns)...).CombinedOutput()
 	return string(out), err
 }
 

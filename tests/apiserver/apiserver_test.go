@@ -35,14 +35,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := apiserver.StopShared(); err != nil {
-		os.Stderr.WriteString("stop the API server: " + err.Error() + "\n")
-		if code == 0 {
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(testenv.RunThenStop(m, "the API server", apiserver.StopShared))
 }
 
 // input is one YAML stream of rendered objects, named for the failure message.

@@ -243,7 +243,7 @@ func BenchmarkKustomizeStatic(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
-			cpu := startCPU()
+			cpu := cpuNow()
 			for b.Loop() {
 				if got := bytes.Count(krustyBuild(b, dir), []byte("\nkind: RayJob\n")); got != n {
 					b.Fatalf("%d RayJobs; expected %d", got, n)
@@ -320,7 +320,7 @@ func BenchmarkKustomizeGenerator(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu := startCPU()
+			cpu := cpuNow()
 			for b.Loop() {
 				if got := bytes.Count(krustyBuild(b, dir), []byte("\nkind: RayJob\n")); got != c.runs {
 					b.Fatalf("%d RayJobs; expected %d", got, c.runs)
@@ -355,7 +355,7 @@ func BenchmarkKustomizePlugin(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
-			cpu := startCPU()
+			cpu := cpuNow()
 			for b.Loop() {
 				if got := bytes.Count(krustyBuild(b, dir), []byte("\nkind: RayJob\n")); got != n {
 					b.Fatalf("%d RayJobs; expected %d", got, n)
@@ -380,8 +380,6 @@ func cpuNow() cpuClock {
 	}
 	return cpuClock{d(self), d(children)}
 }
-
-func startCPU() cpuClock { return cpuNow() }
 
 func (c cpuClock) report(b *testing.B) {
 	now := cpuNow()

@@ -60,13 +60,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := apiserver.StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop the real API server:", err)
-		if code == 0 {
-			code = 1
-		}
-	}
+	code := testenv.RunThenStop(m, "the real API server", apiserver.StopShared)
 	if setup != nil {
 		// The store holds only the image loaded here; remove it through
 		// podman first so no overlay mount outlives the directory.

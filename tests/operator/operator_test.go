@@ -41,14 +41,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := operator.StopShared(); err != nil {
-		os.Stderr.WriteString("stop the operator tier: " + err.Error() + "\n")
-		if code == 0 {
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(testenv.RunThenStop(m, "the operator tier", operator.StopShared))
 }
 
 // Bounds of each wait: generous for 2 shared cores (a 64-worker run is
