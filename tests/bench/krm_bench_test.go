@@ -224,29 +224,28 @@ func BenchmarkKustomizeNoopFunction(b *testing.B) {
 }
 
 // BenchmarkKustomizeStatic is kustomize's own floor for the same output:
-// the objects of n runs, rendered beforehand, as one plain resources file
-// and no function at all. kustomize appends each object to its ResMap
-// after a linear scan for a duplicate id, so this grows with n²; no
-// function can make a build of that many objects faster.
+// the objects of n runs, rendered beforehand, as plain resources files and
+// no function at all. kustomize appends each object to its ResMap after a
+// linear scan for a duplicate id, so this grows with n²; no function can
+// make a build of that many objects faster. dirs>1 is the same objects in
+// that many sub-kustomizations (as BenchmarkKustomizePlugin's dirs=10).
 func BenchmarkKustomizeStatic(b *testing.B) {
 	one := renderOnce(b, request(b, examples[0], "rayjob"))
-	for _, n := range []int{1, 10, 100, 300, 1000} {
-		dir := b.TempDir()
-		var all bytes.Buffer
-		for i := 0; i < n; i++ {
-			all.Write(bytes.ReplaceAll(one, []byte("namespace: default\n"), fmt.Appendf(nil, "namespace: ns-%d\n", i)))
-		}
-		for name, data := range map[string][]byte{"kustomization.yaml": []byte("resources: [all.yaml]\n"), "all.yaml": all.Bytes()} {
-			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-				b.Fatal(err)
+	for _, c := range []struct{ runs, dirs int }{{1, 1}, {10, 1}, {100, 1}, {300, 1}, {1000, 1}, {1000, 10}} {
+		dir := shardedKustomization(b, c.runs, c.dirs, func(sub string, lo, hi int) {
+			var all bytes.Buffer
+			for i := lo; i < hi; i++ {
+				all.Write(bytes.ReplaceAll(one, []byte("namespace: default\n"), fmt.Appendf(nil, "namespace: ns-%d\n", i)))
 			}
-		}
-		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
+			writeFile(b, sub, "all.yaml", all.String())
+			writeFile(b, sub, "kustomization.yaml", "resources: [all.yaml]\n")
+		})
+		b.Run(caseName(c.runs, "dirs", c.dirs), func(b *testing.B) {
 			b.ReportAllocs()
 			cpu := cpuNow()
 			for b.Loop() {
-				if got := bytes.Count(krustyBuild(b, dir), []byte("\nkind: RayJob\n")); got != n {
-					b.Fatalf("%d RayJobs; expected %d", got, n)
+				if got := bytes.Count(krustyBuild(b, dir), []byte("\nkind: RayJob\n")); got != c.runs {
+					b.Fatalf("%d RayJobs; expected %d", got, c.runs)
 				}
 			}
 			cpu.report(b)
@@ -254,18 +253,48 @@ func BenchmarkKustomizeStatic(b *testing.B) {
 	}
 }
 
-// generatorKustomization writes a kustomization that renders n qwen runs
-// with the function under generators: (docs/krm.md, "Generator mode"): the
-// inputs are files on disk below the kustomization, the runs one file.
-func generatorKustomization(b *testing.B, n int, fnPath string) string {
-	return generatorKustomizationFiles(b, n, 1, fnPath)
+// shardedKustomization writes a kustomization of n runs: with dirs=1 the
+// directory itself, else one sub-kustomization d<i> per share of the runs,
+// listed as the top one's resources. write fills a directory with runs
+// [lo, hi). The qwen inputs are at the top (generators read them at ..).
+func shardedKustomization(b *testing.B, n, dirs int, write func(dir string, lo, hi int)) string {
+	dir := b.TempDir()
+	copyQwenInputs(b, dir)
+	if dirs == 1 {
+		write(dir, 0, n)
+		return dir
+	}
+	var subs []string
+	for d := 0; d < dirs; d++ {
+		sub := fmt.Sprintf("d%d", d)
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		write(filepath.Join(dir, sub), d*n/dirs, (d+1)*n/dirs)
+		subs = append(subs, sub)
+	}
+	writeFile(b, dir, "kustomization.yaml", "resources: ["+strings.Join(subs, ", ")+"]\n")
+	return dir
 }
 
-// generatorKustomizationFiles is generatorKustomization with the runs
-// split into files runs-<i>.yaml, one generator each (gen-<i>.yaml).
-func generatorKustomizationFiles(b *testing.B, n, files int, fnPath string) string {
+func caseName(runs int, part string, parts int) string {
+	name := fmt.Sprintf("runs=%d", runs)
+	if parts > 1 {
+		name += fmt.Sprintf("/%s=%d", part, parts)
+	}
+	return name
+}
+
+func writeFile(b *testing.B, dir, name, data string) {
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// copyQwenInputs copies the qwen run's recipe and profile files to dir at
+// their package paths.
+func copyQwenInputs(b *testing.B, dir string) {
 	root := testenv.RepoRoot(b)
-	dir := b.TempDir()
 	for d, names := range qwenInputs {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			b.Fatal(err)
@@ -275,33 +304,40 @@ func generatorKustomizationFiles(b *testing.B, n, files int, fnPath string) stri
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(dir, d, name), src, 0o644); err != nil {
-				b.Fatal(err)
-			}
+			writeFile(b, filepath.Join(dir, d), name, string(src))
 		}
 	}
-	write := func(name, data string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+}
+
+// generatorKustomizationFiles writes a kustomization that renders n qwen
+// runs with the function under generators: (docs/krm.md, "Generator mode"):
+// the inputs are files on disk below the kustomization, the runs split
+// into files runs-<i>.yaml, one generator each (gen-<i>.yaml).
+func generatorKustomizationFiles(b *testing.B, n, files int, fnPath string) string {
+	dir := b.TempDir()
+	copyQwenInputs(b, dir)
 	var gens []string
 	for f := 0; f < files; f++ {
-		var runs strings.Builder
-		for i := f * n / files; i < (f+1)*n/files; i++ {
-			runs.WriteString("---\n" + runYAML(fmt.Sprintf("run-%d", i)))
-		}
 		runsFile, genFile := "runs.yaml", "gen.yaml"
 		if files > 1 {
 			runsFile, genFile = fmt.Sprintf("runs-%d.yaml", f), fmt.Sprintf("gen-%d.yaml", f)
 		}
-		write(runsFile, runs.String())
-		write(genFile, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nrl-k8s-%d\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n"+
+		writeFile(b, dir, runsFile, runsYAML(f*n/files, (f+1)*n/files))
+		writeFile(b, dir, genFile, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nrl-k8s-%d\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n"+
 			"    config.kubernetes.io/function: |\n      exec:\n        path: %s\n        args: [fn, --files, ., --runs, %s]\n", f, fnPath, runsFile))
 		gens = append(gens, genFile)
 	}
-	write("kustomization.yaml", "generators: ["+strings.Join(gens, ", ")+"]\n")
+	writeFile(b, dir, "kustomization.yaml", "generators: ["+strings.Join(gens, ", ")+"]\n")
 	return dir
+}
+
+// runsYAML is the NemoRLRuns run-lo .. run-(hi-1), one document each.
+func runsYAML(lo, hi int) string {
+	var runs strings.Builder
+	for i := lo; i < hi; i++ {
+		runs.WriteString("---\n" + runYAML(fmt.Sprintf("run-%d", i)))
+	}
+	return runs.String()
 }
 
 // BenchmarkKustomizeGenerator is `kustomize build` of 1, 100 and 1,000 runs
@@ -314,11 +350,7 @@ func BenchmarkKustomizeGenerator(b *testing.B) {
 	bin := nrlK8s(b)
 	for _, c := range []struct{ runs, files int }{{1, 1}, {100, 1}, {300, 1}, {300, 3}, {1000, 1}, {1000, 10}} {
 		dir := generatorKustomizationFiles(b, c.runs, c.files, bin)
-		name := fmt.Sprintf("runs=%d", c.runs)
-		if c.files > 1 {
-			name += fmt.Sprintf("/files=%d", c.files)
-		}
-		b.Run(name, func(b *testing.B) {
+		b.Run(caseName(c.runs, "files", c.files), func(b *testing.B) {
 			b.ReportAllocs()
 			cpu := cpuNow()
 			for b.Loop() {
@@ -334,7 +366,11 @@ func BenchmarkKustomizeGenerator(b *testing.B) {
 // BenchmarkKustomizePlugin is generator mode as a kustomize exec plugin
 // (nrl-k8s linked as NemoRLRunGenerator, docs/krm.md): kustomize parses the
 // plugin's output once, as it parses BenchmarkKustomizeStatic's file, where
-// a KRM function's output is parsed, re-encoded and parsed again.
+// a KRM function's output is parsed, re-encoded and parsed again. dirs=10
+// is the documented layout for a thousand runs: one generator per
+// sub-kustomization, whose output kustomize merges into its own ResMap
+// (AbsorbAll, quadratic in that generator's objects only) and the top
+// appends as it appends a resources file.
 func BenchmarkKustomizePlugin(b *testing.B) {
 	bin := nrlK8s(b)
 	home := b.TempDir()
@@ -347,18 +383,22 @@ func BenchmarkKustomizePlugin(b *testing.B) {
 	}
 	// kustomize's plugin loader reads the home from the environment only.
 	b.Setenv("KUSTOMIZE_PLUGIN_HOME", home)
-	for _, n := range []int{1, 100, 300, 1000} {
-		dir := generatorKustomization(b, n, bin)
-		gen := "apiVersion: nemo-rl.nvidia.com/v1alpha1\nkind: NemoRLRunGenerator\nmetadata:\n  name: runs\nfiles: .\nruns: [runs.yaml]\nwarnings: ignore\n"
-		if err := os.WriteFile(filepath.Join(dir, "gen.yaml"), []byte(gen), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
+	for _, c := range []struct{ runs, dirs int }{{1, 1}, {100, 1}, {300, 1}, {1000, 1}, {1000, 10}} {
+		dir := shardedKustomization(b, c.runs, c.dirs, func(sub string, lo, hi int) {
+			files := "."
+			if c.dirs > 1 {
+				files = ".."
+			}
+			writeFile(b, sub, "runs.yaml", runsYAML(lo, hi))
+			writeFile(b, sub, "gen.yaml", "apiVersion: nemo-rl.nvidia.com/v1alpha1\nkind: NemoRLRunGenerator\nmetadata:\n  name: runs\nfiles: "+files+"\nruns: [runs.yaml]\nwarnings: ignore\n")
+			writeFile(b, sub, "kustomization.yaml", "generators: [gen.yaml]\n")
+		})
+		b.Run(caseName(c.runs, "dirs", c.dirs), func(b *testing.B) {
 			b.ReportAllocs()
 			cpu := cpuNow()
 			for b.Loop() {
-				if got := bytes.Count(krustyBuild(b, dir), []byte("\nkind: RayJob\n")); got != n {
-					b.Fatalf("%d RayJobs; expected %d", got, n)
+				if got := bytes.Count(krustyBuild(b, dir), []byte("\nkind: RayJob\n")); got != c.runs {
+					b.Fatalf("%d RayJobs; expected %d", got, c.runs)
 				}
 			}
 			cpu.report(b)
