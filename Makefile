@@ -106,10 +106,11 @@ chart: build
 manifests: build
 	$(BIN) render-all examples/runs-repo
 
-# Longer fuzzing than CI's smoke run.
+# Longer fuzzing than CI's smoke run (FUZZTIME=300x FUZZDIRS=fn: .ci/run).
 FUZZTIME ?= 60s
+FUZZDIRS ?= fn tests
 fuzz:
-	./hack/fuzz.sh $(FUZZTIME)
+	./hack/fuzz.sh $(FUZZTIME) "$(FUZZDIRS)"
 
 # One package at a time (-p 1): two benchmarks sharing 2 cores measure
 # each other. The 1,000-run kustomize cases take about a minute each.

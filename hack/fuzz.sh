@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Runs every Go native fuzz target, bounded per target.
-#   ./hack/fuzz.sh 300x    CI's smoke run (.ci/run calls it): 300 inputs per target
-#   make fuzz              60s per target (FUZZTIME=10m make fuzz for longer)
+#   ./hack/fuzz.sh 300x fn   CI's smoke run (.ci/run calls it): 300 inputs per
+#                            target below fn/ (the parsers and the engine)
+#   make fuzz                60s per target (FUZZTIME=10m make fuzz for longer),
+#                            every target, tests/admission's differential ones too
+# The optional second argument keeps the targets below those directories:
+# a target's first run rebuilds its package's dependencies with coverage
+# instrumentation, and tests/admission's link KubeRay's controllers and
+# controller-runtime, minutes of a cold CI run for 300 inputs (their seeds
+# still run in every `go test`).
 # The bound is a count (Nx) or a duration. CI uses a count: Go 1.26's fuzz
 # coordinator can fail a time-bounded run with "context deadline exceeded"
 # and no crasher when the deadline lands while a worker is busy
@@ -12,11 +19,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bound="${1:-300x}"
+dirs="${2:-fn tests}"
 # Minimising a crasher is bounded too (default 60s per crasher).
 minimize="${FUZZMINIMIZETIME:-10s}"
 
 # Every `func FuzzXxx(` in a fuzz_test.go, as "package target" lines.
-targets=$(grep -l --include=fuzz_test.go -r '^func Fuzz' fn tests 2>/dev/null | sort | while read -r f; do
+# shellcheck disable=SC2086 # dirs is a list
+targets=$(grep -l --include=fuzz_test.go -r '^func Fuzz' $dirs 2>/dev/null | sort | while read -r f; do
   for t in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$f"); do
     echo "./$(dirname "$f") $t"
   done
