@@ -105,31 +105,44 @@ func isHarmless(w string) bool {
 	return false
 }
 
-// shapes are credential formats, recognised under any name.
+// shapes are credential formats, recognised under any name. markers are
+// substrings every match contains (each pattern's literal part): a value
+// holding none of them cannot match, which spares the regular expressions
+// nearly every value of a render (TestMarkersAreNecessary holds them).
 var shapes = []struct {
-	kind string
-	re   *regexp.Regexp
+	kind    string
+	markers []string
+	re      *regexp.Regexp
 }{
-	{"an AWS access key id", regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{"a GitHub token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}`)},
-	{"a Hugging Face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{20,}`)},
-	{"an NVIDIA API key", regexp.MustCompile(`\bnvapi-[A-Za-z0-9_-]{20,}`)},
-	{"an API key (sk-...)", regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`)},
-	{"a Slack token", regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
-	{"a private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)},
+	{"an AWS access key id", []string{"AKIA", "ASIA"}, regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{"a GitHub token", []string{"gh", "github_pat_"}, regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}`)},
+	{"a Hugging Face token", []string{"hf_"}, regexp.MustCompile(`\bhf_[A-Za-z0-9]{20,}`)},
+	{"an NVIDIA API key", []string{"nvapi-"}, regexp.MustCompile(`\bnvapi-[A-Za-z0-9_-]{20,}`)},
+	{"an API key (sk-...)", []string{"sk-"}, regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`)},
+	{"a Slack token", []string{"xox"}, regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
+	{"a private key", []string{"-----BEGIN "}, regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)},
 	// A password in a URL; one taken from a variable ($VAR, ${VAR},
 	// $(VAR)) is expanded at run time, not embedded.
-	{"a URL with a password", regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'"]+:[^$/\s@'"][^/\s@'"]*@`)},
+	{"a URL with a password", []string{"://"}, regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'"]+:[^$/\s@'"][^/\s@'"]*@`)},
 }
 
 // Value reports whether s holds a credential-shaped value, and which kind.
 func Value(s string) (string, bool) {
 	for _, sh := range shapes {
-		if sh.re.MatchString(s) {
+		if containsAny(s, sh.markers) && sh.re.MatchString(s) {
 			return sh.kind, true
 		}
 	}
 	return "", false
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // Literal reports whether an env value embeds something rather than
