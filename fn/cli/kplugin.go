@@ -94,7 +94,10 @@ func KustomizePlugin(args []string, stdout, stderr io.Writer) int {
 	// stream of the rendered documents (no ResourceList, no reader
 	// annotations), which kustomize reads as it reads a resources file.
 	rw := &kio.ByteReadWriter{Reader: bytes.NewReader(nil), Writer: stdout, OmitReaderAnnotations: true}
-	if err := krm.ExecuteWith(rw, stderr, opts); err != nil {
+	// A successful build's findings are not written: kustomize keeps an
+	// exec plugin's stderr only to show it when the plugin fails, and then
+	// every finding is in the error below.
+	if err := krm.ExecuteWith(rw, nil, opts); err != nil {
 		fmt.Fprintln(stderr, strings.TrimRight(err.Error(), "\n"))
 		if opts.FailOnWarning {
 			fmt.Fprintf(stderr, "nrl-k8s: %s: failed on the findings above: kustomize shows a plugin's messages only when it fails, so a warning stops the build; fix it, or set warnings: ignore in the generator to build anyway (nrl-k8s check shows them)\n", where)

@@ -57,7 +57,10 @@ func ExecuteWith(rw *kio.ByteReadWriter, log io.Writer, opts Options) error {
 	if err := kio.ReconcileInternalAnnotations(out.items, original); err != nil {
 		return err
 	}
-	if len(out.results) > 0 {
+	// Results are only written into a list (a plain stream, the kustomize
+	// plugin's, has no place for them): encoding a thousand findings for
+	// nothing was a tenth of the plugin's time.
+	if len(out.results) > 0 && wraps(rw) {
 		if rw.Results, err = resultsNode(out.results); err != nil {
 			return err
 		}
@@ -75,6 +78,10 @@ func ExecuteWith(rw *kio.ByteReadWriter, log io.Writer, opts Options) error {
 	}
 	return nil
 }
+
+// wraps says whether rw writes its items into a list (a ResourceList),
+// as kio.ByteReadWriter.Write decides it, or as a plain document stream.
+func wraps(rw *kio.ByteReadWriter) bool { return rw.WrappingKind != "" && !rw.NoWrap }
 
 func hasWarning(results framework.Results) bool {
 	for _, r := range results {
@@ -146,7 +153,7 @@ func writeSpliced(rw *kio.ByteReadWriter, items []*yaml.RNode, docs []document) 
 		return err
 	}
 	text := buf.Bytes()
-	wrapped := rw.WrappingKind != "" && !rw.NoWrap
+	wrapped := wraps(rw)
 	var mark []byte
 	if wrapped {
 		mark = []byte("- " + token + ": " + token + "\n")
