@@ -12,9 +12,12 @@ import (
 
 // kustomizePluginBuild is `kustomize build --enable-alpha-plugins` (no
 // --enable-exec: a plugin is not a KRM function) with the plugin home.
+// TMPDIR is the test's: kustomize writes each plugin's config to a
+// kust-plugin-config-* file there and leaves it behind when the plugin
+// fails.
 func kustomizePluginBuild(t *testing.T, home, dir string) ([]byte, string, error) {
 	t.Helper()
-	return kustomizeCLI(t, []string{"KUSTOMIZE_PLUGIN_HOME=" + home}, "build", "--enable-alpha-plugins", "--load-restrictor", "LoadRestrictionsNone", dir)
+	return kustomizeCLI(t, []string{"KUSTOMIZE_PLUGIN_HOME=" + home, "TMPDIR=" + t.TempDir()}, "build", "--enable-alpha-plugins", "--load-restrictor", "LoadRestrictionsNone", dir)
 }
 
 // TestKustomizeCLIPlugin: generator mode as a kustomize exec plugin
@@ -62,4 +65,27 @@ func TestKustomizeCLIPlugin(t *testing.T) {
 			require.Contains(t, stderr, c.want)
 		})
 	}
+}
+
+// TestKustomizeCLIPluginTeams: the layout docs/krm.md gives for many runs,
+// one NemoRLRunGenerator per sub-kustomization with namespace, prefix and
+// labels set once above them (examples/kustomize-plugin-teams), builds the
+// same bytes as one generator of the same runs (examples/kustomize-plugin).
+func TestKustomizeCLIPluginTeams(t *testing.T) {
+	dir := exampleTree(t, "kustomize-plugin-teams")
+	root := filepath.Dir(filepath.Dir(dir))
+	for _, e := range []string{"kustomize-plugin", "kustomize-generator"} {
+		copyDir(t, filepath.Join(repoRoot, "examples", e), filepath.Join(root, "examples", e))
+	}
+	home := filepath.Join(t.TempDir(), "plugins")
+	out, err := exec.Command(filepath.Join(root, "bin", "nrl-k8s"), "kustomize-plugin", "--plugin-home", home).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	got, stderr, err := kustomizePluginBuild(t, home, dir)
+	require.NoError(t, err, stderr)
+	want, stderr, err := kustomizePluginBuild(t, home, filepath.Join(root, "examples", "kustomize-plugin"))
+	require.NoError(t, err, stderr)
+	require.Equal(t, string(want), string(got), "a generator per team and one generator agree byte for byte")
+	require.Contains(t, string(got), "namespace: ml-prod")
+	require.Contains(t, string(got), "cost-center: rl-42")
 }

@@ -381,8 +381,10 @@ func BenchmarkKustomizePlugin(b *testing.B) {
 	if err := os.Symlink(bin, link); err != nil {
 		b.Fatal(err)
 	}
-	// kustomize's plugin loader reads the home from the environment only.
+	// kustomize's plugin loader reads the home from the environment only;
+	// its plugin config files go to TMPDIR.
 	b.Setenv("KUSTOMIZE_PLUGIN_HOME", home)
+	b.Setenv("TMPDIR", b.TempDir())
 	for _, c := range []struct{ runs, dirs int }{{1, 1}, {100, 1}, {300, 1}, {1000, 1}, {1000, 10}} {
 		dir := shardedKustomization(b, c.runs, c.dirs, func(sub string, lo, hi int) {
 			files := "."
