@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 	"k8s.io/utils/ptr"
 
@@ -212,4 +213,90 @@ func mustDoc(t *testing.T, o any) emit.Doc {
 	d, err := emit.ToDoc(o)
 	require.NoError(t, err)
 	return d
+}
+
+// TestLatestOnlyEvaluatorAgrees: the evaluator built from each check's
+// newest version only (latestOnly) judges every pod at "latest" as the
+// library's full evaluator does, level by level, reasons and details
+// included; pods below break each check in turn.
+func TestLatestOnlyEvaluatorAgrees(t *testing.T) {
+	full, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	require.NoError(t, err)
+	lean, err := policy.NewEvaluator(latestOnly(policy.DefaultChecks()), nil)
+	require.NoError(t, err)
+
+	base := func() (metav1.ObjectMeta, corev1.PodSpec) {
+		return metav1.ObjectMeta{Name: "p"}, corev1.PodSpec{
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
+			Containers:      []corev1.Container{{Name: "c", Image: "i", SecurityContext: restrictedSC()}},
+			InitContainers:  []corev1.Container{{Name: "init", Image: "i", SecurityContext: restrictedSC()}},
+		}
+	}
+	muts := map[string]func(*metav1.ObjectMeta, *corev1.PodSpec){
+		"restricted": func(*metav1.ObjectMeta, *corev1.PodSpec) {},
+		"privileged": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext.Privileged = ptr.To(true)
+		},
+		"IPC_LOCK": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"IPC_LOCK"}
+		},
+		"NET_BIND_SERVICE": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"NET_BIND_SERVICE"}
+		},
+		"no drop ALL": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) { s.InitContainers[0].SecurityContext.Capabilities = nil },
+		"escalation": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext.AllowPrivilegeEscalation = ptr.To(true)
+		},
+		"root": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) { s.SecurityContext.RunAsUser = ptr.To[int64](0) },
+		"runAsNonRoot false": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext.RunAsNonRoot = ptr.To(false)
+		},
+		"seccomp unconfined": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext.SeccompProfile.Type = corev1.SeccompProfileTypeUnconfined
+		},
+		"seccomp unset": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) { s.Containers[0].SecurityContext.SeccompProfile = nil },
+		"hostPath": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.Volumes = []corev1.Volume{{Name: "h", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+		},
+		"nfs volume": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.Volumes = []corev1.Volume{{Name: "n", VolumeSource: corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "s", Path: "/"}}}}
+		},
+		"host namespaces": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) { s.HostNetwork, s.HostIPC, s.HostPID = true, true, true },
+		"hostPort": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}}
+		},
+		"procMount": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext.ProcMount = ptr.To(corev1.UnmaskedProcMount)
+		},
+		"sysctl": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.SecurityContext.Sysctls = []corev1.Sysctl{{Name: "kernel.shm_rmid_forced", Value: "1"}, {Name: "net.core.somaxconn", Value: "1"}}
+		},
+		"selinux type": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.SecurityContext.SELinuxOptions = &corev1.SELinuxOptions{Type: "spc_t", User: "u"}
+		},
+		"apparmor field": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.SecurityContext.AppArmorProfile = &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}
+		},
+		"apparmor annotation": func(m *metav1.ObjectMeta, _ *corev1.PodSpec) {
+			m.Annotations = map[string]string{"container.apparmor.security.beta.kubernetes.io/c": "unconfined"}
+		},
+		"windows hostProcess": func(_ *metav1.ObjectMeta, s *corev1.PodSpec) {
+			s.SecurityContext.WindowsOptions = &corev1.WindowsSecurityContextOptions{HostProcess: ptr.To(true)}
+		},
+	}
+	refused := 0
+	for name, mut := range muts {
+		meta, spec := base()
+		mut(&meta, &spec)
+		for _, l := range []api.Level{api.LevelBaseline, api.LevelRestricted} {
+			lv := api.LevelVersion{Level: l, Version: api.LatestVersion()}
+			want := policy.AggregateCheckResults(full.EvaluatePod(lv, &meta, &spec))
+			got := policy.AggregateCheckResults(lean.EvaluatePod(lv, &meta, &spec))
+			require.Equal(t, want, got, "%s at %s", name, l)
+			if !want.Allowed {
+				refused++
+			}
+		}
+	}
+	require.Greater(t, refused, len(muts), "the pods break checks at both levels")
 }
