@@ -25,7 +25,8 @@ if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/etcd" ] || ! stamped; then
   trap 'rm -rf "$tmp"' EXIT
   (
     cd "$root/hack/apiserver"
-    export CGO_ENABLED=0 GOFLAGS=-mod=readonly
+    # GOFLAGS kept (.ci/run's compile flags); the versions are go.sum's.
+    export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=readonly"
     go build -trimpath -ldflags "-s -w $stamp" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
     go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" ./etcd
   ) >&2

@@ -32,7 +32,7 @@ install_tool() { # name version package [this-module]
     elif (cd "$root" && GOBIN="$tmp" go install "$3"); then
       ok=1
     fi
-  elif GOBIN="$tmp" GOFLAGS=-mod=mod go install "$3@$2"; then
+  elif GOBIN="$tmp" GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" go install "$3@$2"; then
     ok=1
   fi
   if [ "$ok" = 1 ]; then
