@@ -6,7 +6,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/charts"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/lazyre"
 )
 
 // ChartMeta is what a team's chart says about itself (Chart.yaml); empty
@@ -38,7 +38,7 @@ type ChartMeta struct {
 // dir must not exist or be empty, so nothing of the team's is overwritten.
 func NewChart(idx *Index, dir string, m ChartMeta) error {
 	name := m.Name
-	if !chartNameRE.MatchString(name) {
+	if !chartNameRE().MatchString(name) {
 		return fmt.Errorf("chart name %q: expected lower case letters, digits and '-' (Helm's chart name convention)", name)
 	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
@@ -91,7 +91,7 @@ func NewChart(idx *Index, dir string, m ChartMeta) error {
 		}
 	}
 	if m.TestImage != "" {
-		if !imageRE.MatchString(m.TestImage) {
+		if !imageRE().MatchString(m.TestImage) {
 			return fmt.Errorf("test image %q: expected an image reference (name:tag or name@sha256:digest)", m.TestImage)
 		}
 		v := string(files["values.yaml"])
@@ -170,9 +170,9 @@ const testImageLine = "  image: " + DefaultTestImage + "\n"
 // image` builds of this version (the Makefile's IMAGE).
 const DefaultTestImage = "ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"
 
-var imageRE = regexp.MustCompile(ImagePattern)
+var imageRE = lazyre.New(ImagePattern)
 
-var chartNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+var chartNameRE = lazyre.New(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 func sortedPaths(m map[string][]byte) []string {
 	out := make([]string, 0, len(m))

@@ -152,7 +152,7 @@ func Stale(chartDir string, files map[string][]byte) ([]string, error) {
 	}
 	for _, e := range slots {
 		rel := path.Join("templates", e.Name())
-		if _, ok := files[rel]; slotRE.MatchString(e.Name()) && !ok {
+		if _, ok := files[rel]; slotRE().MatchString(e.Name()) && !ok {
 			out = append(out, rel+": no render has that many documents")
 		}
 	}

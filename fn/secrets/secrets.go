@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/lazyre"
 )
 
 // credentialWords are parts of a name that mean it holds a credential,
@@ -60,7 +62,7 @@ func NameRules() Rules {
 	}
 	sort.Strings(r.Parts)
 	for _, sh := range shapes {
-		r.Shapes = append(r.Shapes, Shape{Kind: sh.kind, Pattern: sh.re.String()})
+		r.Shapes = append(r.Shapes, Shape{Kind: sh.kind, Pattern: sh.re().String()})
 	}
 	return r
 }
@@ -112,24 +114,24 @@ func isHarmless(w string) bool {
 var shapes = []struct {
 	kind    string
 	markers []string
-	re      *regexp.Regexp
+	re      func() *regexp.Regexp
 }{
-	{"an AWS access key id", []string{"AKIA", "ASIA"}, regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{"a GitHub token", []string{"gh", "github_pat_"}, regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}`)},
-	{"a Hugging Face token", []string{"hf_"}, regexp.MustCompile(`\bhf_[A-Za-z0-9]{20,}`)},
-	{"an NVIDIA API key", []string{"nvapi-"}, regexp.MustCompile(`\bnvapi-[A-Za-z0-9_-]{20,}`)},
-	{"an API key (sk-...)", []string{"sk-"}, regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`)},
-	{"a Slack token", []string{"xox"}, regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
-	{"a private key", []string{"-----BEGIN "}, regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)},
+	{"an AWS access key id", []string{"AKIA", "ASIA"}, lazyre.New(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{"a GitHub token", []string{"gh", "github_pat_"}, lazyre.New(`\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}`)},
+	{"a Hugging Face token", []string{"hf_"}, lazyre.New(`\bhf_[A-Za-z0-9]{20,}`)},
+	{"an NVIDIA API key", []string{"nvapi-"}, lazyre.New(`\bnvapi-[A-Za-z0-9_-]{20,}`)},
+	{"an API key (sk-...)", []string{"sk-"}, lazyre.New(`\bsk-[A-Za-z0-9_-]{20,}`)},
+	{"a Slack token", []string{"xox"}, lazyre.New(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
+	{"a private key", []string{"-----BEGIN "}, lazyre.New(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)},
 	// A password in a URL; one taken from a variable ($VAR, ${VAR},
 	// $(VAR)) is expanded at run time, not embedded.
-	{"a URL with a password", []string{"://"}, regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'"]+:[^$/\s@'"][^/\s@'"]*@`)},
+	{"a URL with a password", []string{"://"}, lazyre.New(`\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'"]+:[^$/\s@'"][^/\s@'"]*@`)},
 }
 
 // Value reports whether s holds a credential-shaped value, and which kind.
 func Value(s string) (string, bool) {
 	for _, sh := range shapes {
-		if containsAny(s, sh.markers) && sh.re.MatchString(s) {
+		if containsAny(s, sh.markers) && sh.re().MatchString(s) {
 			return sh.kind, true
 		}
 	}
@@ -157,13 +159,13 @@ func Literal(v string) bool {
 	return !strings.HasPrefix(v, "$")
 }
 
-var exportRE = regexp.MustCompile(`(?m)^[ \t]*(?:export[ \t]+)([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
+var exportRE = lazyre.New(`(?m)^[ \t]*(?:export[ \t]+)([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
 
 // Exports lists the credential-named variables that a shell script (an
 // entrypoint) exports with a literal value: `export HF_TOKEN=hf_...`.
 func Exports(script string) []string {
 	var out []string
-	for _, m := range exportRE.FindAllStringSubmatch(script, -1) {
+	for _, m := range exportRE().FindAllStringSubmatch(script, -1) {
 		if Name(m[1]) && Literal(m[2]) {
 			out = append(out, m[1])
 		}
