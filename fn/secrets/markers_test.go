@@ -44,18 +44,21 @@ func needsMarker(re *syntax.Regexp, markers []string) bool {
 				return true
 			}
 		}
-		for _, alt := range expand(re) {
+		alts := expand(re)
+		for _, alt := range alts {
 			if !containsAny(alt, markers) {
 				return false
 			}
 		}
-		return len(expand(re)) > 0
+		return len(alts) > 0
 	}
 	return false
 }
 
-// expand is every string a concatenation of literals and alternations of
-// literals matches (nil if it holds anything else).
+// expand is every string a literal, a small character class or an
+// alternation of them matches, and for a concatenation every prefix its
+// leading run of such parts matches (each match of it starts with one); nil
+// when there is none.
 func expand(re *syntax.Regexp) []string {
 	switch re.Op {
 	case syntax.OpLiteral:
