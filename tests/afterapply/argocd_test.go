@@ -166,23 +166,26 @@ func TestArgoCDHealth(t *testing.T) {
 		return a, cluster
 	}
 
-	t.Run("created, running, succeeded", func(t *testing.T) {
-		ns := "argo-ok"
-		a, cluster := running(t, ns, "ok")
-		env.Dashboard.Finish(ns, cluster, rayv1.JobStatusSucceeded)
-		st, msg := a.health("succeeded", a.waitFor(rayJobs, "ok", "Complete", jobState(rayv1.JobDeploymentStatusComplete, rayv1.JobStatusSucceeded)))
-		require.Equal(t, "Healthy", st)
-		require.Contains(t, msg, "Complete, job SUCCEEDED")
-	})
-
-	t.Run("failed", func(t *testing.T) {
-		ns := "argo-fail"
-		a, cluster := running(t, ns, "bad")
-		env.Dashboard.Finish(ns, cluster, rayv1.JobStatusFailed)
-		st, msg := a.health("failed", a.waitFor(rayJobs, "bad", "Failed", jobState(rayv1.JobDeploymentStatusFailed, rayv1.JobStatusFailed)))
-		require.Equal(t, "Degraded", st)
-		require.Contains(t, msg, "job FAILED")
-	})
+	// Each run is brought to Running, then its job ends as the dashboard
+	// reports it and KubeRay's RayJob follows.
+	for _, c := range []struct {
+		test, ns, name string
+		job            rayv1.JobStatus
+		deployment     rayv1.JobDeploymentStatus
+		stage, health  string
+		message        string
+	}{
+		{"created, running, succeeded", "argo-ok", "ok", rayv1.JobStatusSucceeded, rayv1.JobDeploymentStatusComplete, "Complete", "Healthy", "Complete, job SUCCEEDED"},
+		{"failed", "argo-fail", "bad", rayv1.JobStatusFailed, rayv1.JobDeploymentStatusFailed, "Failed", "Degraded", "job FAILED"},
+	} {
+		t.Run(c.test, func(t *testing.T) {
+			a, cluster := running(t, c.ns, c.name)
+			env.Dashboard.Finish(c.ns, cluster, c.job)
+			st, msg := a.health(c.stage, a.waitFor(rayJobs, c.name, c.stage, jobState(c.deployment, c.job)))
+			require.Equal(t, c.health, st)
+			require.Contains(t, msg, c.message)
+		})
+	}
 
 	t.Run("Pod Security refuses the workers", func(t *testing.T) {
 		ns := "argo-baseline"
