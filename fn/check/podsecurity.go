@@ -16,11 +16,15 @@ import (
 // Unset, the run's level is an info and each field baseline refuses a
 // warning: a namespace enforcing baseline (a common default) refuses those
 // pods, and KubeRay's RayJob then waits in Initializing with no reason in
-// its status.
+// its status. docs are a fresh render's: each is judged by the typed
+// object it was encoded from (the same pods, with no JSON round trip).
 func PodSecurity(file, declared string, docs []emit.Doc) diag.List {
 	objs := make([]any, len(docs))
 	for i, d := range docs {
 		objs[i] = d
+		if d.Obj != nil {
+			objs[i] = d.Obj
+		}
 	}
 	rep := podsecurity.Evaluate(objs)
 	return podSecurityFindings(file, podsecurity.Level(declared), rep)

@@ -19,6 +19,11 @@ type Doc struct {
 	Name      string
 	Namespace string
 	Data      map[string]any
+	// Obj is the typed object Data was encoded from (nil for a document
+	// read back from YAML). Data, not Obj, is what is written: Obj lets a
+	// check of the fresh render read the typed form without decoding Data
+	// again, and is stale once anyone edits Data.
+	Obj any
 }
 
 // Convert turns typed objects into documents, in install order.
@@ -47,7 +52,7 @@ func ToDoc(o any) (Doc, error) {
 	}
 	delete(data, "status")
 	Prune(data)
-	d := Doc{Data: data}
+	d := Doc{Data: data, Obj: o}
 	d.Kind, _ = data["kind"].(string)
 	if md, ok := data["metadata"].(map[string]any); ok {
 		d.Name, _ = md["name"].(string)

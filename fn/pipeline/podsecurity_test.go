@@ -12,6 +12,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/podsecurity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/prereq"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
@@ -63,6 +64,20 @@ func TestShippedProfilesPodSecurity(t *testing.T) {
 				}
 				rep := podsecurity.Evaluate(objs)
 				require.Empty(t, rep.Unread)
+				// The render's own check reads the typed objects the
+				// documents came from: the same pods, the same report and
+				// the same prerequisites as the written documents give.
+				typed := make([]any, len(res.Docs))
+				for i, d := range res.Docs {
+					require.NotNil(t, d.Obj, "%s %s", d.Kind, d.Name)
+					typed[i] = d.Obj
+				}
+				require.Equal(t, rep, podsecurity.Evaluate(typed))
+				fromDocs, err := prereq.FromObjects(objs)
+				require.NoError(t, err)
+				fromTyped, err := prereq.FromObjects(typed)
+				require.NoError(t, err)
+				require.Equal(t, fromDocs, fromTyped)
 				require.NotEmpty(t, rep.Pods)
 				if mode == runparams.Dev {
 					w = want{level: podsecurity.Baseline}

@@ -194,17 +194,22 @@ func (l *list) object(o workload.Object) error {
 					"the DRA driver's DeviceClass the claim asks devices from")
 			}
 		}
-	case "ComputeDomain":
+	}
+	data, err := o.Map()
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.Ref(), err)
+	}
+	if o.Kind == "ComputeDomain" {
 		// The NVIDIA DRA driver creates the ComputeDomain's channel claim
 		// template itself: pods may name it without our rendering it.
-		spec, _ := o.Data["spec"].(map[string]any)
+		spec, _ := data["spec"].(map[string]any)
 		ch, _ := spec["channel"].(map[string]any)
 		rct, _ := ch["resourceClaimTemplate"].(map[string]any)
 		if name, _ := rct["name"].(string); name != "" {
 			l.rendered["ResourceClaimTemplate/"+o.Namespace+"/"+name] = true
 		}
 	}
-	if md, ok := o.Data["metadata"].(map[string]any); ok {
+	if md, ok := data["metadata"].(map[string]any); ok {
 		labels, _ := md["labels"].(map[string]any)
 		if q, _ := labels[KAIQueueLabel].(string); q != "" {
 			l.queue(q, o.Ref()+" metadata.labels["+KAIQueueLabel+"]")

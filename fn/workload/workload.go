@@ -15,26 +15,57 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
 )
 
-// Object is one rendered object as plain data, with its identity.
+// Object is one rendered object with its identity: as plain data, or as
+// the typed object a render built (then Data is nil and Map encodes it).
 type Object struct {
 	APIVersion, Kind, Name, Namespace string
 	Data                              map[string]any
+	typed                             any
 }
 
 // Ref is how findings name an object: Kind/name.
 func (o Object) Ref() string { return o.Kind + "/" + o.Name }
 
+// Map is the object as plain data.
+func (o Object) Map() (map[string]any, error) {
+	if o.Data != nil || o.typed == nil {
+		return o.Data, nil
+	}
+	var data map[string]any
+	err := roundTrip(o.typed, &data)
+	return data, err
+}
+
+// typedObject is what a Kubernetes Go type (with its TypeMeta set, as
+// manifest.Build sets it) answers.
+type typedObject interface {
+	GetObjectKind() schema.ObjectKind
+	GetName() string
+	GetNamespace() string
+}
+
 // Objects reads what a render produced. Each element may be an emit.Doc
 // (what pipeline.Render returns), a map[string]any (a decoded YAML or JSON
 // document, as `preflight -f RENDERED.yaml` reads them) or a typed object
-// (*rayv1.RayJob, *appsv1.Deployment, ... as manifest.Build returns them).
+// (*rayv1.RayJob, *appsv1.Deployment, ... as manifest.Build returns them),
+// read as it is: its pods need no JSON round trip.
 func Objects(objs []any) ([]Object, error) {
 	out := make([]Object, 0, len(objs))
 	for i, o := range objs {
+		if t, ok := o.(typedObject); ok {
+			if gvk := t.GetObjectKind().GroupVersionKind(); gvk.Kind != "" {
+				out = append(out, Object{
+					APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind,
+					Name: t.GetName(), Namespace: t.GetNamespace(), typed: o,
+				})
+				continue
+			}
+		}
 		var data map[string]any
 		switch t := o.(type) {
 		case emit.Doc:
@@ -44,11 +75,7 @@ func Objects(objs []any) ([]Object, error) {
 		case map[string]any:
 			data = t
 		default:
-			b, err := json.Marshal(o)
-			if err != nil {
-				return nil, fmt.Errorf("object %d (%T): %w", i, o, err)
-			}
-			if err := json.Unmarshal(b, &data); err != nil {
+			if err := roundTrip(o, &data); err != nil {
 				return nil, fmt.Errorf("object %d (%T): %w", i, o, err)
 			}
 		}
@@ -62,6 +89,15 @@ func Objects(objs []any) ([]Object, error) {
 		out = append(out, obj)
 	}
 	return out, nil
+}
+
+// roundTrip reads from's JSON encoding into into.
+func roundTrip(from, into any) error {
+	b, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, into)
 }
 
 // Pod is one pod (or one kind of pod: every replica of a worker group is
@@ -137,15 +173,29 @@ func Pods(objs []Object) ([]Pod, []error) {
 
 // Decode reads the object into its Go type.
 func Decode(o Object, into any) error {
-	b, err := json.Marshal(o.Data)
-	if err != nil {
-		return err
+	if o.typed != nil {
+		return roundTrip(o.typed, into)
 	}
-	return json.Unmarshal(b, into)
+	return roundTrip(o.Data, into)
 }
 
 func podsOf(o Object) ([]Pod, error) {
 	base := Pod{Object: o.Ref(), Namespace: o.Namespace}
+	// A typed object is read as it is (the templates are deep-copied below).
+	switch t := o.typed.(type) {
+	case *rayv1.RayJob:
+		return rayJobPods(base, t), nil
+	case *rayv1.RayCluster:
+		return clusterPods(base, &t.Spec, "spec", nil), nil
+	case *appsv1.Deployment:
+		return []Pod{fromTemplate(base, "pod", "spec.template", &t.Spec.Template)}, nil
+	case *batchv1.Job:
+		return []Pod{fromTemplate(base, "pod", "spec.template", &t.Spec.Template)}, nil
+	case *corev1.Pod:
+		p := t.DeepCopy()
+		base.Role, base.Meta, base.Spec = "pod", p.ObjectMeta, p.Spec
+		return []Pod{base}, nil
+	}
 	switch o.Kind {
 	case "RayJob":
 		var job rayv1.RayJob
