@@ -180,9 +180,19 @@ func Decode(o Object, into any) error {
 }
 
 func podsOf(o Object) ([]Pod, error) {
+	typed := o.typed
+	if typed == nil {
+		// Services, ConfigMaps, DRA objects, ComputeDomains: no pods. (We
+		// render no StatefulSet, DaemonSet or ReplicaSet.)
+		if typed = podMaker(o.Kind); typed == nil {
+			return nil, nil
+		}
+		if err := roundTrip(o.Data, typed); err != nil {
+			return nil, err
+		}
+	}
 	base := Pod{Object: o.Ref(), Namespace: o.Namespace}
-	// A typed object is read as it is (the templates are deep-copied below).
-	switch t := o.typed.(type) {
+	switch t := typed.(type) {
 	case *rayv1.RayJob:
 		return rayJobPods(base, t), nil
 	case *rayv1.RayCluster:
@@ -196,42 +206,25 @@ func podsOf(o Object) ([]Pod, error) {
 		base.Role, base.Meta, base.Spec = "pod", p.ObjectMeta, p.Spec
 		return []Pod{base}, nil
 	}
-	switch o.Kind {
-	case "RayJob":
-		var job rayv1.RayJob
-		if err := Decode(o, &job); err != nil {
-			return nil, err
-		}
-		return rayJobPods(base, &job), nil
-	case "RayCluster":
-		var c rayv1.RayCluster
-		if err := Decode(o, &c); err != nil {
-			return nil, err
-		}
-		return clusterPods(base, &c.Spec, "spec", nil), nil
-	case "Deployment":
-		var d appsv1.Deployment
-		if err := Decode(o, &d); err != nil {
-			return nil, err
-		}
-		return []Pod{fromTemplate(base, "pod", "spec.template", &d.Spec.Template)}, nil
-	case "Job":
-		var j batchv1.Job
-		if err := Decode(o, &j); err != nil {
-			return nil, err
-		}
-		return []Pod{fromTemplate(base, "pod", "spec.template", &j.Spec.Template)}, nil
-	case "Pod":
-		var p corev1.Pod
-		if err := Decode(o, &p); err != nil {
-			return nil, err
-		}
-		base.Role, base.Meta, base.Spec = "pod", p.ObjectMeta, p.Spec
-		return []Pod{base}, nil
-	}
-	// Services, ConfigMaps, DRA objects, ComputeDomains: no pods. (We render
-	// no StatefulSet, DaemonSet or ReplicaSet.)
 	return nil, nil
+}
+
+// podMaker is an empty object of the kind, for the kinds that make pods
+// (nil for the rest).
+func podMaker(kind string) any {
+	switch kind {
+	case "RayJob":
+		return &rayv1.RayJob{}
+	case "RayCluster":
+		return &rayv1.RayCluster{}
+	case "Deployment":
+		return &appsv1.Deployment{}
+	case "Job":
+		return &batchv1.Job{}
+	case "Pod":
+		return &corev1.Pod{}
+	}
+	return nil
 }
 
 func fromTemplate(base Pod, role, path string, t *corev1.PodTemplateSpec) Pod {
