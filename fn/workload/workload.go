@@ -187,7 +187,7 @@ func podsOf(o Object) ([]Pod, error) {
 		if typed = podMaker(o.Kind); typed == nil {
 			return nil, nil
 		}
-		if err := roundTrip(o.Data, typed); err != nil {
+		if err := Decode(o, typed); err != nil {
 			return nil, err
 		}
 	}
