@@ -1,12 +1,16 @@
 // Package kube is nrl-k8s's read-only connection to a live cluster, for
-// `preflight` and `status`: kubeconfig resolution as kubectl does it, and
-// reads through client-go's dynamic and metadata clients. It never writes.
+// `preflight` and `status`: kubeconfig resolution and authentication as
+// kubectl does them (client-go's clientcmd and rest), and plain GETs of the
+// API paths it reads. It never writes.
 //
-// The typed clientset (k8s.io/client-go/kubernetes) and client-go's discovery
-// package are deliberately not used: both register every built-in API group
-// in a scheme at package init, which every nrl-k8s process would pay (render
-// included). Objects are read as unstructured data and decoded into the
-// k8s.io/api types only where a field is needed.
+// client-go's clientsets are deliberately not used, the typed one nor the
+// dynamic and metadata ones: they register API groups in schemes at package
+// init (the metadata client alone pulls in meta's internal-version scheme),
+// which every nrl-k8s process would pay, render included, for the handful
+// of GETs two commands make. An answer is read as JSON: objects as
+// unstructured data, decoded into the k8s.io/api types only where a field
+// is needed; an error answer becomes the apierrors.StatusError client-go
+// would have returned.
 package kube
 
 import (
@@ -14,18 +18,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
+	"maps"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -45,15 +50,15 @@ type Options struct {
 
 // Conn is a read-only connection.
 type Conn struct {
-	dyn  dynamic.Interface
-	meta metadata.Interface
-	http *http.Client
-	host string
+	// rest carries the kubeconfig's server, TLS, credentials (exec plugins
+	// included), user agent, timeout, and client-go's retries of answers
+	// that ask for one (Retry-After).
+	rest *rest.RESTClient
 	// Namespace is the kubeconfig context's namespace ("default" when unset).
 	Namespace string
 }
 
-// Connect resolves the kubeconfig and builds the clients. A kubeconfig that
+// Connect resolves the kubeconfig and builds the client. A kubeconfig that
 // cannot be found or read is an error; reaching the server is only tried by
 // the first read.
 func Connect(o Options) (*Conn, error) {
@@ -84,22 +89,19 @@ func FromConfig(cfg *rest.Config, namespace string, o Options) (*Conn, error) {
 	// Reads are few and sequential; client-go's default limiter (5 QPS)
 	// would make a 30-prerequisite preflight take 6 s.
 	cfg.QPS, cfg.Burst = 50, 100
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	meta, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	hc, err := rest.HTTPClientFor(cfg)
+	// The scheme knows only metav1's Status, built here rather than at
+	// package init: client-go decodes an error answer into it.
+	s := runtime.NewScheme()
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	cfg.NegotiatedSerializer = serializer.NewCodecFactory(s).WithoutConversion()
+	rc, err := rest.UnversionedRESTClientFor(cfg)
 	if err != nil {
 		return nil, err
 	}
 	if namespace == "" {
 		namespace = "default"
 	}
-	return &Conn{dyn: dyn, meta: meta, http: hc, host: strings.TrimSuffix(cfg.Host, "/"), Namespace: namespace}, nil
+	return &Conn{rest: rc, Namespace: namespace}, nil
 }
 
 // Outcome classifies a read.
@@ -115,7 +117,7 @@ const (
 // object: the caller stops (exit 2) instead of reporting a missing object.
 var ErrUnreachable = errors.New("cluster unreachable")
 
-// classify turns a client error into an outcome, or an error wrapping
+// classify turns a read's error into an outcome, or an error wrapping
 // ErrUnreachable when the answer says nothing about the object.
 func classify(err error) (Outcome, error) {
 	switch {
@@ -129,35 +131,122 @@ func classify(err error) (Outcome, error) {
 	return NotFound, fmt.Errorf("%w: %w", ErrUnreachable, err)
 }
 
+// Path is the API path of a resource's collection in a namespace ("" for
+// cluster-scoped resources, or every namespace), or of one object when
+// name is set. A namespace or name that is not one path segment ("..",
+// or holding "/", which no Kubernetes name can) is an error: it would
+// read another path than the object's.
+func Path(gvr schema.GroupVersionResource, namespace, name string) (string, error) {
+	for _, seg := range []string{namespace, name} {
+		if seg == "" {
+			continue
+		}
+		if errs := content.IsPathSegmentName(seg); len(errs) > 0 {
+			return "", fmt.Errorf("%s %q: %s", gvr.Resource, seg, strings.Join(errs, "; "))
+		}
+	}
+	p := "/apis/" + gvr.Group + "/" + gvr.Version
+	if gvr.Group == "" {
+		p = "/api/" + gvr.Version
+	}
+	if namespace != "" {
+		p += "/namespaces/" + namespace
+	}
+	p += "/" + gvr.Resource
+	if name != "" {
+		p += "/" + name
+	}
+	return p, nil
+}
+
+// unreadable is an answer that cannot be read as what was asked: like a
+// connection error, it says nothing about the object.
+func unreadable(path string, err error) (Outcome, error) {
+	return NotFound, fmt.Errorf("%w: GET %s: %w", ErrUnreachable, path, err)
+}
+
+// read GETs an API path and returns the body of a 200 answer; any other
+// answer is client-go's error for it (the Status the server sent, else a
+// generic one for the code), which classify reads.
+func (c *Conn) read(ctx context.Context, path string, query url.Values, accept string) ([]byte, error) {
+	req := c.rest.Get().AbsPath(path).SetHeader("Accept", accept)
+	for _, k := range slices.Sorted(maps.Keys(query)) {
+		for _, v := range query[k] {
+			req = req.Param(k, v)
+		}
+	}
+	res := req.Do(ctx)
+	// Error, not Raw's error: only Error decodes the server's Status.
+	if err := res.Error(); err != nil {
+		return nil, err
+	}
+	return res.Raw()
+}
+
+// jsonOnly is the Accept header of every read: JSON, never protobuf or CBOR.
+const jsonOnly = "application/json"
+
 // Get reads one object. namespace "" reads a cluster-scoped object.
 func (c *Conn) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, Outcome, error) {
-	var ri dynamic.ResourceInterface = c.dyn.Resource(gvr)
-	if namespace != "" {
-		ri = c.dyn.Resource(gvr).Namespace(namespace)
+	path, err := Path(gvr, namespace, name)
+	if err != nil {
+		return nil, NotFound, err
 	}
-	u, err := ri.Get(ctx, name, metav1.GetOptions{})
-	out, err := classify(err)
-	return u, out, err
+	body, err := c.read(ctx, path, nil, jsonOnly)
+	if out, err := classify(err); out != Found {
+		return nil, out, err
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(body); err != nil {
+		out, err := unreadable(path, err)
+		return nil, out, err
+	}
+	return u, Found, nil
 }
+
+// metadataOnly asks the API server for an object's metadata alone, with no
+// fallback to the whole object: a server that cannot answer so refuses
+// (406) rather than send a Secret's data.
+const metadataOnly = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
 // GetMetadata reads only an object's metadata. Secrets are read this way:
 // their values never reach this process.
 func (c *Conn) GetMetadata(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*metav1.PartialObjectMetadata, Outcome, error) {
-	m, err := c.meta.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-	out, err := classify(err)
-	return m, out, err
+	path, err := Path(gvr, namespace, name)
+	if err != nil {
+		return nil, NotFound, err
+	}
+	body, err := c.read(ctx, path, nil, metadataOnly)
+	if out, err := classify(err); out != Found {
+		return nil, out, err
+	}
+	var m metav1.PartialObjectMetadata
+	if err := json.Unmarshal(body, &m); err != nil || m.Kind != "PartialObjectMetadata" {
+		out, err := unreadable(path, fmt.Errorf("expected the object's metadata alone (PartialObjectMetadata), found kind %q", m.Kind))
+		return nil, out, err
+	}
+	m.TypeMeta = metav1.TypeMeta{}
+	return &m, Found, nil
 }
 
 // List reads the objects of a resource in a namespace matching a label
 // selector ("" for all). An API the server does not serve is NotFound.
 func (c *Conn) List(ctx context.Context, gvr schema.GroupVersionResource, namespace, selector string) ([]unstructured.Unstructured, Outcome, error) {
-	var ri dynamic.ResourceInterface = c.dyn.Resource(gvr)
-	if namespace != "" {
-		ri = c.dyn.Resource(gvr).Namespace(namespace)
+	var q url.Values
+	if selector != "" {
+		q = url.Values{"labelSelector": {selector}}
 	}
-	l, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
-	out, err := classify(err)
-	if out != Found {
+	path, err := Path(gvr, namespace, "")
+	if err != nil {
+		return nil, NotFound, err
+	}
+	body, err := c.read(ctx, path, q, jsonOnly)
+	if out, err := classify(err); out != Found {
+		return nil, out, err
+	}
+	var l unstructured.UnstructuredList
+	if err := l.UnmarshalJSON(body); err != nil {
+		out, err := unreadable(path, err)
 		return nil, out, err
 	}
 	return l.Items, Found, nil
@@ -171,32 +260,14 @@ func (c *Conn) Served(ctx context.Context, groupVersion string) (map[string]bool
 	if groupVersion == "v1" {
 		path = "/api/v1"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.host+path, nil)
-	if err != nil {
-		return nil, NotFound, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, NotFound, fmt.Errorf("%w: %w", ErrUnreachable, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return nil, NotFound, fmt.Errorf("%w: %w", ErrUnreachable, err)
-	}
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusNotFound:
-		return nil, NotFound, nil
-	case http.StatusForbidden, http.StatusUnauthorized:
-		return nil, Forbidden, fmt.Errorf("GET %s: %s", path, http.StatusText(resp.StatusCode))
-	default:
-		return nil, NotFound, fmt.Errorf("%w: GET %s: %s", ErrUnreachable, path, resp.Status)
+	body, err := c.read(ctx, path, nil, jsonOnly)
+	if out, err := classify(err); out != Found {
+		return nil, out, err
 	}
 	var list metav1.APIResourceList
 	if err := json.Unmarshal(body, &list); err != nil {
-		return nil, NotFound, fmt.Errorf("GET %s: %w", path, err)
+		out, err := unreadable(path, err)
+		return nil, out, err
 	}
 	out := map[string]bool{}
 	for _, r := range list.APIResources {
