@@ -130,22 +130,40 @@ func NewLoader(src source.Source) *Loader {
 }
 
 // Load reads file and everything its `defaults:` chain names. Files lists
-// each file once, bases before the files that name them.
+// each file once, bases before the files that name them. The tree is the
+// caller's to change: a chain merged for this call is handed over as it
+// is (one render loads its recipe once), one the loader keeps for other
+// loads (a base of another file loaded before) is copied.
 func (l *Loader) Load(file string) (*Loaded, error) {
-	m, err := l.load(file, nil)
+	m, err := l.load(file, nil, false)
 	if err != nil {
 		return nil, err
 	}
-	return &Loaded{Tree: tree.Copy(m.tree).(*tree.Map), Files: append([]string(nil), m.files...)}, nil
+	t := m.tree
+	if l.merged[file] == m {
+		t = tree.Copy(t).(*tree.Map)
+	}
+	return &Loaded{Tree: t, Files: append([]string(nil), m.files...)}, nil
 }
 
 // Parse reads one YAML file as a mapping, without following `defaults:`.
+// The tree is the caller's (a copy of the loader's).
 func (l *Loader) Parse(file string) (*tree.Map, error) {
+	m, err := l.parsed(file)
+	if err != nil {
+		return nil, err
+	}
+	return tree.Copy(m).(*tree.Map), nil
+}
+
+// parsed is file's tree as the loader keeps it, parsed on first use:
+// shared, so callers only read it.
+func (l *Loader) parsed(file string) (*tree.Map, error) {
 	if t, ok := l.cache[file]; ok {
 		if err := l.charge(file); err != nil {
 			return nil, err
 		}
-		return tree.Copy(t).(*tree.Map), nil
+		return t, nil
 	}
 	data, err := l.Src.ReadFile(file)
 	if err != nil {
@@ -168,12 +186,14 @@ func (l *Loader) Parse(file string) (*tree.Map, error) {
 		return nil, &Error{File: file, Msg: fmt.Sprintf("expected a mapping at the top level, found %s", tree.AKind(v))}
 	}
 	l.cache[file] = m
-	return tree.Copy(m).(*tree.Map), nil
+	return m, nil
 }
 
-// load returns file merged over its chain; the result is shared, so callers
-// only read it (tree.Merge copies what it takes from its source).
-func (l *Loader) load(file string, stack []string) (*merged, error) {
+// load returns file merged over its chain. Bases are kept for the next
+// file that names them (keep is set for them): a kept result is shared,
+// so callers only read it (tree.Merge copies what it takes from its
+// source).
+func (l *Loader) load(file string, stack []string, keep bool) (*merged, error) {
 	for _, f := range stack {
 		if f == file {
 			return nil, &Error{File: stack[len(stack)-1], Field: "defaults", Msg: "cycle: " + strings.Join(append(stack, file), " -> ")}
@@ -190,7 +210,7 @@ func (l *Loader) load(file string, stack []string) (*merged, error) {
 	if len(stack) >= MaxChain {
 		return nil, &Error{File: file, Field: "defaults", Msg: fmt.Sprintf("chain deeper than %d files", MaxChain)}
 	}
-	m, err := l.Parse(file)
+	m, err := l.parsed(file)
 	if err != nil {
 		return nil, err
 	}
@@ -198,13 +218,12 @@ func (l *Loader) load(file string, stack []string) (*merged, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Delete("defaults")
 	acc := any(tree.NewMap())
 	var files []string
 	seen := map[string]bool{}
 	for _, b := range bases {
 		ref := source.Join(file, b.path)
-		parent, err := l.load(ref, append(stack, file))
+		parent, err := l.load(ref, append(stack, file), true)
 		if err != nil {
 			var le *Error
 			if errors.As(err, &le) {
@@ -227,13 +246,18 @@ func (l *Loader) load(file string, stack []string) (*merged, error) {
 		}
 	}
 	files = append(files, file)
+	// Merge copies m (the loader's own tree) into acc; `defaults:` is
+	// dropped from the copy.
 	res := tree.Merge(acc, m)
 	rm, ok := res.(*tree.Map)
 	if !ok {
 		return nil, &Error{File: file, Msg: "merged recipe is not a mapping"}
 	}
+	rm.Delete("defaults")
 	done := &merged{tree: rm, files: files}
-	l.merged[file] = done
+	if keep {
+		l.merged[file] = done
+	}
 	return done, nil
 }
 

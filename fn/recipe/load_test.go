@@ -302,3 +302,53 @@ func TestBaseErrorsAndRunBudget(t *testing.T) {
 	_, err = l.Load("f4.yaml")
 	require.ErrorContains(t, err, "add up to more than", "cached files count for the run that uses them")
 }
+
+// The tree Load returns is the caller's: changing it (as the profile and
+// override steps do) changes no later load from the same loader, whether
+// the file was loaded on its own, as another file's base, or both, and
+// Parse hands out a copy too. `defaults:` is never in a loaded tree.
+func TestLoadedTreesAreTheCallers(t *testing.T) {
+	mem := source.Memory{
+		"base.yaml": []byte("policy: {lr: 1, layers: [a, b]}\nkeep: base\n"),
+		"mid.yaml":  []byte("defaults: base.yaml\npolicy: {lr: 2}\n"),
+		"leaf.yaml": []byte("defaults: [mid.yaml]\nleaf: true\n"),
+	}
+	l := recipe.NewLoader(mem)
+	scribble := func(m *tree.Map) {
+		pol, _ := m.Get("policy")
+		pol.(*tree.Map).Set("lr", 99)
+		if layers, ok := pol.(*tree.Map).Get("layers"); ok {
+			layers.([]any)[0] = "changed"
+		}
+		m.Set("keep", "changed")
+		m.Set("defaults", "changed.yaml")
+	}
+	// Each order: a file first loaded on its own, then as a base, and the
+	// other way round.
+	for _, file := range []string{"mid.yaml", "leaf.yaml", "mid.yaml", "base.yaml", "leaf.yaml"} {
+		rec, err := l.Load(file)
+		require.NoError(t, err, file)
+		_, hasDefaults := rec.Tree.Get("defaults")
+		require.False(t, hasDefaults, file)
+		lr, _ := tree.Lookup(rec.Tree, tree.ParsePath("policy.lr"))
+		want := int64(2)
+		if file == "base.yaml" {
+			want = 1
+		}
+		require.Equal(t, want, lr, file)
+		first, _ := tree.Lookup(rec.Tree, tree.ParsePath("policy.layers[0]"))
+		require.Equal(t, "a", first, file)
+		keep, _ := rec.Tree.Get("keep")
+		require.Equal(t, "base", keep, file)
+		scribble(rec.Tree)
+	}
+	p, err := l.Parse("mid.yaml")
+	require.NoError(t, err)
+	d, _ := p.Get("defaults")
+	require.Equal(t, "base.yaml", d, "Parse keeps `defaults:`")
+	scribble(p)
+	p, err = l.Parse("mid.yaml")
+	require.NoError(t, err)
+	d, _ = p.Get("defaults")
+	require.Equal(t, "base.yaml", d)
+}
