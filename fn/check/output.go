@@ -11,10 +11,10 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/strictjson"
 )
 
 // MaxObjectBytes is etcd's default request limit (--max-request-bytes,
@@ -49,7 +49,7 @@ func Output(file string, docs []emit.Doc) diag.List {
 			continue
 		}
 		target, nameRule := typeOf(d.Kind)
-		strict, err := kjson.UnmarshalStrict(b, target)
+		strict, err := strictjson.Unmarshal(b, d.Data, target)
 		if err != nil {
 			ds.Errorf(file, where, "does not decode as %s: %v", d.Kind, err)
 			continue

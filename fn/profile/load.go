@@ -16,6 +16,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/strictjson"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tree"
 )
 
@@ -400,7 +401,7 @@ func decode(file string, rt *tree.Map) (*Infra, diag.List) {
 		return nil, ds
 	}
 	var infra Infra
-	strict, err := kjson.UnmarshalStrict(data, &infra)
+	strict, err := strictjson.Unmarshal(data, rt, &infra)
 	if err != nil {
 		field, msg := typeError(rt, data, err)
 		ds.Errorf(file, field, "%s", msg)

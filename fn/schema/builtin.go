@@ -10,7 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
-	kjson "sigs.k8s.io/json"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/strictjson"
 )
 
 // checkBuiltin decodes a built-in kind strictly into its k8s.io/api type
@@ -26,7 +27,7 @@ func checkBuiltin(apiVersion, kind string, data map[string]any) ([]Violation, bo
 		return []Violation{{Msg: err.Error()}}, true
 	}
 	decode := func(target any) bool {
-		strict, err := kjson.UnmarshalStrict(b, target)
+		strict, err := strictjson.Unmarshal(b, data, target)
 		if err != nil {
 			add("", "does not decode as %s %s: %v", apiVersion, kind, err)
 			return false
