@@ -200,10 +200,20 @@ func latest(c policy.Check) policy.CheckPodFn { return c.Versions[len(c.Versions
 func violations(p workload.Pod) []Violation {
 	all := checks().all
 	var out []Violation
+	podOnly := p.Spec
+	podOnly.InitContainers, podOnly.Containers, podOnly.EphemeralContainers = nil, nil, nil
+	containerOnly := podOnly
+	containerOnly.Volumes = nil
+	// The pod with one container at a time (and the pod-level fields it
+	// inherits), built on the first refusal and read by every check.
+	var singles []single
 	for _, c := range all {
 		fn := latest(c)
 		if fn(&p.Meta, &p.Spec).Allowed {
 			continue
+		}
+		if singles == nil {
+			singles = singleContainers(&p.Spec, containerOnly)
 		}
 		add := func(path, reason, detail, injected string) {
 			out = append(out, Violation{
@@ -212,8 +222,6 @@ func violations(p workload.Pod) []Violation {
 			})
 		}
 		found := false
-		podOnly := p.Spec
-		podOnly.InitContainers, podOnly.Containers, podOnly.EphemeralContainers = nil, nil, nil
 		if r := fn(&p.Meta, &podOnly); !r.Allowed {
 			if len(podOnly.Volumes) > 0 && volumeCheck[string(c.ID)] {
 				for i := range podOnly.Volumes {
@@ -246,18 +254,14 @@ func violations(p workload.Pod) []Violation {
 		}
 		var order []string
 		blamed := map[string]*blame{}
-		containerOnly := podOnly
-		containerOnly.Volumes = nil
-		visit(&p.Spec, func(list string, i int, ctr corev1.Container) {
-			one := containerOnly
-			place(&one, list, ctr)
-			r := fn(&p.Meta, &one)
-			if r.Allowed || !strings.Contains(r.ForbiddenDetail, fmt.Sprintf("%q", ctr.Name)) {
-				return
+		for _, one := range singles {
+			r := fn(&p.Meta, &one.spec)
+			if r.Allowed || !strings.Contains(r.ForbiddenDetail, one.quoted) {
+				continue
 			}
-			path := fmt.Sprintf("%s.%s[%d]", p.SpecPath(), list, i) + containerField(string(c.ID))
+			path := fmt.Sprintf("%s.%s[%d]", p.SpecPath(), one.list, one.i) + containerField(string(c.ID))
 			injected := ""
-			if in, ok := p.InjectedAt(list, i); ok {
+			if in, ok := p.InjectedAt(one.list, one.i); ok {
 				injected = in.Why
 				// KubeRay's container is not in the render: blame the field it
 				// copies (or, when it copies nothing, the field that adds it).
@@ -272,11 +276,11 @@ func violations(p workload.Pod) []Violation {
 				blamed[path] = b
 				order = append(order, path)
 			}
-			place(&b.spec, list, ctr)
+			place(&b.spec, one.list, one.ctr)
 			if injected != "" && b.injected == "" {
 				b.injected = injected
 			}
-		})
+		}
 		for _, path := range order {
 			b := blamed[path]
 			r := fn(&p.Meta, &b.spec)
@@ -292,28 +296,51 @@ func violations(p workload.Pod) []Violation {
 	return out
 }
 
+// single is a pod with one of its containers only: the list and index it
+// has in the pod, its name as a check's detail quotes it.
+type single struct {
+	list   string
+	i      int
+	quoted string
+	ctr    *corev1.Container
+	spec   corev1.PodSpec
+}
+
+// singleContainers is the pod once per container (never nil).
+func singleContainers(spec *corev1.PodSpec, containerOnly corev1.PodSpec) []single {
+	out := []single{}
+	visit(spec, func(list string, i int, ctr *corev1.Container) {
+		one := single{list: list, i: i, quoted: fmt.Sprintf("%q", ctr.Name), ctr: ctr, spec: containerOnly}
+		place(&one.spec, list, ctr)
+		out = append(out, one)
+	})
+	return out
+}
+
 // visit calls f for every container, with its list and index.
-func visit(spec *corev1.PodSpec, f func(list string, i int, c corev1.Container)) {
-	for i, c := range spec.InitContainers {
-		f("initContainers", i, c)
+func visit(spec *corev1.PodSpec, f func(list string, i int, c *corev1.Container)) {
+	for i := range spec.InitContainers {
+		f("initContainers", i, &spec.InitContainers[i])
 	}
-	for i, c := range spec.Containers {
-		f("containers", i, c)
+	for i := range spec.Containers {
+		f("containers", i, &spec.Containers[i])
 	}
-	for i, c := range spec.EphemeralContainers {
-		f("ephemeralContainers", i, corev1.Container(c.EphemeralContainerCommon))
+	for i := range spec.EphemeralContainers {
+		c := corev1.Container(spec.EphemeralContainers[i].EphemeralContainerCommon)
+		f("ephemeralContainers", i, &c)
 	}
 }
 
-// place appends c to spec's list (copying the list: specs share nothing).
-func place(spec *corev1.PodSpec, list string, c corev1.Container) {
+// place appends a copy of c to spec's list (copying the list: specs share
+// nothing).
+func place(spec *corev1.PodSpec, list string, c *corev1.Container) {
 	switch list {
 	case "initContainers":
-		spec.InitContainers = append(slices.Clone(spec.InitContainers), c)
+		spec.InitContainers = append(slices.Clone(spec.InitContainers), *c)
 	case "containers":
-		spec.Containers = append(slices.Clone(spec.Containers), c)
+		spec.Containers = append(slices.Clone(spec.Containers), *c)
 	default:
-		spec.EphemeralContainers = append(slices.Clone(spec.EphemeralContainers), corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon(c)})
+		spec.EphemeralContainers = append(slices.Clone(spec.EphemeralContainers), corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon(*c)})
 	}
 }
 
