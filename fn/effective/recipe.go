@@ -170,11 +170,7 @@ func (r *Recipe) fileOf(p tree.Path) string {
 		return r.File
 	}
 	for i := len(r.Files) - 1; i >= 0; i-- {
-		m, err := r.loader.Parse(r.Files[i])
-		if err != nil {
-			continue
-		}
-		if _, ok := tree.Lookup(m, p); ok {
+		if ok, err := r.loader.Holds(r.Files[i], p); err == nil && ok {
 			return r.Files[i]
 		}
 	}

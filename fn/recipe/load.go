@@ -156,6 +156,18 @@ func (l *Loader) Parse(file string) (*tree.Map, error) {
 	return tree.Copy(m).(*tree.Map), nil
 }
 
+// Holds reports whether file, as written (its `defaults:` not followed),
+// sets the value at p: where a merged value came from, without a copy of
+// the file's tree per question.
+func (l *Loader) Holds(file string, p tree.Path) (bool, error) {
+	m, err := l.parsed(file)
+	if err != nil {
+		return false, err
+	}
+	_, ok := tree.Lookup(m, p)
+	return ok, nil
+}
+
 // parsed is file's tree as the loader keeps it, parsed on first use:
 // shared, so callers only read it.
 func (l *Loader) parsed(file string) (*tree.Map, error) {

@@ -351,4 +351,15 @@ func TestLoadedTreesAreTheCallers(t *testing.T) {
 	require.NoError(t, err)
 	d, _ = p.Get("defaults")
 	require.Equal(t, "base.yaml", d)
+	// Holds reads each file as written, after all the scribbling above.
+	for _, c := range []struct {
+		file, path string
+		want       bool
+	}{{"mid.yaml", "policy.lr", true}, {"mid.yaml", "keep", false}, {"base.yaml", "keep", true}, {"leaf.yaml", "policy", false}, {"base.yaml", "policy.layers[0]", true}} {
+		got, err := l.Holds(c.file, tree.ParsePath(c.path))
+		require.NoError(t, err)
+		require.Equal(t, c.want, got, "%s %s", c.file, c.path)
+	}
+	_, err = l.Holds("missing.yaml", tree.ParsePath("a"))
+	require.Error(t, err)
 }
