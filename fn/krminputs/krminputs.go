@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/lazyre"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
@@ -129,7 +129,7 @@ func relative(p string) (string, error) {
 	return c, nil
 }
 
-var nonName = regexp.MustCompile(`[^a-z0-9]+`)
+var nonName = lazyre.New(`[^a-z0-9]+`)
 
 // Name is the ConfigMap of a directory: nrl- and its path segments, leaving
 // out NeMo-RL's examples/configs (recipes/examples/configs/recipes/llm →
@@ -138,7 +138,7 @@ func Name(dir string) string {
 	var segs []string
 	seen := map[string]bool{}
 	for _, s := range strings.Split(dir, "/") {
-		s = strings.Trim(nonName.ReplaceAllString(strings.ToLower(s), "-"), "-")
+		s = strings.Trim(nonName().ReplaceAllString(strings.ToLower(s), "-"), "-")
 		if s == "" || s == "examples" || s == "configs" || seen[s] {
 			continue
 		}

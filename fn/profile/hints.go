@@ -3,13 +3,13 @@ package profile
 import (
 	"fmt"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/lazyre"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/suggest"
 )
 
@@ -212,12 +212,12 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 // as an interpolation: ${NAME:-x}, ${NAME-x}, ${NAME:=x}, ${NAME:?x},
 // ${NAME:+x}, ${#NAME}, ${NAME%x}, ${NAME#x}, ${NAME/x/y}, and the plain
 // ${NAME} of an upper-case name (no profile key is upper case).
-var shellExpansionRE = regexp.MustCompile(`(^|[^\\])(\$\{(?:#[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+]|%|#|/)[^}]*|[A-Z_][A-Z0-9_]*)\})`)
+var shellExpansionRE = lazyre.New(`(^|[^\\])(\$\{(?:#[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+]|%|#|/)[^}]*|[A-Z_][A-Z0-9_]*)\})`)
 
 // shellHint explains an interpolation error caused by shell syntax: what to
 // write instead and where. ok is false when the error has another cause.
 func shellHint(ie *interp.Error, data []byte) (msg string, ok bool) {
-	m := shellExpansionRE.FindStringSubmatch(ie.Value)
+	m := shellExpansionRE().FindStringSubmatch(ie.Value)
 	if m == nil {
 		return "", false
 	}

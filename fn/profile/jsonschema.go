@@ -330,12 +330,12 @@ var enums = map[string][]string{
 func enumOf(p string) []string { return enums[p] }
 
 func docOf(p string) keyDoc {
-	if d, ok := keyDocs[p]; ok {
+	if d, ok := keyDocs()[p]; ok {
 		return d
 	}
 	// A cluster's own dra block documents like the profile's.
 	if rest, ok := strings.CutPrefix(p, "kuberay.<role>.dra"); ok {
-		if d, ok := keyDocs["dra"+rest]; ok {
+		if d, ok := keyDocs()["dra"+rest]; ok {
 			d.desc = "For this cluster only, over the profile's `dra" + rest + "`. " + d.desc
 			return d
 		}
@@ -360,7 +360,7 @@ func MissingDocs() []string {
 	for _, k := range keys {
 		seen[k.Path] = true
 	}
-	for p := range keyDocs {
+	for p := range keyDocs() {
 		if !seen[p] {
 			out = append(out, fmt.Sprintf("%s (documented but not in the schema)", p))
 		}
