@@ -183,22 +183,31 @@ func (c *Conn) read(ctx context.Context, path string, query url.Values, accept s
 	return res.Raw()
 }
 
+// fetch reads the object (or, name "", the collection) at gvr's path and
+// decodes the answer with decode: Found, or the outcome and error of the
+// read (an answer decode refuses says nothing about the object).
+func (c *Conn) fetch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, query url.Values, accept string, decode func([]byte) error) (Outcome, error) {
+	path, err := Path(gvr, namespace, name)
+	if err != nil {
+		return NotFound, err
+	}
+	body, err := c.read(ctx, path, query, accept)
+	if out, err := classify(err); out != Found {
+		return out, err
+	}
+	if err := decode(body); err != nil {
+		return unreadable(path, err)
+	}
+	return Found, nil
+}
+
 // jsonOnly is the Accept header of every read: JSON, never protobuf or CBOR.
 const jsonOnly = "application/json"
 
 // Get reads one object. namespace "" reads a cluster-scoped object.
 func (c *Conn) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, Outcome, error) {
-	path, err := Path(gvr, namespace, name)
-	if err != nil {
-		return nil, NotFound, err
-	}
-	body, err := c.read(ctx, path, nil, jsonOnly)
-	if out, err := classify(err); out != Found {
-		return nil, out, err
-	}
 	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(body); err != nil {
-		out, err := unreadable(path, err)
+	if out, err := c.fetch(ctx, gvr, namespace, name, nil, jsonOnly, u.UnmarshalJSON); out != Found {
 		return nil, out, err
 	}
 	return u, Found, nil
@@ -212,17 +221,14 @@ const metadataOnly = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=
 // GetMetadata reads only an object's metadata. Secrets are read this way:
 // their values never reach this process.
 func (c *Conn) GetMetadata(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*metav1.PartialObjectMetadata, Outcome, error) {
-	path, err := Path(gvr, namespace, name)
-	if err != nil {
-		return nil, NotFound, err
-	}
-	body, err := c.read(ctx, path, nil, metadataOnly)
-	if out, err := classify(err); out != Found {
-		return nil, out, err
-	}
 	var m metav1.PartialObjectMetadata
-	if err := json.Unmarshal(body, &m); err != nil || m.Kind != "PartialObjectMetadata" {
-		out, err := unreadable(path, fmt.Errorf("expected the object's metadata alone (PartialObjectMetadata), found kind %q", m.Kind))
+	decode := func(body []byte) error {
+		if err := json.Unmarshal(body, &m); err != nil || m.Kind != "PartialObjectMetadata" {
+			return fmt.Errorf("expected the object's metadata alone (PartialObjectMetadata), found kind %q", m.Kind)
+		}
+		return nil
+	}
+	if out, err := c.fetch(ctx, gvr, namespace, name, nil, metadataOnly, decode); out != Found {
 		return nil, out, err
 	}
 	m.TypeMeta = metav1.TypeMeta{}
@@ -236,17 +242,8 @@ func (c *Conn) List(ctx context.Context, gvr schema.GroupVersionResource, namesp
 	if selector != "" {
 		q = url.Values{"labelSelector": {selector}}
 	}
-	path, err := Path(gvr, namespace, "")
-	if err != nil {
-		return nil, NotFound, err
-	}
-	body, err := c.read(ctx, path, q, jsonOnly)
-	if out, err := classify(err); out != Found {
-		return nil, out, err
-	}
 	var l unstructured.UnstructuredList
-	if err := l.UnmarshalJSON(body); err != nil {
-		out, err := unreadable(path, err)
+	if out, err := c.fetch(ctx, gvr, namespace, "", q, jsonOnly, l.UnmarshalJSON); out != Found {
 		return nil, out, err
 	}
 	return l.Items, Found, nil
