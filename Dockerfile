@@ -17,7 +17,7 @@ COPY . .
 # CGO off: the final image has no libc. -trimpath and no symbols keep the
 # binary small and free of builder paths; -X sets the reported version.
 RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
-    go build -trimpath -ldflags "-s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/cli.Version=${VERSION}" \
+    go build -trimpath -ldflags "-s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli.Version=${VERSION}" \
     -o /out/nrl-k8s ./fn/cmd/nrl-k8s
 
 # distroless/static: CA certificates, tzdata and a nonroot user, no shell.

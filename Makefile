@@ -4,7 +4,7 @@ BIN       := bin/nrl-k8s
 VERSION   ?= v0.1.0
 IMAGE     ?= ghcr.io/nemo-rl-krm/nrl-k8s:$(VERSION)
 EXAMPLES  := testdata/nemo-rl
-LDFLAGS   := -s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/cli.Version=$(VERSION)
+LDFLAGS   := -s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli.Version=$(VERSION)
 TOOLS_ENV  = $(shell ./hack/tools.sh)
 
 # One set of compile flags for vet, lint, the binaries, the image and the

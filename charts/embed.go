@@ -1,7 +1,7 @@
 // Package charts embeds the hand-written files of charts/nemo-rl-run (its
 // templates, values, Chart.yaml, README and .helmignore), so that
 // `nrl-k8s chart-new` can write a chart for a platform team's own profiles
-// from the binary alone; the generated files come from fn/chartgen.
+// from the binary alone; the generated files come from fn/frontend/chartgen.
 package charts
 
 import "embed"

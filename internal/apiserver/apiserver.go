@@ -42,7 +42,7 @@ const Version = "v1.36.3"
 const FieldManager = "nrl-k8s"
 
 // CRDFiles are the CRDs installed before a server is handed out: KubeRay's
-// and the NVIDIA DRA driver's ComputeDomain, the files fn/schema embeds.
+// and the NVIDIA DRA driver's ComputeDomain, the files fn/analyse/schema embeds.
 var CRDFiles = []string{
 	"ray.io_rayclusters.yaml",
 	"ray.io_rayjobs.yaml",
@@ -307,7 +307,7 @@ func readCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return out, nil
 }
 
-// crdDir is fn/schema/crds, found from this file so any test package can
+// crdDir is fn/analyse/schema/crds, found from this file so any test package can
 // start a server whatever its working directory.
 func crdDir() string {
 	root, _ := testenv.Root() // an error shows as the folder's read error

@@ -54,7 +54,7 @@ func TestRequired(t *testing.T) {
 	}
 }
 
-// The CRDs the server gets are the ones fn/schema embeds, and they parse.
+// The CRDs the server gets are the ones fn/analyse/schema embeds, and they parse.
 func TestReadCRDs(t *testing.T) {
 	crds, err := readCRDs()
 	require.NoError(t, err)

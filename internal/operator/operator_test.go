@@ -29,7 +29,7 @@ func TestCLIDoesNotLinkTheOperator(t *testing.T) {
 	out, err := cmd.Output()
 	require.NoError(t, err)
 	deps := strings.Fields(string(out))
-	require.Contains(t, deps, "github.com/nemo-rl-krm/nemo-rl-krm/fn/cli", "go list answered for the CLI")
+	require.Contains(t, deps, "github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli", "go list answered for the CLI")
 	for _, pkg := range []string{
 		"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator",
 		"github.com/ray-project/kuberay/ray-operator/controllers/ray",

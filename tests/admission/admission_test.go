@@ -2,7 +2,7 @@
 // own admission code (controllers/ray/utils, the functions its operator runs
 // before acting on an object) and apimachinery's object metadata rules.
 //
-// The engine restates KubeRay's rules (fn/check/kuberay.go: linking KubeRay's
+// The engine restates KubeRay's rules (fn/engine/check/kuberay.go: linking KubeRay's
 // package into the CLI costs every process ~11 ms of package init). Here
 // KubeRay's code is linked and decides: everything we render must pass it,
 // and our restatement must refuse exactly what it refuses.
@@ -26,12 +26,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/check"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 

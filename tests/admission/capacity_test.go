@@ -10,7 +10,7 @@ import (
 	rayutils "github.com/ray-project/kuberay/ray-operator/controllers/ray/utils"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
 )
 
 // apiDefaults is the group as KubeRay's reconciler reads it: the emitter

@@ -28,8 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/cli"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runstatus"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )

@@ -27,8 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/kube"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runstatus"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )

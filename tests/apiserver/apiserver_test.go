@@ -25,11 +25,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -107,14 +107,14 @@ func TestGoldenOutputsAreAdmitted(t *testing.T) {
 func TestExampleOutputsAreAdmitted(t *testing.T) {
 	srv := apiserver.Shared(t)
 	inputs := fileInputs(t, "examples/runs-repo/manifests/*.yaml")
-	inputs = append(inputs, fileInputs(t, "fn/krm/testdata/krusty/expected.yaml")...)
-	inputs = append(inputs, input{"examples/kpt (fn/krm/testdata/kpt-package)", kptOutput(t)})
+	inputs = append(inputs, fileInputs(t, "fn/frontend/krm/testdata/krusty/expected.yaml")...)
+	inputs = append(inputs, input{"examples/kpt (fn/frontend/krm/testdata/kpt-package)", kptOutput(t)})
 	admitAll(t, srv, inputs)
 }
 
 func kptOutput(t *testing.T) []byte {
 	t.Helper()
-	f := filepath.Join(testenv.RepoRoot(t), "fn/krm/testdata/kpt-package/.expected/output.yaml")
+	f := filepath.Join(testenv.RepoRoot(t), "fn/frontend/krm/testdata/kpt-package/.expected/output.yaml")
 	var rl struct {
 		Items []map[string]any `json:"items"`
 	}
@@ -197,7 +197,7 @@ func TestServerRejectsBadOutput(t *testing.T) {
 		{"wrong type", "RayCluster", func(t *testing.T, o map[string]any) {
 			set(t, o, "yes", "spec", "enableInTreeAutoscaling")
 		}, http.StatusInternalServerError, "", []string{".spec.enableInTreeAutoscaling: expected boolean"}},
-		// A CEL rule of the CRD, which fn/schema's offline walk does not
+		// A CEL rule of the CRD, which fn/analyse/schema's offline walk does not
 		// evaluate.
 		{"CRD validation rule", "RayJob", func(t *testing.T, o map[string]any) {
 			set(t, o, map[string]any{"onSuccess": map[string]any{"policy": "DeleteCluster"}}, "spec", "deletionStrategy")

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 

@@ -43,7 +43,7 @@ const image = "ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"
 
 // ldflags are the Makefile's (LDFLAGS with VERSION=v0.1.0), so that without
 // NRL_IMAGE_TAR the test builds what `make image` builds.
-const ldflags = "-s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/cli.Version=v0.1.0"
+const ldflags = "-s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli.Version=v0.1.0"
 
 // podmanEnv is the environment every podman-using command gets.
 type podmanEnv struct {
@@ -194,7 +194,7 @@ func binaryOf(dir, tarball string) (string, error) {
 		return "", err
 	}
 	if len(layers) != 1 {
-		return "", fmt.Errorf("%s: %d layers, expected the one fn/ociimage writes", tarball, len(layers))
+		return "", fmt.Errorf("%s: %d layers, expected the one fn/tooling/ociimage writes", tarball, len(layers))
 	}
 	rc, err := layers[0].Uncompressed()
 	if err != nil {

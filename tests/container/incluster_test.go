@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/cli"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runstatus"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )

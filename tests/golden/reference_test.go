@@ -13,12 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/manifest"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 

@@ -16,7 +16,7 @@ import (
 // noCommandLines asserts no line of out could be a GitHub Actions workflow
 // command (`::` after blanks, `##[` anywhere) or open an HTML comment in a
 // PR comment (`<!--`), and no control character but newline and tab is
-// printed (fn/safetext).
+// printed (fn/support/safetext).
 func noCommandLines(t *testing.T, what, out string) {
 	t.Helper()
 	for _, line := range strings.Split(out, "\n") {
@@ -116,7 +116,7 @@ spec:
 	})
 }
 
-// One confinement rule for every command (fn/source): symlinked
+// One confinement rule for every command (fn/engine/load/source): symlinked
 // directories refused, one answer for every path out of the root, only
 // tracked files in a git work tree, no environment in CI mode.
 func TestConfinementEverywhere(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 )
 
@@ -58,7 +58,7 @@ func TestRefusalsAreNamed(t *testing.T) {
 		{"pod claim with no source", claimWithoutSource, true, []string{
 			"FailedToCreateWorkerPod", "spec.resourceClaims[2]", "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`",
 		}},
-		// What fn/check's container-claim rule refuses before apply (the
+		// What fn/engine/check's container-claim rule refuses before apply (the
 		// disaggregated golden once rendered it).
 		{"container claim naming no pod claim", containerClaimWithoutPodClaim, true, []string{
 			"FailedToCreateWorkerPod", "spec.containers[0].resources.claims[2]", `Not found: "ib"`,

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/schema"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/schema"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 

@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/secrets"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/secrets"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
-// scan is the render-time scanner (fn/secrets): the committed outputs are
+// scan is the render-time scanner (fn/analyse/secrets): the committed outputs are
 // held to the same rule every render is.
 func scan(t *testing.T, data []byte) []string {
 	t.Helper()
@@ -31,7 +31,7 @@ func scan(t *testing.T, data []byte) []string {
 func TestNoSecretsInOutputs(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	var files []string
-	for _, dir := range []string{"tests/golden", "fn/krm/testdata", "examples"} {
+	for _, dir := range []string{"tests/golden", "fn/frontend/krm/testdata", "examples"} {
 		_ = filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
 				files = append(files, p)

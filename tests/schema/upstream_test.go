@@ -20,17 +20,17 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/schema"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/schema"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
-// fn/schema does not import the API server's validation, defaulting and CEL
+// fn/analyse/schema does not import the API server's validation, defaulting and CEL
 // packages (their package initialisation would cost every nrl-k8s process;
 // docs/performance.md): it restates three small pieces in its own code and the
 // CRDs' CEL rules as Go. This test is what keeps that honest: the upstream
 // packages themselves (linked here, in a test binary only), run as the API
-// server runs them on a create, must find exactly what fn/schema finds on
+// server runs them on a create, must find exactly what fn/analyse/schema finds on
 // every CRD object of every golden and on broken variants of them that
 // exercise each kind of finding and every CEL rule.
 
@@ -256,9 +256,9 @@ var breakages = []breakage{
 func TestMatchesTheAPIServersValidator(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	upstream := map[string]*upstreamValidator{
-		"RayJob":        newUpstream(t, filepath.Join(root, "fn/schema/crds/ray.io_rayjobs.yaml"), "v1"),
-		"RayCluster":    newUpstream(t, filepath.Join(root, "fn/schema/crds/ray.io_rayclusters.yaml"), "v1"),
-		"ComputeDomain": newUpstream(t, filepath.Join(root, "fn/schema/crds/resource.nvidia.com_computedomains.yaml"), "v1beta1"),
+		"RayJob":        newUpstream(t, filepath.Join(root, "fn/analyse/schema/crds/ray.io_rayjobs.yaml"), "v1"),
+		"RayCluster":    newUpstream(t, filepath.Join(root, "fn/analyse/schema/crds/ray.io_rayclusters.yaml"), "v1"),
+		"ComputeDomain": newUpstream(t, filepath.Join(root, "fn/analyse/schema/crds/resource.nvidia.com_computedomains.yaml"), "v1beta1"),
 	}
 	objects := map[string]int{}
 	applied := map[string]int{}

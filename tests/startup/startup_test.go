@@ -21,13 +21,13 @@ import (
 // the first entry that matches gives the reason, so narrower ones go first.
 var forbidden = []struct{ prefix, why string }{
 	{"github.com/google/cel-go/", "CEL: its type registry and standard library are built at init (with protobuf descriptors); " +
-		"the CRDs' CEL rules are Go in fn/schema/rules.go, checked against the API server's CEL in tests/schema"},
+		"the CRDs' CEL rules are Go in fn/analyse/schema/rules.go, checked against the API server's CEL in tests/schema"},
 	{"cel.dev/expr", "CEL's protobuf messages, registered at init"},
 	{"google.golang.org/protobuf/reflect/protodesc", "builds protobuf file descriptors at init (linked by CEL)"},
 	{"google.golang.org/protobuf/types/descriptorpb", "descriptor.proto registered at init (linked by CEL)"},
-	{"k8s.io/apiextensions-apiserver/pkg/apiserver/validation", "links CEL, feature gates and its prometheus metrics; fn/schema restates the schema conversion and error wording it needs (createpath.go)"},
+	{"k8s.io/apiextensions-apiserver/pkg/apiserver/validation", "links CEL, feature gates and its prometheus metrics; fn/analyse/schema restates the schema conversion and error wording it needs (createpath.go)"},
 	{"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel", "the API server's CEL validator: CEL, its environment and metrics"},
-	{"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting", "its validation.go links CEL; fn/schema/createpath.go restates the defaulting algorithm"},
+	{"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting", "its validation.go links CEL; fn/analyse/schema/createpath.go restates the defaulting algorithm"},
 	{"k8s.io/apiserver/", "the API server's feature gates, CEL environment and metrics, all set up at init"},
 	{"k8s.io/component-base/metrics", "component-base's legacy registry registers the Go and process collectors at init"},
 	{"k8s.io/component-base/featuregate", "feature gate registries built at init"},
@@ -50,7 +50,7 @@ func TestCLILinksNoInitHeavyPackage(t *testing.T) {
 	require.NoError(t, err, "go list -deps ./fn/cmd/nrl-k8s:\n%s", out)
 	deps := strings.Fields(string(out))
 	require.Greater(t, len(deps), 100, "go list printed too few packages to be the CLI's graph")
-	require.Contains(t, deps, "github.com/nemo-rl-krm/nemo-rl-krm/fn/schema", "check --strict's validator is part of the binary")
+	require.Contains(t, deps, "github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/schema", "check --strict's validator is part of the binary")
 	var bad []string
 	for _, d := range deps {
 		for _, f := range forbidden {

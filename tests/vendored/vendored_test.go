@@ -36,8 +36,8 @@ var copies = []struct{ ours, upstream string }{
 	{"profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml", "nemo-rl-examples/infra/ultra_64n_pipeclean.gb300.infra.yaml"},
 	{"profiles/LICENSE.nemo-rl", "nemo-rl-examples/LICENSE.nemo-rl"},
 	// The ComputeDomain CRD that `check --strict` validates against.
-	{"fn/schema/crds/resource.nvidia.com_computedomains.yaml", "crds/resource.nvidia.com_computedomains.yaml"},
-	{"fn/schema/crds/LICENSE.k8s-dra-driver-gpu", "crds/LICENSE.k8s-dra-driver-gpu"},
+	{"fn/analyse/schema/crds/resource.nvidia.com_computedomains.yaml", "crds/resource.nvidia.com_computedomains.yaml"},
+	{"fn/analyse/schema/crds/LICENSE.k8s-dra-driver-gpu", "crds/LICENSE.k8s-dra-driver-gpu"},
 }
 
 // files lists the regular files under root (root itself if it is a file),

@@ -282,7 +282,7 @@ it does not replace).
 {{- end -}}
 
 {{/*
-nemo-rl-run.credentialName: fn/secrets.Name (the rules come from Go, in
+nemo-rl-run.credentialName: fn/analyse/secrets.Name (the rules come from Go, in
 files/profiles.json): "true" when the name is a credential's.
 */}}
 {{- define "nemo-rl-run.credentialName" -}}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/ociimage"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tooling/ociimage"
 )
 
 func main() {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
 )
 
 // gcPercent paces the collector for a short-lived process: a render

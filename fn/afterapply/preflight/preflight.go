@@ -1,0 +1,418 @@
+// Package preflight checks, read-only, that a namespace holds what a
+// rendered run needs before it is applied: the namespace and the Pod
+// Security level it enforces, every ServiceAccount, PVC (Bound), Secret
+// and ConfigMap the run references, the APIs it uses, the DeviceClasses its
+// claims name, the KAI queue, and optionally nodes with enough GPUs. Which
+// prerequisites a run has is fn/analyse/prereq's rule; this package only asks the
+// cluster about each.
+package preflight
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
+)
+
+// State is a prerequisite's verdict.
+type State string
+
+const (
+	OK         State = "ok"
+	Missing    State = "missing"
+	CannotTell State = "cannot tell"
+)
+
+// Need is one prerequisite, as fn/analyse/prereq lists it.
+type Need = prereq.Prerequisite
+
+// GPUGroup is a set of identical GPU pods the run will create, for the
+// optional node check.
+type GPUGroup struct {
+	Owner        string            `json:"owner"`
+	Group        string            `json:"group"`
+	Pods         int64             `json:"pods"`
+	GPUsPerPod   int64             `json:"gpusPerPod"`
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+}
+
+// Input is what a run asks of the namespace.
+type Input struct {
+	Namespace string
+	Needs     []Need
+	// APIVersions are every apiVersion the run uses (its objects' and its
+	// prerequisites'): a CustomResourceDefinition prerequisite is checked
+	// by asking whether each of these versions of its group is served.
+	APIVersions []string
+	// PodSecurity is the least privileged Pod Security level every pod of
+	// the run fits ("privileged", "baseline" or "restricted"), and why.
+	PodSecurity       string
+	PodSecurityReason []string
+	// GPUGroups are checked against the nodes when Nodes is set.
+	GPUGroups []GPUGroup
+	Nodes     bool
+}
+
+// Line is one prerequisite's verdict.
+type Line struct {
+	Need
+	State  State  `json:"state"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Report is every verdict, in the order of Input.Needs after the namespace
+// and Pod Security lines.
+type Report struct {
+	Namespace string `json:"namespace"`
+	Lines     []Line `json:"prerequisites"`
+}
+
+// Counts tallies the lines by state.
+func (r Report) Counts() (ok, missing, cannotTell int) {
+	for _, l := range r.Lines {
+		switch l.State {
+		case OK:
+			ok++
+		case Missing:
+			missing++
+		default:
+			cannotTell++
+		}
+	}
+	return ok, missing, cannotTell
+}
+
+// Run asks the cluster about every prerequisite. It returns an error
+// wrapping kube.ErrUnreachable when the cluster cannot be asked at all.
+func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
+	r := Report{Namespace: in.Namespace}
+	ns, nsOut, err := c.Get(ctx, kube.Namespaces, "", in.Namespace)
+	if errors.Is(err, kube.ErrUnreachable) {
+		return r, err
+	}
+	nsLine := Line{Need: Need{Kind: "Namespace", APIVersion: "v1", Name: in.Namespace, Why: "every object of the run is created there"}}
+	nsLine.State, nsLine.Detail = verdict(nsOut, err)
+	r.Lines = append(r.Lines, nsLine)
+	if in.PodSecurity != "" {
+		var labels map[string]string
+		if ns != nil {
+			labels = ns.GetLabels()
+		}
+		r.Lines = append(r.Lines, podSecurityLine(in, nsOut, labels))
+	}
+	served := map[string]map[string]bool{}
+	servedOut := map[string]Outcome{}
+	for _, n := range in.Needs {
+		l, err := check(ctx, c, in, nsOut, n, served, servedOut)
+		if errors.Is(err, kube.ErrUnreachable) {
+			return r, err
+		}
+		r.Lines = append(r.Lines, l)
+	}
+	if in.Nodes {
+		lines, err := checkNodes(ctx, c, in.GPUGroups)
+		if errors.Is(err, kube.ErrUnreachable) {
+			return r, err
+		}
+		r.Lines = append(r.Lines, lines...)
+	}
+	return r, nil
+}
+
+// Outcome is re-exported so callers need not import kube for it.
+type Outcome = kube.Outcome
+
+func verdict(out kube.Outcome, err error) (State, string) {
+	switch out {
+	case kube.Found:
+		return OK, ""
+	case kube.Forbidden:
+		return CannotTell, "no permission to read it: " + firstLine(err)
+	}
+	if err != nil {
+		return CannotTell, firstLine(err)
+	}
+	return Missing, "not found"
+}
+
+// podSecurityLine compares the level the namespace enforces
+// (pod-security.kubernetes.io/enforce) with the level the run needs. A
+// namespace without the label gets the cluster's default, which the API
+// does not show: only a run that fits restricted is certain then.
+func podSecurityLine(in Input, nsOut kube.Outcome, labels map[string]string) Line {
+	l := Line{Need: Need{Kind: "PodSecurity", APIVersion: "v1", Name: in.Namespace,
+		Why: fmt.Sprintf("the run's pods need Pod Security level %q", in.PodSecurity)}}
+	why := ""
+	if len(in.PodSecurityReason) > 0 {
+		why = " (" + strings.Join(in.PodSecurityReason, "; ") + ")"
+	}
+	if nsOut != kube.Found {
+		if in.PodSecurity == "restricted" {
+			l.State, l.Detail = OK, "restricted fits any enforced level"
+			return l
+		}
+		l.State, l.Detail = CannotTell, "the namespace could not be read"
+		return l
+	}
+	enforced, ok := labels["pod-security.kubernetes.io/enforce"]
+	switch {
+	case !ok && in.PodSecurity == "restricted":
+		l.State, l.Detail = OK, "no enforce label; restricted fits any cluster default"
+	case !ok:
+		l.State, l.Detail = CannotTell, "the namespace has no pod-security.kubernetes.io/enforce label, so the cluster's default level applies (the API does not show it); the run needs "+in.PodSecurity+why
+	default:
+		have := podsecurity.Level(enforced)
+		switch {
+		case !slices.Contains(podsecurity.Levels, have):
+			l.State, l.Detail = CannotTell, fmt.Sprintf("unknown enforce level %q", enforced)
+		case !have.Allows(podsecurity.Level(in.PodSecurity)):
+			l.State, l.Detail = Missing, fmt.Sprintf("the namespace enforces %s; the run needs %s%s: KubeRay's pod creation will be refused", enforced, in.PodSecurity, why)
+		default:
+			l.State, l.Detail = OK, "the namespace enforces "+enforced
+		}
+	}
+	return l
+}
+
+// clusterScoped are the prerequisite kinds that live outside namespaces.
+var clusterScoped = map[string]bool{"DeviceClass": true, "Queue": true, "PriorityClass": true, "RuntimeClass": true,
+	"CustomResourceDefinition": true, "APIService": true}
+
+// resources are the resource names of the kinds fn/analyse/prereq lists whose name
+// is not the lowercase kind plus "s".
+var resources = map[string]string{"PriorityClass": "priorityclasses", "DeviceClass": "deviceclasses"}
+
+func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Need, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, error) {
+	l := Line{Need: n}
+	switch n.Kind {
+	case "CustomResourceDefinition":
+		// n.Name is <plural>.<group>: the versions asked about are the ones
+		// the run uses.
+		plural, group, _ := strings.Cut(n.Name, ".")
+		var lines []string
+		l.State = OK
+		for _, gv := range versionsOf(group, in.APIVersions) {
+			one, err := servedLine(ctx, c, Line{}, gv, plural, served, servedOut)
+			if err != nil {
+				return l, err
+			}
+			lines = append(lines, one.Detail)
+			if worse(one.State, l.State) {
+				l.State = one.State
+			}
+		}
+		l.Detail = strings.Join(lines, "; ")
+		if len(lines) == 0 {
+			l.State, l.Detail = CannotTell, "no version of "+group+" is used by the run"
+		}
+		return l, nil
+	case "APIService":
+		// n.Name is <version>.<group>, as the API server names it.
+		version, group, _ := strings.Cut(n.Name, ".")
+		one, err := servedLine(ctx, c, Line{}, group+"/"+version, "", served, servedOut)
+		l.State, l.Detail = one.State, one.Detail
+		return l, err
+	case "Queue":
+		// Only asked about when KAI serves its Queue API.
+		one, err := servedLine(ctx, c, Line{}, kube.KAIQueues.GroupVersion().String(), "queues", served, servedOut)
+		if err != nil {
+			return l, err
+		}
+		if one.State != OK {
+			l.State = one.State
+			l.Detail = "KAI scheduler's Queue API (scheduling.run.ai/v2) is not served: is KAI installed? (the pods name schedulerName kai-scheduler, and no other scheduler places them)"
+			return l, nil
+		}
+	}
+	gv, err := schema.ParseGroupVersion(n.APIVersion)
+	if err != nil {
+		l.State, l.Detail = CannotTell, fmt.Sprintf("apiVersion %q: %v", n.APIVersion, err)
+		return l, nil
+	}
+	resource := resources[n.Kind]
+	if resource == "" {
+		resource = strings.ToLower(n.Kind) + "s"
+	}
+	gvr := gv.WithResource(resource)
+	ns := n.Namespace
+	if clusterScoped[n.Kind] {
+		ns = ""
+	} else if nsOut == kube.NotFound {
+		l.State, l.Detail = Missing, "namespace "+n.Namespace+" does not exist"
+		return optional(l), nil
+	}
+	if n.Kind == "Secret" {
+		// Metadata only: a secret's values never reach this process.
+		_, out, err := c.GetMetadata(ctx, kube.Secrets, ns, n.Name)
+		l.State, l.Detail = verdict(out, err)
+		return optional(l), passUnreachable(err)
+	}
+	u, out, err := c.Get(ctx, gvr, ns, n.Name)
+	l.State, l.Detail = verdict(out, err)
+	switch {
+	case out != kube.Found:
+		if n.Kind == "DeviceClass" && l.State == Missing {
+			l.Detail = "not found: claims naming it are never allocated (is the DRA driver installed?)"
+		}
+	case n.Kind == "PersistentVolumeClaim":
+		var pvc corev1.PersistentVolumeClaim
+		if derr := kube.Decode(u, &pvc); derr != nil {
+			l.State, l.Detail = CannotTell, derr.Error()
+		} else if pvc.Status.Phase != corev1.ClaimBound {
+			l.State = Missing
+			l.Detail = fmt.Sprintf("exists but is %s, not Bound: pods mounting it stay Pending until it binds", orNone(string(pvc.Status.Phase)))
+		} else {
+			l.Detail = "Bound to " + pvc.Spec.VolumeName
+		}
+	}
+	return optional(l), passUnreachable(err)
+}
+
+// optional: an absent optional Secret or ConfigMap is fine (the pod
+// starts without it), and the line says so.
+func optional(l Line) Line {
+	if l.Optional && l.State == Missing {
+		l.State, l.Detail = OK, "absent, and every reference is optional"
+	}
+	return l
+}
+
+// worse orders states: missing over cannot tell over ok.
+func worse(a, b State) bool {
+	rank := map[State]int{OK: 0, CannotTell: 1, Missing: 2}
+	return rank[a] > rank[b]
+}
+
+// versionsOf lists the run's apiVersions in group, sorted and unique.
+func versionsOf(group string, apiVersions []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, av := range apiVersions {
+		if g, _, ok := strings.Cut(av, "/"); ok && g == group && !seen[av] {
+			seen[av] = true
+			out = append(out, av)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// servedLine asks whether a group version serves a resource, once per
+// group version for the whole preflight.
+func servedLine(ctx context.Context, c *kube.Conn, l Line, gv, resource string, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, error) {
+	res, seen := served[gv]
+	out := servedOut[gv]
+	if !seen {
+		var err error
+		res, out, err = c.Served(ctx, gv)
+		if errors.Is(err, kube.ErrUnreachable) {
+			return l, err
+		}
+		served[gv], servedOut[gv] = res, out
+		if out == kube.Forbidden {
+			l.State, l.Detail = CannotTell, "no permission to read the API's discovery document: "+firstLine(err)
+			return l, nil
+		}
+	}
+	switch {
+	case out == kube.Forbidden:
+		l.State, l.Detail = CannotTell, "no permission to read the API's discovery document"
+	case out == kube.NotFound:
+		l.State, l.Detail = Missing, gv+" is not served (its CRD or API is not installed)"
+	case resource != "" && !res[resource]:
+		l.State, l.Detail = Missing, gv+" is served but has no "+resource
+	case resource == "":
+		l.State, l.Detail = OK, gv+" is served"
+	default:
+		l.State, l.Detail = OK, gv+" serves "+resource
+	}
+	return l, nil
+}
+
+func passUnreachable(err error) error {
+	if errors.Is(err, kube.ErrUnreachable) {
+		return err
+	}
+	return nil
+}
+
+// checkNodes counts, per GPU group, the nodes matching its nodeSelector
+// whose allocatable nvidia.com/gpu covers a pod. Node affinity and taints
+// are not evaluated: the line says so.
+func checkNodes(ctx context.Context, c *kube.Conn, groups []GPUGroup) ([]Line, error) {
+	var lines []Line
+	for _, g := range groups {
+		sel := selector(g.NodeSelector)
+		l := Line{Need: Need{Kind: "Nodes", APIVersion: "v1", Name: sel,
+			Why: fmt.Sprintf("%s %s: %d pod(s) of %d GPU(s)", g.Owner, g.Group, g.Pods, g.GPUsPerPod)}}
+		if l.Name == "" {
+			l.Name = "(any node)"
+		}
+		items, out, err := c.List(ctx, kube.Nodes, "", sel)
+		if errors.Is(err, kube.ErrUnreachable) {
+			return nil, err
+		}
+		if out != kube.Found {
+			l.State, l.Detail = verdict(out, err)
+			lines = append(lines, l)
+			continue
+		}
+		fit := int64(0)
+		for i := range items {
+			var n corev1.Node
+			if kube.Decode(&items[i], &n) != nil || n.Spec.Unschedulable {
+				continue
+			}
+			q := n.Status.Allocatable["nvidia.com/gpu"]
+			if q.Value() >= g.GPUsPerPod {
+				fit++
+			}
+		}
+		detail := fmt.Sprintf("%d schedulable node(s) with at least %d allocatable nvidia.com/gpu; %d needed (node affinity, taints and GPUs already in use are not counted)", fit, g.GPUsPerPod, g.Pods)
+		if fit >= g.Pods {
+			l.State = OK
+		} else {
+			l.State = Missing
+		}
+		l.Detail = detail
+		lines = append(lines, l)
+	}
+	return lines, nil
+}
+
+func selector(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "without a phase"
+	}
+	return s
+}
+
+func firstLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}

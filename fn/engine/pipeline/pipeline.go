@@ -1,0 +1,212 @@
+// Package pipeline is the one path every entry point takes: load → resolve →
+// check → build → emit. The CLI, the KRM function, the chart generator and
+// render-all are thin adapters over Render.
+package pipeline
+
+import (
+	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/effective"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
+)
+
+// Request is one run to render.
+type Request struct {
+	// Recipe is the recipe file; Profile the infra file ("" when the recipe
+	// carries an `infra:` mapping).
+	Recipe  string
+	Profile string
+	// RecipeRoot is the local recipe root (--recipe-root); "" finds the
+	// repository's recipes/ folder (check.PodConfig).
+	RecipeRoot string
+	// Checkout is the NeMo-RL checkout the CLI runs in, when it holds the
+	// recipe (check.Checkout); nil elsewhere.
+	Checkout *check.Checkout
+	// UserDefaults is an optional user defaults layer for the profile.
+	UserDefaults string
+	// Mode, RunID, User, Name: see runparams.Params. User must be normalised.
+	Mode  runparams.Mode
+	RunID string
+	User  string
+	Name  string
+	// Labels, Annotations, Image, NoDeployments, OnlyDeployments: see
+	// runparams.Params.
+	Labels, Annotations map[string]string
+	Image               string
+	NoDeployments       bool
+	OnlyDeployments     bool
+	// Namespace overrides the profile's.
+	Namespace string
+	// ParamNames spells Namespace, RunID and Name as the entry point's
+	// user wrote them, for error messages (default: the CLI's flags).
+	ParamNames ParamNames
+	// Overrides are Hydra overrides: `infra.`-prefixed ones change the
+	// profile, the rest change the recipe and are appended to the training
+	// driver call.
+	Overrides []string
+	// Env answers ${oc.env:...}; nil means an empty environment.
+	Env func(string) (string, bool)
+	// UploadSize measures the working dir nrl-k8s would upload; nil skips
+	// the 100 MiB check (the KRM function cannot read a checkout).
+	UploadSize check.UploadSizer
+}
+
+// Result is everything a render found and made.
+type Result struct {
+	// Mode is the request's mode (what the summary describes).
+	Mode    runparams.Mode
+	Recipe  *effective.Recipe
+	Profile *profile.Loaded
+	Docs    []emit.Doc
+	Diags   diag.List
+}
+
+// SplitOverrides separates `infra.` overrides (prefix removed) from recipe
+// overrides (docs/nrl-k8s.md §2.2).
+func SplitOverrides(all []string) (infra, rec []string) {
+	for _, o := range all {
+		body := strings.TrimLeft(o, "+~")
+		if body == "infra" || strings.HasPrefix(body, "infra.") || strings.HasPrefix(body, "infra=") {
+			prefix := o[:len(o)-len(body)]
+			infra = append(infra, prefix+strings.TrimPrefix(strings.TrimPrefix(body, "infra"), "."))
+			continue
+		}
+		rec = append(rec, o)
+	}
+	return infra, rec
+}
+
+// Render renders one request. A nil Docs with errors in Diags means nothing
+// should be written.
+func Render(l *recipe.Loader, req Request) *Result {
+	res := &Result{Mode: req.Mode}
+	l.StartRun()
+	// Overrides count against the run's node budget with its files: each
+	// is parsed as YAML, so one can hold an alias bomb just under the
+	// per-document bound, and many of them would add up. Counted first,
+	// so a run over the budget stops before parsing them again.
+	for _, o := range req.Overrides {
+		_, v, _ := strings.Cut(o, "=")
+		if _, n, err := tree.ParseCount("override", []byte(v)); err == nil || n > 0 {
+			if err := l.ChargeNodes("", o, n); err != nil {
+				res.Diags = append(res.Diags, diag.FromError(err, "")...)
+				return res
+			}
+		}
+	}
+	validateParams(req, &res.Diags)
+	if res.Diags.HasErrors() {
+		// A bad run parameter is reported where it was written; the objects
+		// it would break would only repeat it.
+		return res
+	}
+	infraOv, recipeOv := SplitOverrides(req.Overrides)
+	for _, o := range infraOv {
+		if strings.HasPrefix(o, "+") || strings.HasPrefix(o, "~") {
+			res.Diags.Errorf("", o, "infra overrides take no +/~ prefix (a plain dotlist merge, as in nrl-k8s); expected infra.KEY=VALUE")
+		}
+	}
+	for _, o := range recipeOv {
+		if _, err := hydra.Parse(o); err != nil {
+			res.Diags.Errorf("", o, "%v", err)
+		}
+	}
+	if res.Diags.HasErrors() {
+		return res
+	}
+	rec, err := l.Load(req.Recipe)
+	if err != nil {
+		res.Diags = append(res.Diags, diag.FromError(err, req.Recipe)...)
+		return res
+	}
+	var recipeInfra *tree.Map
+	if v, ok := rec.Tree.Get("infra"); ok {
+		m, isMap := v.(*tree.Map)
+		if !isMap {
+			res.Diags.Errorf(req.Recipe, "infra", "recipe `infra:` key must be a mapping; found %s", tree.AKind(v))
+			return res
+		}
+		recipeInfra = m
+		rec.Tree.Delete("infra")
+	}
+	prof, ds := profile.Load(profile.Input{
+		Loader: l, UserDefaults: req.UserDefaults, File: req.Profile,
+		RecipeInfra: recipeInfra, RecipeFile: req.Recipe,
+		Overrides: infraOv, User: req.User, Namespace: req.Namespace, Env: req.Env,
+	})
+	res.Diags = append(res.Diags, ds...)
+	if prof == nil || ds.HasErrors() {
+		return res
+	}
+	res.Profile = prof
+	params := runparams.Params{Mode: req.Mode, RunID: req.RunID, User: req.User, Name: req.Name, Overrides: recipeOv,
+		Labels: req.Labels, Annotations: req.Annotations, Image: req.Image, NoDeployments: req.NoDeployments,
+		OnlyDeployments: req.OnlyDeployments}
+	runRecipe, cds := effective.Resolve(l, rec, req.Recipe, prof, recipeOv, effective.Env{User: req.User, Env: req.Env})
+	res.Recipe = runRecipe
+	res.Diags = append(res.Diags, prof.Locate(cds)...)
+	if req.Mode != runparams.Dev {
+		var pds diag.List
+		params.Config, pds = check.PodConfig(check.ConfigInput{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot, Checkout: req.Checkout})
+		res.Diags = append(res.Diags, prof.Locate(pds)...)
+		if prof.Infra.Launch.RecipeSource == profile.RecipeSourceConfigMap {
+			y, err := manifest.RecipeYAML(rec.Tree)
+			if err != nil {
+				res.Diags.Errorf(req.Recipe, "", "launch.recipeSource=configMap: %v", err)
+			}
+			params.RecipeYAML = y
+		}
+	}
+	res.Diags = append(res.Diags, prof.Locate(check.Inputs(check.Input{
+		Profile: prof, Recipe: runRecipe, Params: params, UploadSize: req.UploadSize,
+	}))...)
+	if res.Diags.HasErrors() {
+		return res
+	}
+	objs, bds := manifest.Build(prof.Infra, prof.File, params)
+	res.Diags = append(res.Diags, prof.Locate(bds)...)
+	if res.Diags.HasErrors() {
+		return res
+	}
+	res.Diags = append(res.Diags, check.Placement(prof.File, objs)...)
+	res.Diags = append(res.Diags, check.CodeSource(prof.File, prof.Infra, objs)...)
+	if res.Diags.HasErrors() {
+		return res
+	}
+	if len(objs) == 0 {
+		// An empty render would "succeed" with nothing to apply: a
+		// truncated profile must not look like a run.
+		res.Diags.Errorf(prof.File, "kuberay", "the profile renders no object in %s mode; expected a Ray cluster (kuberay.training) or deployments", req.Mode)
+		return res
+	}
+	docs, err := emit.Convert(objs)
+	if err != nil {
+		res.Diags.Errorf(prof.File, "", "%v", err)
+		return res
+	}
+	res.Diags = append(res.Diags, check.Output(prof.File, docs)...)
+	res.Diags = append(res.Diags, check.Secrets(prof.File, docs)...)
+	if res.Diags.HasErrors() {
+		return res
+	}
+	// Only objects that would be written are judged: the pods KubeRay
+	// creates from them against the namespace's Pod Security.
+	declared := ""
+	if prof.Infra.PodSecurity != nil {
+		declared = *prof.Infra.PodSecurity
+	}
+	res.Diags = append(res.Diags, check.PodSecurity(prof.File, declared, docs)...)
+	if res.Diags.HasErrors() {
+		return res
+	}
+	res.Docs = docs
+	return res
+}

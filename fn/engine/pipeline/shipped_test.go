@@ -1,0 +1,138 @@
+package pipeline_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+)
+
+// Shipped is one of NeMo-RL's three GB300 examples and its recipe: the
+// repository's copies (profiles/gb300 are NeMo-RL's files unchanged).
+type shipped struct{ name, recipe, profile string }
+
+func shippedCases(t *testing.T) []shipped {
+	root := testenv.RepoRoot(t)
+	j := func(p string) string { return filepath.ToSlash(filepath.Join(root, p)) }
+	return []shipped{
+		{"qwen3_30b_math_4n_4gpu", j("recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"), j("profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml")},
+		{"ultra_48n_pipeclean", j("recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml"), j("profiles/gb300/ultra_48n_pipeclean.gb300.infra.yaml")},
+		{"ultra_64n_pipeclean", j("recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml"), j("profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml")},
+	}
+}
+
+func referenceEntrypoint(t *testing.T, name string) string {
+	b, err := os.ReadFile(filepath.Join(testenv.Reference(t), name+".rayjob-dryrun.yaml"))
+	require.NoError(t, err)
+	var ref struct {
+		Spec struct {
+			Entrypoint string `json:"entrypoint"`
+		} `json:"spec"`
+	}
+	require.NoError(t, yaml.Unmarshal(b, &ref))
+	require.NotEmpty(t, ref.Spec.Entrypoint)
+	return ref.Spec.Entrypoint
+}
+
+// The acid test of interpolation and escaping: after resolution, each
+// shipped entrypoint equals what nrl-k8s produced, byte for byte.
+func TestShippedEntrypointsMatchReference(t *testing.T) {
+	for _, c := range shippedCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
+				Recipe: c.recipe, Profile: c.profile, Mode: runparams.RayJob, User: "alice",
+			})
+			require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+			want := referenceEntrypoint(t, c.name)
+			require.Equal(t, want, *res.Profile.Infra.Launch.Entrypoint)
+			var job map[string]any
+			for _, d := range res.Docs {
+				if d.Kind == "RayJob" {
+					job = d.Data
+				}
+			}
+			require.NotNil(t, job)
+			require.Equal(t, want, job["spec"].(map[string]any)["entrypoint"])
+		})
+	}
+}
+
+// Only the expected findings: the ultra profiles have more workers than
+// the recipe uses (48/64 vs 42/58), which is a warning, not an error; all
+// three pipe the driver into tee under `set -eu` without pipefail; qwen says
+// codeSource image and mounts its code from Lustre over codePath. (Their
+// Pod Security findings are TestShippedProfilesPodSecurity's.)
+func TestShippedProfilesCheckClean(t *testing.T) {
+	pipefail := func(line int, script string) string {
+		return fmt.Sprintf("warning: launch.entrypoint: line %d: the driver call %s is piped without `set -o pipefail`: a crashed driver exits with the pipe's last command (tee's 0) and the job reports success; expected `set -o pipefail` before it (bash; dash 0.5.12+), or the output redirected instead of piped", line, script)
+	}
+	want := map[string][]string{
+		"qwen3_30b_math_4n_4gpu": {pipefail(14, "examples/run_grpo.py")},
+		"ultra_48n_pipeclean":    {"warning: kuberay.training.spec.workerGroupSpecs[*].replicas: the training cluster provides 48 GPU nodes but the recipe's cluster.num_nodes is 42 (set by entrypoint override \"cluster.num_nodes=42\"): 6 nodes will sit idle", pipefail(45, "./examples/nemo_gym/run_grpo_nemo_gym.py")},
+		"ultra_64n_pipeclean":    {"warning: kuberay.training.spec.workerGroupSpecs[*].replicas: the training cluster provides 64 GPU nodes but the recipe's cluster.num_nodes is 58 (set by entrypoint override \"cluster.num_nodes=58\"): 6 nodes will sit idle", pipefail(45, "./examples/nemo_gym/run_grpo_nemo_gym.py")},
+	}
+	for _, c := range shippedCases(t) {
+		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
+			t.Run(c.name+"/"+string(mode), func(t *testing.T) {
+				res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
+					Recipe: c.recipe, Profile: c.profile, Mode: mode, User: "alice",
+				})
+				var got []string
+				for _, d := range res.Diags {
+					if d.Field == "podSecurity" || strings.HasPrefix(d.Message, "Pod Security ") {
+						continue
+					}
+					got = append(got, string(d.Severity)+": "+d.Field+": "+d.Message)
+					require.Equal(t, c.profile, d.File)
+				}
+				w := want[c.name]
+				if c.name == "qwen3_30b_math_4n_4gpu" {
+					obj := "RayJob/alice-raycluster-qwen3-30b-math-gb300 spec.rayClusterSpec"
+					if mode == runparams.RayCluster {
+						obj = "RayCluster/alice-raycluster-qwen3-30b-math-gb300 spec"
+					}
+					w = append(w, "warning: output "+obj+".headGroupSpec.template.spec.containers[0].volumeMounts: launch.codeSource is image but container \"ray-head\" mounts volume \"rl-workspace\" at /opt/nemo-rl, over launch.codePath /opt/nemo-rl: the pod runs the volume's code, not the image's; expected codeSource lustre, or no mount at or above codePath")
+				}
+				require.Equal(t, w, got)
+				require.NotEmpty(t, res.Docs)
+			})
+		}
+	}
+}
+
+// Same inputs, same bytes, across renders and loaders.
+func TestRenderIsDeterministic(t *testing.T) {
+	for _, c := range shippedCases(t) {
+		var first []byte
+		for i := 0; i < 20; i++ {
+			res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
+				Recipe: c.recipe, Profile: c.profile, Mode: runparams.RayCluster, User: "alice",
+			})
+			require.False(t, res.Diags.HasErrors())
+			b := streamOf(t, res)
+			if first == nil {
+				first = b
+				continue
+			}
+			require.Equal(t, string(first), string(b), c.name)
+		}
+	}
+}
+
+func streamOf(t *testing.T, res *pipeline.Result) []byte {
+	t.Helper()
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+	b, err := emitStream(res)
+	require.NoError(t, err)
+	return b
+}

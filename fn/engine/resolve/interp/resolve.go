@@ -1,0 +1,612 @@
+package interp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
+)
+
+// Func is a resolver: `${name:a,b}` calls it with the typed arguments.
+type Func func(args []any) (any, error)
+
+// Options are what a resolution may read besides the tree itself. Nothing
+// comes from the process environment unless the caller puts it here, so a
+// render is a function of its inputs.
+type Options struct {
+	// User is the value of `${user:}`, already normalised (NormalizeUser).
+	User string
+	// Env answers `${oc.env:VAR}`; nil means no variable is set.
+	Env func(name string) (string, bool)
+	// Resolvers adds or replaces resolvers by name.
+	Resolvers map[string]Func
+}
+
+// Error is a failed interpolation, located by the key path that holds it.
+type Error struct {
+	Path  string // dotted key path of the value being resolved
+	Value string // the raw value
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s: cannot resolve %q: %s", e.Path, e.Value, e.Msg)
+}
+
+// Missing is OmegaConf's mandatory-value marker; it is kept as is and only an
+// interpolation that reads it fails.
+const Missing = "???"
+
+// maxSteps caps the work of one resolver so that reference chains built to
+// explode (each key naming the previous one twice) fail instead of hanging.
+const maxSteps = 1_000_000
+
+// maxProduced caps the bytes one resolver may build or copy: memoised keys
+// that each repeat the previous one twice (a "billion laughs" of
+// interpolations) double per key in a few bytes of input, and would
+// otherwise exhaust memory long before maxSteps.
+const maxProduced = 32 << 20
+
+// Resolver resolves values of one tree on demand, memoising each key so that
+// a value is resolved once and an escaped `${X}` is never read twice.
+type Resolver struct {
+	root   any
+	opts   Options
+	funcs  map[string]Func
+	memo   map[string]any
+	active map[string]bool
+	steps  int
+	// produced counts the bytes resolved values have cost so far.
+	produced int64
+}
+
+// New prepares a resolver over root (which it does not modify).
+func New(root any, opts Options) *Resolver {
+	r := &Resolver{root: root, opts: opts, memo: map[string]any{}, active: map[string]bool{}}
+	r.funcs = map[string]Func{
+		"user":   r.userResolver,
+		"oc.env": r.envResolver,
+		"add":    addResolver,
+		"mul":    mulResolver,
+		"div":    divResolver,
+		"max":    maxResolver,
+	}
+	for name, f := range opts.Resolvers {
+		r.funcs[name] = f
+	}
+	return r
+}
+
+// Resolve returns a resolved deep copy of root.
+func Resolve(root any, opts Options) (any, error) {
+	return New(root, opts).Value(nil)
+}
+
+// Value returns the fully resolved value at path p.
+func (r *Resolver) Value(p tree.Path) (any, error) {
+	raw, done, err := r.locate(p)
+	if err != nil {
+		return nil, err
+	}
+	if done {
+		return tree.Copy(raw), nil
+	}
+	return r.node(p, raw)
+}
+
+func pathKey(p tree.Path) string { return strings.Join(p, "\x00") }
+
+// locate walks to p; when it crosses a value that is itself an interpolation
+// it resolves that first, and what lies below is then already resolved.
+func (r *Resolver) locate(p tree.Path) (any, bool, error) {
+	cur := r.root
+	done := false
+	for i, seg := range p {
+		if s, ok := cur.(string); ok && !done && HasInterpolation(s) {
+			v, err := r.str(p[:i], s)
+			if err != nil {
+				return nil, false, err
+			}
+			cur, done = v, true
+		}
+		next, ok := tree.Lookup(cur, tree.Path{seg})
+		if !ok {
+			return nil, false, &notFound{path: p}
+		}
+		cur = next
+	}
+	return cur, done, nil
+}
+
+type notFound struct{ path tree.Path }
+
+func (e *notFound) Error() string {
+	return fmt.Sprintf("interpolation key '%s' not found", e.path.String())
+}
+
+func (r *Resolver) node(p tree.Path, raw any) (any, error) {
+	switch t := raw.(type) {
+	case *tree.Map:
+		out := tree.NewMap()
+		for _, k := range t.Keys() {
+			v, _ := t.Get(k)
+			rv, err := r.node(append(append(tree.Path(nil), p...), k), v)
+			if err != nil {
+				return nil, err
+			}
+			out.Set(k, rv)
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, v := range t {
+			rv, err := r.node(append(append(tree.Path(nil), p...), strconv.Itoa(i)), v)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = rv
+		}
+		return out, nil
+	case string:
+		if HasInterpolation(t) {
+			return r.str(p, t)
+		}
+		return t, nil
+	default:
+		return raw, nil
+	}
+}
+
+// str resolves the string value s found at p.
+func (r *Resolver) str(p tree.Path, s string) (any, error) {
+	k := pathKey(p)
+	if v, ok := r.memo[k]; ok {
+		if err := r.charge(p, s, v); err != nil {
+			return nil, err
+		}
+		return tree.Copy(v), nil
+	}
+	if r.active[k] {
+		return nil, &Error{Path: p.String(), Value: s, Msg: "interpolation cycle"}
+	}
+	r.active[k] = true
+	defer delete(r.active, k)
+	parts, err := parseTop(s)
+	if err != nil {
+		return nil, &Error{Path: p.String(), Value: s, Msg: "syntax error: " + err.Error()}
+	}
+	v, err := r.eval(p, parts)
+	if err != nil {
+		var ie *Error
+		if errors.As(err, &ie) {
+			return nil, err
+		}
+		return nil, &Error{Path: p.String(), Value: s, Msg: err.Error()}
+	}
+	if err := r.charge(p, s, v); err != nil {
+		return nil, err
+	}
+	r.memo[k] = v
+	return tree.Copy(v), nil
+}
+
+// charge counts the copy of v that str hands out against maxProduced.
+func (r *Resolver) charge(p tree.Path, s string, v any) error {
+	r.produced += sizeOf(v)
+	if r.produced > maxProduced {
+		return &Error{Path: p.String(), Value: truncate(s), Msg: fmt.Sprintf("resolution produces more than %d bytes (interpolations that repeat each other?)", maxProduced)}
+	}
+	return nil
+}
+
+// sizeOf approximates the bytes a resolved value occupies.
+func sizeOf(v any) int64 {
+	switch t := v.(type) {
+	case string:
+		return int64(len(t)) + 16
+	case *tree.Map:
+		n := int64(48)
+		for _, k := range t.Keys() {
+			c, _ := t.Get(k)
+			n += int64(len(k)) + 16 + sizeOf(c)
+		}
+		return n
+	case []any:
+		n := int64(24)
+		for _, e := range t {
+			n += sizeOf(e)
+		}
+		return n
+	}
+	return 16
+}
+
+// truncate keeps error messages short when the offending value is not.
+func truncate(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// eval evaluates a parsed sequence: one interpolation alone keeps its type,
+// anything mixed with text becomes a string.
+func (r *Resolver) eval(p tree.Path, parts []part) (any, error) {
+	r.steps++
+	if r.steps > maxSteps {
+		return nil, fmt.Errorf("resolution takes more than %d steps", maxSteps)
+	}
+	if len(parts) == 1 && parts[0].kind != litPart {
+		return r.one(p, parts[0])
+	}
+	var b strings.Builder
+	for _, pt := range parts {
+		if pt.kind == litPart {
+			b.WriteString(pt.text)
+			continue
+		}
+		v, err := r.one(p, pt)
+		if err != nil {
+			return nil, err
+		}
+		s, err := ToString(v)
+		if err != nil {
+			return nil, err
+		}
+		if int64(b.Len()+len(s)) > maxProduced-r.produced {
+			return nil, fmt.Errorf("resolution produces more than %d bytes (interpolations that repeat each other?)", maxProduced)
+		}
+		b.WriteString(s)
+	}
+	return b.String(), nil
+}
+
+func (r *Resolver) one(p tree.Path, pt part) (any, error) {
+	switch pt.kind {
+	case nodePart:
+		text, err := r.eval(p, pt.path)
+		if err != nil {
+			return nil, err
+		}
+		ref, ok := text.(string)
+		if !ok {
+			ref, err = ToString(text)
+			if err != nil {
+				return nil, err
+			}
+		}
+		target, err := relative(p, strings.TrimSpace(ref))
+		if err == nil {
+			var v any
+			if v, err = r.Value(target); err == nil {
+				if v != Missing {
+					return v, nil
+				}
+				err = fmt.Errorf("key '%s' is a mandatory value (???) that is not set", target.String())
+			}
+		}
+		if computed(pt.path) {
+			// The key came from another value: naming it would print that
+			// value (a PR could point it at anything the run can read).
+			return nil, hidden(err, "the key computed by a nested interpolation does not resolve")
+		}
+		return nil, err
+	case callPart:
+		f, ok := r.funcs[pt.resolver]
+		if !ok {
+			return nil, fmt.Errorf("unsupported interpolation type %s", pt.resolver)
+		}
+		args := make([]any, 0, len(pt.args))
+		anyComputed := false
+		for _, a := range pt.args {
+			v, err := r.arg(p, a)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, v)
+			anyComputed = anyComputed || computed(a.parts)
+		}
+		v, err := f(args)
+		if err != nil {
+			if anyComputed {
+				// Resolver messages quote their arguments; computed ones
+				// are other values of the file and are not repeated.
+				return nil, hidden(err, fmt.Sprintf("resolver %s fails on an argument computed by a nested interpolation", pt.resolver))
+			}
+			return nil, fmt.Errorf("resolver %s: %w", pt.resolver, err)
+		}
+		return v, nil
+	}
+	return pt.text, nil
+}
+
+func (r *Resolver) arg(p tree.Path, a arg) (any, error) {
+	if a.quoted {
+		v, err := r.eval(p, a.parts)
+		if err != nil {
+			return nil, err
+		}
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+		return ToString(v)
+	}
+	if len(a.parts) == 0 {
+		return "", nil
+	}
+	if len(a.parts) == 1 && a.parts[0].kind == litPart {
+		return primitive(a.parts[0].text), nil
+	}
+	return r.eval(p, a.parts)
+}
+
+// computed reports whether parts hold an interpolation, i.e. their text is
+// another value of the configuration rather than literal text.
+func computed(parts []part) bool {
+	for _, pt := range parts {
+		if pt.kind != litPart {
+			return true
+		}
+	}
+	return false
+}
+
+// hiddenError replaces a message that would quote a resolved value; the
+// original stays reachable through Unwrap for callers that log nothing.
+type hiddenError struct {
+	msg string
+	err error
+}
+
+func (e *hiddenError) Error() string { return e.msg + " (the value is not shown)" }
+func (e *hiddenError) Unwrap() error { return e.err }
+
+func hidden(err error, msg string) error {
+	// Even an *Error located at another key is hidden: that key's path is
+	// the computed text.
+	return &hiddenError{msg: msg, err: err}
+}
+
+// relative turns an interpolation key into an absolute path. Leading dots
+// are relative to the mapping that holds the value: `.x` is a sibling, `..x`
+// a sibling of the parent.
+func relative(at tree.Path, ref string) (tree.Path, error) {
+	dots := 0
+	for dots < len(ref) && ref[dots] == '.' {
+		dots++
+	}
+	rest := tree.ParsePath(ref[dots:])
+	if dots == 0 {
+		if len(rest) == 0 {
+			return nil, fmt.Errorf("empty interpolation key")
+		}
+		return rest, nil
+	}
+	up := dots // the value itself, then one level per extra dot
+	if up > len(at) {
+		return nil, fmt.Errorf("relative key %q climbs above the root", ref)
+	}
+	base := append(tree.Path(nil), at[:len(at)-up]...)
+	return append(base, rest...), nil
+}
+
+// primitive types an unquoted resolver argument as OmegaConf does.
+func primitive(s string) any {
+	switch strings.ToLower(s) {
+	case "true":
+		return true
+	case "false":
+		return false
+	case "null":
+		return nil
+	}
+	if i, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64); err == nil {
+		return i
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		return f
+	}
+	return s
+}
+
+// ToString renders a scalar the way Python's str() does, which is what
+// OmegaConf writes when an interpolation is part of a larger string.
+func ToString(v any) (string, error) {
+	switch t := v.(type) {
+	case string:
+		return t, nil
+	case int64:
+		return strconv.FormatInt(t, 10), nil
+	case float64:
+		return PyFloat(t), nil
+	case bool:
+		if t {
+			return "True", nil
+		}
+		return "False", nil
+	case nil:
+		return "None", nil
+	}
+	return "", fmt.Errorf("cannot put a %s into a string", tree.KindOf(v))
+}
+
+// PyFloat formats f like Python's repr(float).
+func PyFloat(f float64) string {
+	if math.IsInf(f, 1) {
+		return "inf"
+	}
+	if math.IsInf(f, -1) {
+		return "-inf"
+	}
+	if math.IsNaN(f) {
+		return "nan"
+	}
+	if f == 0 {
+		if math.Signbit(f) {
+			return "-0.0"
+		}
+		return "0.0"
+	}
+	// Python uses fixed notation for 1e-4 <= |f| < 1e16, exponent form outside.
+	exp := int(math.Floor(math.Log10(math.Abs(f))))
+	if exp >= -4 && exp < 16 {
+		s := strconv.FormatFloat(f, 'f', -1, 64)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	return strconv.FormatFloat(f, 'e', -1, 64)
+}
+
+// NormalizeUser is the `${user:}` rule: lower case, `_` and `.` become `-`,
+// so the name is usable in Kubernetes object names.
+func NormalizeUser(u string) string {
+	u = strings.ToLower(strings.TrimSpace(u))
+	return strings.NewReplacer("_", "-", ".", "-").Replace(u)
+}
+
+func (r *Resolver) userResolver(args []any) (any, error) {
+	if len(args) > 0 {
+		return nil, fmt.Errorf("takes no arguments")
+	}
+	if r.opts.User == "" {
+		return nil, fmt.Errorf("no user: pass --user or set NRL_K8S_USER")
+	}
+	return r.opts.User, nil
+}
+
+func (r *Resolver) envResolver(args []any) (any, error) {
+	if len(args) < 1 || len(args) > 2 {
+		return nil, fmt.Errorf("takes a variable name and an optional default")
+	}
+	name, ok := args[0].(string)
+	if !ok || name == "" {
+		return nil, fmt.Errorf("variable name must be a string")
+	}
+	if r.opts.Env != nil {
+		if v, ok := r.opts.Env(name); ok {
+			return v, nil
+		}
+	}
+	if len(args) == 2 {
+		if args[1] == nil {
+			return nil, nil
+		}
+		return ToString(args[1])
+	}
+	return nil, fmt.Errorf("environment variable '%s' not found", name)
+}
+
+type number struct {
+	i     int64
+	f     float64
+	float bool
+}
+
+func numbers(args []any) ([]number, error) {
+	out := make([]number, 0, len(args))
+	for _, a := range args {
+		switch t := a.(type) {
+		case int64:
+			out = append(out, number{i: t, f: float64(t)})
+		case float64:
+			out = append(out, number{f: t, float: true})
+		case bool:
+			// Python bools are ints.
+			n := int64(0)
+			if t {
+				n = 1
+			}
+			out = append(out, number{i: n, f: float64(n)})
+		default:
+			return nil, fmt.Errorf("argument %v is a %s, not a number", a, tree.KindOf(a))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("needs at least one argument")
+	}
+	return out, nil
+}
+
+func anyFloat(ns []number) bool {
+	for _, n := range ns {
+		if n.float {
+			return true
+		}
+	}
+	return false
+}
+
+func addResolver(args []any) (any, error) {
+	ns, err := numbers(args)
+	if err != nil {
+		return nil, err
+	}
+	if anyFloat(ns) {
+		s := 0.0
+		for _, n := range ns {
+			s += n.f
+		}
+		return s, nil
+	}
+	var s int64
+	for _, n := range ns {
+		s += n.i
+	}
+	return s, nil
+}
+
+func mulResolver(args []any) (any, error) {
+	ns, err := numbers(args)
+	if err != nil {
+		return nil, err
+	}
+	if anyFloat(ns) {
+		s := 1.0
+		for _, n := range ns {
+			s *= n.f
+		}
+		return s, nil
+	}
+	s := int64(1)
+	for _, n := range ns {
+		s *= n.i
+	}
+	return s, nil
+}
+
+// divResolver is Python's true division: always a float.
+func divResolver(args []any) (any, error) {
+	ns, err := numbers(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(ns) != 2 {
+		return nil, fmt.Errorf("takes exactly two arguments")
+	}
+	if ns[1].f == 0 {
+		return nil, fmt.Errorf("division by zero")
+	}
+	return ns[0].f / ns[1].f, nil
+}
+
+func maxResolver(args []any) (any, error) {
+	ns, err := numbers(args)
+	if err != nil {
+		return nil, err
+	}
+	best := 0
+	for i, n := range ns {
+		if n.f > ns[best].f {
+			best = i
+		}
+	}
+	if ns[best].float {
+		return ns[best].f, nil
+	}
+	return ns[best].i, nil
+}

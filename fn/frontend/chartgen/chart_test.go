@@ -1,0 +1,758 @@
+package chartgen_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
+)
+
+// Two overrides every paired recipe accepts; the second needs shell quoting.
+var twoOverrides = []string{"logger.wandb_enabled=false", "++logger.wandb.tags=[chart,parity]"}
+
+func matrix(t *testing.T) []run {
+	var runs []run
+	for _, e := range index(t).Profiles {
+		for _, mode := range runparams.Modes {
+			for _, runID := range []string{"", "e7"} {
+				for _, ovs := range [][]string{nil, twoOverrides} {
+					runs = append(runs, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", runID: runID, overrides: ovs})
+				}
+			}
+		}
+	}
+	return runs
+}
+
+// TestChartDataFresh: the committed chart data is what the engine generates
+// now, so a profile, index or engine change without `make chart` fails.
+func TestChartDataFresh(t *testing.T) {
+	idx := index(t)
+	readme, err := os.ReadFile(filepath.Join(chartDir, "README.md"))
+	require.NoError(t, err)
+	files, err := chartgen.Generate(idx, readme)
+	require.NoError(t, err)
+	stale, err := chartgen.Stale(chartDir, files)
+	require.NoError(t, err)
+	assert.Empty(t, stale, "run `make chart` and commit the result")
+
+	// Into a temp dir too: Write of the generated files reproduces them.
+	tmp := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(tmp, "templates"), 0o755))
+	require.NoError(t, chartgen.Write(tmp, files))
+	again, err := chartgen.Stale(tmp, files)
+	require.NoError(t, err)
+	assert.Empty(t, again)
+}
+
+// TestParityInProcess: helm v3's engine renders every packaged profile, mode,
+// run-id variant and override set to the bytes nrl-k8s render writes.
+func TestParityInProcess(t *testing.T) {
+	c := loadChart(t)
+	for _, r := range matrix(t) {
+		t.Run(r.String(), func(t *testing.T) {
+			want, msg, ok := engineRender(t, r)
+			require.True(t, ok, msg)
+			got, notes, err := helmTemplate(c, r.values(t), r.namespace)
+			require.NoError(t, err)
+			assert.Equal(t, want, stripSource(got))
+			assert.Contains(t, notes, "helm uninstall my-run -n team-a")
+		})
+	}
+}
+
+// TestGoldenCasesParity: every golden case whose profile the chart packages
+// renders through the chart as through the engine, errors included.
+func TestGoldenCasesParity(t *testing.T) {
+	c := loadChart(t)
+	idx := index(t)
+	dirs, err := filepath.Glob("tests/golden/*/run.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	covered := 0
+	for _, file := range dirs {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		spec, err := runspec.Parse(file, data)
+		require.NoError(t, err)
+		req := spec.Request(filepath.ToSlash(file))
+		var name string
+		for _, e := range idx.Profiles {
+			if e.Profile == req.Profile && e.Recipe == req.Recipe {
+				name = e.Name
+			}
+		}
+		if name == "" || len(spec.Spec.Env) > 0 || spec.Spec.Name != "" || spec.Spec.Defaults != "" {
+			continue // not a packaged profile, or a parameter the chart has no value for
+		}
+		modes := []runparams.Mode{runparams.RayJob, runparams.RayCluster}
+		if spec.Spec.Mode != "" {
+			modes = []runparams.Mode{runparams.Mode(spec.Spec.Mode)}
+		}
+		ns := spec.Spec.Namespace
+		if ns == "" {
+			// nrl-k8s then uses the profile's namespace; the chart the
+			// release's: install the release there.
+			ns = readMeta(t).Profiles[name].Namespace
+		}
+		for _, mode := range modes {
+			r := run{profile: name, mode: mode, user: interp.NormalizeUser(spec.Spec.User), namespace: ns, runID: spec.Spec.RunID, overrides: spec.Spec.Overrides}
+			t.Run(filepath.Base(filepath.Dir(file))+"/"+string(mode), func(t *testing.T) {
+				covered++
+				want, msg, ok := engineRender(t, r)
+				got, _, err := helmTemplate(c, r.values(t), r.namespace)
+				if !ok {
+					require.Error(t, err, "the engine fails (%s); the chart must too", msg)
+					return
+				}
+				require.NoError(t, err)
+				assert.Equal(t, want, stripSource(got))
+			})
+		}
+	}
+	assert.Positive(t, covered, "no golden case uses a packaged profile")
+}
+
+// TestBadValues: wrong values fail at template time, with a message that
+// names the value and what was expected.
+func TestBadValues(t *testing.T) {
+	c := loadChart(t)
+	base := func() map[string]any {
+		return map[string]any{"profile": "gb300-qwen3-30b-math-4n-4gpu", "user": "alice"}
+	}
+	with := func(k string, v any) map[string]any {
+		m := base()
+		m[k] = v
+		return m
+	}
+	ultra := func(k string, v any) map[string]any {
+		m := with(k, v)
+		m["profile"] = "gb300-ultra-64n-pipeclean"
+		return m
+	}
+	ultraServices := func(k string, v any) map[string]any {
+		m := ultra(k, v)
+		m["mode"] = "services"
+		return m
+	}
+	cases := []struct {
+		name string
+		vals map[string]any
+		want string
+	}{
+		{"bad mode", with("mode", "batch"), "at '/mode': value must be one of 'rayjob', 'raycluster', 'dev', 'services'"},
+		{"services of a profile without deployments", with("mode", "services"), "mode services: profile gb300-qwen3-30b-math-4n-4gpu declares no deployments, so there are no shared services to install"},
+		{"a run that owns the shared services", ultra("deployments", true), "deployments=true: a run release does not install the profile's shared services (Service alice-ultra-pipeclean-ns-tools, Deployment alice-ultra-pipeclean-ns-tools): two releases would both claim them, and helm uninstall of one would delete what the other still uses. Install them once per user and namespace as a release of their own (helm install alice-ultra-pipeclean-ns-tools CHART --set mode=services,profile=gb300-ultra-64n-pipeclean,user=alice)"},
+		{"deployments=true without deployments", with("deployments", true), "deployments=true: a run release does not install the profile's shared services: two releases"},
+		{"services with a run id", ultraServices("runId", "r1"), "runId: mode services installs the profile's shared services, not a run, so it takes no runId"},
+		{"services with overrides", ultraServices("overrides", []any{"grpo.max_num_steps=3"}), "overrides: mode services installs the profile's shared services, not a run, so it takes no overrides"},
+		{"services with the helm test suite", ultraServices("test", map[string]any{"enabled": true, "image": "ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"}), "test.enabled: mode services installs the shared services, not a run"},
+		{"services with a per-run value", ultraServices("priorityClassName", "high"), "priorityClassName: profile gb300-ultra-64n-pipeclean in services mode cannot take this value: mode services installs the profile's shared services, not a run; set it on the run releases"},
+		{"services with a recipe", ultraServices("recipe", "grpo: {}\n"), "recipe: mode services cannot ship a recipe value"},
+		{"unknown profile", with("profile", "gb200-nope"), "at '/profile': value must be one of"},
+		{"bad user", with("user", "Bob_Smith"), `at '/user': 'Bob_Smith' does not match pattern`},
+		{"missing user", with("user", ""), "the user value is required"},
+		{"missing profile", with("profile", ""), "the profile value is required (one of: gb300-qwen3-30b-math-4n-4gpu"},
+		{"bad image", with("image", "Bad Image"), "at '/image'"},
+		{"bad label value", with("labels", map[string]any{"team": "a b"}), "at '/labels/team'"},
+		{"label key the profile sets", with("labels", map[string]any{"disagg.nemo-rl/run": "x"}), `labels key "disagg.nemo-rl/run" is already set in the rendered objects`},
+		{"label key the identity sets", with("labels", map[string]any{"app.kubernetes.io/instance": "x"}), `labels key "app.kubernetes.io/instance" is already set`},
+		{"reserved text in a label", with("labels", map[string]any{"team": chartgen.SentinelName}), "are reserved"},
+		{"typo in a value name", with("users", "bob"), "additional properties 'users' not allowed"},
+		{"infra override", with("overrides", []any{"infra.image=x"}), `overrides[0] "infra.image=x": infra.* overrides change the profile`},
+		{"unsafe override", with("overrides", []any{"a=$(rm -rf /)"}), "at '/overrides/0'"},
+		{"reserved text", with("runId", chartgen.SentinelUser), "are reserved"},
+		{"bad namespace", with("namespace", "Team_A"), "at '/namespace'"},
+		{"gpu mismatch", with("overrides", []any{"cluster.gpus_per_node=8"}), "recipe check: profile gb300-qwen3-30b-math-4n-4gpu gives each training worker 4 GPUs; expected 8"},
+		{"too many nodes", with("overrides", []any{"cluster.num_nodes=16"}), "provides 4 GPU nodes (replicas x numOfHosts); expected at least 16"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := helmTemplate(c, tc.vals, "default")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	// The release name is the run name: KubeRay's limits and DNS-1035 apply
+	// to the names made from it.
+	releases := []struct {
+		name, release string
+		vals          map[string]any
+		want          string
+	}{
+		{"release starting with a digit", "1run", base(), `RayJob name "1run" does not match`},
+		{"release too long for the RayJob", strings.Repeat("r", 48), base(), `RayJob name "` + strings.Repeat("r", 48) + `" has 48 characters; expected at most 47`},
+		{"release too long for the RayCluster", strings.Repeat("r", 46), with("mode", "raycluster"), `RayCluster name "` + strings.Repeat("r", 46) + `-training" has 55 characters; expected at most 53`},
+	}
+	for _, tc := range releases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := helmTemplateNamed(c, tc.release, tc.vals, "default")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// shippedRecipes are recipes with their own defaults: chains for the
+// generic 8-GPU profile: another backend (Megatron) and another GRPO model.
+// Not another algorithm: the profile's driver is run_grpo.py, and a DPO
+// recipe under it is refused (docs/nrl-k8s.md §5.1).
+var shippedRecipes = []string{
+	"recipes/examples/configs/recipes/llm/grpo-llama3.2-1b-instruct-1n8g-megatron.yaml",
+	"recipes/examples/configs/recipes/llm/grpo-gemma3-1b-it-1n8g-fsdp2tp1.yaml",
+}
+
+// TestRecipeValueShipped: one recipe, one truth. A recipe given to the
+// chart is the one the pod runs: the chart ships it in the ConfigMap and
+// points --config at it, byte for byte as nrl-k8s render does for the same
+// recipe (its defaults: chain merged) with launch.recipeSource: configMap.
+func TestRecipeValueShipped(t *testing.T) {
+	c := loadChart(t)
+	for _, file := range shippedRecipes {
+		rec, err := recipe.NewLoader(source.Disk{}).Load(file)
+		require.NoError(t, err)
+		require.Greater(t, len(rec.Files), 1, "%s: the test needs a recipe with a defaults: chain", file)
+		for _, runID := range []string{"", "e7"} {
+			for _, ovs := range [][]string{nil, {"++logger.wandb.tags=[chart,parity]"}} {
+				r := run{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "ann", namespace: "team-a", runID: runID, overrides: ovs, ships: file}
+				t.Run(fmt.Sprintf("%s/runid=%q/overrides=%d", filepath.Base(file), runID, len(ovs)), func(t *testing.T) {
+					want, msg, ok := engineRender(t, r)
+					require.True(t, ok, msg)
+					got, _, err := helmTemplate(c, r.values(t), r.namespace)
+					require.NoError(t, err)
+					require.Equal(t, want, stripSource(got))
+					objs, err := runcheck.Parse([]byte(got))
+					require.NoError(t, err)
+					var cm, job bool
+					for _, o := range objs {
+						switch o.Kind {
+						case "ConfigMap":
+							cm = true
+							assert.Equal(t, mergedRecipe(t, file), o.Data["data"].(map[string]any)["recipe.yaml"])
+						case "RayJob":
+							job = true
+							assert.Contains(t, o.Data["spec"].(map[string]any)["entrypoint"], "--config /etc/nemo-rl/recipe/recipe.yaml")
+						}
+					}
+					assert.True(t, cm && job, "expected the RayJob and its recipe ConfigMap")
+				})
+			}
+		}
+	}
+}
+
+// TestRecipeValue: what the chart refuses, and its recipe check.
+func TestRecipeValue(t *testing.T) {
+	c := loadChart(t)
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		f := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(f, []byte(text), 0o644))
+		return f
+	}
+	base := run{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "alice", namespace: "default"}
+	for _, tc := range []struct {
+		name, text string
+		mode       runparams.Mode
+		want       string
+	}{
+		{"chain", "defaults: ../grpo_math_1B.yaml\n", "", "it has a defaults: chain, whose files the chart cannot read; expected the merged recipe: nrl-k8s recipe-merge"},
+		{"infra", "infra:\n  namespace: x\ncluster:\n  gpus_per_node: 8\n", "", "it has an infra: key"},
+		{"list", "- 1\n", "", "cannot read it as a YAML mapping"},
+		{"raycluster", "cluster:\n  gpus_per_node: 8\n", runparams.RayCluster, "mode raycluster cannot ship a recipe value"},
+		{"gpus", "cluster:\n  gpus_per_node: 4\n  num_nodes: 1\n", "", "gives each training worker 8 GPUs; expected 4, the recipe's cluster.gpus_per_node (set by the recipe value (cluster.gpus_per_node))"},
+		{"reserved", "x: nrl-sentinel-recipe-y7z7\n", "", "reserved"},
+	} {
+		r := base
+		r.recipe = write(tc.name+".yaml", tc.text)
+		if tc.mode != "" {
+			r.mode = tc.mode
+		}
+		_, _, err := helmTemplate(c, r.values(t), "default")
+		require.Error(t, err, tc.name)
+		assert.Contains(t, err.Error(), tc.want, tc.name)
+	}
+
+	// The entrypoint's overrides win over the recipe, as in the engine.
+	bad := write("bad.yaml", "cluster:\n  gpus_per_node: 4\n  num_nodes: 1\n")
+	ultra := run{profile: "gb300-ultra-48n-pipeclean", mode: runparams.RayJob, user: "alice", namespace: "default", recipe: bad}
+	_, notes, err := helmTemplate(c, ultra.values(t), "default")
+	require.NoError(t, err, "cluster.* come from the entrypoint's overrides")
+	assert.Contains(t, notes, "6 nodes will sit idle")
+}
+
+// TestMaxUserLength: the recorded limit is the engine's: a user of that
+// length renders in both, one character more fails in both.
+func TestMaxUserLength(t *testing.T) {
+	c := loadChart(t)
+	meta := readMeta(t)
+	for _, e := range index(t).Profiles {
+		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
+			max := meta.Profiles[e.Name].MaxUserLength[string(mode)]
+			t.Run(fmt.Sprintf("%s/%s/%d", e.Name, mode, max), func(t *testing.T) {
+				r := run{profile: e.Name, mode: mode, user: "a" + strings.Repeat("b", max-1), namespace: "default"}
+				want, msg, ok := engineRender(t, r)
+				require.True(t, ok, msg)
+				got, _, err := helmTemplate(c, r.values(t), "default")
+				require.NoError(t, err)
+				assert.Equal(t, want, stripSource(got))
+				if max == 63 {
+					return // a DNS label's own limit: the schema's
+				}
+				r.user += "b"
+				_, msg, ok = engineRender(t, r)
+				assert.False(t, ok, "the engine accepts a %d-character user", max+1)
+				assert.Regexp(t, "characters; expected at most|must be no more than", msg)
+				_, _, err = helmTemplate(c, r.values(t), "default")
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "characters; expected at most")
+			})
+		}
+	}
+}
+
+// TestCapacityMatchesEngine: the capacity the chart checks against is the
+// one the engine's recipe check uses: at capacity both pass, above it both
+// fail, and a GPU count other than the workers' fails in both.
+func TestCapacityMatchesEngine(t *testing.T) {
+	c := loadChart(t)
+	meta := readMeta(t)
+	for _, e := range index(t).Profiles {
+		pm := meta.Profiles[e.Name]
+		require.NotEmpty(t, pm.Capacity.GPUsPerWorker, e.Name)
+		gpus := pm.Capacity.GPUsPerWorker[0]
+		// A node count the engine accepts: the profile's own (its
+		// entrypoint's), else every GPU node. Not always every node: NeMo-RL's
+		// parallelism asserts hold for the ultra recipes at the counts their
+		// launch script passes (58 or 42 of 64 or 48), not at 64 or 48
+		// (docs/nrl-k8s.md §5.2), and the chart's check is the capacity subset.
+		fits := pm.Capacity.GPUNodes
+		if n, ok := pm.EntrypointCluster["num_nodes"]; ok && n <= fits {
+			fits = n
+		}
+		cases := []struct {
+			ov string
+			ok bool
+		}{
+			{fmt.Sprintf("cluster.num_nodes=%d", fits), true},
+			{fmt.Sprintf("cluster.num_nodes=%d", pm.Capacity.GPUNodes+1), false},
+			{fmt.Sprintf("cluster.gpus_per_node=%d", gpus), true},
+			{fmt.Sprintf("cluster.gpus_per_node=%d", gpus*2), false},
+		}
+		for _, tc := range cases {
+			t.Run(e.Name+"/"+tc.ov, func(t *testing.T) {
+				r := run{profile: e.Name, mode: runparams.RayJob, user: "alice", namespace: "default", overrides: []string{tc.ov}}
+				want, msg, ok := engineRender(t, r)
+				require.Equal(t, tc.ok, ok, msg)
+				got, _, err := helmTemplate(c, r.values(t), "default")
+				if !tc.ok {
+					require.Error(t, err)
+					assert.Contains(t, err.Error(), "recipe check")
+					return
+				}
+				require.NoError(t, err)
+				assert.Equal(t, want, stripSource(got))
+			})
+		}
+	}
+}
+
+// TestShellSafePatternMatchesShellQuote: the chart quotes exactly the
+// overrides hydra.ShellQuote quotes, and the same way.
+func TestShellSafePatternMatchesShellQuote(t *testing.T) {
+	for _, s := range []string{
+		"a.b=1", "+a=2", "++a.b=x/y:z", "~a.b", "a=[1,2]", "a@b%c", "a=b,c", "k=v-w_x.y",
+		"a=[x]", "~a=1", "a.b[0]=3", "a=~/x", "a=",
+	} {
+		q := s
+		if !regexpMatch(chartgen.ShellSafePattern, s) {
+			q = "'" + s + "'"
+		}
+		assert.Equal(t, hydra.ShellQuote(s), q, s)
+	}
+}
+
+// TestOverridePatternParses: whatever the schema lets through is an
+// override the engine reads, and `infra.` ones are recognised.
+func TestOverridePatternParses(t *testing.T) {
+	accepted := []string{"a=1", "a.b=x", "+a.b=[1,2]", "++a.b.c=x/y", "~a.b", "~a.b=1", "a.b[0]=3", "a=", "a-b.c_d=e:f@g%h,i"}
+	for _, s := range accepted {
+		require.True(t, regexpMatch(chartgen.OverridePattern, s), s)
+		_, err := hydra.Parse(s)
+		assert.NoError(t, err, s)
+	}
+	for _, s := range []string{"a", "=1", "a b=1", "a='x'", "a=$X", "a=\"x\"", "+~a=1", "a={b: 1}", "1a=2"} {
+		assert.False(t, regexpMatch(chartgen.OverridePattern, s), s)
+	}
+	for _, s := range []string{"infra.image=x", "+infra.labels.a=b", "infra=x", "~infra"} {
+		assert.True(t, regexpMatch(chartgen.InfraOverridePattern, s), s)
+	}
+	assert.False(t, regexpMatch(chartgen.InfraOverridePattern, "infrastructure.x=1"))
+}
+
+// newValueRuns: release name, image, labels and annotations on every
+// packaged profile and mode (the matrix covers the rest with defaults).
+func newValueRuns(t *testing.T) []run {
+	var runs []run
+	for _, e := range index(t).Profiles {
+		for _, mode := range runparams.Modes {
+			runs = append(runs, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", runID: "e7",
+				release: "sweep-a", image: "registry.example/nemo-rl:v2",
+				labels: map[string]string{"cost-center": "rl-42", "example.com/team": "post-training"},
+				annos:  map[string]string{"example.com/note": `a "quoted" <note> & more`, "owner-email": "ann@example.com"},
+			}, run{profile: e.Name, mode: mode, user: "ann", namespace: "team-a", release: "b", image: "registry.example/nemo-rl:v2"})
+		}
+		if len(readMeta(t).Profiles[e.Name].Services) > 0 {
+			// The shared services' release, with its own image and labels.
+			runs = append(runs, run{profile: e.Name, mode: servicesMode, user: "ann", namespace: "team-a", release: "ann-sandbox",
+				image: "registry.example/sandbox:v3", labels: map[string]string{"cost-center": "rl-42"}, annos: map[string]string{"example.com/note": "shared"}},
+				run{profile: e.Name, mode: servicesMode, user: "ann", namespace: "team-a", release: "ann-sandbox"})
+		}
+	}
+	// A shipped recipe (--set-file recipe=), through the real CLIs too.
+	runs = append(runs, run{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "ann", namespace: "team-a", runID: "e7", ships: shippedRecipes[0], overrides: twoOverrides})
+	return runs
+}
+
+// TestParityNewValues: the release name and the image, labels and
+// annotations values render as nrl-k8s render --name --image --label
+// --annotation does.
+func TestParityNewValues(t *testing.T) {
+	c := loadChart(t)
+	for _, r := range newValueRuns(t) {
+		t.Run(r.String()+"/"+r.release, func(t *testing.T) {
+			want, msg, ok := engineRender(t, r)
+			require.True(t, ok, msg)
+			got, _, err := helmTemplateNamed(c, r.releaseName(), r.values(t), r.namespace)
+			require.NoError(t, err)
+			assert.Equal(t, want, stripSource(got))
+		})
+	}
+}
+
+// TestTwoReleasesDisjoint: two releases of one profile, user and image
+// share no object, and each object and pod template of a release carries
+// its instance label, the chart label and the image. A run release holds
+// none of the profile's shared services (Deployments, Services): the
+// services release holds them, and nothing of any run.
+func TestTwoReleasesDisjoint(t *testing.T) {
+	c := loadChart(t)
+	const image = "registry.example/nemo-rl:sweep-1"
+	for _, profile := range []string{"gb300-qwen3-30b-math-4n-4gpu", "generic-single-node-8gpu", "gb300-ultra-64n-pipeclean"} {
+		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
+			t.Run(profile+"/"+string(mode), func(t *testing.T) {
+				sets := map[string][]runcheck.Object{}
+				for _, rel := range []string{"run-a", "run-b"} {
+					r := run{profile: profile, mode: mode, user: "alice", namespace: "team-a", release: rel, image: image}
+					out, notes, err := helmTemplateNamed(c, rel, r.values(t), r.namespace)
+					require.NoError(t, err)
+					assert.Contains(t, notes, "-l app.kubernetes.io/instance="+rel)
+					if strings.Contains(profile, "ultra") {
+						assert.Contains(t, notes, "Shared services: this run reaches Service alice-ultra-pipeclean-ns-tools, Deployment alice-ultra-pipeclean-ns-tools by name.")
+						assert.Contains(t, notes, "helm install alice-ultra-pipeclean-ns-tools CHART -n team-a --set mode=services,profile="+profile+",user=alice\n")
+					} else {
+						assert.NotContains(t, notes, "Shared services")
+					}
+					objs, err := runcheck.Parse([]byte(out))
+					require.NoError(t, err)
+					requireWholeRun(t, objs, rel, image)
+					sets[rel] = objs
+				}
+				requireDisjoint(t, sets["run-a"], sets["run-b"])
+				if !strings.Contains(profile, "ultra") {
+					return
+				}
+				r := run{profile: profile, mode: servicesMode, user: "alice", namespace: "team-a", release: "alice-sandbox"}
+				out, notes, err := helmTemplateNamed(c, r.release, r.values(t), r.namespace)
+				require.NoError(t, err)
+				assert.Contains(t, notes, "NeMo-RL shared services of user alice for profile "+profile)
+				assert.NotContains(t, notes, "A change to this run")
+				objs, err := runcheck.Parse([]byte(out))
+				require.NoError(t, err)
+				var kinds []string
+				for _, o := range objs {
+					kinds = append(kinds, o.Kind+"/"+o.Name)
+					assert.Equal(t, "Helm", o.Labels["app.kubernetes.io/managed-by"], o.ID())
+					assert.Equal(t, chartLabel, o.Labels["helm.sh/chart"], o.ID())
+				}
+				assert.Equal(t, []string{"Service/alice-ultra-pipeclean-ns-tools", "Deployment/alice-ultra-pipeclean-ns-tools"}, kinds)
+				requireDisjoint(t, objs, sets["run-a"])
+				requireDisjoint(t, objs, sets["run-b"])
+			})
+		}
+	}
+}
+
+func requireWholeRun(t *testing.T, objs []runcheck.Object, release, image string) {
+	t.Helper()
+	require.NotEmpty(t, objs)
+	for _, o := range objs {
+		require.NotContains(t, []string{"Deployment", "Service"}, o.Kind, "%s: a run release holds no shared service", o.ID())
+		assert.Equal(t, release, o.Labels["app.kubernetes.io/instance"], o.ID())
+		assert.Equal(t, chartLabel, o.Labels["helm.sh/chart"], o.ID())
+		for path, labels := range runcheck.PodTemplates(o) {
+			assert.Equal(t, release, labels["app.kubernetes.io/instance"], o.ID()+path)
+		}
+		for _, img := range runcheck.Images(o) {
+			assert.Equal(t, image, img, o.ID())
+		}
+	}
+	assert.Empty(t, runcheck.Dangling(objs))
+}
+
+func requireDisjoint(t *testing.T, a, b []runcheck.Object) {
+	t.Helper()
+	names := map[string]bool{}
+	for _, o := range a {
+		names[o.ID()] = true
+	}
+	for _, o := range b {
+		assert.False(t, names[o.ID()], "%s is in both releases", o.ID())
+	}
+}
+
+// TestNewChart: chart-new writes a chart of a team's own index that Helm
+// renders as nrl-k8s render does, with the team's chart name in
+// helm.sh/chart; its hand-written files are charts/nemo-rl-run's.
+func TestNewChart(t *testing.T) {
+	atRoot(t)
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	idxFile := filepath.Join(tmp, "index.yaml")
+	e := entry(t, "generic-single-node-8gpu")
+	require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf(
+		"profiles:\n- name: team-8gpu\n  description: our 8-GPU node\n  profile: %s\n  recipe: %s\n",
+		relTo(t, tmp, filepath.Join(root, e.Profile)), relTo(t, tmp, filepath.Join(root, e.Recipe)))), 0o644))
+	idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
+	require.NoError(t, err)
+	dir := filepath.Join(tmp, "chart")
+	m := chartgen.ChartMeta{Name: "team-rl", Version: "1.2.3", Description: "RL runs on our GB300s", Home: "https://git.example/ml/charts",
+		Sources: []string{"https://git.example/ml/profiles"}, AppVersion: "2.0.0"}
+	require.NoError(t, chartgen.NewChart(idx, dir, m))
+	require.Error(t, chartgen.NewChart(idx, dir, m), "a non-empty directory is refused")
+	for _, f := range []string{"templates/_helpers.tpl", "templates/NOTES.txt", ".helmignore", "templates/tests/status-test-pod.yaml",
+		"templates/tests/status-test-role.yaml", "templates/tests/status-test-rolebinding.yaml", "templates/tests/status-test-serviceaccount.yaml"} {
+		want, err := os.ReadFile(filepath.Join(chartDir, f))
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.Equal(t, strings.ReplaceAll(string(want), chartgen.SkeletonErrorPrefix, "team-rl: "), string(got), f)
+		assert.NotContains(t, string(got), chartgen.SkeletonErrorPrefix, f)
+	}
+	values, err := os.ReadFile(filepath.Join(dir, "values.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(values), "e.g. team-8gpu")
+	assert.NotContains(t, string(values), "nemo-rl-run")
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "| `team-8gpu` | our 8-GPU node |")
+	assert.True(t, strings.HasPrefix(string(readme), "# team-rl\n\nRL runs on our GB300s\n"))
+	assert.Contains(t, string(readme), "--set profile=team-8gpu")
+	assert.NotContains(t, string(readme), "../../docs")
+	chartYAML, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
+	require.NoError(t, err)
+	for _, want := range []string{"home: https://git.example/ml/charts", "- https://git.example/ml/profiles", "appVersion: 2.0.0", "description: RL runs on our GB300s"} {
+		assert.Contains(t, string(chartYAML), want)
+	}
+	_, _, err = helmTemplateNamed(mustLoad(t, dir), "exp-1", map[string]any{"profile": "team-8gpu"}, "team-a")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "team-rl: the user value is required")
+
+	c, err := loader.Load(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "team-rl", c.Name())
+	for _, mode := range runparams.Modes {
+		vals := map[string]any{"profile": "team-8gpu", "user": "ann", "mode": string(mode), "image": "registry.example/x:1"}
+		got, _, err := helmTemplateNamed(c, "exp-1", vals, "team-a")
+		require.NoError(t, err)
+		res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
+			Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: mode, User: "ann", Namespace: "team-a",
+			Name: "exp-1", Image: "registry.example/x:1", Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3",
+				"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "2.0.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
+		})
+		require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+		want, err := emit.Stream(res.Docs)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), stripSource(got), mode)
+	}
+	// A team chart takes the per-run values as the packaged one does.
+	knobs := map[string]any{"profile": "team-8gpu", "user": "ann", "priorityClassName": "team-high", "ttlSecondsAfterFinished": 600,
+		"env": map[string]any{"TEAM": "rl"}, "tolerations": []any{map[string]any{"key": "team", "operator": "Exists"}}}
+	got, _, err := helmTemplateNamed(c, "exp-1", knobs, "team-a")
+	require.NoError(t, err)
+	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
+		Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: runparams.RayJob, User: "ann", Namespace: "team-a",
+		Name: "exp-1", Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3",
+			"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "2.0.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
+		Overrides: []string{"infra.scheduler.priorityClassName=team-high", "infra.launch.rayjob.ttlSecondsAfterFinished=600", "infra.env={TEAM: rl}",
+			"infra.placement.tolerations=[{key: team, operator: Exists}]"},
+	})
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+	want, err := emit.Stream(res.Docs)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), stripSource(got))
+	assert.Contains(t, got, "priorityClassName: team-high")
+}
+
+// TestNewChartProfileEnv: a team profile with env of its own packages, and
+// the chart refuses an env value for it (the engine writes the profile's and
+// the run's variables in one name order, which a substitution cannot), with
+// the reason.
+func TestNewChartProfileEnv(t *testing.T) {
+	atRoot(t)
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	e := entry(t, "generic-single-node-8gpu")
+	prof, err := os.ReadFile(e.Profile)
+	require.NoError(t, err)
+	profFile := filepath.Join(tmp, "team.infra.yaml")
+	require.NoError(t, os.WriteFile(profFile, append(prof, []byte("\nenv: {TEAM_VAR: x}\n")...), 0o644))
+	idxFile := filepath.Join(tmp, "index.yaml")
+	require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf("profiles:\n- name: team-env\n  description: d\n  profile: team.infra.yaml\n  recipe: %s\n",
+		relTo(t, tmp, filepath.Join(root, e.Recipe)))), 0o644))
+	idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
+	require.NoError(t, err)
+	dir := filepath.Join(tmp, "chart")
+	require.NoError(t, chartgen.NewChart(idx, dir, chartgen.ChartMeta{Name: "team-env", Version: "0.1.0"}))
+	c := mustLoad(t, dir)
+	got, _, err := helmTemplateNamed(c, "exp-1", map[string]any{"profile": "team-env", "user": "ann"}, "team-a")
+	require.NoError(t, err)
+	assert.Contains(t, got, "name: TEAM_VAR")
+	_, _, err = helmTemplateNamed(c, "exp-1", map[string]any{"profile": "team-env", "user": "ann", "env": map[string]any{"MORE": "y"}}, "team-a")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "team-env: env: profile team-env in rayjob mode cannot take this value: the profile sets env itself")
+}
+
+// TestChartConventions: Helm's label conventions (helm create's helpers),
+// global values for subchart use, and the kubeVersion each render needs.
+func TestChartConventions(t *testing.T) {
+	base := loadChart(t)
+	vals := func(extra map[string]any) map[string]any {
+		v := map[string]any{"profile": "gb300-qwen3-30b-math-4n-4gpu", "user": "ann", "global": map[string]any{"imageRegistry": "x"}}
+		for k, val := range extra {
+			v[k] = val
+		}
+		return v
+	}
+	// A long chart name and version: helm.sh/chart is cut to 63 characters
+	// and does not end in '-', or helm install fails on the label value.
+	c := *base
+	meta := *base.Metadata
+	meta.Name = "platform-team-nemo-rl-runs-for-gb300-and-h100"
+	meta.Version = "12.345.6789-rc.1+build.20261203"
+	c.Metadata = &meta
+	out, _, err := helmTemplate(&c, vals(nil), "team-a")
+	require.NoError(t, err, "global is accepted")
+	objs, err := runcheck.Parse([]byte(out))
+	require.NoError(t, err)
+	require.NotEmpty(t, objs)
+	labelValue := regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
+	for _, o := range objs {
+		l := o.Labels["helm.sh/chart"]
+		assert.LessOrEqual(t, len(l), 63, o.ID())
+		assert.Regexp(t, labelValue, l, o.ID())
+		assert.True(t, strings.HasPrefix(l, "platform-team-nemo-rl-runs-for-gb300-and-h100-12.345.6789-rc"), l)
+		assert.Equal(t, meta.Name, o.Labels["app.kubernetes.io/name"], o.ID())
+		assert.Equal(t, "v0.1.0", o.Labels["app.kubernetes.io/version"], o.ID())
+		assert.Equal(t, "Helm", o.Labels["app.kubernetes.io/managed-by"], o.ID(), "as helm install writes it")
+	}
+
+	// resource.k8s.io/v1 (the DRA profiles) is served from 1.34 on.
+	old := *chartutil.DefaultCapabilities
+	old.KubeVersion = chartutil.KubeVersion{Version: "v1.33.4", Major: "1", Minor: "33"}
+	_, _, err = helmTemplateCaps(base, "my-run", vals(nil), "team-a", &old)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "expected a cluster version >= 1.34.0-0")
+	_, _, err = helmTemplateCaps(base, "my-run", vals(map[string]any{"profile": "generic-single-node-8gpu"}), "team-a", &old)
+	require.NoError(t, err, "a profile without DRA renders for 1.33")
+	// A version Helm cannot compare (a Kubernetes built without its release
+	// ldflags, as the operator tier's) is not checked, rather than failing
+	// every DRA profile with "invalid semantic version".
+	dev := *chartutil.DefaultCapabilities
+	dev.KubeVersion = chartutil.KubeVersion{Version: "v0.0.0-master+$Format:%H$", Major: "", Minor: ""}
+	_, _, err = helmTemplateCaps(base, "my-run", vals(nil), "team-a", &dev)
+	require.NoError(t, err, "an unparseable cluster version is not compared")
+}
+
+// relTo is target relative to dir (a team index names its files so).
+func relTo(t *testing.T, dir, target string) string {
+	t.Helper()
+	rel, err := filepath.Rel(dir, target)
+	require.NoError(t, err)
+	return filepath.ToSlash(rel)
+}
+
+func mustLoad(t *testing.T, dir string) *chart.Chart {
+	t.Helper()
+	c, err := loader.Load(dir)
+	require.NoError(t, err)
+	return c
+}
+
+// TestNewChartEnv: chart-new resolves ${oc.env:VAR,default} as nrl-k8s
+// render does, in the packager's environment: a set variable wins over the
+// default, and a set variable without default resolves (chart-data refuses
+// both, its committed chart must not depend on a machine).
+func TestNewChartEnv(t *testing.T) {
+	atRoot(t)
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	e := entry(t, "generic-single-node-8gpu")
+	src, err := os.ReadFile(e.Profile)
+	require.NoError(t, err)
+	for _, tc := range []struct{ expr, want string }{
+		{"${oc.env:NRL_TEAM_IMAGE,nvcr.io/nvidia/nemo-rl:v0.5.0}", "registry.team.example/nemo-rl:team-1"},
+		{"${oc.env:NRL_TEAM_IMAGE}", "registry.team.example/nemo-rl:team-1"},
+	} {
+		prof := filepath.Join(tmp, "team.infra.yaml")
+		text := strings.Replace(string(src), "image: nvcr.io/nvidia/nemo-rl:v0.5.0", "image: "+tc.expr, 1)
+		require.NotEqual(t, string(src), text)
+		require.NoError(t, os.WriteFile(prof, []byte(text), 0o644))
+		idxFile := filepath.Join(tmp, "index.yaml")
+		require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf("profiles:\n- name: team\n  description: d\n  profile: team.infra.yaml\n  recipe: %s\n", relTo(t, tmp, filepath.Join(root, e.Recipe)))), 0o644))
+		idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
+		require.NoError(t, err)
+		env := func(k string) (string, bool) {
+			if k == "NRL_TEAM_IMAGE" {
+				return tc.want, true
+			}
+			return "", false
+		}
+		dir := t.TempDir()
+		require.NoError(t, chartgen.NewChart(idx, dir, chartgen.ChartMeta{Name: "team-rl", Version: "1.0.0", Env: env}), tc.expr)
+		got, _, err := helmTemplateNamed(mustLoad(t, dir), "exp-1", map[string]any{"profile": "team", "user": "ann"}, "team-a")
+		require.NoError(t, err)
+		assert.Contains(t, got, "image: "+tc.want, tc.expr)
+		res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
+			Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: runparams.RayJob, User: "ann", Namespace: "team-a",
+			Name: "exp-1", Env: env, Labels: map[string]string{"helm.sh/chart": "team-rl-1.0.0",
+				"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "v0.1.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
+		})
+		require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+		want, err := emit.Stream(res.Docs)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), stripSource(got), tc.expr)
+	}
+}

@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
+)
+
+func init() { extraCommands = append(extraCommands, fnCmd) }
+
+// fnCmd is the KRM function. kustomize runs it as an exec function with
+// `exec: {path: nrl-k8s, args: [fn]}` and the container image's entrypoint
+// is `nrl-k8s fn`, so the binary needs no wrapper script and no
+// argument-less mode that guesses from stdin. The two modes are those of
+// kyaml's command.Build (ResourceList on stdin; standalone with files),
+// run by krm.Execute instead of framework.Execute.
+func fnCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "fn [FUNCTION_CONFIG [RESOURCES.yaml|- ...]]",
+		Short: "Run as a KRM function: a ResourceList on stdin, the rendered ResourceList on stdout",
+		Long: `Run as a KRM function (kustomize exec/container function, kpt fn render).
+
+With no arguments, read a ResourceList on stdin and write it back with the
+rendered objects and the findings as results; exit 1 when a result is an
+error. With arguments (standalone mode, for trying it out), the first is the
+function config (a NemoRLRun) and the rest are files of input items
+("-" for stdin); only the items are written.
+
+Input files arrive as ConfigMaps annotated ` + krm.FilesDirAnnotation + `: DIR (each
+data key a file in DIR) or ` + krm.FileAnnotation + `: PATH (one key). NemoRLRun
+paths are relative to that package root. See docs/krm.md.
+
+Generator mode (kustomize ` + "`generators:`" + `, the way for many runs): kustomize gives a
+generator only its own config, so --files ROOT reads the recipes and profiles
+below ROOT instead (confined to it, as render-all reads a repository) and
+--runs FILE adds the NemoRLRuns of FILE (repeatable); relative paths are
+relative to the working directory, which kustomize sets to the
+kustomization's directory.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	var files string
+	var runs []string
+	c.Flags().StringVar(&files, "files", "", "generator mode: read input files below this directory (the package root) when no ConfigMap carries them")
+	c.Flags().StringArrayVar(&runs, "runs", nil, "generator mode: a file of NemoRLRuns to render too (repeatable; needs --files, read inside it)")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		var opts krm.Options
+		if len(runs) > 0 && files == "" {
+			return usageError{fmt.Errorf("--runs needs --files (the package root the runs' paths are relative to)")}
+		}
+		if files != "" {
+			var err error
+			if opts, err = krm.Generator(files, runs); err != nil {
+				return usageError{err}
+			}
+			if err := krm.KustomizationRefuses("."); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "nrl-k8s fn: "+err.Error())
+				return exitError{ExitError}
+			}
+		}
+		in, err := readCapped(cmd.InOrStdin(), len(args) == 0 || slices.Contains(args[1:], "-"))
+		if err != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), err)
+			return exitError{ExitError}
+		}
+		rw := &kio.ByteReadWriter{Reader: in, Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
+		if len(args) > 0 {
+			if err := standalone(rw, in, args); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), err)
+				return exitError{ExitUsage}
+			}
+		}
+		if err := krm.ExecuteWith(rw, cmd.ErrOrStderr(), opts); err != nil {
+			// Printing is ours: Main would print a returned error again.
+			fmt.Fprintln(cmd.ErrOrStderr(), strings.TrimRight(err.Error(), "\n"))
+			return exitError{ExitError}
+		}
+		return nil
+	}
+	return c
+}
+
+// standalone sets rw up as command.Build does for arguments: the function
+// config from the first file, items from the rest ("-" is stdin, read
+// first), bare items written back without the list or reader annotations.
+func standalone(rw *kio.ByteReadWriter, stdin io.Reader, args []string) error {
+	b, err := os.ReadFile(args[0])
+	if err != nil {
+		return fmt.Errorf("unable to read configuration file %q: %w", args[0], err)
+	}
+	if rw.FunctionConfig, err = yaml.Parse(string(b)); err != nil {
+		return fmt.Errorf("unable to parse configuration file %q: %w", args[0], err)
+	}
+	var inputs [][]byte
+	for _, a := range args[1:] {
+		var data []byte
+		if a == "-" {
+			data, err = io.ReadAll(stdin)
+		} else {
+			data, err = os.ReadFile(a)
+		}
+		if err != nil {
+			return fmt.Errorf("unable to read %q: %w", a, err)
+		}
+		if a == "-" {
+			inputs = append([][]byte{data}, inputs...)
+		} else {
+			inputs = append(inputs, data)
+		}
+	}
+	// A document separator between files, so that one file's last line
+	// cannot run into the next file's first.
+	rw.Reader = bytes.NewReader(bytes.Join(inputs, []byte("\n---\n")))
+	rw.KeepReaderAnnotations = false
+	rw.NoWrap = true
+	return nil
+}
+
+// MaxFunctionInput bounds the ResourceList the function reads: it carries
+// a run's input files (at most recipe.MaxRunInput together) and the items
+// it passes through. kyaml holds each item as nodes, ~400 bytes of memory
+// per input byte for many tiny items (a 6 MB list of 100,000 items took
+// 2.5 GB before this cap), so the cap keeps the function under 1 GB
+// (docs/reliability.md).
+const MaxFunctionInput = 2 << 20
+
+// readCapped reads stdin whole when it is used, failing past the cap.
+func readCapped(stdin io.Reader, used bool) (io.Reader, error) {
+	if !used {
+		return stdin, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(stdin, MaxFunctionInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the ResourceList: %w", err)
+	}
+	if len(b) > MaxFunctionInput {
+		return nil, fmt.Errorf("the function's input (stdin) is over the %d-byte limit; expected a ResourceList of one package's runs, their input files and the items to pass through (docs/reliability.md)", MaxFunctionInput)
+	}
+	return bytes.NewReader(b), nil
+}

@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krminputs"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
+)
+
+func init() { extraCommands = append(extraCommands, kustomizeInputsCmd) }
+
+// kustomizeInputsCmd writes (or checks) the KRM function's input ConfigMaps
+// for a set of runs: the configMapGenerator block of a kustomization, or
+// the inputs/ ConfigMaps of a kpt package.
+func kustomizeInputsCmd() *cobra.Command {
+	var kdir, kptDir, root string
+	var write, check, untracked bool
+	c := &cobra.Command{
+		Use:   "kustomize-inputs RUN... [-k DIR | --kpt DIR] [--root DIR] [--write | --check]",
+		Short: "Write or check the input ConfigMaps (every file of every run's defaults chain) for kustomize or kpt",
+		Long: `List every file the runs read (recipe, profile and user defaults, each with
+its whole defaults: chain), one ConfigMap per directory, in the shape the KRM
+function takes (docs/krm.md).
+
+RUN files hold NemoRLRuns (several documents each allowed); their spec paths
+are relative to --root, the package root (default: the kustomization or kpt
+directory).
+
+Kustomize (-k DIR, default .): prints the configMapGenerator block; --write
+replaces the block between the markers in DIR/kustomization.yaml, --check
+exits 1 with a diff when it is stale.
+Kpt (--kpt DIR): prints the ConfigMaps; --write writes DIR/inputs/<name>.yaml,
+--check exits 1 when one is stale, missing or no longer needed.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if write && check {
+				return usageError{errors.New("--write and --check are exclusive")}
+			}
+			if kptDir != "" && cmd.Flags().Changed("kustomization") {
+				return usageError{errors.New("-k and --kpt are exclusive")}
+			}
+			base := kdir
+			if kptDir != "" {
+				base = kptDir
+			}
+			if root == "" {
+				root = base
+			}
+			// The one rule for repository files (source): the runs and
+			// every file they read inside --root, tracked by git, no link
+			// out of it; writes never follow a link.
+			disk, err := source.ConfineRepo(root, untracked)
+			if err != nil {
+				return usageError{fmt.Errorf("--root: %w", err)}
+			}
+			runs, err := krminputs.ReadRuns(disk, args)
+			if err != nil {
+				return err
+			}
+			dirs, err := krminputs.Collect(disk, root, runs)
+			if err != nil {
+				return err
+			}
+			if kptDir != "" {
+				return kptInputs(cmd, disk, dirs, root, kptDir, write, check, untracked)
+			}
+			block, err := krminputs.KustomizeBlock(dirs, root, kdir)
+			if err != nil {
+				return err
+			}
+			if !write && !check {
+				_, err := fmt.Fprint(cmd.OutOrStdout(), block)
+				return err
+			}
+			wdisk, err := source.ConfineRepo(kdir, untracked)
+			if err != nil {
+				return usageError{fmt.Errorf("-k: %w", err)}
+			}
+			file := filepath.Join(kdir, "kustomization.yaml")
+			cur, err := wdisk.ReadFile(filepath.ToSlash(file))
+			if err != nil {
+				return err
+			}
+			next, err := krminputs.ReplaceBlock(string(cur), block)
+			if err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			if next == string(cur) {
+				return nil
+			}
+			if check {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: the inputs block is stale; run nrl-k8s kustomize-inputs --write\n%s",
+					file, renderall.UnifiedDiff(filepath.ToSlash(file), filepath.ToSlash(file), cur, []byte(next)))
+				return exitError{ExitError}
+			}
+			return wdisk.WriteFile(file, []byte(next))
+		},
+	}
+	c.Flags().StringVarP(&kdir, "kustomization", "k", ".", "kustomization directory")
+	c.Flags().StringVar(&kptDir, "kpt", "", "kpt package directory (inputs go to DIR/inputs/)")
+	c.Flags().StringVar(&root, "root", "", "package root the runs' spec paths are relative to (default: the kustomization or kpt directory)")
+	c.Flags().BoolVar(&write, "write", false, "write the inputs in place")
+	c.Flags().BoolVar(&check, "check", false, "exit 1 when the committed inputs differ from what the runs need")
+	c.Flags().BoolVar(&untracked, "include-untracked", false, "in a git work tree, also read files git does not track")
+	return c
+}
+
+func kptInputs(cmd *cobra.Command, disk source.Disk, dirs []krminputs.Dir, root, pkg string, write, check, untracked bool) error {
+	files, err := krminputs.KptFiles(disk, dirs, root)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if !write && !check {
+		for _, n := range names {
+			if _, err := fmt.Fprintf(cmd.OutOrStdout(), "---\n%s", files[n]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	wdisk, err := source.ConfineRepo(pkg, untracked)
+	if err != nil {
+		return usageError{fmt.Errorf("--kpt: %w", err)}
+	}
+	inputs := filepath.Join(pkg, "inputs")
+	if err := wdisk.CheckDir(inputs); err != nil {
+		return err
+	}
+	var stale []string
+	for _, n := range names {
+		f := filepath.Join(inputs, n)
+		cur, err := wdisk.ReadFile(filepath.ToSlash(f))
+		if err == nil && string(cur) == string(files[n]) {
+			continue
+		}
+		if check {
+			stale = append(stale, fmt.Sprintf("%s: stale or missing", filepath.ToSlash(f)))
+			continue
+		}
+		if err := wdisk.WriteFile(f, files[n]); err != nil {
+			return err
+		}
+	}
+	// Generated ConfigMaps that no run needs any more.
+	entries, _ := os.ReadDir(inputs)
+	for _, e := range entries {
+		f := filepath.Join(inputs, e.Name())
+		if _, want := files[e.Name()]; want || !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".yaml") {
+			continue
+		}
+		if b, err := wdisk.ReadFile(filepath.ToSlash(f)); err != nil || !krminputs.Generated(b) {
+			continue
+		}
+		if check {
+			stale = append(stale, fmt.Sprintf("%s: no run reads these files any more", filepath.ToSlash(f)))
+			continue
+		}
+		if err := wdisk.RemoveFile(f); err != nil {
+			return err
+		}
+	}
+	if len(stale) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s\nrun nrl-k8s kustomize-inputs --kpt %s --write\n", strings.Join(stale, "\n"), filepath.ToSlash(pkg))
+		return exitError{ExitError}
+	}
+	return nil
+}

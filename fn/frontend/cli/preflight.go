@@ -1,0 +1,228 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
+)
+
+func init() { extraCommands = append(extraCommands, preflightCmd) }
+
+func preflightCmd() *cobra.Command {
+	var f runFlags
+	var cf clusterFlags
+	var files []string
+	var format string
+	var nodes, requireAll bool
+	c := &cobra.Command{
+		Use:   "preflight (RECIPE [OVERRIDES...] --infra INFRA | -f RENDERED.yaml) [--kubeconfig F] [--context C] [-o text|json]",
+		Short: "Check, read-only, that the namespace holds what the run needs before it is applied",
+		Long: `Ask the cluster, without changing anything, whether the run's prerequisites
+hold: the namespace exists and the Pod Security level it enforces admits the
+run's pods; every ServiceAccount, PersistentVolumeClaim (Bound), Secret (its
+metadata only: no secret value is read) and ConfigMap the run references
+exists; the APIs it uses are served (ray.io/v1 RayJob/RayCluster, the
+ComputeDomain CRD, resource.k8s.io/v1); the DeviceClasses its claims name
+exist; the KAI queue exists; with --nodes, enough nodes match each GPU
+group's nodeSelector. The run is rendered from RECIPE and INFRA as render
+does, or read from -f (any rendered output: a committed manifest,
+helm template, - for stdin).
+
+One line per prerequisite: ok, missing or cannot tell (with why: no
+permission to read, a namespace without an enforce label). Exit 0 when none
+is missing (with --require-all: when every one is ok), 1 when one is
+missing, 2 on usage, kubeconfig or connection errors.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return usageError{fmt.Errorf("-o %s: expected text or json", format)}
+			}
+			docs, err := preflightDocs(cmd, &f, files, args)
+			if err != nil {
+				return err
+			}
+			conn, err := cf.connect()
+			if err != nil {
+				return err
+			}
+			in, err := preflightInput(docs, f.namespace, conn.Namespace)
+			if err != nil {
+				return err
+			}
+			in.Nodes = nodes
+			rep, err := preflight.Run(cmd.Context(), conn, in)
+			if err != nil {
+				if errors.Is(err, kube.ErrUnreachable) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "error: %v\n", err)
+					return exitError{ExitCluster}
+				}
+				return err
+			}
+			if err := printPreflight(cmd.OutOrStdout(), rep, format); err != nil {
+				return err
+			}
+			_, missing, cannot := rep.Counts()
+			if missing > 0 || (requireAll && cannot > 0) {
+				return exitError{ExitError}
+			}
+			return nil
+		},
+	}
+	f.register(c, true)
+	cf.register(c)
+	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "rendered manifests to check instead of rendering RECIPE (repeatable; - for stdin)")
+	c.Flags().StringVarP(&format, "output", "o", "text", "text or json")
+	c.Flags().BoolVar(&nodes, "nodes", false, "also count nodes matching each GPU group's nodeSelector with enough allocatable nvidia.com/gpu (needs permission to list nodes)")
+	c.Flags().BoolVar(&requireAll, "require-all", false, "fail (exit 1) on a prerequisite that cannot be told too, not only on a missing one")
+	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
+// preflightDocs renders the run, or reads -f.
+func preflightDocs(cmd *cobra.Command, f *runFlags, files, args []string) ([]emit.Doc, error) {
+	if len(files) > 0 {
+		if len(args) > 0 {
+			return nil, usageError{errors.New("give RECIPE [OVERRIDES] --infra INFRA or -f RENDERED.yaml, not both")}
+		}
+		var docs []emit.Doc
+		for _, name := range files {
+			data, err := readRendered(cmd.InOrStdin(), name)
+			if err != nil {
+				return nil, err
+			}
+			more, err := emit.Decode(name, data)
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, more...)
+		}
+		if len(docs) == 0 {
+			return nil, fmt.Errorf("%s: no Kubernetes object found; expected rendered manifests", strings.Join(files, ", "))
+		}
+		return docs, nil
+	}
+	if len(args) == 0 {
+		return nil, usageError{errors.New("missing RECIPE argument (or -f RENDERED.yaml)")}
+	}
+	res, err := f.run(args, nil)
+	if err != nil {
+		return nil, err
+	}
+	printDiags(cmd.ErrOrStderr(), res.Diags)
+	if res.Diags.HasErrors() {
+		return nil, exitError{ExitError}
+	}
+	return res.Docs, nil
+}
+
+// readRendered reads a rendered file, or stdin for "-", within the size
+// a rendered run may have.
+func readRendered(stdin io.Reader, name string) ([]byte, error) {
+	if name == "-" {
+		b, err := io.ReadAll(io.LimitReader(stdin, source.MaxRenderSize+1))
+		if err != nil {
+			return nil, fmt.Errorf("stdin: %w", err)
+		}
+		if len(b) > source.MaxRenderSize {
+			return nil, fmt.Errorf("stdin: over the %d-byte limit for rendered manifests", source.MaxRenderSize)
+		}
+		return b, nil
+	}
+	return source.ReadLimited(name, name, source.MaxRenderSize)
+}
+
+// printPreflight writes one line per prerequisite, or the report as JSON.
+func printPreflight(w io.Writer, rep preflight.Report, format string) error {
+	if format == "json" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	for _, l := range rep.Lines {
+		ref := l.Kind + " " + l.Name
+		if l.Namespace != "" {
+			ref = l.Kind + " " + l.Namespace + "/" + l.Name
+		}
+		fmt.Fprintf(w, "%-12s %s", l.State, safetext.Inline(ref))
+		if l.Why != "" {
+			fmt.Fprintf(w, " (%s)", safetext.Inline(l.Why))
+		}
+		if l.Detail != "" {
+			fmt.Fprintf(w, ": %s", safetext.Inline(l.Detail))
+		}
+		fmt.Fprintln(w)
+	}
+	ok, missing, cannot := rep.Counts()
+	_, err := fmt.Fprintf(w, "\n%d ok, %d missing, %d cannot tell (namespace %s)\n", ok, missing, cannot, rep.Namespace)
+	return err
+}
+
+// preflightInput derives what the run asks of its namespace. The namespace
+// is the objects' own (render sets it), else -n, else the kubeconfig's.
+func preflightInput(docs []emit.Doc, flagNS, contextNS string) (preflight.Input, error) {
+	ns := ""
+	for _, d := range docs {
+		if d.Namespace != "" {
+			if ns != "" && ns != d.Namespace {
+				return preflight.Input{}, fmt.Errorf("the objects span namespaces %s and %s; expected one run in one namespace", ns, d.Namespace)
+			}
+			ns = d.Namespace
+		}
+	}
+	switch {
+	case ns == "" && flagNS != "":
+		ns = flagNS
+	case ns == "":
+		ns = contextNS
+	case flagNS != "" && flagNS != ns:
+		return preflight.Input{}, usageError{fmt.Errorf("-n %s: the objects are in namespace %s", flagNS, ns)}
+	}
+	groups, err := preflight.GPUGroups(docs)
+	if err != nil {
+		return preflight.Input{}, err
+	}
+	in := preflight.Input{Namespace: ns, GPUGroups: groups}
+	in.Needs, in.APIVersions, in.PodSecurity, in.PodSecurityReason, err = runNeeds(docs)
+	return in, err
+}
+
+// runNeeds is what the rendered objects ask of the namespace: fn/analyse/prereq's
+// list, the apiVersions in use, and fn/analyse/podsecurity's level with the fields
+// that push it there.
+func runNeeds(docs []emit.Doc) (needs []preflight.Need, apiVersions []string, level string, why []string, err error) {
+	objs := make([]any, len(docs))
+	for i, d := range docs {
+		objs[i] = d
+		if av, _ := d.Data["apiVersion"].(string); av != "" {
+			apiVersions = append(apiVersions, av)
+		}
+	}
+	needs, err = prereq.FromObjects(objs)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	for _, n := range needs {
+		apiVersions = append(apiVersions, n.APIVersion)
+	}
+	rep := podsecurity.Evaluate(objs)
+	for _, v := range rep.Violations {
+		if v.Level == rep.Level || (rep.Level == podsecurity.Privileged && v.Level == podsecurity.Baseline) {
+			why = append(why, fmt.Sprintf("%s %s: %s (%s)", v.Object, v.Path, v.Reason, v.Detail))
+		}
+	}
+	return needs, apiVersions, string(rep.Level), why, nil
+}

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
+)
+
+func renderCmd() *cobra.Command {
+	var f runFlags
+	var out, format string
+	c := &cobra.Command{
+		Use:   "render RECIPE [OVERRIDES...] --infra INFRA [--mode rayjob|raycluster|dev] [-o yaml|json] [--output-file FILE]",
+		Short: "Write every object the run needs as a YAML stream",
+		Long: `Render a run: the RayJob (or RayClusters and the jobs submitted to them),
+the DRA ComputeDomain / RoCE ResourceClaimTemplate its workers claim, and the
+profile's Deployments and Services, in Helm's install order with sorted keys.
+OVERRIDES are Hydra overrides: infra.* change the profile, the rest are
+appended to the training driver call and checked against the cluster.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			res, err := f.run(args, nil)
+			if err != nil {
+				return err
+			}
+			printDiags(cmd.ErrOrStderr(), res.Diags)
+			if res.Diags.HasErrors() {
+				return exitError{ExitError}
+			}
+			data, err := encodeDocs(res.Docs, format)
+			if err != nil {
+				return err
+			}
+			return writeOutput(cmd.OutOrStdout(), out, data)
+		},
+	}
+	f.register(c, true)
+	c.Flags().StringVarP(&format, "output", "o", "yaml", "output format: yaml (a stream of documents) or json (a v1 List), as kubectl's -o")
+	completeValues(c, "output", "yaml", "json")
+	c.Flags().StringVar(&out, "output-file", "", "write to FILE instead of stdout")
+	return c
+}
+
+// checkFormat keeps -o a format, as in kubectl and helm; -o FILE was the
+// output file before --output-file, and gets a message saying so.
+func checkFormat(format string) error {
+	switch format {
+	case "yaml", "json":
+		return nil
+	}
+	return usageError{fmt.Errorf("-o %s: -o is the output format (yaml or json), as in kubectl; to write a file use --output-file %s", format, format)}
+}
+
+// encodeDocs writes the documents as `nrl-k8s render` prints them: the YAML
+// stream, or kubectl's JSON form of several objects (a v1 List), indented,
+// keys sorted.
+func encodeDocs(docs []emit.Doc, format string) ([]byte, error) {
+	if format == "yaml" {
+		return emit.Stream(docs)
+	}
+	items := make([]any, len(docs))
+	for i, d := range docs {
+		items[i] = d.Data
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "    ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items}); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func writeOutput(stdout io.Writer, file string, data []byte) error {
+	if file == "" || file == "-" {
+		_, err := stdout.Write(data)
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(file, data, 0o644)
+}
+
+// printDiags writes findings, errors first, one per line.
+func printDiags(w io.Writer, ds diag.List) {
+	for _, d := range ds.Sorted() {
+		fmt.Fprintln(w, d.String())
+	}
+}

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
+)
+
+func init() { extraCommands = append(extraCommands, statusCmd) }
+
+func statusCmd() *cobra.Command {
+	var cf clusterFlags
+	var namespace, format string
+	var watch bool
+	var interval, timeout time.Duration
+	c := &cobra.Command{
+		Use:   "status RUN [-n NAMESPACE] [--watch] [-o text|json]",
+		Short: "Explain a run on the cluster: RayJob, RayClusters, Pods, and why it is stuck (read-only)",
+		Long: `Read, never change, everything of the run labelled app.kubernetes.io/instance=RUN
+(the run name: --name, a NemoRLRun's metadata.name, the Helm release name) and
+what KubeRay created for it: the RayJob's jobDeploymentStatus and jobStatus,
+each RayCluster's state and conditions, the Pods by phase with the reason a Pod
+is missing or Pending (KubeRay's FailedToCreate* Events: Pod Security, a
+missing ServiceAccount; Unschedulable; claims not allocated), DRA claims, the
+head Service, and for a finished RayJob whether its RayCluster is gone.
+
+Exit codes: 0 running, succeeded, progressing or suspended; 1 failed, or
+stuck with a known cause; 2 usage, kubeconfig or connection errors; 3 nothing
+of the run found in the namespace.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return usageError{fmt.Errorf("-o %s: expected text or json", format)}
+			}
+			conn, err := cf.connect()
+			if err != nil {
+				return err
+			}
+			if namespace == "" {
+				namespace = conn.Namespace
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			return runStatus(ctx, conn, cmd.OutOrStdout(), namespace, args[0], format, watch, interval)
+		},
+	}
+	cf.register(c)
+	c.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace of the run (default: the kubeconfig context's)")
+	c.Flags().StringVarP(&format, "output", "o", "text", "text or json")
+	c.Flags().BoolVarP(&watch, "watch", "w", false, "poll until the run succeeds (and its cluster is cleaned up) or fails; print each change")
+	c.Flags().DurationVar(&interval, "interval", 5*time.Second, "poll interval with --watch")
+	c.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long (0: no limit); the last state decides the exit code")
+	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
+// runStatus prints the report once, or with watch every time it changes
+// until the verdict is final (succeeded with cleanup done, failed, not
+// found) or ctx ends; then the last verdict decides the exit code. A stuck
+// run is watched on: its cause (a Pending pod waiting for nodes) may clear.
+func runStatus(ctx context.Context, conn *kube.Conn, w io.Writer, ns, run, format string, watch bool, interval time.Duration) error {
+	var last string
+	for {
+		r, err := runstatus.Collect(ctx, conn, ns, run, time.Now())
+		if err != nil {
+			if errors.Is(err, kube.ErrUnreachable) || ctx.Err() != nil {
+				fmt.Fprintf(os.Stderr, "error: %v\n", err)
+				return exitError{ExitCluster}
+			}
+			return err
+		}
+		out, err := statusText(r, format)
+		if err != nil {
+			return err
+		}
+		if out != last {
+			if _, err := io.WriteString(w, out); err != nil {
+				return err
+			}
+			last = out
+		}
+		if !watch || final(r) {
+			return exitCode(r.Verdict.Exit())
+		}
+		select {
+		case <-ctx.Done():
+			return exitCode(r.Verdict.Exit())
+		case <-time.After(interval):
+		}
+	}
+}
+
+func statusText(r runstatus.Report, format string) (string, error) {
+	if format == "json" {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return "", err
+		}
+		return string(b) + "\n", nil
+	}
+	return r.Text(), nil
+}
+
+// final: nothing more will happen without someone acting.
+func final(r runstatus.Report) bool {
+	switch r.Verdict {
+	case runstatus.Failed, runstatus.NotFound:
+		return true
+	case runstatus.Succeeded:
+		for _, j := range r.RayJobs {
+			if j.Cleanup == "pending" {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func exitCode(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return exitError{code}
+}

@@ -1,0 +1,177 @@
+package krm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+)
+
+// Options are what the generator mode adds to a ResourceList: under
+// kustomize's `generators:` a function is given only its own config, so
+// the files and further runs come from disk instead of items. The zero
+// Options is the transformer/kpt function, which reads nothing from disk.
+type Options struct {
+	// Files reads the recipes and profiles no input ConfigMap carries, by
+	// their package-root paths (nil: only ConfigMaps).
+	Files source.Source
+	// Runs are further NemoRLRuns, rendered as if they were items.
+	Runs []*yaml.RNode
+	// FailOnWarning makes a warning fail the render like an error: for a
+	// caller whose diagnostics nobody sees unless it fails (kustomize shows
+	// an exec plugin's stderr only then).
+	FailOnWarning bool
+}
+
+// Generator builds the Options of `nrl-k8s fn --files ROOT --runs FILE...`:
+// files are read below root only (regular files, symlinks resolved inside
+// it, as render-all reads a repository); run files are read through the
+// same confinement. Relative paths are relative to the working directory,
+// which kustomize sets to the kustomization's directory.
+func Generator(root string, runFiles []string) (Options, error) {
+	return GeneratorNamed(root, runFiles, "--files", func(int) string { return "--runs" })
+}
+
+// GeneratorNamed is Generator with the names its errors give the root and
+// each run file (flags for the CLI, config fields for the kustomize plugin).
+func GeneratorNamed(root string, runFiles []string, rootName string, runName func(i int) string) (Options, error) {
+	disk, err := source.Confine(root)
+	if err != nil {
+		return Options{}, fmt.Errorf("%s: %w", rootName, err)
+	}
+	opts := Options{Files: under{root: disk.Root(), disk: disk}}
+	for i, f := range runFiles {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return Options{}, err
+		}
+		data, err := disk.ReadFile(filepath.ToSlash(abs))
+		if err != nil {
+			return Options{}, fmt.Errorf("%s %s: %w", runName(i), f, err)
+		}
+		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
+		if err != nil {
+			return Options{}, fmt.Errorf("%s %s: %w", runName(i), f, err)
+		}
+		for _, n := range nodes {
+			if !isRun(n) {
+				return Options{}, fmt.Errorf("%s %s: a %s %s; expected only %s documents", runName(i), f, n.GetKind(), n.GetName(), "NemoRLRun")
+			}
+			// Results name the file the run came from.
+			if err := n.PipeE(yaml.SetAnnotation(runFileAnnotation, filepath.ToSlash(f))); err != nil {
+				return Options{}, err
+			}
+			opts.Runs = append(opts.Runs, n)
+		}
+	}
+	return opts, nil
+}
+
+// runFileAnnotation carries a --runs file's name to the run's results; it
+// is a tool annotation (never copied to the run's objects).
+const runFileAnnotation = "config.kubernetes.io/path"
+
+// under reads relative slash paths below root through the confined disk.
+type under struct {
+	root string
+	disk source.Disk
+}
+
+func (u under) ReadFile(name string) ([]byte, error) {
+	if !filepath.IsAbs(filepath.FromSlash(name)) {
+		name = filepath.ToSlash(filepath.Join(u.root, filepath.FromSlash(name)))
+	}
+	b, err := u.disk.ReadFile(name)
+	if err != nil {
+		// Messages name the package path, not this machine's root.
+		return nil, errors.New(strings.ReplaceAll(err.Error(), filepath.ToSlash(u.root)+"/", ""))
+	}
+	return b, nil
+}
+
+// layered reads the input ConfigMaps' files first, then the disk.
+type layered struct {
+	mem  source.Memory
+	disk source.Source
+}
+
+func (l layered) ReadFile(name string) ([]byte, error) {
+	if b, ok := l.mem[name]; ok {
+		return b, nil
+	}
+	return l.disk.ReadFile(name)
+}
+
+// KustomizationRefuses is the generator mode's guard for kustomize's own
+// transformers: under `generators:` kustomize applies the kustomization's
+// namePrefix, nameSuffix and template labels to the rendered objects, and
+// without nrl-k8s's configuration it renames objects but not the
+// references to them (a worker's claim template, a clusterSelector), which
+// the cluster finds out only when pods do not start. dir is the
+// kustomization's directory (the exec function's working directory); a
+// directory without a kustomization file is not checked.
+func KustomizationRefuses(dir string) error {
+	var data []byte
+	var name string
+	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err == nil {
+			data, name = b, n
+			break
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	if data == nil {
+		return nil
+	}
+	var k struct {
+		NamePrefix     string            `yaml:"namePrefix"`
+		NameSuffix     string            `yaml:"nameSuffix"`
+		CommonLabels   map[string]string `yaml:"commonLabels"`
+		Configurations []string          `yaml:"configurations"`
+		Labels         []struct {
+			IncludeTemplates bool `yaml:"includeTemplates"`
+		} `yaml:"labels"`
+	}
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var uses []string
+	if k.NamePrefix != "" {
+		uses = append(uses, "namePrefix")
+	}
+	if k.NameSuffix != "" {
+		uses = append(uses, "nameSuffix")
+	}
+	if len(k.CommonLabels) > 0 {
+		uses = append(uses, "commonLabels")
+	}
+	for _, l := range k.Labels {
+		if l.IncludeTemplates {
+			uses = append(uses, "labels with includeTemplates")
+			break
+		}
+	}
+	if len(uses) == 0 {
+		return nil
+	}
+	for _, c := range k.Configurations {
+		if filepath.Base(c) == ConfigurationName {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: %s change the generated objects, and kustomize follows the references inside KubeRay and DRA objects only with nrl-k8s's configuration: expected `configurations: [PATH/kustomize/%s]` in %s (docs/krm.md, \"Generator mode\")",
+		name, strings.Join(uses, ", "), ConfigurationName, name)
+}
+
+// ConfigurationName is the shipped transformer configuration's file name.
+const ConfigurationName = "nrl-k8s.configuration.yaml"

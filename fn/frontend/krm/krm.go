@@ -1,0 +1,464 @@
+// Package krm is the KRM function adapter: it turns a ResourceList (from
+// `kustomize build --enable-alpha-plugins --enable-exec` or `kpt fn
+// render`) into pipeline requests and the pipeline's documents and findings
+// back into items and results. It does no I/O of its own: the input files
+// arrive as ConfigMap items (see inputs.go), so it is tested directly on
+// ResourceLists and is safe to fuzz through Process.
+package krm
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/parallel"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
+)
+
+// Processor is the function as a kyaml ResourceListProcessor.
+type Processor struct{}
+
+// Process implements framework.ResourceListProcessor.
+func (Processor) Process(rl *framework.ResourceList) error { return Process(rl) }
+
+// Process renders every NemoRLRun of rl (its function config and its
+// NemoRLRun items) from the files its input ConfigMaps carry. Afterwards
+// rl.Items holds the items that are not ours, unchanged and in input order,
+// then each run's objects in emit order; rl.Results holds one result per
+// finding. The error is non-nil exactly when a result is an error, which is
+// what makes `nrl-k8s fn` exit non-zero as kustomize and kpt expect.
+//
+// Process is the library form (a framework.ResourceListProcessor, for
+// framework.Execute and tests): the rendered documents become yaml nodes.
+// `nrl-k8s fn` runs Execute instead, which writes the same documents
+// without decoding them again.
+func Process(rl *framework.ResourceList) error {
+	if rl == nil {
+		return fmt.Errorf("nil ResourceList")
+	}
+	out := renderList(rl, allPathKeys, Options{})
+	items := out.items
+	for _, doc := range out.docs {
+		n, err := yaml.Parse(string(doc.data))
+		if err != nil { // emit wrote it; a failure here is a bug, reported as such
+			out.results = append(out.results, &framework.Result{Severity: framework.Error,
+				Message: fmt.Sprintf("%s %s: cannot read back the rendered document: %v", doc.kind, doc.name, err)})
+			continue
+		}
+		items = append(items, n)
+	}
+	rl.Items = items
+	rl.Results = append(rl.Results, out.results...)
+	if rl.Results.ExitCode() != 0 {
+		return rl.Results
+	}
+	return nil
+}
+
+// output is what one invocation produces: the items that pass through, the
+// rendered documents (as nrl-k8s render's bytes, path annotations
+// included) and the findings.
+type output struct {
+	items   []*yaml.RNode
+	docs    []document
+	results framework.Results
+}
+
+// document is one rendered object, encoded.
+type document struct {
+	kind, name string
+	data       []byte
+}
+
+// renderList is Process and Execute's shared body; keys are the path and
+// index annotations each document carries (see pathKeysFor).
+func renderList(rl *framework.ResourceList, keys []string, opts Options) output {
+	in := classify(append(append([]*yaml.RNode{}, rl.Items...), opts.Runs...))
+	in.disk = opts.Files
+	var results framework.Results
+	results = append(results, in.results...)
+
+	runs, rs := collectRuns(rl.FunctionConfig, in.runs, rl.Items)
+	results = append(results, rs...)
+	if len(runs) == 0 && len(in.results) == 0 && len(rs) == 0 {
+		results = append(results, &framework.Result{
+			Severity: framework.Error,
+			Message: fmt.Sprintf("no run to render: expected the functionConfig or an item to be a %s %s "+
+				"(found functionConfig %s)", runspec.APIVersion, runspec.Kind, describe(rl.FunctionConfig)),
+		})
+	}
+
+	runs, rs = ownDirs(in, runs)
+	results = append(results, rs...)
+	out := output{items: dropPrevious(in.passThrough, runs)}
+	owners := emit.Owners{}
+	for i, o := range renderAll(in, runs, keys) {
+		results = append(results, o.results...)
+		// In run order: the later of two runs that render one object
+		// fails, naming both, and writes nothing.
+		if msgs := owners.Claim(runs[i].spec.Metadata.Name, o.ids); len(msgs) > 0 {
+			for _, m := range msgs {
+				results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: runs[i].ref,
+					File: fileRef(runs[i].file), Message: fmt.Sprintf("run %s: %s", runs[i].spec.Metadata.Name, m)})
+			}
+			continue
+		}
+		out.docs = append(out.docs, o.docs...)
+	}
+	out.results = dataOnly(results)
+	return out
+}
+
+// dataOnly escapes the text of every result (messages quote keys, file
+// names and values from the package): kpt and kustomize print results and
+// the function's log to the CI log, where a newline in them would start a
+// line of its own (fn/support/safetext).
+func dataOnly(rs framework.Results) framework.Results {
+	for _, r := range rs {
+		r.Message = safetext.Inline(r.Message)
+		if r.File != nil {
+			r.File.Path = safetext.Inline(r.File.Path)
+		}
+		if r.Field != nil {
+			r.Field.Path = safetext.Inline(r.Field.Path)
+		}
+		if r.ResourceRef != nil {
+			r.ResourceRef.Name = safetext.Inline(r.ResourceRef.Name)
+			r.ResourceRef.Namespace = safetext.Inline(r.ResourceRef.Namespace)
+		}
+	}
+	return rs
+}
+
+type rendered struct {
+	docs    []document
+	ids     []emit.Identity
+	results framework.Results
+}
+
+// renderAll renders the runs on every core, in run order. Rendering every
+// run of a list in one process is what makes 1,000 runs affordable; each
+// worker has its own loader (the loader's cache is not safe for concurrent
+// use, and per worker it still parses each shared base once).
+func renderAll(in *inputs, runs []runItem, keys []string) []rendered {
+	return parallel.Map(len(runs), func() func(int) rendered {
+		var src source.Source = in.files
+		if in.disk != nil {
+			src = layered{mem: in.files, disk: in.disk}
+		}
+		l := recipe.NewLoader(src)
+		return func(i int) rendered {
+			var o rendered
+			o.docs, o.ids, o.results = render(l, in, runs[i], keys)
+			return o
+		}
+	})
+}
+
+// run is one NemoRLRun to render, with where it came from.
+type runItem struct {
+	spec *runspec.NemoRLRun
+	file string // the item's path annotation, for results
+	ref  *yaml.ResourceIdentifier
+}
+
+// collectRuns parses the function config (when it is a NemoRLRun) and the
+// NemoRLRun items. A kustomize generator is given its own config as an
+// item as well, so an item with the config's identity and spec is the
+// same run. all are every item of the list (what kustomize's transformers
+// did to them is evidence of what they did not do to the config).
+func collectRuns(fnConfig *yaml.RNode, items, all []*yaml.RNode) ([]runItem, framework.Results) {
+	var runs []runItem
+	var results framework.Results
+	seen := map[string]bool{}
+	configIsItem := false // a generator's config, also given as an item
+	add := func(n *yaml.RNode, what string) {
+		file, _ := fileOf(n)
+		ref := refOf(n)
+		data, err := n.String()
+		if err != nil {
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref, File: fileRef(file),
+				Message: fmt.Sprintf("%s: cannot encode: %v", what, err)})
+			return
+		}
+		spec, err := runspec.ParseNode(file, []byte(data))
+		if err != nil {
+			field, msg := "", err.Error()
+			if re, ok := errors.AsType[*runspec.Error](err); ok {
+				field, msg = re.Field, re.Msg
+			}
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+				File: fileRef(file), Field: fieldRef(field), Message: what + ": " + msg})
+			return
+		}
+		if was, renamed := renamedByKustomize(n); renamed && spec.Spec.Name != "" {
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+				File: fileRef(file), Field: fieldRef("spec.name"),
+				Message: fmt.Sprintf("%s: kustomize renamed this NemoRLRun %s (was %s), but spec.name %q fixes the run name, so its objects would not follow; expected no spec.name: metadata.name is the run name",
+					what, spec.Metadata.Name, was, spec.Spec.Name)})
+			return
+		}
+		if what == "functionConfig" && !configIsItem {
+			if ns := kustomizeNamespace(all); ns != "" {
+				spec.Metadata.Namespace = ns
+			}
+		}
+		if what == "functionConfig" {
+			if changes := kustomizeChanges(all, spec.Metadata.Labels); len(changes) > 0 && !configIsItem {
+				results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+					File: fileRef(file), Message: what + ": " + functionConfigUntransformed(spec.Metadata.Name, changes).Error()})
+				return
+			}
+		}
+		if seen[spec.Metadata.Name] {
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+				File: fileRef(file), Field: fieldRef("metadata.name"),
+				Message: fmt.Sprintf("%s: a second NemoRLRun named %q; expected unique names (the name is the output directory)",
+					what, spec.Metadata.Name)})
+			return
+		}
+		seen[spec.Metadata.Name] = true
+		runs = append(runs, runItem{spec: spec, file: file, ref: ref})
+	}
+	var configID, configSpec string
+	if isRun(fnConfig) {
+		configID, configSpec = identity(fnConfig), specOf(fnConfig)
+		for _, n := range items {
+			configIsItem = configIsItem || (identity(n) == configID && specOf(n) == configSpec)
+		}
+		add(fnConfig, "functionConfig")
+	}
+	for _, n := range items {
+		if configID != "" && identity(n) == configID && specOf(n) == configSpec {
+			continue
+		}
+		add(n, "item")
+	}
+	return runs, results
+}
+
+func specOf(n *yaml.RNode) string {
+	f := n.Field("spec")
+	if f == nil || f.Value.IsNil() {
+		return ""
+	}
+	s, _ := f.Value.String()
+	return s
+}
+
+// render runs one request through the pipeline and encodes its output.
+func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document, []emit.Identity, framework.Results) {
+	req := r.spec.Request("")
+	var results framework.Results
+	for _, f := range []struct{ field, path string }{
+		{"spec.recipe", req.Recipe}, {"spec.profile", req.Profile}, {"spec.defaults", req.UserDefaults},
+	} {
+		if f.path == "" || in.disk != nil { // from disk: the loader says what is missing
+			continue
+		}
+		if _, ok := in.files[f.path]; !ok {
+			results = append(results, &framework.Result{
+				Severity: framework.Error, ResourceRef: r.ref, File: fileRef(r.file), Field: fieldRef(f.field),
+				Message: fmt.Sprintf("run %s: %s: no input file %q; expected a ConfigMap annotated %s: %s with the data key %q (paths are relative to the package root; files given: %s)",
+					r.spec.Metadata.Name, f.field, f.path, FilesDirAnnotation, path.Dir(f.path), path.Base(f.path), in.listFiles()),
+			})
+		}
+	}
+	if len(results) > 0 {
+		return nil, nil, results
+	}
+	res := pipeline.Render(l, req)
+	for _, d := range res.Diags.Sorted() {
+		results = append(results, toResult(d, r.ref))
+	}
+	if res.Diags.HasErrors() {
+		return nil, nil, results
+	}
+	ids := emit.Identities(res.Docs)
+	docs := make([]document, 0, len(res.Docs))
+	index := map[string]int{}
+	for _, d := range res.Docs {
+		p := OutputPath(r.spec.Metadata.Name, d)
+		setPath(d, keys, p, index[p])
+		index[p]++
+		b, err := emit.Marshal(d)
+		if err != nil {
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: r.ref,
+				Message: fmt.Sprintf("run %s: %s %s: %v", r.spec.Metadata.Name, d.Kind, d.Name, err)})
+			return nil, nil, results
+		}
+		docs = append(docs, document{kind: d.Kind, name: d.Name, data: b})
+	}
+	return docs, ids, results
+}
+
+// dropPrevious removes what an earlier render wrote: kpt fn render feeds a
+// package's files back in, and the objects under <run>/ (OutputPath) are
+// about to be written again. Only this tool's output is dropped: a file at
+// the path OutputPath gives its kind and name, labelled managed-by nrl-k8s
+// (ownDirs has already refused a run whose directory holds anything else).
+func dropPrevious(items []*yaml.RNode, runs []runItem) []*yaml.RNode {
+	names := map[string]bool{}
+	for _, r := range runs {
+		names[r.spec.Metadata.Name] = true
+	}
+	out := make([]*yaml.RNode, 0, len(items))
+	for _, n := range items {
+		if dir, ok := previousOutput(n); ok && names[dir] {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// previousOutput reports whether n is a file this function wrote, and the
+// run directory it is in.
+func previousOutput(n *yaml.RNode) (string, bool) {
+	if !isMapping(n) {
+		return "", false
+	}
+	p, _ := fileOf(n)
+	p = path.Clean(p)
+	dir, _, nested := strings.Cut(p, "/")
+	if !nested || annotations(n)[LocalConfigAnnotation] == "true" {
+		return "", false
+	}
+	if n.GetLabels()[manifest.ManagedByKey] != manifest.ManagedByValue {
+		return "", false
+	}
+	if p != OutputPath(dir, emit.Doc{Kind: n.GetKind(), Name: n.GetName()}) {
+		return "", false
+	}
+	return dir, true
+}
+
+// ownDirs refuses a run whose name is a directory of the package holding
+// files that are not its output (a run named `app` would otherwise have
+// kpt replace app/'s files): the run renders nothing and the files stay.
+// The run's own NemoRLRun and input ConfigMaps may live there.
+func ownDirs(in *inputs, runs []runItem) ([]runItem, framework.Results) {
+	foreign := map[string]string{}
+	for _, n := range in.passThrough {
+		if !isMapping(n) || in.consumed[n] {
+			continue
+		}
+		p, _ := fileOf(n)
+		dir, _, nested := strings.Cut(path.Clean(p), "/")
+		if !nested {
+			continue
+		}
+		if _, ours := previousOutput(n); ours {
+			continue
+		}
+		if _, seen := foreign[dir]; !seen {
+			foreign[dir] = p
+		}
+	}
+	var kept []runItem
+	var results framework.Results
+	for _, r := range runs {
+		name := r.spec.Metadata.Name
+		if f, ok := foreign[name]; ok {
+			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: r.ref,
+				File: fileRef(r.file), Field: fieldRef("metadata.name"),
+				Message: fmt.Sprintf("run %s: the package directory %s/ holds files that are not this run's output (%s); expected a run name that is not an existing directory (the run's objects are written to %s/)", name, name, f, name)})
+			continue
+		}
+		kept = append(kept, r)
+	}
+	return kept, results
+}
+
+// OutputPath is the file kpt fn render writes a document to: one directory
+// per run, one file per object, so a re-render diffs object by object.
+func OutputPath(run string, d emit.Doc) string {
+	return run + "/" + strings.ToLower(d.Kind) + "_" + d.Name + ".yaml"
+}
+
+// allPathKeys are the path and index annotations, internal and legacy
+// forms: kpt reads the internal ones, kustomize and older tools the legacy
+// ones. Process writes all four and framework.Execute then keeps only the
+// forms the input used; Execute works out that subset first (pathKeysFor).
+var allPathKeys = []string{
+	kioutil.PathAnnotation, kioutil.IndexAnnotation,
+	kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation, //nolint:staticcheck // kustomize still reads the legacy forms
+}
+
+// setPath writes the output file and index annotations into a document
+// before it is encoded.
+func setPath(d emit.Doc, keys []string, p string, index int) {
+	if len(keys) == 0 {
+		return
+	}
+	md, ok := d.Data["metadata"].(map[string]any)
+	if !ok {
+		md = map[string]any{}
+		d.Data["metadata"] = md
+	}
+	annos, ok := md["annotations"].(map[string]any)
+	if !ok {
+		annos = map[string]any{}
+		md["annotations"] = annos
+	}
+	for _, k := range keys {
+		if k == kioutil.PathAnnotation || k == kioutil.LegacyPathAnnotation { //nolint:staticcheck // the legacy form is written for kustomize
+			annos[k] = p
+		} else {
+			annos[k] = strconv.Itoa(index)
+		}
+	}
+}
+
+// StripPath removes the path and index annotations Process adds (and an
+// annotations or metadata mapping left empty), giving back the document as
+// nrl-k8s render writes it.
+func StripPath(n *yaml.RNode) error {
+	for _, k := range allPathKeys {
+		if err := n.PipeE(yaml.ClearAnnotation(k)); err != nil {
+			return err
+		}
+	}
+	return yaml.ClearEmptyAnnotations(n)
+}
+
+// toResult carries one finding over; the run's reference says which of
+// many runs in one list it belongs to.
+func toResult(d diag.Diagnostic, ref *yaml.ResourceIdentifier) *framework.Result {
+	sev := framework.Info
+	switch d.Severity {
+	case diag.Error:
+		sev = framework.Error
+	case diag.Warning:
+		sev = framework.Warning
+	}
+	return &framework.Result{Severity: sev, Message: d.Message, ResourceRef: ref,
+		Field: fieldRef(d.Field), File: fileRef(d.File)}
+}
+
+func fieldRef(p string) *framework.Field {
+	if p == "" {
+		return nil
+	}
+	return &framework.Field{Path: p}
+}
+
+func fileRef(p string) *framework.File {
+	if p == "" {
+		return nil
+	}
+	return &framework.File{Path: p}
+}

@@ -1,0 +1,98 @@
+package krm_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tooling/ociimage"
+)
+
+const imageRef = "ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"
+
+// TestNrlK8sImage does what `make image` does (static linux/amd64 build,
+// ociimage.Build, WriteTarball) and checks the tarball is the function the
+// examples reference: entrypoint `nrl-k8s fn`, non-root, amd64, and a
+// binary in its layer that renders a ResourceList.
+func TestNrlK8sImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-builds nrl-k8s")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "nrl-k8s-linux-amd64")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags",
+		"-s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli.Version=v0.1.0", "-o", bin, "./fn/cmd/nrl-k8s")
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	img, err := ociimage.Build(ociimage.Options{BinaryPath: bin})
+	require.NoError(t, err)
+	tarPath := filepath.Join(dir, "nrl-k8s-image.tar")
+	require.NoError(t, ociimage.WriteTarball(img, imageRef, tarPath))
+
+	loaded, err := tarball.ImageFromPath(tarPath, nil)
+	require.NoError(t, err)
+	cf, err := loaded.ConfigFile()
+	require.NoError(t, err)
+	require.Equal(t, []string{"/usr/local/bin/nrl-k8s", "fn"}, cf.Config.Entrypoint)
+	require.Equal(t, "65532:65532", cf.Config.User)
+	require.Equal(t, "amd64", cf.Architecture)
+	require.Equal(t, "linux", cf.OS)
+
+	exe := extractFile(t, mutate.Extract(loaded), "usr/local/bin/nrl-k8s", dir)
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skipf("cannot run a linux/amd64 binary on %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	version, err := exec.Command(exe, "--version").CombinedOutput()
+	require.NoError(t, err, "%s", version)
+	require.Contains(t, string(version), "v0.1.0")
+
+	in, err := os.ReadFile("testdata/qwen-rayjob/input.yaml")
+	require.NoError(t, err)
+	want, err := os.ReadFile("testdata/qwen-rayjob/" + expectedOutput)
+	require.NoError(t, err)
+	fn := exec.Command(exe, "fn")
+	fn.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	fn.Stderr = &stderr
+	got, err := fn.Output()
+	require.NoError(t, err, "%s", stderr.String())
+	require.Equal(t, string(want), string(got))
+}
+
+// extractFile copies one file of a flattened image filesystem to dir.
+func extractFile(t *testing.T, rc io.ReadCloser, name, dir string) string {
+	t.Helper()
+	defer func() { _ = rc.Close() }()
+	tr := tar.NewReader(rc)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			t.Fatalf("%s not in the image", name)
+		}
+		require.NoError(t, err)
+		if hdr.Name != name && hdr.Name != "/"+name {
+			continue
+		}
+		require.Equal(t, int64(0o755), hdr.Mode&0o777)
+		p := filepath.Join(dir, filepath.Base(name))
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+		require.NoError(t, err)
+		_, err = io.Copy(f, tr)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		return p
+	}
+}

@@ -1,0 +1,225 @@
+// Package krminputs lists the files a set of NemoRLRuns reads (each run's
+// recipe, profile and user defaults with their whole `defaults:` chains)
+// and writes them as the KRM function's inputs: the configMapGenerator
+// block of a kustomization, or the ConfigMaps of a kpt package. Adding a
+// run to a kustomization is then one line plus `nrl-k8s kustomize-inputs`.
+package krminputs
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
+)
+
+// Dir is one ConfigMap: the files of one directory, relative to the root.
+type Dir struct {
+	Name  string   // ConfigMap name
+	Path  string   // slash path relative to the root (the files-dir annotation)
+	Files []string // base names, sorted
+}
+
+// ReadRuns reads the NemoRLRuns of each file through src (a confined
+// source.Disk in the CLI: the run files are the repository's too). A file
+// may hold several documents; other kinds are skipped, as the function
+// passes them through.
+func ReadRuns(src source.Source, files []string) ([]*runspec.NemoRLRun, error) {
+	var runs []*runspec.NemoRLRun
+	for _, f := range files {
+		data, err := src.ReadFile(filepath.ToSlash(filepath.Clean(f)))
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := kio.FromBytes(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		found := 0
+		for _, n := range nodes {
+			if n.GetKind() != runspec.Kind {
+				continue
+			}
+			s, err := n.String()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			r, err := runspec.ParseNode(f, []byte(s))
+			if err != nil {
+				return nil, err
+			}
+			if err := r.Validate(); err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			runs = append(runs, r)
+			found++
+		}
+		if found == 0 {
+			return nil, fmt.Errorf("%s: no %s in the file; expected the runs the inputs are for", f, runspec.Kind)
+		}
+	}
+	return runs, nil
+}
+
+// Collect lists every file the runs read through src, grouped by
+// directory. root is the directory the runs' paths are relative to (the
+// package root); the CLI's src is confined to it (source.ConfineRepo), so a
+// defaults: chain cannot reach a file outside it.
+func Collect(src source.Source, root string, runs []*runspec.NemoRLRun) ([]Dir, error) {
+	l := recipe.NewLoader(src)
+	files := map[string]bool{}
+	for _, r := range runs {
+		for _, p := range []struct{ field, file string }{
+			{"spec.recipe", r.Spec.Recipe}, {"spec.profile", r.Spec.Profile}, {"spec.defaults", r.Spec.Defaults},
+		} {
+			if p.file == "" {
+				continue
+			}
+			rel, err := relative(p.file)
+			if err != nil {
+				return nil, fmt.Errorf("run %s: %s: %w", r.Metadata.Name, p.field, err)
+			}
+			m, err := l.Load(path.Join(filepath.ToSlash(root), rel))
+			if err != nil {
+				return nil, fmt.Errorf("run %s: %s: %w", r.Metadata.Name, p.field, err)
+			}
+			for _, f := range m.Files {
+				fr, err := filepath.Rel(root, filepath.FromSlash(f))
+				if err != nil || strings.HasPrefix(filepath.ToSlash(fr), "../") {
+					return nil, fmt.Errorf("run %s: %s: %s is outside the root %s; expected every file of the defaults chain below it", r.Metadata.Name, p.field, f, root)
+				}
+				files[filepath.ToSlash(fr)] = true
+			}
+		}
+	}
+	byDir := map[string][]string{}
+	for f := range files {
+		byDir[path.Dir(f)] = append(byDir[path.Dir(f)], path.Base(f))
+	}
+	var out []Dir
+	names := map[string]string{}
+	for d, fs := range byDir {
+		sort.Strings(fs)
+		n := Name(d)
+		if other, dup := names[n]; dup {
+			return nil, fmt.Errorf("directories %s and %s would both be ConfigMap %s; rename one", other, d, n)
+		}
+		names[n] = d
+		out = append(out, Dir{Name: n, Path: d, Files: fs})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// relative refuses absolute paths: the function sees only the package.
+func relative(p string) (string, error) {
+	c := path.Clean(filepath.ToSlash(p))
+	if path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("%q is not below the package root; expected a relative path inside it", p)
+	}
+	return c, nil
+}
+
+var nonName = lazyre.New(`[^a-z0-9]+`)
+
+// Name is the ConfigMap of a directory: nrl- and its path segments, leaving
+// out NeMo-RL's examples/configs (recipes/examples/configs/recipes/llm →
+// nrl-recipes-llm) and a segment seen already.
+func Name(dir string) string {
+	var segs []string
+	seen := map[string]bool{}
+	for _, s := range strings.Split(dir, "/") {
+		s = strings.Trim(nonName().ReplaceAllString(strings.ToLower(s), "-"), "-")
+		if s == "" || s == "examples" || s == "configs" || seen[s] {
+			continue
+		}
+		seen[s] = true
+		segs = append(segs, s)
+	}
+	if len(segs) == 0 {
+		return "nrl-files"
+	}
+	return "nrl-" + strings.Join(segs, "-")
+}
+
+// Markers delimit the generated block in a kustomization.
+const (
+	BeginMarker = "# BEGIN nrl-k8s kustomize-inputs: generated, do not edit (nrl-k8s kustomize-inputs --write)"
+	EndMarker   = "# END nrl-k8s kustomize-inputs"
+)
+
+// KustomizeBlock is the configMapGenerator block, markers included. Paths
+// in `files:` are relative to the kustomization's directory kdir.
+func KustomizeBlock(dirs []Dir, root, kdir string) (string, error) {
+	var b strings.Builder
+	b.WriteString(BeginMarker + "\nconfigMapGenerator:\n")
+	for _, d := range dirs {
+		fmt.Fprintf(&b, "- name: %s\n  files:\n", d.Name)
+		for _, f := range d.Files {
+			p, err := filepath.Rel(kdir, filepath.Join(root, filepath.FromSlash(d.Path), f))
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(&b, "  - %s\n", filepath.ToSlash(p))
+		}
+		fmt.Fprintf(&b, "  options:\n    disableNameSuffixHash: true\n    annotations:\n      %s: %s\n      %s: \"true\"\n",
+			krm.FilesDirAnnotation, d.Path, krm.LocalConfigAnnotation)
+	}
+	b.WriteString(EndMarker + "\n")
+	return b.String(), nil
+}
+
+// ReplaceBlock puts block in place of the marked block of a kustomization.
+func ReplaceBlock(kustomization, block string) (string, error) {
+	i := strings.Index(kustomization, BeginMarker)
+	j := strings.Index(kustomization, EndMarker)
+	if i < 0 || j < i {
+		return "", fmt.Errorf("no generated block: put the lines\n  %s\n  %s\nwhere configMapGenerator goes (and no other configMapGenerator)", BeginMarker, EndMarker)
+	}
+	end := j + len(EndMarker)
+	if end < len(kustomization) && kustomization[end] == '\n' {
+		end++
+	}
+	return kustomization[:i] + block + kustomization[end:], nil
+}
+
+// KptFiles are the ConfigMaps of a kpt package: file name (in the package's
+// inputs/ folder) → bytes, each input read through src.
+func KptFiles(src source.Source, dirs []Dir, root string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, d := range dirs {
+		files := map[string][]byte{}
+		for _, f := range d.Files {
+			b, err := src.ReadFile(path.Join(filepath.ToSlash(root), d.Path, f))
+			if err != nil {
+				return nil, err
+			}
+			files[f] = b
+		}
+		cm, err := krm.FilesConfigMap(d.Name, d.Path, files)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.Path, err)
+		}
+		s, err := cm.String()
+		if err != nil {
+			return nil, err
+		}
+		out[d.Name+".yaml"] = []byte(s)
+	}
+	return out, nil
+}
+
+// Generated reports whether a kpt input file is one of ours (a files
+// ConfigMap), so --check can name stale ones.
+func Generated(data []byte) bool {
+	return bytes.Contains(data, []byte(krm.FilesDirAnnotation+":"))
+}

@@ -1,0 +1,410 @@
+// Package renderall renders a repository of runs into its committed output
+// tree and tells whether that tree is stale. A repository is
+//
+//	DIR/runs/<run>/run.yaml   a NemoRLRun; metadata.name is <run>
+//	DIR/manifests/<run>.yaml  the run's render: exactly `nrl-k8s render`'s bytes
+//
+// One file per run, not per object: a reviewer reads one file per run, and it
+// is byte-identical to what the CLI, the KRM function and the chart emit for
+// the same run, so a PR diff shows precisely what would be applied.
+//
+// Discover reads the runs, Render runs each through pipeline.Render and Compare
+// is a pure function from (committed tree, render) to drift; the CLI adapter
+// does the remaining I/O.
+package renderall
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/parallel"
+)
+
+// Layout names inside a runs repository.
+const (
+	RunsDir      = "runs"
+	RunFile      = "run.yaml"
+	ManifestsDir = "manifests"
+	// Ext is the extension of one run's output file.
+	Ext = ".yaml"
+)
+
+// RunEntry is one runs/<run>/run.yaml. Spec is nil when the file could not be
+// read or parsed; the run still counts (its committed output is kept, not
+// reported as an orphan) and Diags says why.
+type RunEntry struct {
+	Name string
+	// Path is the slash path of run.yaml; the run's spec paths resolve
+	// against it.
+	Path  string
+	Spec  *runspec.NemoRLRun
+	Diags diag.List
+}
+
+// Discover lists root/runs/*/run.yaml in name order, reading run files
+// through src (a confined source.Disk in the CLI). A missing runs/
+// directory is an error (rendering an empty set would delete every committed
+// manifest); a directory without run.yaml, an unreadable or invalid run file
+// and a metadata.name that is not the directory name are the run's Diags,
+// and so is a symlink where a run directory belongs. Entries that are not
+// directories (a README) and hidden directories are ignored.
+func Discover(src source.Source, root string) ([]RunEntry, error) {
+	root = filepath.ToSlash(filepath.Clean(root))
+	runsDir := path.Join(root, RunsDir)
+	if c, ok := src.(dirChecker); ok {
+		// A runs/ that is a link (or sits below one) would list the
+		// runner's directories as run names.
+		if err := c.CheckDir(filepath.FromSlash(runsDir)); err != nil {
+			return nil, err
+		}
+	}
+	entries, err := os.ReadDir(filepath.FromSlash(runsDir))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: not found; expected a runs repository with %s/<run>/%s files", runsDir, RunsDir, RunFile)
+		}
+		return nil, err
+	}
+	var runs []RunEntry
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			r := RunEntry{Name: e.Name(), Path: path.Join(runsDir, e.Name(), RunFile)}
+			r.Diags.Errorf(path.Join(runsDir, e.Name()), "", "is a symlink; expected a directory holding %s (links are not followed)", RunFile)
+			runs = append(runs, r)
+			continue
+		}
+		if !e.IsDir() {
+			continue
+		}
+		runs = append(runs, discoverRun(src, runsDir, e.Name()))
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
+	return runs, nil
+}
+
+// RepoRoot is the directory that confines what render-all reads for dir:
+// the nearest enclosing directory with a .git entry (a git work tree or a
+// linked worktree), else dir itself.
+func RepoRoot(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	for d := abs; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return abs
+		}
+		d = parent
+	}
+}
+
+func discoverRun(src source.Source, runsDir, name string) RunEntry {
+	r := RunEntry{Name: name, Path: path.Join(runsDir, name, RunFile)}
+	ds := &r.Diags
+	if err := runspec.ValidateName(r.Name); err != nil {
+		ds.Errorf(path.Join(runsDir, r.Name), "", "run directory name %v", err)
+		return r
+	}
+	data, err := src.ReadFile(r.Path)
+	if err != nil {
+		if errors.Is(err, source.ErrNotFound) {
+			ds.Errorf(r.Path, "", "not found; expected every directory under %s/ to hold a %s %s", RunsDir, runspec.Kind, RunFile)
+		} else {
+			ds.Errorf(r.Path, "", "%v", strings.TrimPrefix(err.Error(), r.Path+": "))
+		}
+		return r
+	}
+	spec, err := runspec.Parse(r.Path, data)
+	if err != nil {
+		// Parse already names the file.
+		*ds = append(*ds, diag.Diagnostic{Severity: diag.Error, Message: err.Error()})
+		return r
+	}
+	if spec.Metadata.Name != r.Name {
+		ds.Errorf(r.Path, "metadata.name", "found %q; expected %q, the name of the run's directory (it names the output file)", spec.Metadata.Name, r.Name)
+		return r
+	}
+	r.Spec = spec
+	return r
+}
+
+// Result is the render of a repository.
+type Result struct {
+	// Runs are all discovered run names, sorted, rendered or not.
+	Runs []string
+	// Files maps a run name to its output; a run that failed has no entry.
+	Files map[string][]byte
+	// Diags are each run's findings, warnings too, sorted.
+	Diags map[string]diag.List
+}
+
+// Failed reports the runs that have no output.
+func (r *Result) Failed() []string {
+	var out []string
+	for _, n := range r.Runs {
+		if _, ok := r.Files[n]; !ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Render renders every run on every core, reading recipes and profiles from
+// src. Each worker has its own loader, so a base recipe shared by many runs
+// is parsed once per worker. A run that fails (nil Spec, or errors from the
+// pipeline) gets no output; the others still render. The result does not
+// depend on scheduling: each run's output is a function of its inputs.
+func Render(src source.Source, runs []RunEntry) *Result {
+	type out struct {
+		data []byte
+		ids  []emit.Identity
+		ok   bool
+		ds   diag.List
+	}
+	// One memory budget for the job: workers admit each run's input bytes
+	// against it, so concurrency is weighted by input size, not the core
+	// count (recipe.JobBudget).
+	job := recipe.NewJobBudget()
+	outs := parallel.Map(len(runs), func() func(int) out {
+		l := recipe.NewLoader(src)
+		l.Job = job
+		return func(i int) out {
+			job.Start(i)
+			defer job.Done(i)
+			l.JobRun = i
+			ds := append(diag.List(nil), runs[i].Diags...)
+			data, ids, ok := renderRun(l, runs[i], &ds)
+			return out{data, ids, ok, ds}
+		}
+	})
+	res := &Result{Files: map[string][]byte{}, Diags: map[string]diag.List{}}
+	owners := emit.Owners{}
+	for i, r := range runs {
+		res.Runs = append(res.Runs, r.Name)
+		if outs[i].ok {
+			// In run order: the later of two runs that render one object
+			// fails, naming both.
+			for _, m := range owners.Claim(r.Name, outs[i].ids) {
+				outs[i].ds.Errorf(r.Path, "", "%s", m)
+			}
+		}
+		if outs[i].ok && !outs[i].ds.HasErrors() {
+			res.Files[r.Name] = outs[i].data
+		}
+		if len(outs[i].ds) > 0 {
+			res.Diags[r.Name] = outs[i].ds.Sorted()
+		}
+	}
+	return res
+}
+
+func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []emit.Identity, bool) {
+	if r.Spec == nil || ds.HasErrors() {
+		return nil, nil, false
+	}
+	req := r.Spec.Request(r.Path)
+	if res, ok := l.Src.(resolver); ok {
+		// A path the run names that the source refuses is reported at the
+		// run file's field, before anything is read.
+		for _, f := range []struct{ field, path string }{{"spec.recipe", req.Recipe}, {"spec.profile", req.Profile}, {"spec.defaults", req.UserDefaults}} {
+			if f.path == "" {
+				continue
+			}
+			if _, err := res.Resolve(f.path); err != nil && errors.Is(err, source.ErrRefused) {
+				ds.Errorf(r.Path, f.field, "%v", err)
+			}
+		}
+		if ds.HasErrors() {
+			return nil, nil, false
+		}
+	}
+	pr := pipeline.Render(l, req)
+	*ds = append(*ds, pr.Diags...)
+	if pr.Diags.HasErrors() {
+		return nil, nil, false
+	}
+	data, err := emit.Stream(pr.Docs)
+	if err != nil {
+		ds.Errorf(r.Path, "", "emit: %v", err)
+		return nil, nil, false
+	}
+	// Identities only: the documents themselves are in data.
+	return data, emit.Identities(pr.Docs), true
+}
+
+// dirChecker is a source that judges a directory before it is listed
+// (source.Disk).
+type dirChecker interface {
+	CheckDir(dir string) error
+}
+
+// resolver is a source that checks a path before reading it (source.Disk).
+type resolver interface {
+	Resolve(name string) (string, error)
+}
+
+// Change says how a committed file differs from the render.
+type Change string
+
+const (
+	// Stale: the committed file differs from the render.
+	Stale Change = "stale"
+	// Missing: the run rendered but nothing is committed for it.
+	Missing Change = "missing"
+	// Orphan: a committed file whose run no longer exists.
+	Orphan Change = "orphan"
+)
+
+// Drift is one output file that is not what render-all would write.
+type Drift struct {
+	Run    string
+	Change Change
+	// File is the display path, e.g. manifests/<run>.yaml.
+	File string
+	// Data is what the file should hold; nil for an Orphan (delete it).
+	Data []byte
+	// Diff is a unified diff from the committed file to Data (a/ and b/
+	// prefixes, /dev/null for a side that does not exist), as git prints it.
+	Diff string
+}
+
+// Foreign lists the committed files of runs that no longer exist and that
+// render-all did not write (Written is false): they are not orphans to
+// delete but someone else's files, left alone and reported.
+func Foreign(committed map[string][]byte, res *Result) []string {
+	known := map[string]bool{}
+	for _, n := range res.Runs {
+		known[n] = true
+	}
+	var out []string
+	for n, b := range committed {
+		if !known[n] && !Written(b) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Written reports whether data is a file render-all wrote: one or more
+// documents, every one labelled app.kubernetes.io/managed-by: nrl-k8s (the
+// mark every rendered object carries). Only such files are ever deleted.
+func Written(data []byte) bool {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	docs := 0
+	for {
+		var doc struct {
+			Metadata struct {
+				Labels map[string]any `yaml:"labels"`
+			} `yaml:"metadata"`
+		}
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return docs > 0
+		}
+		if err != nil || doc.Metadata.Labels[manifest.ManagedByKey] != manifest.ManagedByValue {
+			return false
+		}
+		docs++
+	}
+}
+
+// Compare lists the output files that differ from the render, in run order.
+// committed maps a run name to its committed file's bytes; outDir is the
+// output directory as shown in diff headers (e.g. "manifests"). Runs that
+// failed are skipped: their committed file is neither stale nor an orphan,
+// only unknown, and the failure itself already fails the command. A file
+// without a run is an orphan only when render-all wrote it (Written).
+func Compare(outDir string, committed map[string][]byte, res *Result) []Drift {
+	known := map[string]bool{}
+	for _, n := range res.Runs {
+		known[n] = true
+	}
+	var out []Drift
+	names := make([]string, 0, len(committed)+len(res.Files))
+	for n := range committed {
+		names = append(names, n)
+	}
+	for n := range res.Files {
+		if _, ok := committed[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		file := path.Join(outDir, n+Ext)
+		old, hasOld := committed[n]
+		cur, hasNew := res.Files[n]
+		switch {
+		case hasOld && hasNew:
+			if string(old) == string(cur) {
+				continue
+			}
+			out = append(out, Drift{Run: n, Change: Stale, File: file, Data: cur, Diff: UnifiedDiff("a/"+file, "b/"+file, old, cur)})
+		case hasNew:
+			out = append(out, Drift{Run: n, Change: Missing, File: file, Data: cur, Diff: UnifiedDiff("/dev/null", "b/"+file, nil, cur)})
+		case !known[n] && Written(old):
+			out = append(out, Drift{Run: n, Change: Orphan, File: file, Diff: UnifiedDiff("a/"+file, "/dev/null", old, nil)})
+		}
+	}
+	return out
+}
+
+// UnifiedDiff is a unified diff with three lines of context, "" when a and
+// b are equal.
+func UnifiedDiff(fromFile, toFile string, a, b []byte) string {
+	if string(a) == string(b) {
+		return ""
+	}
+	s, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: Lines(string(a)), B: Lines(string(b)),
+		FromFile: fromFile, ToFile: toFile, Context: 3,
+	})
+	if err != nil {
+		// Writing to a bytes.Buffer does not fail.
+		return fmt.Sprintf("--- %s\n+++ %s\n(diff failed: %v)\n", fromFile, toFile, err)
+	}
+	return s
+}
+
+// Lines splits s into lines that keep their "\n". Unlike
+// difflib.SplitLines it adds no empty line after a final newline, and an
+// empty s has no lines, so creating or deleting a file diffs as +N or -N
+// lines, nothing more.
+func Lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	} else {
+		lines[len(lines)-1] += "\n"
+	}
+	return lines
+}

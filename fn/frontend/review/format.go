@@ -1,0 +1,321 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
+)
+
+// none stands for an absent value.
+const none = "(none)"
+
+// Text renders the summary for a terminal or a CI log: one block per run
+// that changed, then one line for the unchanged runs and one for the total.
+func (s *Summary) Text() string {
+	var b strings.Builder
+	for _, d := range s.Runs {
+		fmt.Fprintf(&b, "%s: %s\n", safetext.Inline(d.Name), d.Status)
+		row := func(label, value string) {
+			fmt.Fprintf(&b, "  %-11s %s\n", label, safetext.Inline(value))
+		}
+		rows := func(label string, values []string) {
+			for i, v := range values {
+				if i > 0 {
+					label = ""
+				}
+				row(label, v)
+			}
+		}
+		row("GPU nodes", arrow(d.Before.Nodes, d.After.Nodes))
+		row("GPUs", arrow(d.Before.GPUs, d.After.GPUs))
+		if d.BeforeCeiling != d.Before || d.AfterCeiling != d.After {
+			row("autoscaling", "up to "+arrowText(ceilingText(d.BeforeCeiling), ceilingText(d.AfterCeiling)))
+		}
+		rows("image", imageLines(d))
+		var objs []string
+		for _, o := range d.ObjectsAdded {
+			objs = append(objs, "+ "+o)
+		}
+		for _, o := range d.ObjectsRemoved {
+			objs = append(objs, "- "+o)
+		}
+		for _, o := range d.ObjectsChanged {
+			objs = append(objs, "~ "+o)
+		}
+		rows("objects", objs)
+		rows("security", d.SecurityLines())
+		rows("scheduling", changeLines(d.Scheduling))
+		rows("DRA", changeLines(d.DRA))
+		rows("warnings", warningLines(d))
+		for _, e := range d.Entrypoints {
+			row("entrypoint", e.Job)
+			for _, l := range strings.Split(strings.TrimRight(e.Diff, "\n"), "\n") {
+				fmt.Fprintf(&b, "  %-11s   %s\n", "", safetext.Inline(l))
+			}
+		}
+	}
+	if s.Unchanged > 0 || len(s.Runs) == 0 {
+		fmt.Fprintf(&b, "%s unchanged\n", plural(s.Unchanged, "run"))
+	}
+	fmt.Fprintf(&b, "total: GPU nodes %s, GPUs %s\n", arrow(s.Before.Nodes, s.After.Nodes), arrow(s.Before.GPUs, s.After.GPUs))
+	return b.String()
+}
+
+// Markdown renders the summary as a pull-request comment: the totals, a
+// table per run that changed, its entrypoint changes as fenced diffs.
+func (s *Summary) Markdown() string {
+	var b strings.Builder
+	b.WriteString("### nrl-k8s diff\n\n")
+	fmt.Fprintf(&b, "Total: GPU nodes **%s**, GPUs **%s**; %s, %s unchanged.\n",
+		arrow(s.Before.Nodes, s.After.Nodes), arrow(s.Before.GPUs, s.After.GPUs),
+		plural(len(s.Runs), "run")+" changed", plural(s.Unchanged, "run"))
+	for _, d := range s.Runs {
+		fmt.Fprintf(&b, "\n#### %s (%s)\n\n", code(d.Name), d.Status)
+		b.WriteString("| | before | after |\n|---|---|---|\n")
+		row := func(label, before, after string) {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(label), cell(before), cell(after))
+		}
+		row("GPU nodes", fmt.Sprint(d.Before.Nodes), after(d.Before.Nodes, d.After.Nodes))
+		row("GPUs", fmt.Sprint(d.Before.GPUs), after(d.Before.GPUs, d.After.GPUs))
+		if d.BeforeCeiling != d.Before || d.AfterCeiling != d.After {
+			b, a := ceilingText(d.BeforeCeiling), ceilingText(d.AfterCeiling)
+			if a == b {
+				a = "unchanged"
+			}
+			row("autoscaling up to", b, a)
+		}
+		if len(d.ImagesRemoved)+len(d.ImagesAdded) > 0 {
+			row("images", codes(d.ImagesRemoved), codes(d.ImagesAdded))
+		}
+		if len(d.ObjectsRemoved)+len(d.ObjectsAdded) > 0 {
+			row("objects removed / new", codes(d.ObjectsRemoved), codes(d.ObjectsAdded))
+		}
+		if len(d.ObjectsChanged) > 0 {
+			row("objects changed", "", codes(d.ObjectsChanged))
+		}
+		row("security: pod security level", codeOrNone(d.PodSecurityBefore), codeOrNone(d.PodSecurityAfter)+levelNote(d))
+		row("scope: namespaces", codesOrNone(d.NamespacesBefore), codesOrNone(d.NamespacesAfter)+nsNote(d))
+		if len(d.KindsAdded)+len(d.KindsRemoved) > 0 {
+			row("scope: objects by kind removed / new", codes(d.KindsRemoved), codes(d.KindsAdded))
+		}
+		for _, c := range d.Security {
+			ref, field, _ := strings.Cut(c.Key, " ")
+			row("security: "+code(ref)+" "+plain(field), codeOrNone(c.Before), codeOrNone(c.After))
+		}
+		for _, section := range []struct {
+			name    string
+			changes []FieldChange
+		}{{"scheduling", d.Scheduling}, {"DRA", d.DRA}} {
+			for _, c := range section.changes {
+				ref, field, _ := strings.Cut(c.Key, " ")
+				row(section.name+": "+code(ref)+" "+plain(field), codeOrNone(c.Before), codeOrNone(c.After))
+			}
+		}
+		if len(d.WarningsAdded)+len(d.WarningsResolved) > 0 {
+			b.WriteString("\nWarnings:\n\n")
+			for _, w := range warningLines(d) {
+				fmt.Fprintf(&b, "- %s\n", code(w))
+			}
+		}
+		for _, e := range d.Entrypoints {
+			body := inlineLines(e.Diff)
+			fence := fenceFor(body)
+			fmt.Fprintf(&b, "\nEntrypoint of %s:\n\n%sdiff\n%s%s\n", code(e.Job), fence, body, fence)
+		}
+	}
+	return b.String()
+}
+
+// SecurityLines are the security and scope section of a run's text block:
+// the Pod Security level and namespaces (always, so a reviewer sees the
+// run's scope), new and removed objects by kind, then every security or
+// scope fact that changed, by name.
+func (d RunDiff) SecurityLines() []string {
+	out := []string{
+		"pod security level " + transition(d.PodSecurityBefore, d.PodSecurityAfter) + levelNote(d),
+		"namespaces " + transition(strings.Join(d.NamespacesBefore, ", "), strings.Join(d.NamespacesAfter, ", ")) + nsNote(d),
+	}
+	for _, k := range d.KindsAdded {
+		out = append(out, "+ "+k)
+	}
+	for _, k := range d.KindsRemoved {
+		out = append(out, "- "+k)
+	}
+	return append(out, changeLines(d.Security)...)
+}
+
+func transition(before, after string) string {
+	if before == after {
+		return orNone(after)
+	}
+	return orNone(before) + " → " + orNone(after)
+}
+
+func levelNote(d RunDiff) string {
+	if d.LevelRose() {
+		return " (RISES: needs a more privileged namespace)"
+	}
+	return ""
+}
+
+func nsNote(d RunDiff) string {
+	if d.NamespaceChanged() {
+		return " (MOVES)"
+	}
+	return ""
+}
+
+// warningLines are the new warnings (+) and the resolved ones (-).
+func warningLines(d RunDiff) []string {
+	var out []string
+	for _, w := range d.WarningsAdded {
+		out = append(out, "+ "+w)
+	}
+	for _, w := range d.WarningsResolved {
+		out = append(out, "- "+w)
+	}
+	return out
+}
+
+func arrow(before, after int64) string {
+	if before == after {
+		return fmt.Sprint(after)
+	}
+	return fmt.Sprintf("%d → %d (%+d)", before, after, after-before)
+}
+
+// after is the table's after cell: the value and, when it moved, the delta.
+func after(before, after int64) string {
+	if before == after {
+		return fmt.Sprint(after)
+	}
+	return fmt.Sprintf("%d (%+d)", after, after-before)
+}
+
+func imageLines(d RunDiff) []string {
+	if len(d.ImagesRemoved) == 1 && len(d.ImagesAdded) == 1 {
+		return []string{d.ImagesRemoved[0] + " → " + d.ImagesAdded[0]}
+	}
+	var out []string
+	for _, i := range d.ImagesRemoved {
+		out = append(out, "- "+i)
+	}
+	for _, i := range d.ImagesAdded {
+		out = append(out, "+ "+i)
+	}
+	return out
+}
+
+func changeLines(cs []FieldChange) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprintf("%s: %s → %s", c.Key, orNone(c.Before), orNone(c.After)))
+	}
+	return out
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return none
+	}
+	return v
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// code is an inline code span holding s as data: a control character or
+// newline is escaped (fn/support/safetext), so the value cannot end the table row
+// or start a line of its own (`<!--`, a fake heading); inside a code span
+// `<`, `*`, `@` are literal, so no HTML comment, emphasis or mention. A
+// backtick (no Kubernetes name or image has one) would end the span early,
+// so it is replaced.
+func code(s string) string {
+	return "`" + strings.ReplaceAll(safetext.Inline(s), "`", "'") + "`"
+}
+
+// plain is text outside a code span: escaped as data, and every markdown
+// punctuation character backslash-escaped, so it renders as itself.
+func plain(s string) string {
+	var b strings.Builder
+	for _, r := range safetext.Inline(s) {
+		if strings.ContainsRune("\\`*_[]<>|@&~", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// inlineLines escapes each line of a multi-line value as data, keeping its
+// line breaks.
+func inlineLines(s string) string {
+	parts := strings.Split(s, "\n")
+	for i, p := range parts {
+		parts[i] = safetext.Inline(p)
+	}
+	return strings.Join(parts, "\n")
+}
+
+func codes(xs []string) string {
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, code(x))
+	}
+	return strings.Join(parts, "<br>")
+}
+
+func codesOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "_none_"
+	}
+	return codes(xs)
+}
+
+func codeOrNone(v string) string {
+	if v == "" {
+		return "_none_"
+	}
+	return code(v)
+}
+
+// cell escapes the table separator.
+func cell(s string) string {
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// fenceFor is a code fence longer than any backtick run in s, so an
+// entrypoint that itself contains ``` cannot close the block.
+func fenceFor(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}
+
+// ceilingText is the autoscaling ceiling of a run's GPU pods.
+func ceilingText(t Totals) string {
+	if t.Nodes > capacity.MaxNodes {
+		return "no ceiling (maxReplicas unset)"
+	}
+	return fmt.Sprintf("%d GPU nodes, %d GPUs", t.Nodes, t.GPUs)
+}
+
+func arrowText(before, after string) string {
+	if before == after {
+		return before
+	}
+	return before + " → " + after
+}

@@ -1,0 +1,474 @@
+package review_test
+
+import (
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/review"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files (make golden)")
+
+// committed parses the example repository's committed manifests, the
+// renders of the three shipped GB300 profiles (render-all --check in
+// fn/frontend/renderall keeps them current).
+func committed(t *testing.T) review.Render {
+	t.Helper()
+	dir := filepath.Join(testenv.RepoRoot(t), "examples", "runs-repo", "manifests")
+	out := review.Render{}
+	for _, name := range []string{"qwen3-math-4n", "ultra-48n", "ultra-64n"} {
+		file := filepath.Join(dir, name+".yaml")
+		r, err := review.Parse(name, file, []byte(testenv.ReadFile(t, file)))
+		require.NoError(t, err)
+		out[name] = r
+	}
+	return out
+}
+
+func TestParseShippedProfiles(t *testing.T) {
+	runs := committed(t)
+	cases := []struct {
+		run     string
+		nodes   int64
+		gpus    int64
+		images  []string
+		objects []string
+		facts   map[string]string
+	}{
+		{
+			run: "qwen3-math-4n", nodes: 4, gpus: 16,
+			images: []string{"nvcr.io/nvidian/nemo-rl:664d29c-49528955"},
+			objects: []string{
+				"ComputeDomain/rl-team/compute-domain-qwen3-math-4n-training",
+				"RayJob/rl-team/qwen3-math-4n",
+				"ResourceClaimTemplate/rl-team/roce-qwen3-math-4n-training",
+			},
+			facts: map[string]string{
+				"RayJob/rl-team/qwen3-math-4n queue":                                     "rl",
+				"RayJob/rl-team/qwen3-math-4n workers topology":                          "gb300-topology",
+				"RayJob/rl-team/qwen3-math-4n workers required-placement":                "nvidia.com/gpu.clique",
+				"RayJob/rl-team/qwen3-math-4n workers claim roce-channel":                "roce-qwen3-math-4n-training",
+				"ResourceClaimTemplate/rl-team/roce-qwen3-math-4n-training request roce": "8 × roce.networking.k8s.aws",
+			},
+		},
+		{
+			run: "ultra-64n", nodes: 64, gpus: 256,
+			images: []string{"nvcr.io/nvidian/nemo-rl:nightly-ultra-49267394", "nvcr.io/nvidian/nemo-rl:skills-sandbox-latest"},
+			objects: []string{
+				"ComputeDomain/rl-team/compute-domain-ultra-64n-training",
+				"Deployment/rl-team/alice-ultra-pipeclean-ns-tools",
+				"RayCluster/rl-team/ultra-64n-training",
+				"RayJob/rl-team/ultra-64n",
+				"ResourceClaimTemplate/rl-team/roce-ultra-64n-training",
+				"Service/rl-team/alice-ultra-pipeclean-ns-tools",
+			},
+			facts: map[string]string{
+				"RayCluster/rl-team/ultra-64n-training scheduler":                            "kai-scheduler",
+				"RayCluster/rl-team/ultra-64n-training queue":                                "backfill",
+				"RayCluster/rl-team/ultra-64n-training workers topology":                     "gb300-topology",
+				"RayCluster/rl-team/ultra-64n-training workers claim compute-domain-channel": "compute-domain-ultra-64n-training",
+				"ComputeDomain/rl-team/compute-domain-ultra-64n-training numNodes":           "0",
+			},
+		},
+		{
+			run: "ultra-48n", nodes: 48, gpus: 192,
+			images: []string{"nvcr.io/nvidian/nemo-rl:nightly-ultra-49267394", "nvcr.io/nvidian/nemo-rl:skills-sandbox-latest"},
+			facts: map[string]string{
+				"RayJob/rl-team/ultra-48n queue": "backfill",
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.run, func(t *testing.T) {
+			r := runs[tc.run]
+			require.NotNil(t, r)
+			assert.Equal(t, review.Totals{Nodes: tc.nodes, GPUs: tc.gpus}, r.Totals())
+			assert.Equal(t, tc.images, r.Images)
+			if tc.objects != nil {
+				var got []string
+				for ref := range r.Objects {
+					got = append(got, ref)
+				}
+				assert.ElementsMatch(t, tc.objects, got)
+			}
+			for k, v := range tc.facts {
+				got, ok := r.Scheduling[k]
+				if !ok {
+					got = r.DRA[k]
+				}
+				assert.Equal(t, v, got, k)
+			}
+			// The head asks for no GPUs, so it is no node of the run.
+			for _, p := range r.Pods {
+				if p.Group == "head" {
+					assert.Zero(t, p.GPUsPerPod, p.Owner)
+				}
+			}
+		})
+	}
+	assert.Equal(t, review.Totals{Nodes: 116, GPUs: 464}, runs.Totals())
+}
+
+func TestParseCounting(t *testing.T) {
+	const worker = `
+  - groupName: %s
+    replicas: %s
+    numOfHosts: %s
+    %s
+    template:
+      spec:
+        containers:
+        - name: w
+          image: img:w
+          resources: {%s}`
+	autoscaling := func(doc string) string {
+		return strings.Replace(doc, "spec:\n  headGroupSpec:", "spec:\n  enableInTreeAutoscaling: true\n  headGroupSpec:", 1)
+	}
+	cases := []struct {
+		name    string
+		doc     string
+		nodes   int64
+		gpus    int64
+		ceiling *review.Totals // nil: equal to nodes and gpus
+	}{
+		{"replicas below minReplicas start minReplicas", rayCluster(false, sprintf(worker, "g", "4", "1", "minReplicas: 16\n    maxReplicas: 16", "limits: {nvidia.com/gpu: 8}")), 16, 128, nil},
+		{"replicas above maxReplicas start maxReplicas", rayCluster(false, sprintf(worker, "g", "2147483647", "1", "maxReplicas: 4", "limits: {nvidia.com/gpu: 8}")), 4, 32, nil},
+		{"autoscaling reports its ceiling", autoscaling(rayCluster(false, sprintf(worker, "g", "2", "1", "maxReplicas: 6", "limits: {nvidia.com/gpu: 8}"))), 2, 16, &review.Totals{Nodes: 6, GPUs: 48}},
+		{"a second GPU container counts", rayCluster(false, strings.Replace(sprintf(worker, "g", "2", "1", "", "limits: {nvidia.com/gpu: 4}"), "        - name: w\n", "        - {name: s, image: img:s, resources: {limits: {nvidia.com/gpu: 2}}}\n        - name: w\n", 1)), 2, 12, nil},
+		{"replicas times hosts", rayCluster(false, sprintf(worker, "g", "3", "2", "", "limits: {nvidia.com/gpu: 4}")), 6, 24, nil},
+		{"requests when no limit", rayCluster(false, sprintf(worker, "g", "2", "1", "", "requests: {nvidia.com/gpu: 8}")), 2, 16, nil},
+		{"suspended group", rayCluster(false, sprintf(worker, "g", "2", "1", "suspend: true", "limits: {nvidia.com/gpu: 4}")), 0, 0, nil},
+		{"cpu workers are no GPU nodes", rayCluster(false, sprintf(worker, "g", "5", "1", "", "limits: {cpu: 4}")), 0, 0, nil},
+		{"head with GPUs counts", rayCluster(true, sprintf(worker, "g", "1", "1", "", "limits: {nvidia.com/gpu: 4}")), 2, 8, nil},
+		{"deployment with GPUs", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - {name: c, image: img:d, resources: {limits: {nvidia.com/gpu: 1}}}
+`, 2, 2, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := review.Parse("r", "r.yaml", []byte(tc.doc))
+			require.NoError(t, err)
+			want := review.Totals{Nodes: tc.nodes, GPUs: tc.gpus}
+			assert.Equal(t, want, r.Totals())
+			if tc.ceiling != nil {
+				want = *tc.ceiling
+			}
+			assert.Equal(t, want, r.Ceiling())
+		})
+	}
+}
+
+func sprintf(format string, args ...any) string {
+	s := format
+	for _, a := range args {
+		s = strings.Replace(s, "%s", a.(string), 1)
+	}
+	return s
+}
+
+func rayCluster(headGPUs bool, workers string) string {
+	head := "limits: {cpu: 1}"
+	if headGPUs {
+		head = "limits: {nvidia.com/gpu: 4}"
+	}
+	return `apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: c}
+spec:
+  headGroupSpec:
+    template:
+      spec:
+        containers:
+        - {name: h, image: img:h, resources: {` + head + `}}
+  workerGroupSpecs:` + workers + "\n"
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		name, doc, want string
+	}{
+		{"not yaml", "kind: [a\n", "bad.yaml: document 1"},
+		{"not an object", "- a\n- b\n", "bad.yaml: document 1"},
+		{"no kind", "metadata: {name: x}\n", "bad.yaml: document 1: kind and metadata.name are required"},
+		{"no name", "---\nkind: ConfigMap\nmetadata: {name: ok}\n---\nkind: Service\n", "bad.yaml: document 2: kind and metadata.name are required"},
+		{"duplicate", "kind: A\nmetadata: {name: x}\n---\nkind: A\nmetadata: {name: x}\n", "A/x appears twice"},
+		{"bad quantity", "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: c}\nspec:\n  headGroupSpec:\n    template:\n      spec:\n        containers:\n        - {name: h, resources: {limits: {nvidia.com/gpu: lots}}}\n",
+			"bad.yaml: document 1 (RayCluster/c):"},
+		{"wrong type", "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: j}\nspec: {entrypoint: [1, 2]}\n", "expected a ray.io/v1 RayJob"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := review.Parse("bad", "bad.yaml", []byte(tc.doc))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	// Comment-only documents (helm template's `# Source:`) and empty ones are skipped.
+	r, err := review.Parse("ok", "ok.yaml", []byte("# Source: x\n---\n---\nkind: A\nmetadata: {name: a}\n"))
+	require.NoError(t, err)
+	assert.Len(t, r.Objects, 1)
+}
+
+// fixture copies the example runs repository with the recipes and the
+// GB300 profiles it references into a temp dir, keeping the relative layout
+// so the run files' ../../../../ paths resolve to the copies.
+func fixture(t *testing.T) string {
+	t.Helper()
+	root := testenv.RepoRoot(t)
+	tmp := t.TempDir()
+	for _, dir := range []string{"examples/runs-repo", "recipes", "profiles/gb300"} {
+		copyTree(t, filepath.Join(root, dir), filepath.Join(tmp, dir))
+	}
+	return tmp
+}
+
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	}))
+}
+
+// editLine replaces exactly one line of file, so each case is the one-line
+// profile change a pull request would make.
+func editLine(t *testing.T, file, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	lines := strings.Split(string(b), "\n")
+	n := 0
+	for i, l := range lines {
+		if l == old {
+			lines[i] = new
+			n++
+		}
+	}
+	require.Equal(t, 1, n, "%s: expected exactly one line %q", file, old)
+	require.NoError(t, os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644))
+}
+
+// renderFixture renders the fixture's runs as render-all does.
+func renderFixture(t *testing.T, tmp string) review.Render {
+	t.Helper()
+	runs, err := renderall.Discover(source.Disk{}, filepath.Join(tmp, "examples", "runs-repo"))
+	require.NoError(t, err)
+	res := renderall.Render(source.Disk{}, runs)
+	require.Empty(t, res.Failed(), "%v", res.Diags)
+	out := review.Render{}
+	for name, data := range res.Files {
+		r, err := review.Parse(name, name+".yaml", data)
+		require.NoError(t, err)
+		out[name] = r
+	}
+	return out
+}
+
+const ultra64 = "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"
+
+// TestGoldenSummary: a one-line change of the ultra 64n profile against the
+// committed manifests; the numbers are asserted, the whole text and
+// markdown summaries are golden files under testdata/.
+func TestGoldenSummary(t *testing.T) {
+	cases := []struct {
+		name     string
+		old, new string
+		check    func(t *testing.T, d review.RunDiff)
+	}{
+		{
+			name: "replicas", old: "          replicas: 64", new: "          replicas: 80",
+			check: func(t *testing.T, d review.RunDiff) {
+				assert.Equal(t, review.Totals{Nodes: 64, GPUs: 256}, d.Before)
+				assert.Equal(t, review.Totals{Nodes: 80, GPUs: 320}, d.After)
+				assert.Equal(t, []string{"RayCluster/rl-team/ultra-64n-training"}, d.ObjectsChanged)
+				// A fifth segment changes no scheduling or DRA fact.
+				assert.Empty(t, d.Scheduling)
+				assert.Empty(t, d.DRA)
+				assert.Empty(t, d.ImagesAdded)
+			},
+		},
+		{
+			name: "image", old: "image: nvcr.io/nvidian/nemo-rl:nightly-ultra-49267394", new: "image: nvcr.io/nvidian/nemo-rl:nightly-ultra-49300001",
+			check: func(t *testing.T, d review.RunDiff) {
+				assert.Equal(t, d.Before, d.After)
+				assert.Equal(t, []string{"nvcr.io/nvidian/nemo-rl:nightly-ultra-49267394"}, d.ImagesRemoved)
+				assert.Equal(t, []string{"nvcr.io/nvidian/nemo-rl:nightly-ultra-49300001"}, d.ImagesAdded)
+			},
+		},
+		{
+			name: "queue", old: "      kai.scheduler/queue: backfill", new: "      kai.scheduler/queue: rl",
+			check: func(t *testing.T, d review.RunDiff) {
+				assert.Equal(t, []review.FieldChange{{Key: "RayCluster/rl-team/ultra-64n-training queue", Before: "backfill", After: "rl"}}, d.Scheduling)
+			},
+		},
+		{
+			// 42, not 64: the ultra recipe's parallelism fits 42 - 26 generation
+			// nodes, not 64 - 26 (docs/nrl-k8s.md §5.2).
+			name: "entrypoint", old: "      cluster.num_nodes=58 \\", new: "      cluster.num_nodes=42 \\",
+			check: func(t *testing.T, d review.RunDiff) {
+				require.Len(t, d.Entrypoints, 1)
+				assert.Equal(t, "RayJob/rl-team/ultra-64n", d.Entrypoints[0].Job)
+				assert.Contains(t, d.Entrypoints[0].Diff, "-  cluster.num_nodes=58 \\\n+  cluster.num_nodes=42 \\\n")
+				assert.Equal(t, []string{"RayJob/rl-team/ultra-64n"}, d.ObjectsChanged)
+			},
+		},
+		{
+			name: "topology", old: "                kai.scheduler/topology-required-placement: nvidia.com/gpu.clique",
+			new: "                kai.scheduler/topology-preferred-placement: nvidia.com/gpu.clique",
+			check: func(t *testing.T, d review.RunDiff) {
+				assert.Equal(t, []review.FieldChange{
+					{Key: "RayCluster/rl-team/ultra-64n-training workers preferred-placement", After: "nvidia.com/gpu.clique"},
+					{Key: "RayCluster/rl-team/ultra-64n-training workers required-placement", Before: "nvidia.com/gpu.clique"},
+				}, d.Scheduling)
+			},
+		},
+	}
+	old := committed(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := fixture(t)
+			editLine(t, filepath.Join(tmp, ultra64), tc.old, tc.new)
+			s := review.Diff(old, renderFixture(t, tmp))
+			require.Len(t, s.Runs, 1)
+			assert.Equal(t, 2, s.Unchanged)
+			d := s.Runs[0]
+			assert.Equal(t, "ultra-64n", d.Name)
+			assert.Equal(t, review.Changed, d.Status)
+			tc.check(t, d)
+			golden(t, filepath.Join("testdata", tc.name+".txt"), s.Text())
+			golden(t, filepath.Join("testdata", tc.name+".md"), s.Markdown())
+		})
+	}
+}
+
+func TestDiffAddedRemovedUnchanged(t *testing.T) {
+	runs := committed(t)
+	s := review.Diff(runs, runs)
+	assert.Empty(t, s.Runs)
+	assert.Equal(t, 3, s.Unchanged)
+	assert.Equal(t, "3 runs unchanged\ntotal: GPU nodes 116, GPUs 464\n", s.Text())
+
+	fewer := review.Render{"qwen3-math-4n": runs["qwen3-math-4n"]}
+	s = review.Diff(fewer, runs)
+	require.Len(t, s.Runs, 2)
+	assert.Equal(t, review.Added, s.Runs[0].Status)
+	assert.Equal(t, "ultra-48n", s.Runs[0].Name)
+	assert.Equal(t, review.Totals{Nodes: 48, GPUs: 192}, s.Runs[0].After)
+	assert.Len(t, s.Runs[0].ObjectsAdded, 5)
+	assert.Empty(t, s.Runs[0].Entrypoints, "a new job's entrypoint is not diffed")
+	assert.Equal(t, review.Totals{Nodes: 4, GPUs: 16}, s.Before)
+	assert.Equal(t, review.Totals{Nodes: 116, GPUs: 464}, s.After)
+
+	s = review.Diff(runs, fewer)
+	require.Len(t, s.Runs, 2)
+	assert.Equal(t, review.Removed, s.Runs[1].Status)
+	assert.Equal(t, review.Totals{Nodes: 64, GPUs: 256}, s.Runs[1].Before)
+	assert.Contains(t, s.Text(), "total: GPU nodes 116 → 4 (-112), GPUs 464 → 16 (-448)\n")
+}
+
+func TestMarkdownEscaping(t *testing.T) {
+	s := &review.Summary{Runs: []review.RunDiff{{
+		Name: "r", Status: review.Changed,
+		Scheduling:  []review.FieldChange{{Key: "RayJob/rl-team/j queue", Before: "a|b", After: "c`d"}},
+		Entrypoints: []review.EntrypointDiff{{Job: "RayJob/rl-team/j", Diff: "-echo ```\n+echo ok\n"}},
+	}}}
+	md := s.Markdown()
+	assert.Contains(t, md, "| scheduling: `RayJob/rl-team/j` queue | `a\\|b` | `c'd` |")
+	assert.Contains(t, md, "````diff\n-echo ```\n+echo ok\n````\n")
+}
+
+func golden(t *testing.T, file, got string) {
+	t.Helper()
+	testenv.Golden(t, file, []byte(got), *update)
+}
+
+// TestParseTruncated: a render cut anywhere (a bad merge, a half-written
+// file) parses or fails with an error, never a panic.
+func TestParseTruncated(t *testing.T) {
+	file := filepath.Join(testenv.RepoRoot(t), "examples", "runs-repo", "manifests", "ultra-64n.yaml")
+	data := []byte(testenv.ReadFile(t, file))
+	for i := 0; i < len(data); i += 173 {
+		r, err := review.Parse("r", "r.yaml", data[:i])
+		if err != nil {
+			assert.Contains(t, err.Error(), "r.yaml: document ")
+			continue
+		}
+		_ = review.Diff(review.Render{"r": r}, review.Render{}).Markdown()
+	}
+}
+
+// The autoscaling ceiling is reported beside the count, never as it.
+func TestAutoscalingCeilingInSummary(t *testing.T) {
+	const worker = `
+  - groupName: g
+    replicas: 2
+    maxReplicas: 6
+    template:
+      spec:
+        containers:
+        - {name: w, image: img:w, resources: {limits: {nvidia.com/gpu: 8}}}`
+	before, err := review.Parse("r", "r.yaml", []byte(rayCluster(false, worker)))
+	require.NoError(t, err)
+	doc := strings.Replace(rayCluster(false, worker), "spec:\n  headGroupSpec:", "spec:\n  enableInTreeAutoscaling: true\n  headGroupSpec:", 1)
+	after, err := review.Parse("r", "r.yaml", []byte(doc))
+	require.NoError(t, err)
+	s := review.Diff(review.Render{"r": before}, review.Render{"r": after})
+	require.Len(t, s.Runs, 1)
+	require.Equal(t, review.Totals{Nodes: 2, GPUs: 16}, s.Runs[0].After)
+	require.Equal(t, review.Totals{Nodes: 6, GPUs: 48}, s.Runs[0].AfterCeiling)
+	require.Contains(t, s.Text(), "autoscaling up to 2 GPU nodes, 16 GPUs → 6 GPU nodes, 48 GPUs\n")
+	require.Contains(t, s.Markdown(), "| autoscaling up to | 2 GPU nodes, 16 GPUs | 6 GPU nodes, 48 GPUs |")
+}
+
+// TestFoldedEntrypointIsOneLine: the YAML encoder (sigs.k8s.io/yaml, as
+// Helm's toYaml) folds a long entrypoint line over several lines of the
+// manifest; the entrypoint diff is of the decoded string, so a change at
+// the end of that line is one changed shell line, and the fold's
+// continuation is not shown as a line of its own.
+func TestFoldedEntrypointIsOneLine(t *testing.T) {
+	job := func(ep string) review.Render {
+		doc := "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: j}\nspec:\n  entrypoint: \"" + ep + "\"\n"
+		r, err := review.Parse("run", "run.yaml", []byte(doc))
+		require.NoError(t, err)
+		return review.Render{"run": r}
+	}
+	long := "set -eu\\ncd /x \\npython run.py " + strings.Repeat("a.b=c ", 20)
+	// Folded as the encoder writes it: a line break inside a double-quoted
+	// scalar is a space.
+	folded := strings.Replace(long, "a.b=c a.b=c", "a.b=c\n    a.b=c", 3)
+	s := review.Diff(job(folded+"\\n"), job(long+"x=1\\n"))
+	require.Len(t, s.Runs, 1)
+	require.Len(t, s.Runs[0].Entrypoints, 1)
+	d := s.Runs[0].Entrypoints[0].Diff
+	assert.Equal(t, 1, strings.Count(d, "\n-"), d)
+	assert.Equal(t, 1, strings.Count(d, "\n+"), d)
+	assert.Contains(t, d, "\n+python run.py "+strings.Repeat("a.b=c ", 20)+"x=1\n")
+}

@@ -1,0 +1,295 @@
+// Package runspec is the NemoRLRun resource: one run's recipe, profile and
+// parameters. It is the KRM function's config and the file render-all reads
+// from runs/<run>/run.yaml, so both entry points describe a run the same way.
+package runspec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	yaml3 "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+)
+
+// APIVersion and Kind of the resource.
+const (
+	Group      = "nemo-rl.nvidia.com"
+	APIVersion = Group + "/v1alpha1"
+	Kind       = "NemoRLRun"
+)
+
+// NemoRLRun is the function config and run file kind.
+type NemoRLRun struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Spec       Spec     `json:"spec"`
+}
+
+// Metadata is the part of ObjectMeta a run uses.
+type Metadata struct {
+	Name        string            `json:"name"`
+	Namespace   string            `json:"namespace,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// Spec names the inputs and the run parameters.
+type Spec struct {
+	// Recipe and Profile are paths: relative to the run file for render-all,
+	// item paths (config.kubernetes.io/path or our file annotation) for the
+	// KRM function.
+	Recipe  string `json:"recipe"`
+	Profile string `json:"profile,omitempty"`
+	// Defaults is an optional user defaults layer for the profile.
+	Defaults string `json:"defaults,omitempty"`
+	// Mode is rayjob (default), raycluster or dev.
+	Mode      string   `json:"mode,omitempty"`
+	User      string   `json:"user"`
+	Namespace string   `json:"namespace,omitempty"`
+	RunID     string   `json:"runId,omitempty"`
+	Name      string   `json:"name,omitempty"`
+	Overrides []string `json:"overrides,omitempty"`
+	// Env answers ${oc.env:VAR}; a render never reads the process
+	// environment of kustomize, kpt or CI.
+	Env map[string]string `json:"env,omitempty"`
+}
+
+// Parse reads a NemoRLRun strictly: a key given twice and an unknown key
+// are errors, so what a reviewer reads first is what renders (a later
+// `mode:` would otherwise win silently).
+//
+// An unknown key names its line in data, which is the run file.
+func Parse(file string, data []byte) (*NemoRLRun, error) { return parse(file, data, true) }
+
+// ParseNode is Parse of a NemoRLRun re-encoded from a larger stream (a KRM
+// function's config or items): its lines are not the user's file's, so
+// none is named.
+func ParseNode(file string, data []byte) (*NemoRLRun, error) { return parse(file, data, false) }
+
+func parse(file string, data []byte, withLines bool) (*NemoRLRun, error) {
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, &Error{File: file, Msg: err.Error() + "; expected each key once", Err: err}
+	}
+	var r NemoRLRun
+	strict, err := kjson.UnmarshalStrict(js, &r)
+	if err != nil {
+		return nil, &Error{File: file, Msg: err.Error(), Err: err}
+	}
+	if len(strict) > 0 {
+		var msgs []string
+		field := ""
+		for _, e := range strict {
+			msg := e.Error()
+			if fe, ok := errors.AsType[kjson.FieldError](e); ok {
+				if field == "" {
+					field = fe.FieldPath()
+				}
+				if n := keyLine(data, fe.FieldPath()); withLines && n > 0 {
+					msg = fmt.Sprintf("line %d: %s", n, msg)
+				}
+			}
+			msgs = append(msgs, msg)
+		}
+		return nil, &Error{File: file, Field: field, Msg: fmt.Sprintf("%s; expected the fields of %s %s", strings.Join(msgs, "; "), APIVersion, Kind)}
+	}
+	if err := r.Validate(); err != nil {
+		e := &Error{File: file, Msg: err.Error(), Err: err}
+		if fe, ok := errors.AsType[*Error](err); ok {
+			e.Field = fe.Field
+		}
+		return nil, e
+	}
+	return &r, nil
+}
+
+// keyLine is the line of the key at a dotted field path in the run file
+// (the first document), 0 when it is not found. Read on the error path only.
+func keyLine(data []byte, field string) int {
+	var doc yaml3.Node
+	if yaml3.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	n, line := doc.Content[0], 0
+	for _, seg := range strings.Split(field, ".") {
+		if n.Kind != yaml3.MappingNode {
+			return 0
+		}
+		var next *yaml3.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == seg {
+				line, next = n.Content[i].Line, n.Content[i+1]
+				break
+			}
+		}
+		if next == nil {
+			return 0
+		}
+		n = next
+	}
+	return line
+}
+
+// Error is a NemoRLRun that cannot be used: the file, the field it is
+// about ("" for the document as a whole) and the message, as values, so
+// that every entry point reports the field without parsing the text.
+type Error struct {
+	File  string
+	Field string
+	// Msg is the message without the file (it starts with the field
+	// where the field leads the sentence).
+	Msg string
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.File == "" {
+		return e.Msg
+	}
+	return e.File + ": " + e.Msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// fieldErr is a Validate finding about one field.
+func fieldErr(field, format string, args ...any) error {
+	return &Error{Field: field, Msg: field + ": " + fmt.Sprintf(format, args...)}
+}
+
+// Validate checks the fields a render needs.
+func (r *NemoRLRun) Validate() error {
+	if r.APIVersion != APIVersion || r.Kind != Kind {
+		return fmt.Errorf("found %s %s; expected apiVersion %s, kind %s", r.APIVersion, r.Kind, APIVersion, Kind)
+	}
+	if err := ValidateName(r.Metadata.Name); err != nil {
+		return fieldErr("metadata.name", "%v", err)
+	}
+	if r.Spec.Recipe == "" {
+		return fieldErr("spec.recipe", "is required; expected the path of the NeMo-RL recipe")
+	}
+	if strings.TrimSpace(r.Spec.User) == "" {
+		return fieldErr("spec.user", "is required (a render must not depend on who runs it)")
+	}
+	switch runparams.Mode(r.Mode()) {
+	case runparams.RayJob, runparams.RayCluster, runparams.Dev:
+	default:
+		return fieldErr("spec.mode", "found %q; expected rayjob, raycluster or dev", r.Spec.Mode)
+	}
+	return nil
+}
+
+// Reserved are run names no entry point accepts: under kpt a run's objects
+// go to <run>/, and inputs/ holds the package's input ConfigMaps.
+var Reserved = map[string]bool{"inputs": true}
+
+// ValidateName checks a run name: it names kpt's output directory and
+// render-all's manifests/<run>.yaml, so it must be a Kubernetes object name
+// (a DNS-1123 subdomain: lower case, digits, '-' and '.', at most 253
+// characters), never a path, and not a reserved directory.
+func ValidateName(name string) error {
+	if name == "" {
+		return fmt.Errorf("is required")
+	}
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return fmt.Errorf("%q: %s; expected a Kubernetes object name (it names the run's output)", clip(name), strings.Join(msgs, "; "))
+	}
+	if Reserved[name] {
+		return fmt.Errorf("%q is reserved (the directory of the package's input ConfigMaps); expected another name", name)
+	}
+	return nil
+}
+
+// clip shortens a long bad name in a message.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// Mode is the mode with its default.
+func (r *NemoRLRun) Mode() string {
+	if r.Spec.Mode == "" {
+		return string(runparams.RayJob)
+	}
+	return r.Spec.Mode
+}
+
+// Request turns the run into a pipeline request; paths are resolved
+// relative to base (a file path whose directory they are relative to).
+func (r *NemoRLRun) Request(base string) pipeline.Request {
+	rel := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		return source.Join(base, p)
+	}
+	env := r.Spec.Env
+	name, ns := r.Spec.Name, r.Spec.Namespace
+	params := pipeline.RunSpecParams
+	if name == "" {
+		name, params.Name = r.Metadata.Name, "metadata.name"
+	}
+	// The run is a Kubernetes object: its own metadata.namespace is its
+	// namespace, which kustomize's namespace transformer (its own
+	// kustomization's or an overlay's, which kustomize v5 passes down to a
+	// base's items) and kpt's set; spec.namespace is the older spelling,
+	// read only where metadata.namespace is empty.
+	if r.Metadata.Namespace != "" {
+		ns, params.Namespace = r.Metadata.Namespace, "metadata.namespace"
+	}
+	return pipeline.Request{
+		Recipe:       rel(r.Spec.Recipe),
+		Profile:      rel(r.Spec.Profile),
+		UserDefaults: rel(r.Spec.Defaults),
+		Mode:         runparams.Mode(r.Mode()),
+		RunID:        r.Spec.RunID,
+		User:         interp.NormalizeUser(r.Spec.User),
+		// The run's own metadata is its identity: its name names the run's
+		// objects, its namespace wins over the profile's, its labels and
+		// annotations (not the tools' bookkeeping) go onto every object.
+		Name:        name,
+		Namespace:   ns,
+		Labels:      r.Metadata.Labels,
+		Annotations: userAnnotations(r.Metadata.Annotations),
+		ParamNames:  params,
+		Overrides:   r.Spec.Overrides,
+		Env: func(k string) (string, bool) {
+			v, ok := env[k]
+			return v, ok
+		},
+	}
+}
+
+// toolPrefixes are the annotations kustomize, kpt and kubectl keep on items
+// for themselves (file paths, origins, local-config): not the run's.
+var toolPrefixes = []string{
+	"config.kubernetes.io/", "internal.config.kubernetes.io/", "alpha.config.kubernetes.io/",
+	"config.k8s.io/", "kustomize.config.k8s.io/", "kpt.dev/", "kubectl.kubernetes.io/",
+}
+
+func userAnnotations(in map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range in {
+		tool := false
+		for _, p := range toolPrefixes {
+			tool = tool || strings.HasPrefix(k, p)
+		}
+		if !tool {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
