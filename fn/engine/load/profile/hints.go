@@ -8,7 +8,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/suggest"
 )

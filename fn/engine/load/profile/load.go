@@ -14,8 +14,8 @@ import (
 	kjson "sigs.k8s.io/json"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/strictjson"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )

@@ -16,7 +16,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )

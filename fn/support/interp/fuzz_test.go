@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
