@@ -1,5 +1,5 @@
 // Package container_test runs the function's container image the way kpt
-// and kustomize run it (issue 22 §5): podman with runc, the image loaded
+// and kustomize run it (docs/krm.md): podman with runc, the image loaded
 // from the docker-archive tarball `make image` writes, `kpt fn render` in
 // image mode and `kustomize build` with a `container:` function (both run it
 // `--user nobody --network none`), and the image directly on a read-only

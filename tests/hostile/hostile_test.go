@@ -202,7 +202,7 @@ type result struct {
 	maxRSS int64
 }
 
-// MaxRSS is the memory every probe must stay under (issue 24: a hostile
+// MaxRSS is the memory every probe must stay under (a hostile
 // repository must not take the runner's memory).
 const MaxRSS = 1 << 30
 

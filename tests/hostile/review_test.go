@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The privilege changes of issue 24, each one line of a profile or run:
+// The privilege changes a hostile pull request could try, each one line of a profile or run:
 // render-all --check (against the base branch's manifests) names each one
 // and fails when the run's Pod Security level rises or its namespace
 // changes, unless the repository's review-allow.yaml permits it; diff

@@ -2,7 +2,7 @@
 // out of the nrl-k8s binary. Go runs the init of every package a binary
 // links, in every process, whichever command it runs: a package linked for
 // one command is paid for by `version`, `render` and every KRM function
-// call (issue 26; docs/performance.md has the figures). The import graph is
+// call (docs/performance.md, "Process start", has the figures). The import graph is
 // what decides it, so that is what this test reads.
 package startup_test
 

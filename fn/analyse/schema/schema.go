@@ -9,7 +9,7 @@
 // first use only. The real API server tier (tests/apiserver) is the last
 // word; this is what can be known without one.
 //
-// Process start (docs/performance.md, issue 26): every package linked into
+// Process start (docs/performance.md, "Process start"): every package linked into
 // nrl-k8s runs its init in every process, and apiextensions-apiserver's
 // validation, defaulting and CEL packages link CEL, the apiserver's feature
 // gates and the component-base/prometheus metrics registries, which cost

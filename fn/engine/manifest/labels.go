@@ -10,8 +10,8 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
-// Label and annotation precedence (NRL_K8S_BEHAVIOUR.md §4.1 steps 4 and 6,
-// plus the run identity): every rule about which label wins lives here.
+// Label and annotation precedence (docs/nrl-k8s.md §4.1, the pod labels, plus the run
+// identity, docs/run-identity.md): every rule about which label wins lives here.
 
 // Labels every object carries. managed-by's value is nrl-k8s's, so clusters
 // that select on it keep working.

@@ -150,7 +150,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 }
 
 // check's summary counts workers as KubeRay starts them (fn/analyse/capacity), on
-// the golden cases of issue 23.
+// the golden cases.
 func TestCheckSummaryCountsAsKubeRay(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	for _, tc := range []struct {
@@ -184,7 +184,7 @@ func TestCheckSummaryCountsAsKubeRay(t *testing.T) {
 	}
 }
 
-// check's summary lists every default the render used (issue 23 §5), and
+// check's summary lists every default the render used (docs/architecture.md, "The defaults a render used"), and
 // none where the profile names the setting.
 func TestCheckSummaryListsDefaults(t *testing.T) {
 	r, p := qwen(t)
@@ -206,7 +206,7 @@ func TestCheckSummaryListsDefaults(t *testing.T) {
 }
 
 // A profile whose raycluster mode renders only deployments still gets its
-// summary (an nrl-k8s unit test's behaviour, issue 23 §7).
+// summary (as nrl-k8s does: docs/nrl-k8s.md).
 func TestCheckSummaryOfDeploymentsOnly(t *testing.T) {
 	dir := filepath.Join(testenv.RepoRoot(t), "tests", "golden", "deployments-only")
 	code, out, errb := runCLI("check", filepath.Join(dir, "recipes/examples/configs/small.yaml"), "--infra", filepath.Join(dir, "p.infra.yaml"),

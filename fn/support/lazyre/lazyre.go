@@ -1,6 +1,6 @@
 // Package lazyre compiles a package-level regular expression on its first
 // use instead of at package initialisation, which every nrl-k8s process
-// pays whether or not its command uses the expression (issue 26 §5: a
+// pays whether or not its command uses the expression (docs/performance.md: a
 // render compiled the chart commands' expressions, `version` all of them).
 package lazyre
 
