@@ -16,7 +16,7 @@ ifeq ($(filter -trimpath,$(GOFLAGS)),)
 export GOFLAGS := $(strip -trimpath $(GOFLAGS))
 endif
 
-.PHONY: all build test unit golden fmt vet lint image fuzz bench manifests chart tools apiserver apiserver-test operator-test clean
+.PHONY: all build test race unit golden fmt vet lint image fuzz bench manifests chart tools apiserver apiserver-test operator-test clean
 
 all: build
 
@@ -37,10 +37,27 @@ apiserver:
 # The container tier (tests/container) runs `make image`'s image under
 # podman as kpt and kustomize run it; without podman and runc it is skipped,
 # said here, unless CI=true or NRL_REQUIRE_PODMAN is set (.ci/run installs them).
-test: vet lint build image
+test: vet lint build image race
 	@command -v podman >/dev/null && { command -v runc >/dev/null || test -x /usr/sbin/runc; } || \
 	  echo "make test: podman or runc not installed: the container tier (tests/container) is skipped$${CI:+ and fails, CI=true}$${NRL_REQUIRE_PODMAN:+ and fails, NRL_REQUIRE_PODMAN is set}; apt-get install podman runc"
 	$(TOOLS_ENV); $(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 NRL_IMAGE_TAR=$(CURDIR)/dist/nrl-k8s-image.tar $(GO) test -count=1 ./...
+
+# The race detector over every package that shares state between
+# goroutines (it needs cgo: Debian's gcc, which .ci/run installs when
+# missing). Everything else stays CGO_ENABLED=0. Each package and why:
+#   fn/support/parallel       the worker pool: results by index from N goroutines
+#   fn/engine/load/recipe     the job budget: a sync.Cond that workers wait on
+#   fn/frontend/krm           many runs of one ResourceList on the worker pool
+#   fn/frontend/renderall     many runs of a repository on the pool, under the budget
+#   fn/support/strictjson     sync.Map type caches every worker reads and fills
+#   fn/support/lazyre         regular expressions compiled on first use, from any worker
+#   fn/analyse/schema         the CRD validators, built once behind sync.Once
+#   fn/analyse/podsecurity    the evaluator, built once behind sync.OnceValue
+# -short: the tiers that drive the pinned CLIs run in `go test ./...` above.
+RACE_PKGS = ./fn/support/parallel ./fn/engine/load/recipe ./fn/frontend/krm ./fn/frontend/renderall \
+            ./fn/support/strictjson ./fn/support/lazyre ./fn/analyse/schema ./fn/analyse/podsecurity
+race:
+	CGO_ENABLED=1 $(GO) test -race -short -count=1 $(RACE_PKGS)
 
 # Only the real-API-server tier: server-side dry-run apply of every golden,
 # example and shipped-profile render.
