@@ -49,7 +49,8 @@ func (d *Dashboard) GetDashboardClient(manager.Manager) func(*rayv1.RayCluster, 
 }
 
 // GetHttpProxyClient implements rayutils.ClientProvider (RayService only).
-func (d *Dashboard) GetHttpProxyClient(manager.Manager) func(string, string, string, int) rayutils.RayHttpProxyClientInterface {
+func (d *Dashboard) GetHttpProxyClient( //nolint:revive // var-naming: the name is KubeRay's interface method
+	manager.Manager) func(string, string, string, int) rayutils.RayHttpProxyClientInterface {
 	return func(string, string, string, int) rayutils.RayHttpProxyClientInterface {
 		return &rayutils.FakeRayHttpProxyClient{}
 	}

@@ -148,8 +148,8 @@ type Claim struct {
 // Deployment is a Deployment of the run.
 type Deployment struct {
 	Name      string `json:"name"`
-	Ready     int32  `json:"readyReplicas"`
-	Desired   int32  `json:"replicas"`
+	Ready     int64  `json:"readyReplicas"`
+	Desired   int64  `json:"replicas"`
 	Available bool   `json:"available"`
 }
 
@@ -324,8 +324,8 @@ func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.
 	}
 	for i := range deploys {
 		d := Deployment{Name: deploys[i].GetName()}
-		d.Ready = int32(nested(deploys[i].Object, "status", "readyReplicas"))
-		d.Desired = int32(nested(deploys[i].Object, "spec", "replicas"))
+		d.Ready = nested(deploys[i].Object, "status", "readyReplicas")
+		d.Desired = nested(deploys[i].Object, "spec", "replicas")
 		d.Available = d.Ready >= d.Desired && d.Desired > 0
 		r.Deployments = append(r.Deployments, d)
 	}

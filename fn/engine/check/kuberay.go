@@ -49,10 +49,10 @@ func KubeRayRules(obj any) []string {
 	return nil
 }
 
-func rayNameRules(kind, name string, max int) []string {
+func rayNameRules(kind, name string, limit int) []string {
 	var errs []string
-	if len(name) > max {
-		errs = append(errs, fmt.Sprintf("%s name %q has %d characters; expected at most %d", kind, name, len(name), max))
+	if len(name) > limit {
+		errs = append(errs, fmt.Sprintf("%s name %q has %d characters; expected at most %d", kind, name, len(name), limit))
 	}
 	for _, e := range validation.IsDNS1035Label(name) {
 		errs = append(errs, fmt.Sprintf("%s name %q is not a DNS-1035 label: %s", kind, name, e))

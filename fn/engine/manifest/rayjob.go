@@ -55,13 +55,13 @@ func (b *builder) newRayJob(id identity, name string, c *profile.Cluster, spec *
 			Entrypoint:               ep,
 			SubmissionMode:           rayv1.JobSubmissionMode(opts.SubmissionMode),
 			ShutdownAfterJobFinishes: opts.ShutdownAfterJobFinishes,
-			TTLSecondsAfterFinished:  int32(opts.TTLSecondsAfterFinished),
+			TTLSecondsAfterFinished:  int32(opts.TTLSecondsAfterFinished), //nolint:gosec // G115: profile validation bounds it to [0, MaxInt32]
 			Suspend:                  opts.Suspend,
 			RayClusterSpec:           spec,
 		},
 	}
 	if opts.ActiveDeadlineSeconds != nil {
-		job.Spec.ActiveDeadlineSeconds = ptr(int32(*opts.ActiveDeadlineSeconds))
+		job.Spec.ActiveDeadlineSeconds = ptr(int32(*opts.ActiveDeadlineSeconds)) //nolint:gosec // G115: profile validation bounds it to MaxInt32
 	}
 	return job, nil
 }

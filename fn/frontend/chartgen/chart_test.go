@@ -307,20 +307,20 @@ func TestMaxUserLength(t *testing.T) {
 	meta := readMeta(t)
 	for _, e := range index(t).Profiles {
 		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
-			max := meta.Profiles[e.Name].MaxUserLength[string(mode)]
-			t.Run(fmt.Sprintf("%s/%s/%d", e.Name, mode, max), func(t *testing.T) {
-				r := run{profile: e.Name, mode: mode, user: "a" + strings.Repeat("b", max-1), namespace: "default"}
+			longest := meta.Profiles[e.Name].MaxUserLength[string(mode)]
+			t.Run(fmt.Sprintf("%s/%s/%d", e.Name, mode, longest), func(t *testing.T) {
+				r := run{profile: e.Name, mode: mode, user: "a" + strings.Repeat("b", longest-1), namespace: "default"}
 				want, msg, ok := engineRender(t, r)
 				require.True(t, ok, msg)
 				got, _, err := helmTemplate(c, r.values(t), "default")
 				require.NoError(t, err)
 				assert.Equal(t, want, stripSource(got))
-				if max == 63 {
+				if longest == 63 {
 					return // a DNS label's own limit: the schema's
 				}
 				r.user += "b"
 				_, msg, ok = engineRender(t, r)
-				assert.False(t, ok, "the engine accepts a %d-character user", max+1)
+				assert.False(t, ok, "the engine accepts a %d-character user", longest+1)
 				assert.Regexp(t, "characters; expected at most|must be no more than", msg)
 				_, _, err = helmTemplate(c, r.values(t), "default")
 				require.Error(t, err)

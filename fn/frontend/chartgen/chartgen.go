@@ -110,7 +110,7 @@ const (
 	dns1123Sub = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 )
 
-func nameRule(kind string) (max int, pattern string) {
+func nameRule(kind string) (maxLength int, pattern string) {
 	switch kind {
 	case "RayCluster":
 		return check.MaxRayClusterName, dns1035
@@ -585,15 +585,15 @@ func shippedRecipe(docs []emit.Doc) string {
 
 // recipeSentinel replaces the shipped recipe's text with SentinelRecipe in
 // the rendered data of a recipe variant.
-func recipeSentinel(res *pipeline.Result, data string) (string, string, error) {
+func recipeSentinel(res *pipeline.Result, data string) (string, error) {
 	text := shippedRecipe(res.Docs)
 	if text == "" {
-		return "", "", fmt.Errorf("%s renders no recipe ConfigMap", RecipeVariant)
+		return "", fmt.Errorf("%s renders no recipe ConfigMap", RecipeVariant)
 	}
 	if n := strings.Count(data, jsonString(text)); n != 1 {
-		return "", "", fmt.Errorf("the shipped recipe's text occurs %d times in the render; expected once, in its ConfigMap", n)
+		return "", fmt.Errorf("the shipped recipe's text occurs %d times in the render; expected once, in its ConfigMap", n)
 	}
-	return strings.Replace(data, jsonString(text), jsonString(SentinelRecipe), 1), text, nil
+	return strings.Replace(data, jsonString(text), jsonString(SentinelRecipe), 1), nil
 }
 
 // canonical is a JSON document re-encoded with sorted keys, as the chart's
@@ -803,10 +803,10 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values, ki *knobInfo) (
 	}
 	shipsRecipe := len(sent.infra) > 0
 	if shipsRecipe {
-		if data, _, err = recipeSentinel(res, data); err != nil {
+		if data, err = recipeSentinel(res, data); err != nil {
 			return nil, "", nil, err
 		}
-		if plain, _, err = recipeSentinel(plainRes, plain); err != nil {
+		if plain, err = recipeSentinel(plainRes, plain); err != nil {
 			return nil, "", nil, err
 		}
 	}
@@ -891,7 +891,7 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values, ki *knobInfo) (
 			return nil, "", nil, fmt.Errorf("render with an environment: %w", err)
 		}
 		if shipsRecipe {
-			if withEnv, _, err = recipeSentinel(envRes, withEnv); err != nil {
+			if withEnv, err = recipeSentinel(envRes, withEnv); err != nil {
 				return nil, "", nil, err
 			}
 		}
@@ -901,8 +901,8 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values, ki *knobInfo) (
 	}
 	for _, d := range res.Docs {
 		if strings.Contains(d.Name, SentinelUser) || strings.Contains(d.Name, SentinelRunID) || strings.Contains(d.Name, SentinelNamespace) || strings.Contains(d.Name, SentinelName) {
-			max, pat := nameRule(d.Kind)
-			rm.Names = append(rm.Names, NameRule{Kind: d.Kind, Name: d.Name, MaxLength: max, Pattern: pat})
+			maxLength, pat := nameRule(d.Kind)
+			rm.Names = append(rm.Names, NameRule{Kind: d.Kind, Name: d.Name, MaxLength: maxLength, Pattern: pat})
 		}
 	}
 	for _, d := range res.Diags.Sorted() {

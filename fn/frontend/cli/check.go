@@ -69,7 +69,7 @@ func checkCmd() *cobra.Command {
 			return nil
 		},
 	}
-	f.register(c, true)
+	f.register(c)
 	c.Flags().BoolVar(&strict, "strict", false, "also validate every rendered object against its kind's OpenAPI schema (KubeRay and ComputeDomain CRDs, k8s.io/api types)")
 	c.Flags().StringVarP(&format, "output", "o", "text", "text (the summary and findings) or json (one object: findings, podSecurity, prerequisites)")
 	c.Flags().StringVar(&repoRoot, "repo-root", "", "NeMo-RL checkout: measure the codeSource=upload working dir against Ray's 100 MiB cap")

@@ -162,7 +162,7 @@ type runFlags struct {
 	untracked  bool
 }
 
-func (f *runFlags) register(c *cobra.Command, withMode bool) {
+func (f *runFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.infra, "infra", "", "infra profile (<recipe>.<profile>.infra.yaml); optional when the recipe has an infra: mapping")
 	c.Flags().StringVar(&f.defaults, "defaults", os.Getenv("NRL_K8S_DEFAULTS"), "user defaults layer for the profile (default $NRL_K8S_DEFAULTS)")
 	c.Flags().StringVar(&f.user, "user", "", "submitting user for ${user:} (default $NRL_K8S_USER, else the OS user)")
@@ -177,16 +177,12 @@ func (f *runFlags) register(c *cobra.Command, withMode bool) {
 	c.Flags().StringVar(&f.recipeRoot, "recipe-root", "", "local recipe root: the folder whose layout is NeMo-RL's checkout (default: the NeMo-RL checkout the command runs in, the nearest ancestor of the working directory holding examples/configs/, when it holds the recipe; else the recipe's nearest recipes/ folder holding examples/; never looked for under --root); --config is pointed at the recipe's path below it, under launch.recipeRoot (default codePath) in the pod")
 	c.Flags().StringVar(&f.root, "root", "", "read input files only inside this directory (regular files; symlinks must resolve inside it; in a git work tree only tracked files; ${oc.env:...} reads no environment); default: no restriction")
 	c.Flags().BoolVar(&f.untracked, "include-untracked", false, "with --root in a git work tree: also read files git does not track")
-	if withMode {
-		c.Flags().StringVar(&f.mode, "mode", string(runparams.RayJob), "rayjob | raycluster | dev")
-		modes := make([]string, len(runparams.Modes))
-		for i, m := range runparams.Modes {
-			modes[i] = string(m)
-		}
-		completeValues(c, "mode", modes...)
-	} else {
-		f.mode = string(runparams.RayJob)
+	c.Flags().StringVar(&f.mode, "mode", string(runparams.RayJob), "rayjob | raycluster | dev")
+	modes := make([]string, len(runparams.Modes))
+	for i, m := range runparams.Modes {
+		modes[i] = string(m)
 	}
+	completeValues(c, "mode", modes...)
 }
 
 // request builds the pipeline request from args (RECIPE, then overrides).

@@ -79,7 +79,7 @@ missing, 2 on usage, kubeconfig or connection errors.`,
 			return nil
 		},
 	}
-	f.register(c, true)
+	f.register(c)
 	cf.register(c)
 	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "rendered manifests to check instead of rendering RECIPE (repeatable; - for stdin)")
 	c.Flags().StringVarP(&format, "output", "o", "text", "text or json")

@@ -45,7 +45,7 @@ appended to the training driver call and checked against the cluster.`,
 			return writeOutput(cmd.OutOrStdout(), out, data)
 		},
 	}
-	f.register(c, true)
+	f.register(c)
 	c.Flags().StringVarP(&format, "output", "o", "yaml", "output format: yaml (a stream of documents) or json (a v1 List), as kubectl's -o")
 	completeValues(c, "output", "yaml", "json")
 	c.Flags().StringVar(&out, "output-file", "", "write to FILE instead of stdout")

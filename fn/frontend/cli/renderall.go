@@ -203,8 +203,8 @@ func checkOutDir(disk source.Disk, out string, defaultOut bool) error {
 	if err != nil {
 		return err
 	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil || !source.Within(disk.Root(), real) {
+	resolved, err := filepath.EvalSymlinks(abs)
+	if err != nil || !source.Within(disk.Root(), resolved) {
 		return fmt.Errorf("%s: not inside the root %s; refused: the output directory must be in the repository", out, disk.Root())
 	}
 	return nil

@@ -64,6 +64,6 @@ func valuesCmd() *cobra.Command {
 			return nil
 		},
 	}
-	f.register(c, true)
+	f.register(c)
 	return c
 }

@@ -122,7 +122,7 @@ func annotations(n *yaml.RNode) map[string]string {
 // naming the ConfigMap and the offending key.
 func (in *inputs) addFiles(n *yaml.RNode) {
 	ref := refOf(n)
-	file, _ := fileOf(n)
+	file := fileOf(n)
 	fail := func(field, format string, args ...any) {
 		in.results = append(in.results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
 			File: fileRef(file), Field: fieldRef(field), Message: fmt.Sprintf("ConfigMap %s: ", ref.Name) + fmt.Sprintf(format, args...)})
@@ -235,9 +235,9 @@ func (in *inputs) listFiles() string {
 	if len(names) == 0 {
 		return "none"
 	}
-	const max = 20
-	if len(names) > max {
-		return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
+	const shown = 20
+	if len(names) > shown {
+		return strings.Join(names[:shown], ", ") + fmt.Sprintf(" and %d more", len(names)-shown)
 	}
 	return strings.Join(names, ", ")
 }
@@ -250,12 +250,13 @@ func refOf(n *yaml.RNode) *yaml.ResourceIdentifier {
 	}
 }
 
-func fileOf(n *yaml.RNode) (string, string) {
+// fileOf is the path annotation of an item ("" for none).
+func fileOf(n *yaml.RNode) string {
 	if !isMapping(n) {
-		return "", ""
+		return ""
 	}
-	p, i, _ := kioutil.GetFileAnnotations(n)
-	return p, i
+	p, _, _ := kioutil.GetFileAnnotations(n)
+	return p
 }
 
 func identity(n *yaml.RNode) string {

@@ -186,7 +186,7 @@ func collectRuns(fnConfig *yaml.RNode, items, all []*yaml.RNode) ([]runItem, fra
 	seen := map[string]bool{}
 	configIsItem := false // a generator's config, also given as an item
 	add := func(n *yaml.RNode, what string) {
-		file, _ := fileOf(n)
+		file := fileOf(n)
 		ref := refOf(n)
 		data, err := n.String()
 		if err != nil {
@@ -331,7 +331,7 @@ func previousOutput(n *yaml.RNode) (string, bool) {
 	if !isMapping(n) {
 		return "", false
 	}
-	p, _ := fileOf(n)
+	p := fileOf(n)
 	p = path.Clean(p)
 	dir, _, nested := strings.Cut(p, "/")
 	if !nested || annotations(n)[LocalConfigAnnotation] == "true" {
@@ -356,7 +356,7 @@ func ownDirs(in *inputs, runs []runItem) ([]runItem, framework.Results) {
 		if !isMapping(n) || in.consumed[n] {
 			continue
 		}
-		p, _ := fileOf(n)
+		p := fileOf(n)
 		dir, _, nested := strings.Cut(path.Clean(p), "/")
 		if !nested {
 			continue

@@ -260,7 +260,7 @@ func copyTree(t *testing.T, src, dst string) {
 
 // editLine replaces exactly one line of file, so each case is the one-line
 // profile change a pull request would make.
-func editLine(t *testing.T, file, old, new string) {
+func editLine(t *testing.T, file, old, replacement string) {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	require.NoError(t, err)
@@ -268,7 +268,7 @@ func editLine(t *testing.T, file, old, new string) {
 	n := 0
 	for i, l := range lines {
 		if l == old {
-			lines[i] = new
+			lines[i] = replacement
 			n++
 		}
 	}

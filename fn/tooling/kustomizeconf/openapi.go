@@ -135,7 +135,7 @@ func OpenAPI(crds map[string][]byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s CRD: %w", k.Kind, err)
 		}
-		out, _, err := prune(schema, k.Type, k.Kind)
+		out, err := prune(schema, k.Type, k.Kind)
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +195,7 @@ func crdSchema(data []byte, v string) (map[string]any, error) {
 // prune walks a CRD schema alongside the Go type it describes and returns
 // the part of it that leads to lists with a merge key (nil when none).
 // where names the position for errors.
-func prune(s map[string]any, t reflect.Type, where string) (map[string]any, bool, error) {
+func prune(s map[string]any, t reflect.Type, where string) (map[string]any, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -203,7 +203,7 @@ func prune(s map[string]any, t reflect.Type, where string) (map[string]any, bool
 	case "object":
 		props, _ := s["properties"].(map[string]any)
 		if t.Kind() != reflect.Struct || len(props) == 0 {
-			return nil, false, nil
+			return nil, nil
 		}
 		kept := map[string]any{}
 		for _, name := range sortedKeys(props) {
@@ -212,7 +212,7 @@ func prune(s map[string]any, t reflect.Type, where string) (map[string]any, bool
 			}
 			f, ok := jsonField(t, name)
 			if !ok {
-				return nil, false, fmt.Errorf("%s.%s: in the CRD but not in the Go type %s; expected the CRD and KubeRay's module to be the same version", where, name, t)
+				return nil, fmt.Errorf("%s.%s: in the CRD but not in the Go type %s; expected the CRD and KubeRay's module to be the same version", where, name, t)
 			}
 			sub, _ := props[name].(map[string]any)
 			var out map[string]any
@@ -220,21 +220,21 @@ func prune(s map[string]any, t reflect.Type, where string) (map[string]any, bool
 			if sub["type"] == "array" {
 				out, err = list(sub, f, rayMergeKeys[t][name], where+"."+name)
 			} else {
-				out, _, err = prune(sub, f.Type, where+"."+name)
+				out, err = prune(sub, f.Type, where+"."+name)
 			}
 			if err != nil {
-				return nil, false, err
+				return nil, err
 			}
 			if out != nil {
 				kept[name] = out
 			}
 		}
 		if len(kept) == 0 {
-			return nil, false, nil
+			return nil, nil
 		}
-		return map[string]any{"type": "object", "properties": kept}, true, nil
+		return map[string]any{"type": "object", "properties": kept}, nil
 	default:
-		return nil, false, nil
+		return nil, nil
 	}
 }
 
@@ -251,7 +251,7 @@ func list(s map[string]any, f reflect.StructField, rayKey, where string) (map[st
 	var below map[string]any
 	if items != nil {
 		var err error
-		below, _, err = prune(items, elem.Elem(), where+"[]")
+		below, err = prune(items, elem.Elem(), where+"[]")
 		if err != nil {
 			return nil, err
 		}

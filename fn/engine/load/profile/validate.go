@@ -166,6 +166,10 @@ func validate(file string, in *Infra) diag.List {
 	if ttl := in.Launch.RayJob.TTLSecondsAfterFinished; ttl < 0 || ttl > math.MaxInt32 {
 		ds.Errorf(file, "launch.rayjob.ttlSecondsAfterFinished", "found %d; expected 0 to %d seconds", ttl, math.MaxInt32)
 	}
+	// The RayJob field is an int32: a larger value would wrap (2^32+1 is one second).
+	if ads := in.Launch.RayJob.ActiveDeadlineSeconds; ads != nil && *ads > math.MaxInt32 {
+		ds.Errorf(file, "launch.rayjob.activeDeadlineSeconds", "found %d; expected at most %d seconds", *ads, math.MaxInt32)
+	}
 	validateDRA(&ds, file, "dra", &in.DRA)
 	for _, rc := range in.Kuberay.ByRole() {
 		f := "kuberay." + rc.Role

@@ -80,18 +80,18 @@ func Confine(root string) (Disk, error) {
 	if err != nil {
 		return Disk{}, err
 	}
-	real, err := filepath.EvalSymlinks(abs)
+	resolved, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return Disk{}, fmt.Errorf("root %s: %w", root, err)
 	}
-	st, err := os.Stat(real)
+	st, err := os.Stat(resolved)
 	if err != nil {
 		return Disk{}, fmt.Errorf("root %s: %w", root, err)
 	}
 	if !st.IsDir() {
 		return Disk{}, fmt.Errorf("root %s: not a directory", root)
 	}
-	return Disk{root: real, given: abs}, nil
+	return Disk{root: resolved, given: abs}, nil
 }
 
 // Root is the confining directory, "" for an unconfined Disk.
@@ -297,10 +297,10 @@ func (b *RenderBudget) Take(name string, size int64) error {
 	return nil
 }
 
-// ReadLimited reads at most max bytes of the regular file p, failing when
+// ReadLimited reads at most limit bytes of the regular file p, failing when
 // there is more; name is how errors show it. Opening refuses anything that
 // has become a non-regular file since it was checked.
-func ReadLimited(name, p string, max int) ([]byte, error) {
+func ReadLimited(name, p string, limit int) ([]byte, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|nonBlock, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read: %w", name, errors.Unwrap(err))
@@ -313,15 +313,15 @@ func ReadLimited(name, p string, max int) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, refused("%s: is a %s, not a regular file; expected a YAML file", name, kind(st.Mode()))
 	}
-	if st.Size() > int64(max) {
-		return nil, fmt.Errorf("%s: over the %d-byte limit for an input file", name, max)
+	if st.Size() > int64(limit) {
+		return nil, fmt.Errorf("%s: over the %d-byte limit for an input file", name, limit)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read: %w", name, err)
 	}
-	if len(b) > max {
-		return nil, fmt.Errorf("%s: over the %d-byte limit for an input file", name, max)
+	if len(b) > limit {
+		return nil, fmt.Errorf("%s: over the %d-byte limit for an input file", name, limit)
 	}
 	return b, nil
 }

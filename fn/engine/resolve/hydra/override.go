@@ -57,30 +57,26 @@ func Parse(raw string) (Override, error) {
 	}
 	if hasVal {
 		o.Dynamic = strings.Contains(val, "$")
-		v, err := parseValue(val)
-		if err != nil {
-			return o, fmt.Errorf("override %q: %w", raw, err)
-		}
-		o.Value = v
+		o.Value = parseValue(val)
 	}
 	return o, nil
 }
 
 // parseValue types a value the way Hydra's grammar does for the cases that
 // recipes use: numbers, booleans, null, quoted strings, flow lists/maps.
-func parseValue(val string) (any, error) {
+// It never fails: anything YAML cannot read is a plain string to Hydra.
+func parseValue(val string) any {
 	if val == "" {
-		return "", nil
+		return ""
 	}
 	v, err := tree.Parse("override", []byte(val))
-	if err != nil {
-		// Anything YAML cannot read (e.g. `a:b:c`) is a plain string to Hydra.
-		return val, nil
+	if err != nil { // e.g. `a:b:c`
+		return val
 	}
 	if m, ok := v.(*tree.Map); ok && m.Len() == 0 && strings.TrimSpace(val) != "{}" {
-		return val, nil
+		return val
 	}
-	return v, nil
+	return v
 }
 
 // Apply applies o to root, with Hydra's rules on existing keys.
