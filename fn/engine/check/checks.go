@@ -14,6 +14,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/secrets"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/effective"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
@@ -74,8 +75,8 @@ func driverExit(ds *diag.List, f string, infra *profile.Infra) {
 	if ep == nil {
 		return
 	}
-	for _, inv := range hydra.FindInvocations(*ep) {
-		if inv.Piped && !hydra.PipefailBefore(*ep, inv) {
+	for _, inv := range entrypoint.FindInvocations(*ep) {
+		if inv.Piped && !entrypoint.PipefailBefore(*ep, inv) {
 			ds.Warnf(f, "launch.entrypoint", "line %d: the driver call %s is piped without `set -o pipefail`: a crashed driver exits with the pipe's last command (tee's 0) and the job reports success; expected `set -o pipefail` before it (bash; dash 0.5.12+), or the output redirected instead of piped", inv.Line, inv.Script)
 		}
 	}

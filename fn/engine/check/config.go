@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -54,7 +54,7 @@ func PodConfig(in ConfigInput) (string, diag.List) {
 	if launch.Entrypoint == nil {
 		return "", ds
 	}
-	invs := hydra.FindInvocations(*launch.Entrypoint)
+	invs := entrypoint.FindInvocations(*launch.Entrypoint)
 	if len(invs) == 0 {
 		return "", ds
 	}
@@ -121,18 +121,18 @@ func PodConfig(in ConfigInput) (string, diag.List) {
 }
 
 // configTarget points every driver call at target and says what changed.
-func configTarget(ds *diag.List, f, entrypoint string, invs []hydra.Invocation, recipe, target string, shipped bool) (string, diag.List) {
+func configTarget(ds *diag.List, f, script string, invs []entrypoint.Invocation, recipe, target string, shipped bool) (string, diag.List) {
 	for _, inv := range invs {
 		if inv.Config == "" {
 			ds.Warnf(f, "launch.entrypoint", "line %d: the driver call has no --config: it reads the driver's default config, not the checked recipe %s (%s in the pod); expected --config %s", inv.Line, recipe, target, target)
 		}
 	}
-	_, changes, err := hydra.RewriteConfig(entrypoint, target)
+	_, changes, err := entrypoint.RewriteConfig(script, target)
 	if err != nil {
 		ds.Errorf(f, "launch.entrypoint", "%v", err)
 		return "", *ds
 	}
-	reported := map[hydra.ConfigRewrite]bool{}
+	reported := map[entrypoint.ConfigRewrite]bool{}
 	for _, c := range changes {
 		// Two calls on one line rewriting the same path: one report, as
 		// nrl-k8s logs one line per original path.
@@ -149,7 +149,7 @@ func configTarget(ds *diag.List, f, entrypoint string, invs []hydra.Invocation, 
 	return target, *ds
 }
 
-func readsWhat(inv hydra.Invocation) string {
+func readsWhat(inv entrypoint.Invocation) string {
 	if inv.Config == "" {
 		return "the driver's default config (no --config)"
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -37,7 +37,7 @@ func upstreamRewrite(t *testing.T, ep, recipe string, codeSource string) (string
 	if target == "" || ds.HasErrors() {
 		return ep, ds
 	}
-	out, _, err := hydra.RewriteConfig(ep, target)
+	out, _, err := entrypoint.RewriteConfig(ep, target)
 	require.NoError(t, err)
 	return out, ds
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/effective"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -81,7 +81,7 @@ func driverVsRecipe(ds *diag.List, f string, infra *profile.Infra, r *effective.
 	if len(algs) == 0 {
 		return
 	}
-	for _, inv := range hydra.FindInvocations(*ep) {
+	for _, inv := range entrypoint.FindInvocations(*ep) {
 		want := DriverAlgorithm(inv.Script)
 		if want == "" || inv.Config == "" {
 			// No --config: the driver reads its own default config, which

@@ -9,8 +9,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
@@ -22,11 +23,11 @@ func trainingEntrypoint(in *profile.Infra, p runparams.Params) (string, error) {
 	ep := *in.Launch.Entrypoint
 	if p.Config != "" {
 		var err error
-		if ep, _, err = hydra.RewriteConfig(ep, p.Config); err != nil {
+		if ep, _, err = entrypoint.RewriteConfig(ep, p.Config); err != nil {
 			return "", errAt("launch.entrypoint", "%v", err)
 		}
 	}
-	ep, err := hydra.AppendOverrides(ep, p.Overrides)
+	ep, err := entrypoint.AppendOverrides(ep, p.Overrides)
 	if err != nil {
 		return "", errAt("launch.entrypoint", "%v", err)
 	}
@@ -138,7 +139,7 @@ func (b *builder) newTrainingJob(c *profile.Cluster) (*rayv1.RayJob, error) {
 		if !profile.EnvNameRE.MatchString(k) {
 			return nil, errAt("launch.env."+k, "is not a shell variable name; expected [A-Za-z_][A-Za-z0-9_]*")
 		}
-		lines = append(lines, fmt.Sprintf("export %s=%s", k, hydra.ShellQuote(env[k])))
+		lines = append(lines, fmt.Sprintf("export %s=%s", k, shell.Quote(env[k])))
 	}
 	if len(lines) > 0 {
 		ep = strings.Join(lines, "\n") + "\n" + ep

@@ -23,6 +23,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 )
 
@@ -377,7 +378,7 @@ func TestCapacityMatchesEngine(t *testing.T) {
 }
 
 // TestShellSafePatternMatchesShellQuote: the chart quotes exactly the
-// overrides hydra.ShellQuote quotes, and the same way.
+// overrides shell.Quote quotes, and the same way.
 func TestShellSafePatternMatchesShellQuote(t *testing.T) {
 	for _, s := range []string{
 		"a.b=1", "+a=2", "++a.b=x/y:z", "~a.b", "a=[1,2]", "a@b%c", "a=b,c", "k=v-w_x.y",
@@ -387,7 +388,7 @@ func TestShellSafePatternMatchesShellQuote(t *testing.T) {
 		if !regexpMatch(chartgen.ShellSafePattern, s) {
 			q = "'" + s + "'"
 		}
-		assert.Equal(t, hydra.ShellQuote(s), q, s)
+		assert.Equal(t, shell.Quote(s), q, s)
 	}
 }
 

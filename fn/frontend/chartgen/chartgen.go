@@ -31,6 +31,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
@@ -59,7 +60,7 @@ const (
 	SentinelAnnotationKey   = "nrl-sentinel-annotation"
 	SentinelAnnotationValue = "a7z7"
 	// SentinelOverride is one Hydra override: `+` adds a key the recipe does
-	// not have, so the engine's recipe check accepts it, and hydra.ShellQuote
+	// not have, so the engine's recipe check accepts it, and shell.Quote
 	// leaves it unquoted, so it appears in the entrypoint as written.
 	SentinelOverride = "+nrl_sentinel_overrides=1"
 	// ChartManagedBy is app.kubernetes.io/managed-by in the chart's data
@@ -80,10 +81,10 @@ const (
 // does with the same profile key. The engine supports it in rayjob mode only.
 const RecipeVariant = "infra.launch.recipeSource=configMap"
 
-// ShellSafePattern is the set of strings hydra.ShellQuote leaves unquoted;
-// the chart wraps any other override in single quotes, as ShellQuote does
+// ShellSafePattern is the set of strings shell.Quote leaves unquoted;
+// the chart wraps any other override in single quotes, as shell.Quote does
 // for strings without a quote (the schema allows none).
-const ShellSafePattern = hydra.ShellSafePattern
+const ShellSafePattern = shell.SafePattern
 
 // OverridePattern is what the chart's schema accepts as one run override:
 // a subset of what hydra.Parse accepts, restricted to characters that need
@@ -823,7 +824,7 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values, ki *knobInfo) (
 			}
 		}
 		if rm.OverridesToken == "" {
-			return nil, "", nil, fmt.Errorf("removing the inserted override %q does not give the render without overrides: hydra.AppendOverrides no longer inserts plain text", SentinelOverride)
+			return nil, "", nil, fmt.Errorf("removing the inserted override %q does not give the render without overrides: entrypoint.AppendOverrides no longer inserts plain text", SentinelOverride)
 		}
 	default:
 		return nil, "", nil, fmt.Errorf("the sentinel override appears %d times; expected once, in the entrypoint", strings.Count(data, SentinelOverride))

@@ -17,7 +17,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -119,7 +119,7 @@ func summary(w io.Writer, res *pipeline.Result) {
 		ep = *in.Launch.Entrypoint
 	}
 	if rendered {
-		for _, inv := range hydra.FindInvocations(ep) {
+		for _, inv := range entrypoint.FindInvocations(ep) {
 			what := "the driver's default config (no --config)"
 			if inv.Config != "" {
 				what = "--config " + inv.Config
@@ -192,7 +192,7 @@ func renderedEntrypoint(docs []emit.Doc) (string, bool) {
 		}
 		spec, _ := d.Data["spec"].(map[string]any)
 		ep, _ := spec["entrypoint"].(string)
-		if _, ok := hydra.FindInvocation(ep); ok {
+		if _, ok := entrypoint.FindInvocation(ep); ok {
 			return ep, true
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/interp"
@@ -35,7 +36,7 @@ type Recipe struct {
 	// Resolved is Tree with interpolations resolved (nil if that failed).
 	Resolved *tree.Map
 	// Invocation is the driver call found in the entrypoint, if any.
-	Invocation *hydra.Invocation
+	Invocation *entrypoint.Invocation
 	// Overrides are all overrides applied, in order, with where they came from.
 	Overrides []AppliedOverride
 	loader    *recipe.Loader
@@ -52,7 +53,7 @@ func Resolve(l *recipe.Loader, rec *recipe.Loaded, file string, prof *profile.Lo
 	var ds diag.List
 	r := &Recipe{File: file, Files: rec.Files, Tree: tree.Copy(rec.Tree).(*tree.Map), loader: l}
 	if ep := prof.Infra.Launch.Entrypoint; ep != nil {
-		if inv, ok := hydra.FindInvocation(*ep); ok {
+		if inv, ok := entrypoint.FindInvocation(*ep); ok {
 			r.Invocation = &inv
 			for _, raw := range inv.Overrides {
 				o, err := hydra.Parse(raw)

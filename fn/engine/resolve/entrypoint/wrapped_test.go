@@ -1,4 +1,4 @@
-package hydra
+package entrypoint
 
 import (
 	"testing"

@@ -1,0 +1,320 @@
+// Package entrypoint reads a profile's shell entrypoint as the pod's shell
+// will run it, for what nrl-k8s does to it: the NeMo-RL driver calls it
+// makes (script, --config, Hydra overrides, pipes, whether another layer
+// reads the call first), the run's overrides appended to the first call,
+// every --config pointed at the checked recipe, and whether pipefail is on.
+package entrypoint
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
+)
+
+// Invocation is one NeMo-RL driver call found in an entrypoint script.
+type Invocation struct {
+	Script    string   // e.g. examples/run_grpo.py
+	Config    string   // value of --config, if any (quotes removed)
+	Overrides []string // Hydra overrides, in order
+	Line      int      // 1-based line where the call's (continued) line starts
+	// Piped: the call's output goes into a pipe (`| tee log`), so without
+	// `set -o pipefail` its exit status is lost.
+	Piped bool
+	// Wrapped says, when not "", that the call is not a command of the
+	// entrypoint's own shell but text another layer evaluates: inside a
+	// quoted string spanning lines (`bash -c "..."`), an unquoted heredoc's
+	// body, or a quoted word. Quoting an override for the entrypoint's
+	// shell does not make it one literal word there (see AppendOverrides).
+	Wrapped string
+
+	// config is the --config word (the value word, or the `--config=v`
+	// word); end is the byte offset where the call's arguments end.
+	config  *shell.Token
+	eqForm  bool
+	end     int
+	opStart int // first shell operator or comment after the call, -1 if none
+}
+
+var scriptRE = regexp.MustCompile(`(^|/)run_[A-Za-z0-9_]*\.py$`)
+
+// FindInvocation returns the first training call of a shell entrypoint,
+// false when it has none.
+func FindInvocation(entrypoint string) (Invocation, bool) {
+	all := FindInvocations(entrypoint)
+	if len(all) == 0 {
+		return Invocation{}, false
+	}
+	return all[0], true
+}
+
+// FindInvocations returns every training call, in order. A training call is
+// a simple command that runs one of NeMo-RL's drivers (a `run_*.py` script)
+// or, whatever its script's name, passes `--config` (`python train.py
+// --config a/b.yaml`): nrl-k8s rewrites every `--config` of the entrypoint,
+// so a recipe path the pod reads is never left unchecked. Backslash-newline
+// continuations join lines (as two blanks, so byte offsets stay those of the
+// entrypoint).
+func FindInvocations(entrypoint string) []Invocation {
+	joined := shell.JoinContinuations(entrypoint)
+	var out []Invocation
+	var ctx shell.LineState
+	lineStart := 0
+	for lineStart <= len(joined) {
+		lineEnd := strings.IndexByte(joined[lineStart:], '\n')
+		if lineEnd < 0 {
+			lineEnd = len(joined)
+		} else {
+			lineEnd += lineStart
+		}
+		lineNo := strings.Count(entrypoint[:lineStart], "\n") + 1
+		// Each line is read as the entrypoint's shell would read a fresh
+		// line, so a call inside a wrapped string is still found (and its
+		// --config rewritten); ctx says whether it is wrapped.
+		wrapped := ctx.Wrapped()
+		words, comment := shell.Tokenize(joined, lineStart, lineEnd)
+		ctx.Advance(joined, lineStart, lineEnd, lineNo, words)
+		for from := 0; from < len(words); {
+			to := shell.CommandEnd(words, from)
+			if s, ok := scriptOf(words[from:to]); ok {
+				inv := parseCall(words, from+s, comment, lineNo)
+				inv.Wrapped = wrapped
+				if w := words[from+s]; inv.Wrapped == "" && strings.ContainsAny(w.Text, " \t") {
+					inv.Wrapped = "inside the quoted word " + joined[w.Start:w.End]
+				}
+				out = append(out, inv)
+			}
+			to++ // past the control operator
+			from = to
+		}
+		lineStart = lineEnd + 1
+	}
+	return out
+}
+
+// scriptOf finds the word a training call's arguments follow in one simple
+// command: a NeMo-RL driver (`run_*.py`), else, when the command passes
+// --config, the last `.py` word before it, else the command's program.
+func scriptOf(cmd []shell.Token) (int, bool) {
+	for i, w := range cmd {
+		if w.Op {
+			break
+		}
+		if scriptRE.MatchString(w.Text) {
+			return i, true
+		}
+	}
+	cfg := -1
+	for i, w := range cmd {
+		if w.Op {
+			break
+		}
+		if isConfigFlag(w.Text) {
+			cfg = i
+			break
+		}
+	}
+	if cfg < 0 {
+		return 0, false
+	}
+	for i := cfg - 1; i >= 0; i-- {
+		if strings.HasSuffix(cmd[i].Text, ".py") {
+			return i, true
+		}
+	}
+	for i := 0; i < cfg; i++ {
+		// The program: the first word that is no `VAR=value` assignment.
+		if !strings.Contains(cmd[i].Text, "=") {
+			return i, true
+		}
+	}
+	return cfg, true // `--config x` alone: the flag is the call
+}
+
+// isConfigFlag: `--config` or `--config=...`, never Hydra's `--config-name`,
+// `--config-dir` or `--config-path`.
+func isConfigFlag(w string) bool {
+	return w == "--config" || strings.HasPrefix(w, "--config=")
+}
+
+// parseCall reads the call whose script is words[s]: --config, Hydra
+// overrides up to the first operator, and whether a pipe takes its output.
+func parseCall(words []shell.Token, s, comment, line int) Invocation {
+	w := words[s]
+	inv := Invocation{Script: w.Text, Line: line, end: w.End, opStart: comment}
+	j := s + 1
+	if isConfigFlag(w.Text) {
+		// A command that is only `--config x`: the flag word is its own.
+		inv.Script, j = "", s
+	}
+	for ; j < len(words); j++ {
+		a := words[j]
+		if a.Op {
+			inv.opStart = a.Start
+			break
+		}
+		inv.end = a.End
+		switch {
+		case a.Text == "--config" && j+1 < len(words) && !words[j+1].Op:
+			j++
+			inv.config = &words[j]
+			inv.Config = words[j].Text
+			inv.end = words[j].End
+			continue
+		case strings.HasPrefix(a.Text, "--config="):
+			inv.config = &words[j]
+			inv.eqForm = true
+			inv.Config = strings.TrimPrefix(a.Text, "--config=")
+			continue
+		case strings.HasPrefix(a.Text, "-") && !strings.HasPrefix(a.Text, "++"):
+			continue
+		case strings.Contains(a.Text, "=") || strings.HasPrefix(a.Text, "~"):
+			inv.Overrides = append(inv.Overrides, a.Text)
+		}
+	}
+	// Past redirections (`2>&1`, `> file`), a pipe takes the output.
+	for k := j; k < len(words); k++ {
+		a := words[k]
+		if !a.Op {
+			continue // a redirection's target
+		}
+		if a.Text == "|" || a.Text == "|&" {
+			inv.Piped = true
+		}
+		if !shell.IsRedirection(a.Text) {
+			break
+		}
+	}
+	return inv
+}
+
+// PipefailBefore reports whether a `set` command before the call's line
+// turns on pipefail (`set -o pipefail`, `set -euo pipefail`), so that a
+// piped driver's failure is the pipeline's exit status.
+func PipefailBefore(entrypoint string, inv Invocation) bool {
+	joined := shell.JoinContinuations(entrypoint)
+	lines := strings.Split(joined, "\n")
+	offset, on := 0, false
+	for i, l := range lines {
+		if i+1 >= inv.Line {
+			break
+		}
+		words, _ := shell.Tokenize(joined, offset, offset+len(l))
+		offset += len(l) + 1
+		for j := 0; j < len(words); j++ {
+			if words[j].Op || words[j].Text != "set" {
+				continue
+			}
+			for k := j + 1; k < len(words) && !words[k].Op; k++ {
+				w := words[k].Text
+				if len(w) > 1 && (w[0] == '-' || w[0] == '+') && strings.HasSuffix(w, "o") && k+1 < len(words) && words[k+1].Text == "pipefail" {
+					on = w[0] == '-' // `set +o pipefail` turns it off again
+				}
+			}
+		}
+	}
+	return on
+}
+
+// AppendOverrides adds extra overrides to the end of the first NeMo-RL
+// driver call in a shell entrypoint, before any pipe or redirection, so that
+// they win over the entrypoint's own (Hydra applies overrides left to
+// right).
+func AppendOverrides(entrypoint string, extra []string) (string, error) {
+	if len(extra) == 0 {
+		return entrypoint, nil
+	}
+	for _, o := range extra {
+		if _, err := hydra.Parse(o); err != nil {
+			return "", err
+		}
+	}
+	inv, ok := FindInvocation(entrypoint)
+	if !ok {
+		return "", errors.New("the entrypoint runs no NeMo-RL driver (python ... run_*.py) to append overrides to")
+	}
+	if strings.ContainsAny(inv.Script, " \t") {
+		return "", fmt.Errorf("line %d: the driver call is %s; an override appended after that word would be an argument of the outer command, not of the driver: refused. Call the driver directly on a line of the entrypoint", inv.Line, inv.Wrapped)
+	}
+	if inv.Wrapped != "" {
+		// Quoting for the entrypoint's shell is what keeps an override one
+		// literal word; in a wrapped call another layer reads the text
+		// first. Only overrides that need no quoting at all are the same
+		// word in every context.
+		for _, o := range extra {
+			if !shell.IsSafe(o) {
+				return "", fmt.Errorf("line %d: the driver call is %s; override %q needs shell quoting, which does not hold there, so it could run as a command in the pod: refused. Give the value in the recipe or profile, or call the driver directly on a line of the entrypoint", inv.Line, inv.Wrapped, o)
+			}
+		}
+	}
+	quoted := make([]string, len(extra))
+	for i, o := range extra {
+		quoted[i] = shell.Quote(o)
+	}
+	ins := strings.Join(quoted, " ")
+	// The insertion leaves the rest of the entrypoint byte for byte as it
+	// was, so removing it restores the original exactly (the chart relies on
+	// that): `OVR ` before an operator or comment, ` OVR` otherwise.
+	if at := inv.opStart; at >= 0 {
+		if at > 0 && entrypoint[at-1] != ' ' && entrypoint[at-1] != '\t' {
+			return entrypoint[:at] + " " + ins + entrypoint[at:], nil
+		}
+		return entrypoint[:at] + ins + " " + entrypoint[at:], nil
+	}
+	return entrypoint[:inv.end] + " " + ins + entrypoint[inv.end:], nil
+}
+
+// ConfigRewrite is one --config value changed by RewriteConfig.
+type ConfigRewrite struct {
+	Line     int
+	From, To string
+}
+
+// RewriteConfig points the --config of every driver call at path, keeping
+// each call's form (`--config a.yaml`, `--config=a.yaml`, single or double
+// quotes), as nrl-k8s does in long-lived mode. A value the pod's shell
+// expands (`$RECIPE`) is refused: what it names is only known in the pod.
+func RewriteConfig(entrypoint, path string) (string, []ConfigRewrite, error) {
+	var out strings.Builder
+	var changes []ConfigRewrite
+	last := 0
+	for _, inv := range FindInvocations(entrypoint) {
+		if inv.config == nil {
+			continue
+		}
+		raw := entrypoint[inv.config.Start:inv.config.End]
+		prefix := ""
+		if inv.eqForm {
+			if strings.HasPrefix(raw, "--config=") {
+				prefix, raw = "--config=", raw[len("--config="):]
+			} else {
+				// The whole word is quoted: `"--config=a.yaml"`.
+				prefix = "--config="
+				raw = raw[:1] + raw[1+len("--config="):]
+			}
+		}
+		if strings.ContainsAny(raw, "$`") && !strings.HasPrefix(raw, "'") {
+			return "", nil, fmt.Errorf("line %d: --config %s is expanded by the shell in the pod; expected a literal path so that the checked recipe (%s) is the one that runs", inv.Line, raw, path)
+		}
+		if inv.Config == path {
+			continue
+		}
+		repl := prefix + shell.QuoteLike(raw, path)
+		if inv.eqForm && !strings.HasPrefix(entrypoint[inv.config.Start:], "--config=") {
+			q := entrypoint[inv.config.Start : inv.config.Start+1]
+			repl = shell.QuoteLike(q, "--config="+path)
+		}
+		out.WriteString(entrypoint[last:inv.config.Start])
+		out.WriteString(repl)
+		last = inv.config.End
+		changes = append(changes, ConfigRewrite{Line: inv.Line, From: inv.Config, To: path})
+	}
+	if len(changes) == 0 {
+		return entrypoint, nil, nil
+	}
+	out.WriteString(entrypoint[last:])
+	return out.String(), changes, nil
+}
