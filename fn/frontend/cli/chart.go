@@ -13,10 +13,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
 )
 
-func init() {
-	extraCommands = append(extraCommands, chartDataCmd, chartPackageCmd, chartNewCmd, recipeMergeCmd)
-}
-
 func chartDataCmd() *cobra.Command {
 	var chart, index string
 	var check bool

@@ -77,10 +77,16 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(renderCmd(), checkCmd(), valuesCmd())
-	for _, extra := range extraCommands {
-		root.AddCommand(extra())
-	}
+	// Every command, in one list: rendering, the chart, the KRM function and
+	// kustomize, after apply, the PR workflow, the rest.
+	root.AddCommand(
+		renderCmd(), checkCmd(), valuesCmd(),
+		chartDataCmd(), chartPackageCmd(), chartNewCmd(), recipeMergeCmd(),
+		fnCmd(), kustomizeInputsCmd(), kustomizePluginCmd(),
+		preflightCmd(),
+		renderAllCmd(), diffCmd(),
+		schemaCmd(), statusCmd(), versionCmd(),
+	)
 	// Usage mistakes exit 2. cobra reports them as plain errors, so they are
 	// marked where cobra makes them: flag parsing (inherited by every
 	// subcommand) and each command's argument check; an unknown command is
@@ -139,9 +145,6 @@ func unknownCommand(root *cobra.Command, args []string) error {
 	}
 	return nil
 }
-
-// extraCommands lets other files of the package register commands.
-var extraCommands []func() *cobra.Command
 
 // runFlags are the flags every recipe-taking command shares.
 type runFlags struct {

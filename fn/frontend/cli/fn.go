@@ -15,8 +15,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 )
 
-func init() { extraCommands = append(extraCommands, fnCmd) }
-
 // fnCmd is the KRM function. kustomize runs it as an exec function with
 // `exec: {path: nrl-k8s, args: [fn]}` and the container image's entrypoint
 // is `nrl-k8s fn`, so the binary needs no wrapper script and no

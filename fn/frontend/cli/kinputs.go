@@ -15,8 +15,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
 )
 
-func init() { extraCommands = append(extraCommands, kustomizeInputsCmd) }
-
 // kustomizeInputsCmd writes (or checks) the KRM function's input ConfigMaps
 // for a set of runs: the configMapGenerator block of a kustomization, or
 // the inputs/ ConfigMaps of a kpt package.

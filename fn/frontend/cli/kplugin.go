@@ -30,8 +30,6 @@ const (
 	PluginKind       = "NemoRLRunGenerator"
 )
 
-func init() { extraCommands = append(extraCommands, kustomizePluginCmd) }
-
 // IsKustomizePlugin says whether the process was started under the plugin's
 // name (kustomize execs the file in its plugin home, a link to this binary).
 func IsKustomizePlugin(argv0 string) bool { return filepath.Base(argv0) == PluginKind }

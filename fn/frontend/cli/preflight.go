@@ -18,8 +18,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
-func init() { extraCommands = append(extraCommands, preflightCmd) }
-
 func preflightCmd() *cobra.Command {
 	var f runFlags
 	var cf clusterFlags

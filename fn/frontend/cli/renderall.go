@@ -19,10 +19,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
-func init() {
-	extraCommands = append(extraCommands, renderAllCmd, diffCmd)
-}
-
 func renderAllCmd() *cobra.Command {
 	var outDir, rootDir, baseDir string
 	var check, untracked bool

@@ -9,8 +9,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 )
 
-func init() { extraCommands = append(extraCommands, schemaCmd) }
-
 // schemaCmd prints the profile's JSON Schema (profiles/profile.schema.json)
 // or its key reference (docs/profiles.md), both generated from fn/engine/load/profile.
 func schemaCmd() *cobra.Command {

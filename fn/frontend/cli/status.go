@@ -16,8 +16,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
 )
 
-func init() { extraCommands = append(extraCommands, statusCmd) }
-
 func statusCmd() *cobra.Command {
 	var cf clusterFlags
 	var namespace, format string

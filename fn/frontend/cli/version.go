@@ -11,8 +11,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func init() { extraCommands = append(extraCommands, versionCmd) }
-
 // BuildInfo is what `nrl-k8s version` reports.
 type BuildInfo struct {
 	Version   string `json:"version"`
