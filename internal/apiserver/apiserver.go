@@ -311,7 +311,7 @@ func readCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // start a server whatever its working directory.
 func crdDir() string {
 	root, _ := testenv.Root() // an error shows as the folder's read error
-	return filepath.Join(root, "fn", "schema", "crds")
+	return filepath.Join(root, "fn", "analyse", "schema", "crds")
 }
 
 func toUnstructured(v any) (*unstructured.Unstructured, error) {

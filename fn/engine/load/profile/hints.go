@@ -1,16 +1,20 @@
 package profile
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/suggest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // Errors that say how to fix them: the nearest valid key for a typo, the
@@ -245,4 +249,211 @@ func textLine(data []byte, s string) int {
 		}
 	}
 	return 0
+}
+
+// typeError explains a decode failure. sigs.k8s.io/json's type errors are
+// of an internal type, so the same JSON is decoded again with
+// encoding/json, whose *json.UnmarshalTypeError carries the field, the JSON
+// value kind and the Go type as values (only on this error path).
+func typeError(rt *tree.Map, data []byte, err error) (field, msg string) {
+	var again Infra
+	te, ok := errors.AsType[*json.UnmarshalTypeError](json.Unmarshal(data, &again))
+	if !ok || te.Type == nil {
+		if f, v, ok := badQuantity(rt, ""); ok {
+			return f, fmt.Sprintf("found %q; expected a Kubernetes quantity (e.g. 4, 500m, 16Gi)", v)
+		}
+		return "", strings.TrimPrefix(err.Error(), "json: ")
+	}
+	field = jsonFieldPath(te.Field)
+	goType := te.Type.String()
+	kind, value, _ := strings.Cut(te.Value, " ")
+	msg = fmt.Sprintf("found %s; expected %s", jsonKind(kind), friendlyType(goType))
+	bad := func(v any) bool { return kindMatches(v, kind) }
+	if kind == "number" && value != "" && strings.Contains(goType, "int") {
+		// A number the Go type cannot hold: say its range.
+		msg = fmt.Sprintf("found %s; expected %s", value, intRange(goType))
+		bad = func(v any) bool { return fmt.Sprint(v) == value }
+	}
+	return withIndices(rt, field, bad), msg
+}
+
+// quantityKeys hold a resource.Quantity, or a map of them, in the
+// Kubernetes types a profile embeds (container and claim resources,
+// emptyDir.sizeLimit, PVC capacity).
+var quantityKeys = map[string]bool{"limits": true, "requests": true, "capacity": true, "sizeLimit": true, "overhead": true}
+
+// badQuantity finds the first value, in file order, at a quantity key that
+// resource.ParseQuantity refuses: the quantity decoder's error names
+// neither the field nor the value.
+func badQuantity(v any, path string) (field, value string, ok bool) {
+	switch t := v.(type) {
+	case *tree.Map:
+		for _, k := range t.Keys() {
+			child, _ := t.Get(k)
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if quantityKeys[k] {
+				if f, val, ok := firstBadQuantity(child, p); ok {
+					return f, val, true
+				}
+			}
+			if f, val, ok := badQuantity(child, p); ok {
+				return f, val, true
+			}
+		}
+	case []any:
+		for i, e := range t {
+			if f, val, ok := badQuantity(e, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return f, val, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// firstBadQuantity checks a quantity value or a map of them.
+func firstBadQuantity(v any, path string) (field, value string, ok bool) {
+	if m, isMap := v.(*tree.Map); isMap {
+		for _, k := range m.Keys() {
+			child, _ := m.Get(k)
+			if _, nested := child.(*tree.Map); nested {
+				continue
+			}
+			if f, val, ok := firstBadQuantity(child, path+"."+k); ok {
+				return f, val, true
+			}
+		}
+		return "", "", false
+	}
+	switch t := v.(type) {
+	case string:
+		if _, err := resource.ParseQuantity(t); err != nil {
+			return path, t, true
+		}
+	case bool:
+		return path, fmt.Sprint(t), true
+	}
+	return "", "", false
+}
+
+// withIndices puts back the list indices encoding/json leaves out of a field
+// path (`workerGroupSpecs.replicas` -> `workerGroupSpecs[1].replicas`): the
+// first element whose value at the rest of the path has the kind json
+// complained about.
+func withIndices(root any, field string, bad func(any) bool) string {
+	var walk func(v any, segs []string, out string) (string, bool)
+	walk = func(v any, segs []string, out string) (string, bool) {
+		if list, ok := v.([]any); ok {
+			for i, e := range list {
+				if p, ok := walk(e, segs, fmt.Sprintf("%s[%d]", out, i)); ok {
+					return p, true
+				}
+			}
+			return "", false
+		}
+		if len(segs) == 0 {
+			return out, bad(v)
+		}
+		m, ok := v.(*tree.Map)
+		if !ok {
+			return "", false
+		}
+		child, ok := m.Get(segs[0])
+		if !ok {
+			return "", false
+		}
+		next := segs[0]
+		if out != "" {
+			next = out + "." + segs[0]
+		}
+		return walk(child, segs[1:], next)
+	}
+	if p, ok := walk(root, strings.Split(field, "."), ""); ok {
+		return p
+	}
+	return field
+}
+
+func kindMatches(v any, jsonKind string) bool {
+	switch jsonKind {
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "number":
+		switch v.(type) {
+		case int64, float64:
+			return true
+		}
+	case "bool":
+		_, ok := v.(bool)
+		return ok
+	case "object":
+		_, ok := v.(*tree.Map)
+		return ok
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	}
+	return false
+}
+
+// intRange names a Go integer type's range.
+func intRange(t string) string {
+	switch t {
+	case "int32":
+		return "an integer from -2147483648 to 2147483647"
+	case "uint32":
+		return "an integer from 0 to 4294967295"
+	case "int16":
+		return "an integer from -32768 to 32767"
+	case "uint8", "byte":
+		return "an integer from 0 to 255"
+	case "int8":
+		return "an integer from -128 to 127"
+	}
+	return "an integer that fits " + t
+}
+
+// jsonFieldPath drops the Go names of embedded structs (ProbeHandler,
+// VolumeSource, ...) that encoding/json puts into a field path.
+func jsonFieldPath(p string) string {
+	var out []string
+	for _, seg := range strings.Split(p, ".") {
+		if seg != "" && seg[0] >= 'A' && seg[0] <= 'Z' {
+			continue
+		}
+		out = append(out, seg)
+	}
+	return strings.Join(out, ".")
+}
+
+// jsonKind names an encoding/json value kind in the profile's terms.
+func jsonKind(k string) string {
+	switch k {
+	case "object":
+		return "a mapping"
+	case "array":
+		return "a list"
+	case "bool":
+		return "a boolean"
+	}
+	return tree.Article(k)
+}
+
+func friendlyType(t string) string {
+	switch {
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "map["):
+		return "a mapping"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.Contains(t, "int"), strings.HasSuffix(t, ".Int"):
+		return "an integer"
+	case t == "bool":
+		return "a boolean"
+	}
+	return t
 }

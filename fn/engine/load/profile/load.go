@@ -2,14 +2,12 @@ package profile
 
 import (
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	kjson "sigs.k8s.io/json"
 
@@ -67,14 +65,68 @@ type Loaded struct {
 
 // Load merges, resolves, decodes and validates a profile.
 func Load(in Input) (*Loaded, diag.List) {
-	var ds diag.List
-	file := in.File
-	switch {
-	case file == "" && in.RecipeInfra == nil && in.UserDefaults != "":
-		file = in.UserDefaults
-	case file == "":
-		file = in.RecipeFile
+	file := profileFile(in)
+	root, ds := layers(in)
+	if ds.HasErrors() {
+		return nil, ds
 	}
+	ds = append(ds, applyOverrides(root, in.Overrides, file)...)
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	hostEnv := hostEnvKeys(root)
+	rt, rds := resolve(in, file, root)
+	ds = append(ds, rds...)
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	if in.Namespace != "" {
+		rt.Set("namespace", in.Namespace)
+	}
+	if ns, _ := rt.Get("namespace"); ns == nil || ns == "" {
+		rt.Set("namespace", DefaultNamespace)
+	}
+	stripSchemaStrings(rt, nil)
+	// Parsed once, on the first finding that needs a line: a profile with
+	// many unknown keys must not be parsed once per key.
+	loaded := &Loaded{Tree: rt, File: file, HostEnv: hostEnv,
+		locate: newLocator(file, in.Overrides, func() []byte { return readFile(in.Loader, file) })}
+	infra, dds := decode(file, rt)
+	ds = append(ds, loaded.Locate(dds)...)
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	loaded.Infra = infra
+	applyDefaults(infra)
+	vds := validate(file, infra)
+	if in.Namespace == "" {
+		// The profile's own namespace: refused here, at its key, not on
+		// every object it would land in.
+		for _, e := range validation.IsDNS1123Label(infra.Namespace) {
+			vds.Errorf(file, "namespace", "found %q; expected a namespace name (DNS-1123 label): %s", infra.Namespace, e)
+		}
+	}
+	ds = append(ds, loaded.Locate(vds)...)
+	return loaded, ds
+}
+
+// profileFile is the file findings about the profile name: --infra, else
+// the user defaults when they hold the profile, else the recipe.
+func profileFile(in Input) string {
+	switch {
+	case in.File != "":
+		return in.File
+	case in.RecipeInfra == nil && in.UserDefaults != "":
+		return in.UserDefaults
+	}
+	return in.RecipeFile
+}
+
+// layers merges the profile's layers, lowest first: the built-in
+// defaults, the user defaults, then the --infra file or the recipe's own
+// `infra:` mapping (`_shared:` dropped).
+func layers(in Input) (*tree.Map, diag.List) {
+	var ds diag.List
 	base, err := parsedDefaults()
 	if err != nil {
 		ds.Errorf("defaults.yaml", "", "%v", err)
@@ -108,8 +160,14 @@ func Load(in Input) (*Loaded, diag.List) {
 		ds.Errorf("", "", "no infra profile: pass --infra FILE, put an `infra:` mapping in the recipe, or give a user defaults layer (--defaults, $NRL_K8S_DEFAULTS)")
 		return nil, ds
 	}
-	root := merged.(*tree.Map)
-	for _, o := range in.Overrides {
+	return merged.(*tree.Map), ds
+}
+
+// applyOverrides sets each `infra.` override (prefix removed) in root; a
+// value YAML cannot read is a string, as Hydra reads it.
+func applyOverrides(root *tree.Map, overrides []string, file string) diag.List {
+	var ds diag.List
+	for _, o := range overrides {
 		k, v, ok := strings.Cut(o, "=")
 		if !ok {
 			ds.Errorf(file, o, "infra override %q: expected infra.KEY=VALUE", o)
@@ -126,51 +184,27 @@ func Load(in Input) (*Loaded, diag.List) {
 			ds.Errorf(file, k, "infra override %q: %v", o, err)
 		}
 	}
-	if ds.HasErrors() {
-		return nil, ds
-	}
-	hostEnv := hostEnvKeys(root)
+	return ds
+}
+
+// resolve interpolates the merged profile (${user:}, ${oc.env:...},
+// ${a.b}); a failure says how to fix it where it can (shellHint).
+func resolve(in Input, file string, root *tree.Map) (*tree.Map, diag.List) {
+	var ds diag.List
 	resolved, err := interp.Resolve(root, interp.Options{User: in.User, Env: in.Env})
-	if err != nil {
-		if ie, ok := errors.AsType[*interp.Error](err); ok {
-			if hint, ok := shellHint(ie, readFile(in.Loader, file)); ok {
-				ds.Errorf(file, ie.Path, "%s", hint)
-			} else {
-				ds.Errorf(file, ie.Path, "cannot resolve %q: %s", ie.Value, ie.Msg)
-			}
+	if err == nil {
+		return resolved.(*tree.Map), nil
+	}
+	if ie, ok := errors.AsType[*interp.Error](err); ok {
+		if hint, ok := shellHint(ie, readFile(in.Loader, file)); ok {
+			ds.Errorf(file, ie.Path, "%s", hint)
 		} else {
-			ds.Errorf(file, "", "%v", err)
+			ds.Errorf(file, ie.Path, "cannot resolve %q: %s", ie.Value, ie.Msg)
 		}
-		return nil, ds
+	} else {
+		ds.Errorf(file, "", "%v", err)
 	}
-	rt := resolved.(*tree.Map)
-	if in.Namespace != "" {
-		rt.Set("namespace", in.Namespace)
-	}
-	if ns, _ := rt.Get("namespace"); ns == nil || ns == "" {
-		rt.Set("namespace", DefaultNamespace)
-	}
-	stripSchemaStrings(rt, nil)
-	// Parsed once, on the first finding that needs a line: a profile with
-	// many unknown keys must not be parsed once per key.
-	loaded := &Loaded{Tree: rt, File: file, HostEnv: hostEnv,
-		locate: newLocator(file, in.Overrides, func() []byte { return readFile(in.Loader, file) })}
-	infra, dds := decode(file, rt)
-	ds = append(ds, loaded.Locate(dds)...)
-	if ds.HasErrors() {
-		return nil, ds
-	}
-	loaded.Infra = infra
-	vds := validate(file, infra)
-	if in.Namespace == "" {
-		// The profile's own namespace: refused here, at its key, not on
-		// every object it would land in.
-		for _, e := range validation.IsDNS1123Label(infra.Namespace) {
-			vds.Errorf(file, "namespace", "found %q; expected a namespace name (DNS-1123 label): %s", infra.Namespace, e)
-		}
-	}
-	ds = append(ds, loaded.Locate(vds)...)
-	return loaded, ds
+	return nil, ds
 }
 
 // Locate says where each finding about a profile field comes from: the
@@ -303,93 +337,6 @@ func isSpecBody(p tree.Path) bool {
 	return len(p) == 3 && (p[0] == "kuberay" || p[0] == "deployments") && p[2] == "spec"
 }
 
-// typeError explains a decode failure. sigs.k8s.io/json's type errors are
-// of an internal type, so the same JSON is decoded again with
-// encoding/json, whose *json.UnmarshalTypeError carries the field, the JSON
-// value kind and the Go type as values (only on this error path).
-func typeError(rt *tree.Map, data []byte, err error) (field, msg string) {
-	var again Infra
-	te, ok := errors.AsType[*json.UnmarshalTypeError](json.Unmarshal(data, &again))
-	if !ok || te.Type == nil {
-		if f, v, ok := badQuantity(rt, ""); ok {
-			return f, fmt.Sprintf("found %q; expected a Kubernetes quantity (e.g. 4, 500m, 16Gi)", v)
-		}
-		return "", strings.TrimPrefix(err.Error(), "json: ")
-	}
-	field = jsonFieldPath(te.Field)
-	goType := te.Type.String()
-	kind, value, _ := strings.Cut(te.Value, " ")
-	msg = fmt.Sprintf("found %s; expected %s", jsonKind(kind), friendlyType(goType))
-	bad := func(v any) bool { return kindMatches(v, kind) }
-	if kind == "number" && value != "" && strings.Contains(goType, "int") {
-		// A number the Go type cannot hold: say its range.
-		msg = fmt.Sprintf("found %s; expected %s", value, intRange(goType))
-		bad = func(v any) bool { return fmt.Sprint(v) == value }
-	}
-	return withIndices(rt, field, bad), msg
-}
-
-// quantityKeys hold a resource.Quantity, or a map of them, in the
-// Kubernetes types a profile embeds (container and claim resources,
-// emptyDir.sizeLimit, PVC capacity).
-var quantityKeys = map[string]bool{"limits": true, "requests": true, "capacity": true, "sizeLimit": true, "overhead": true}
-
-// badQuantity finds the first value, in file order, at a quantity key that
-// resource.ParseQuantity refuses: the quantity decoder's error names
-// neither the field nor the value.
-func badQuantity(v any, path string) (field, value string, ok bool) {
-	switch t := v.(type) {
-	case *tree.Map:
-		for _, k := range t.Keys() {
-			child, _ := t.Get(k)
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			if quantityKeys[k] {
-				if f, val, ok := firstBadQuantity(child, p); ok {
-					return f, val, true
-				}
-			}
-			if f, val, ok := badQuantity(child, p); ok {
-				return f, val, true
-			}
-		}
-	case []any:
-		for i, e := range t {
-			if f, val, ok := badQuantity(e, fmt.Sprintf("%s[%d]", path, i)); ok {
-				return f, val, true
-			}
-		}
-	}
-	return "", "", false
-}
-
-// firstBadQuantity checks a quantity value or a map of them.
-func firstBadQuantity(v any, path string) (field, value string, ok bool) {
-	if m, isMap := v.(*tree.Map); isMap {
-		for _, k := range m.Keys() {
-			child, _ := m.Get(k)
-			if _, nested := child.(*tree.Map); nested {
-				continue
-			}
-			if f, val, ok := firstBadQuantity(child, path+"."+k); ok {
-				return f, val, true
-			}
-		}
-		return "", "", false
-	}
-	switch t := v.(type) {
-	case string:
-		if _, err := resource.ParseQuantity(t); err != nil {
-			return path, t, true
-		}
-	case bool:
-		return path, fmt.Sprint(t), true
-	}
-	return "", "", false
-}
-
 // decode turns the resolved tree into the typed profile. Unknown keys at any
 // depth, inside the KubeRay and Deployment specs too, are errors.
 // Where each finding comes from (a line, an override) is said by Locate.
@@ -457,126 +404,6 @@ func readFile(l *recipe.Loader, file string) []byte {
 		return nil
 	}
 	return b
-}
-
-// withIndices puts back the list indices encoding/json leaves out of a field
-// path (`workerGroupSpecs.replicas` -> `workerGroupSpecs[1].replicas`): the
-// first element whose value at the rest of the path has the kind json
-// complained about.
-func withIndices(root any, field string, bad func(any) bool) string {
-	var walk func(v any, segs []string, out string) (string, bool)
-	walk = func(v any, segs []string, out string) (string, bool) {
-		if list, ok := v.([]any); ok {
-			for i, e := range list {
-				if p, ok := walk(e, segs, fmt.Sprintf("%s[%d]", out, i)); ok {
-					return p, true
-				}
-			}
-			return "", false
-		}
-		if len(segs) == 0 {
-			return out, bad(v)
-		}
-		m, ok := v.(*tree.Map)
-		if !ok {
-			return "", false
-		}
-		child, ok := m.Get(segs[0])
-		if !ok {
-			return "", false
-		}
-		next := segs[0]
-		if out != "" {
-			next = out + "." + segs[0]
-		}
-		return walk(child, segs[1:], next)
-	}
-	if p, ok := walk(root, strings.Split(field, "."), ""); ok {
-		return p
-	}
-	return field
-}
-
-func kindMatches(v any, jsonKind string) bool {
-	switch jsonKind {
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "number":
-		switch v.(type) {
-		case int64, float64:
-			return true
-		}
-	case "bool":
-		_, ok := v.(bool)
-		return ok
-	case "object":
-		_, ok := v.(*tree.Map)
-		return ok
-	case "array":
-		_, ok := v.([]any)
-		return ok
-	}
-	return false
-}
-
-// intRange names a Go integer type's range.
-func intRange(t string) string {
-	switch t {
-	case "int32":
-		return "an integer from -2147483648 to 2147483647"
-	case "uint32":
-		return "an integer from 0 to 4294967295"
-	case "int16":
-		return "an integer from -32768 to 32767"
-	case "uint8", "byte":
-		return "an integer from 0 to 255"
-	case "int8":
-		return "an integer from -128 to 127"
-	}
-	return "an integer that fits " + t
-}
-
-// jsonFieldPath drops the Go names of embedded structs (ProbeHandler,
-// VolumeSource, ...) that encoding/json puts into a field path.
-func jsonFieldPath(p string) string {
-	var out []string
-	for _, seg := range strings.Split(p, ".") {
-		if seg != "" && seg[0] >= 'A' && seg[0] <= 'Z' {
-			continue
-		}
-		out = append(out, seg)
-	}
-	return strings.Join(out, ".")
-}
-
-// jsonKind names an encoding/json value kind in the profile's terms.
-func jsonKind(k string) string {
-	switch k {
-	case "object":
-		return "a mapping"
-	case "array":
-		return "a list"
-	case "bool":
-		return "a boolean"
-	}
-	return tree.Article(k)
-}
-
-func friendlyType(t string) string {
-	switch {
-	case t == "string":
-		return "a string"
-	case strings.HasPrefix(t, "map["):
-		return "a mapping"
-	case strings.HasPrefix(t, "[]"):
-		return "a list"
-	case strings.Contains(t, "int"), strings.HasSuffix(t, ".Int"):
-		return "an integer"
-	case t == "bool":
-		return "a boolean"
-	}
-	return t
 }
 
 // DefaultValue is defaults.yaml's value at a dotted path; ok is false when

@@ -66,7 +66,23 @@ func oneOf(ds *diag.List, file, field, got string, allowed []string) {
 	ds.Errorf(file, field, "found %q; expected one of %s", got, strings.Join(allowed, ", "))
 }
 
-// validate applies the schema rules that types alone do not express.
+// applyDefaults fills what a profile may leave out and the rendered objects
+// need: a toleration's operator (Equal) and effect (NoSchedule), as the API
+// server would read them.
+func applyDefaults(in *Infra) {
+	for i := range in.Placement.Tolerations {
+		t := &in.Placement.Tolerations[i]
+		if t.Operator == "" {
+			t.Operator = "Equal"
+		}
+		if t.Effect == "" {
+			t.Effect = "NoSchedule"
+		}
+	}
+}
+
+// validate applies the schema rules that types alone do not express, to a
+// profile whose defaults are applied; it only reports.
 func validate(file string, in *Infra) diag.List {
 	var ds diag.List
 	if strings.TrimSpace(in.Namespace) == "" {
@@ -78,7 +94,17 @@ func validate(file string, in *Infra) diag.List {
 	if in.PodSecurity != nil {
 		oneOf(&ds, file, "podSecurity", *in.PodSecurity, PodSecurityLevels)
 	}
-	oneOf(&ds, file, "scheduler.kind", in.Scheduler.Kind, SchedulerKinds)
+	validateScheduling(&ds, file, in)
+	validateStorage(&ds, file, in)
+	validateLaunch(&ds, file, in)
+	validateClusters(&ds, file, in)
+	return ds
+}
+
+// validateScheduling: the scheduler, its queue and priority class, node
+// selection and tolerations, and the variables every pod gets.
+func validateScheduling(ds *diag.List, file string, in *Infra) {
+	oneOf(ds, file, "scheduler.kind", in.Scheduler.Kind, SchedulerKinds)
 	if (in.Scheduler.Kind == "kai" || in.Scheduler.Kind == "kueue") && (in.Scheduler.Queue == nil || *in.Scheduler.Queue == "") {
 		ds.Errorf(file, "scheduler.queue", "infra.scheduler.queue is required when scheduler.kind=%s", in.Scheduler.Kind)
 	}
@@ -110,59 +136,59 @@ func validate(file string, in *Infra) diag.List {
 		if t.Key == "" {
 			ds.Errorf(file, f+".key", "is required")
 		}
-		if t.Operator == "" {
-			in.Placement.Tolerations[i].Operator = "Equal"
-		} else {
-			oneOf(&ds, file, f+".operator", t.Operator, Operators)
-		}
-		if t.Effect == "" {
-			in.Placement.Tolerations[i].Effect = "NoSchedule"
-		} else {
-			oneOf(&ds, file, f+".effect", t.Effect, Effects)
-		}
+		oneOf(ds, file, f+".operator", t.Operator, Operators)
+		oneOf(ds, file, f+".effect", t.Effect, Effects)
 		// The API server's own toleration rules (ValidateTolerations).
 		if t.Operator == "Exists" && t.Value != nil && *t.Value != "" {
 			ds.Errorf(file, f+".value", "is %q with operator Exists; expected no value (Exists matches any value of the key)", *t.Value)
 		}
-		if t.TolerationSeconds != nil && in.Placement.Tolerations[i].Effect != "NoExecute" {
-			ds.Errorf(file, f+".tolerationSeconds", "is set with effect %s; expected effect NoExecute (only a NoExecute taint evicts after a time)", in.Placement.Tolerations[i].Effect)
+		if t.TolerationSeconds != nil && t.Effect != "NoExecute" {
+			ds.Errorf(file, f+".tolerationSeconds", "is set with effect %s; expected effect NoExecute (only a NoExecute taint evicts after a time)", t.Effect)
 		}
 	}
+}
+
+// validateStorage: the networking choice and every volume the profile names.
+func validateStorage(ds *diag.List, file string, in *Infra) {
 	if in.Networking.NCCLNet != nil {
-		oneOf(&ds, file, "networking.nccl_net", *in.Networking.NCCLNet, NCCLNets)
+		oneOf(ds, file, "networking.nccl_net", *in.Networking.NCCLNet, NCCLNets)
 	}
-	oneOf(&ds, file, "workspace.kind", in.Workspace.Kind, WorkspaceKinds)
+	oneOf(ds, file, "workspace.kind", in.Workspace.Kind, WorkspaceKinds)
 	if (in.Workspace.Kind == "lustre" || in.Workspace.Kind == "pvc") && empty(in.Workspace.PVCName) {
 		ds.Errorf(file, "workspace.pvcName", "infra.workspace.pvcName is required when kind=%s", in.Workspace.Kind)
 	}
 	if in.Workspace.Kind == "hostPath" && empty(in.Workspace.HostPath) {
 		ds.Errorf(file, "workspace.hostPath", "infra.workspace.hostPath is required when kind=hostPath")
 	}
-	oneOf(&ds, file, "hf_cache.kind", in.HFCache.Kind, HFCacheKinds)
+	oneOf(ds, file, "hf_cache.kind", in.HFCache.Kind, HFCacheKinds)
 	if (in.HFCache.Kind == "lustre" || in.HFCache.Kind == "pvc") && empty(in.HFCache.PVCName) {
 		ds.Errorf(file, "hf_cache.pvcName", "infra.hf_cache.pvcName is required when kind=%s", in.HFCache.Kind)
 	}
-	oneOf(&ds, file, "checkpoints.kind", in.Checkpoints.Kind, CheckpointKinds)
+	oneOf(ds, file, "checkpoints.kind", in.Checkpoints.Kind, CheckpointKinds)
 	if (in.Checkpoints.Kind == "lustre" || in.Checkpoints.Kind == "pvc") && empty(in.Checkpoints.PVCName) {
 		ds.Errorf(file, "checkpoints.pvcName", "infra.checkpoints.pvcName is required when kind=%s", in.Checkpoints.Kind)
 	}
-	validateSubPath(&ds, file, "hf_cache", in.HFCache)
-	validateSubPath(&ds, file, "checkpoints", in.Checkpoints)
-	oneOf(&ds, file, "submit.kind", in.Submit.Kind, SubmitKinds)
-	oneOf(&ds, file, "submit.portForward", in.Submit.PortForward, PortForwards)
-	oneOf(&ds, file, "submit.devPod", in.Submit.DevPod, DevPodModes)
-	oneOf(&ds, file, "submit.submitter", in.Submit.Submitter, Submitters)
-	oneOf(&ds, file, "launch.mode", in.Launch.Mode, LaunchModes)
-	oneOf(&ds, file, "launch.runMode", in.Launch.RunMode, RunModes)
-	oneOf(&ds, file, "launch.codeSource", in.Launch.CodeSource, CodeSources)
-	oneOf(&ds, file, "launch.recipeSource", in.Launch.RecipeSource, RecipeSources)
+	validateSubPath(ds, file, "hf_cache", in.HFCache)
+	validateSubPath(ds, file, "checkpoints", in.Checkpoints)
+}
+
+// validateLaunch: how the run is submitted and launched.
+func validateLaunch(ds *diag.List, file string, in *Infra) {
+	oneOf(ds, file, "submit.kind", in.Submit.Kind, SubmitKinds)
+	oneOf(ds, file, "submit.portForward", in.Submit.PortForward, PortForwards)
+	oneOf(ds, file, "submit.devPod", in.Submit.DevPod, DevPodModes)
+	oneOf(ds, file, "submit.submitter", in.Submit.Submitter, Submitters)
+	oneOf(ds, file, "launch.mode", in.Launch.Mode, LaunchModes)
+	oneOf(ds, file, "launch.runMode", in.Launch.RunMode, RunModes)
+	oneOf(ds, file, "launch.codeSource", in.Launch.CodeSource, CodeSources)
+	oneOf(ds, file, "launch.recipeSource", in.Launch.RecipeSource, RecipeSources)
 	if in.Launch.Mode == "attach" && empty(in.Launch.Attach.Generation) && empty(in.Launch.Attach.Gym) && empty(in.Launch.Attach.Training) {
 		ds.Errorf(file, "launch.attach", "infra.launch.mode=attach requires at least one of infra.launch.attach.{generation,gym,training}")
 	}
 	if (in.Launch.CodeSource == "image" || in.Launch.CodeSource == "lustre") && empty(in.Launch.CodePath) {
 		ds.Errorf(file, "launch.codePath", "infra.launch.codePath is required when codeSource=%s", in.Launch.CodeSource)
 	}
-	oneOf(&ds, file, "launch.rayjob.submissionMode", in.Launch.RayJob.SubmissionMode, SubmissionModes)
+	oneOf(ds, file, "launch.rayjob.submissionMode", in.Launch.RayJob.SubmissionMode, SubmissionModes)
 	if ttl := in.Launch.RayJob.TTLSecondsAfterFinished; ttl < 0 || ttl > math.MaxInt32 {
 		ds.Errorf(file, "launch.rayjob.ttlSecondsAfterFinished", "found %d; expected 0 to %d seconds", ttl, math.MaxInt32)
 	}
@@ -170,7 +196,11 @@ func validate(file string, in *Infra) diag.List {
 	if ads := in.Launch.RayJob.ActiveDeadlineSeconds; ads != nil && *ads > math.MaxInt32 {
 		ds.Errorf(file, "launch.rayjob.activeDeadlineSeconds", "found %d; expected at most %d seconds", *ads, math.MaxInt32)
 	}
-	validateDRA(&ds, file, "dra", &in.DRA)
+}
+
+// validateClusters: DRA, each RayCluster and each Deployment.
+func validateClusters(ds *diag.List, file string, in *Infra) {
+	validateDRA(ds, file, "dra", &in.DRA)
 	for _, rc := range in.Kuberay.ByRole() {
 		f := "kuberay." + rc.Role
 		c := rc.Cluster
@@ -184,13 +214,13 @@ func validate(file string, in *Infra) diag.List {
 			ds.Errorf(file, f+".segmentSize", "found %d; expected an integer greater than 0", *c.SegmentSize)
 		}
 		if c.Spec != nil {
-			validateCounts(&ds, file, f+".spec", c.Spec)
+			validateCounts(ds, file, f+".spec", c.Spec)
 		}
 		if c.Daemon != nil && strings.TrimSpace(c.Daemon.Entrypoint) == "" {
 			ds.Errorf(file, f+".daemon.entrypoint", "is required when daemon is set")
 		}
 		if c.DRA != nil {
-			validateDRA(&ds, file, f+".dra", c.DRA)
+			validateDRA(ds, file, f+".dra", c.DRA)
 		}
 	}
 	for _, k := range tree.SortedKeys(in.Deployments) {
@@ -207,7 +237,6 @@ func validate(file string, in *Infra) diag.List {
 			ds.Errorf(file, f+".spec", "is required; expected a Deployment spec")
 		}
 	}
-	return ds
 }
 
 // validateCounts refuses negative worker counts here, with the profile's

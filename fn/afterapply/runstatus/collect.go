@@ -1,0 +1,357 @@
+package runstatus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+)
+
+// Collect reads everything of the run. An error wrapping
+// kube.ErrUnreachable means the cluster could not be asked; a permission
+// error on one kind is a Problem, not an error.
+func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.Time) (Report, error) {
+	r := Report{Run: run, Namespace: namespace, PodPhases: map[string]int{}}
+	k := &collector{ctx: ctx, c: c, namespace: namespace, r: &r}
+	sel := InstanceLabel + "=" + run
+	jobs, err := k.list(kube.RayJobs, sel)
+	if err != nil {
+		return r, err
+	}
+	clusters, err := k.list(kube.RayClusters, sel)
+	if err != nil {
+		return r, err
+	}
+	clusters, clusterNames, err := k.jobClusters(jobs, clusters)
+	if err != nil {
+		return r, err
+	}
+	pods, podNames, err := k.listRun(kube.Pods, sel, clusterNames)
+	if err != nil {
+		return r, err
+	}
+	services, _, err := k.listRun(kube.Services, sel, clusterNames)
+	if err != nil {
+		return r, err
+	}
+	deploys, err := k.list(kube.Deployments, sel)
+	if err != nil {
+		return r, err
+	}
+	others, err := k.others(sel)
+	if err != nil {
+		return r, err
+	}
+	events, err := k.list(kube.Events, "")
+	if err != nil {
+		return r, err
+	}
+
+	if len(jobs)+len(clusters)+len(pods)+len(services)+len(deploys)+len(others) == 0 {
+		r.Verdict = NotFound
+		r.Summary = fmt.Sprintf("nothing labelled %s in namespace %s", sel, namespace)
+		return r, nil
+	}
+	if err := k.addRay(jobs, clusters, clusterNames, now); err != nil {
+		return r, err
+	}
+	if err := k.addPods(pods); err != nil {
+		return r, err
+	}
+	for i := range services {
+		var s corev1.Service
+		_ = kube.Decode(&services[i], &s)
+		r.Services = append(r.Services, Object{Kind: "Service", Name: s.Name, Info: string(s.Spec.Type)})
+	}
+	for i := range deploys {
+		d := Deployment{Name: deploys[i].GetName()}
+		d.Ready = nested(deploys[i].Object, "status", "readyReplicas")
+		d.Desired = nested(deploys[i].Object, "spec", "replicas")
+		d.Available = d.Ready >= d.Desired && d.Desired > 0
+		r.Deployments = append(r.Deployments, d)
+	}
+	r.Others = others
+	r.Problems = append(r.Problems, eventProblems(events, clusterNames, jobs, podNames)...)
+	r.Problems = append(r.Problems, podProblems(r.Pods)...)
+	sortReport(&r)
+	r.Verdict, r.Summary = judge(r)
+	return r, nil
+}
+
+// collector reads one run's objects from one namespace into a Report.
+type collector struct {
+	ctx       context.Context
+	c         *kube.Conn
+	namespace string
+	r         *Report
+}
+
+// list lists one kind; a kind the user may not list is a Problem and an
+// empty list.
+func (k *collector) list(gvr schema.GroupVersionResource, selector string) ([]unstructured.Unstructured, error) {
+	items, out, err := k.c.List(k.ctx, gvr, k.namespace, selector)
+	if errors.Is(err, kube.ErrUnreachable) {
+		return nil, err
+	}
+	if out == kube.Forbidden {
+		k.r.Problems = append(k.r.Problems, Problem{Object: gvr.Resource, Reason: "Forbidden", Message: "cannot list " + gvr.Resource + ": " + err.Error()})
+	}
+	return items, nil
+}
+
+// jobClusters adds the RayJobs' clusters to clusters. A RayJob's cluster
+// normally carries the run's label (KubeRay copies the RayJob's labels);
+// it is read by name too in case a user's RayJob did not pass them on.
+func (k *collector) jobClusters(jobs, clusters []unstructured.Unstructured) ([]unstructured.Unstructured, map[string]bool, error) {
+	names := map[string]bool{}
+	for i := range clusters {
+		names[clusters[i].GetName()] = true
+	}
+	for i := range jobs {
+		var j rayv1.RayJob
+		if err := kube.Decode(&jobs[i], &j); err != nil {
+			return nil, nil, fmt.Errorf("RayJob %s: %w", jobs[i].GetName(), err)
+		}
+		name := j.Status.RayClusterName
+		if name == "" || names[name] {
+			continue
+		}
+		u, out, err := k.c.Get(k.ctx, kube.RayClusters, k.namespace, name)
+		if errors.Is(err, kube.ErrUnreachable) {
+			return nil, nil, err
+		}
+		if out == kube.Found {
+			clusters = append(clusters, *u)
+			names[name] = true
+		}
+	}
+	return clusters, names, nil
+}
+
+// listRun lists what carries the run's label, then what carries the label
+// KubeRay puts on a cluster's pods and services (ray.io/cluster) for each
+// of the run's clusters: each object once, with the set of their names.
+func (k *collector) listRun(gvr schema.GroupVersionResource, sel string, clusterNames map[string]bool) ([]unstructured.Unstructured, map[string]bool, error) {
+	items, err := k.list(gvr, sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := map[string]bool{}
+	for i := range items {
+		names[items[i].GetName()] = true
+	}
+	for name := range clusterNames {
+		more, err := k.list(gvr, "ray.io/cluster="+name)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, it := range more {
+			if !names[it.GetName()] {
+				items = append(items, it)
+				names[it.GetName()] = true
+			}
+		}
+	}
+	return items, names, nil
+}
+
+// others are the run's DRA objects and ConfigMaps, by kind and name.
+func (k *collector) others(sel string) ([]Object, error) {
+	var out []Object
+	for _, o := range []struct {
+		kind string
+		gvr  schema.GroupVersionResource
+	}{{"ComputeDomain", kube.ComputeDomains}, {"ResourceClaimTemplate", kube.ClaimTemplates}, {"ConfigMap", kube.ConfigMaps}} {
+		items, found, err := k.c.List(k.ctx, o.gvr, k.namespace, sel)
+		if errors.Is(err, kube.ErrUnreachable) {
+			return nil, err
+		}
+		if found != kube.Found {
+			continue // an API not served or not readable holds nothing we can show
+		}
+		for _, it := range items {
+			out = append(out, Object{Kind: o.kind, Name: it.GetName()})
+		}
+	}
+	return out, nil
+}
+
+// addRay adds the RayJobs and RayClusters to the report.
+func (k *collector) addRay(jobs, clusters []unstructured.Unstructured, clusterNames map[string]bool, now time.Time) error {
+	for i := range jobs {
+		var j rayv1.RayJob
+		_ = kube.Decode(&jobs[i], &j) // decoded by jobClusters
+		k.r.RayJobs = append(k.r.RayJobs, rayJob(&j, clusterNames, now))
+	}
+	for i := range clusters {
+		var rc rayv1.RayCluster
+		if err := kube.Decode(&clusters[i], &rc); err != nil {
+			return fmt.Errorf("RayCluster %s: %w", clusters[i].GetName(), err)
+		}
+		k.r.RayClusters = append(k.r.RayClusters, rayCluster(&rc))
+	}
+	return nil
+}
+
+// addPods adds the pods, their claims, and a pending pod's unallocated
+// claim as what it waits for.
+func (k *collector) addPods(pods []unstructured.Unstructured) error {
+	for i := range pods {
+		var p corev1.Pod
+		if err := kube.Decode(&pods[i], &p); err != nil {
+			return fmt.Errorf("Pod %s: %w", pods[i].GetName(), err)
+		}
+		pod := podOf(&p)
+		k.r.PodPhases[pod.Phase]++
+		claims, err := podClaims(k.ctx, k.c, &p)
+		if err != nil {
+			return err
+		}
+		for _, cl := range claims {
+			k.r.Claims = append(k.r.Claims, cl)
+			if !cl.Allocated && p.Status.Phase == corev1.PodPending && pod.Waiting == "" {
+				pod.Waiting = "ResourceClaim " + cl.Name + " not allocated"
+			}
+		}
+		k.r.Pods = append(k.r.Pods, pod)
+	}
+	return nil
+}
+
+func rayJob(j *rayv1.RayJob, clusters map[string]bool, now time.Time) RayJob {
+	out := RayJob{
+		Name:                j.Name,
+		JobDeploymentStatus: string(j.Status.JobDeploymentStatus),
+		JobStatus:           string(j.Status.JobStatus),
+		Reason:              string(j.Status.Reason),
+		Message:             j.Status.Message,
+		RayClusterName:      j.Status.RayClusterName,
+	}
+	if len(j.Spec.ClusterSelector) > 0 {
+		out.ClusterSelector = selectorText(j.Spec.ClusterSelector)
+	}
+	finished := j.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusComplete || j.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusFailed
+	if finished && j.Spec.ShutdownAfterJobFinishes && len(j.Spec.ClusterSelector) == 0 {
+		switch {
+		case j.Status.RayClusterName == "" || !clusters[j.Status.RayClusterName]:
+			out.Cleanup = "done"
+		case j.Status.EndTime != nil && now.Sub(j.Status.EndTime.Time) > time.Duration(j.Spec.TTLSecondsAfterFinished)*time.Second+time.Minute:
+			out.Cleanup = "overdue"
+		default:
+			out.Cleanup = "pending"
+		}
+	}
+	return out
+}
+
+func rayCluster(rc *rayv1.RayCluster) RayCluster {
+	// State is deprecated in favour of the conditions, which are listed
+	// too; KubeRay v1.5.0 still writes it, and it is the STATUS column of
+	// `kubectl get raycluster` that users compare with.
+	out := RayCluster{Name: rc.Name, State: string(rc.Status.State), Reason: rc.Status.Reason, //nolint:staticcheck // see above
+
+		ReadyWorkers: rc.Status.ReadyWorkerReplicas, DesiredWorker: rc.Status.DesiredWorkerReplicas}
+	if rc.Labels["ray.io/originated-from-crd"] == "RayJob" {
+		out.CreatedBy = "RayJob/" + rc.Labels["ray.io/originated-from-cr-name"]
+	}
+	for _, c := range rc.Status.Conditions {
+		out.Conditions = append(out.Conditions, Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message})
+	}
+	return out
+}
+
+func podOf(p *corev1.Pod) Pod {
+	out := Pod{Name: p.Name, Cluster: p.Labels["ray.io/cluster"], NodeType: p.Labels["ray.io/node-type"],
+		Group: p.Labels["ray.io/group"], Phase: string(p.Status.Phase)}
+	if out.Phase == "" {
+		out.Phase = string(corev1.PodPending)
+	}
+	for _, c := range p.Status.Conditions {
+		switch {
+		case c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue:
+			out.Ready = true
+		case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse:
+			out.Waiting = strings.TrimSpace(c.Reason + ": " + c.Message)
+			out.Blocked = c.Reason == corev1.PodReasonUnschedulable
+		}
+	}
+	for _, cs := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "PodInitializing" && w.Reason != "ContainerCreating" && out.Waiting == "" {
+			out.Waiting = strings.TrimSpace(cs.Name + ": " + w.Reason + ": " + w.Message)
+			out.Blocked = blockingWaits[w.Reason]
+		}
+	}
+	return out
+}
+
+// podClaims reads the ResourceClaims a Pod's claims resolved to
+// (status.resourceClaimStatuses) and whether each is allocated. A claim
+// the API has not created yet is reported unallocated.
+func podClaims(ctx context.Context, c *kube.Conn, p *corev1.Pod) ([]Claim, error) {
+	var out []Claim
+	generated := map[string]string{}
+	for _, s := range p.Status.ResourceClaimStatuses {
+		if s.ResourceClaimName != nil {
+			generated[s.Name] = *s.ResourceClaimName
+		}
+	}
+	for _, rc := range p.Spec.ResourceClaims {
+		name := generated[rc.Name]
+		if rc.ResourceClaimName != nil {
+			name = *rc.ResourceClaimName
+		}
+		if name == "" {
+			out = append(out, Claim{Name: rc.Name + " (not created yet)", Pod: p.Name})
+			continue
+		}
+		u, o, err := c.Get(ctx, kube.ResourceClaims, p.Namespace, name)
+		if errors.Is(err, kube.ErrUnreachable) {
+			return nil, err
+		}
+		cl := Claim{Name: name, Pod: p.Name}
+		if o == kube.Found {
+			_, cl.Allocated = nestedMap(u.Object, "status", "allocation")
+		}
+		out = append(out, cl)
+	}
+	return out, nil
+}
+
+func nested(obj map[string]any, path ...string) int64 {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return 0
+		}
+		cur = m[p]
+	}
+	switch v := cur.(type) {
+	case int64:
+		return v
+	case float64:
+		return int64(v)
+	}
+	return 0
+}
+
+func nestedMap(obj map[string]any, path ...string) (map[string]any, bool) {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		cur = m[p]
+	}
+	m, ok := cur.(map[string]any)
+	return m, ok && m != nil
+}
