@@ -1,4 +1,4 @@
-package cli
+package checkreport
 
 import (
 	"encoding/json"
@@ -13,10 +13,10 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
-// runFacts is what check reports about the rendered objects beyond the
+// Facts is what check reports about the rendered objects beyond the
 // findings: the Pod Security level the pods need and what must exist
 // before apply. Both are nil when nothing was rendered.
-type runFacts struct {
+type Facts struct {
 	PodSecurity   *podsecurity.Report
 	Prerequisites []prereq.Prerequisite
 	// prereqErr: the rendered objects could not be read back (a bug: the
@@ -24,9 +24,10 @@ type runFacts struct {
 	prereqErr error
 }
 
-func runFactsOf(res *pipeline.Result) runFacts {
+// FactsOf reads the facts of a render from its documents.
+func FactsOf(res *pipeline.Result) Facts {
 	if res.Docs == nil {
-		return runFacts{}
+		return Facts{}
 	}
 	objs := make([]any, len(res.Docs))
 	for i, d := range res.Docs {
@@ -34,12 +35,12 @@ func runFactsOf(res *pipeline.Result) runFacts {
 	}
 	rep := podsecurity.Evaluate(objs)
 	pre, err := prereq.FromObjects(objs)
-	return runFacts{PodSecurity: &rep, Prerequisites: pre, prereqErr: err}
+	return Facts{PodSecurity: &rep, Prerequisites: pre, prereqErr: err}
 }
 
-// print writes the POD SECURITY and PREREQUISITES sections of check's
+// Print writes the POD SECURITY and PREREQUISITES sections of check's
 // summary.
-func (f runFacts) print(w io.Writer) {
+func (f Facts) Print(w io.Writer) {
 	if f.PodSecurity == nil {
 		return
 	}
@@ -129,7 +130,9 @@ type finding struct {
 	Message  string        `json:"message"`
 }
 
-func writeCheckJSON(w io.Writer, res *pipeline.Result, f runFacts) error {
+// WriteJSON writes check -o json: validity, findings, Pod Security and
+// prerequisites, as one object.
+func WriteJSON(w io.Writer, res *pipeline.Result, f Facts) error {
 	out := checkJSON{Valid: !res.Diags.HasErrors(), PodSecurity: f.PodSecurity, Prerequisites: f.Prerequisites, Findings: []finding{}}
 	if out.Prerequisites == nil {
 		out.Prerequisites = []prereq.Prerequisite{}
