@@ -1,4 +1,4 @@
-package cli
+package review
 
 import (
 	"errors"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/review"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -25,7 +24,7 @@ func isRunsRepo(p string) bool {
 // readRunsRepo renders every run of the repository at root. A run that
 // fails to render is left out of the render and its errors are returned in
 // failed (run name -> error lines), so the other runs are still compared.
-func readRunsRepo(root string, untracked bool) (review.Render, map[string][]string, error) {
+func readRunsRepo(root string, untracked bool) (Render, map[string][]string, error) {
 	// A runs repository is untrusted input: read only inside its git work
 	// tree, only the files git tracks, as render-all does.
 	disk, err := source.ConfineRepo(renderall.RepoRoot(root), untracked)
@@ -49,13 +48,13 @@ func readRunsRepo(root string, untracked bool) (review.Render, map[string][]stri
 			failed[n] = append(failed[n], d.String())
 		}
 	}
-	out := review.Render{}
+	out := Render{}
 	for _, n := range res.Runs {
 		file := path.Join(renderall.RunsDir, n)
 		if _, bad := failed[n]; bad {
 			continue
 		}
-		r, err := review.Parse(n, file, res.Files[n])
+		r, err := Parse(n, file, res.Files[n])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -68,22 +67,22 @@ func readRunsRepo(root string, untracked bool) (review.Render, map[string][]stri
 	return out, failed, nil
 }
 
-// renderFailures is the error of a diff some of whose runs did not render
+// RenderFailures is the error of a diff some of whose runs did not render
 // (on either side): the summary covers the others, and these runs are
 // left out of both sides rather than shown as added or removed.
-func renderFailures(sides ...failedSide) error {
+func RenderFailures(sides ...FailedSide) error {
 	var lines []string
 	n := 0
 	for _, s := range sides {
-		names := make([]string, 0, len(s.failed))
-		for name := range s.failed {
+		names := make([]string, 0, len(s.Failed))
+		for name := range s.Failed {
 			names = append(names, name)
 		}
 		sort.Strings(names)
 		for _, name := range names {
 			n++
-			for _, l := range s.failed[name] {
-				lines = append(lines, fmt.Sprintf("%s: run %s: %s", s.root, name, l))
+			for _, l := range s.Failed[name] {
+				lines = append(lines, fmt.Sprintf("%s: run %s: %s", s.Root, name, l))
 			}
 		}
 	}
@@ -93,10 +92,10 @@ func renderFailures(sides ...failedSide) error {
 	return fmt.Errorf("%d run(s) failed to render and are not in the summary:\n%s", n, strings.Join(lines, "\n"))
 }
 
-// failedSide is one input's runs that did not render.
-type failedSide struct {
-	root   string
-	failed map[string][]string
+// FailedSide is one input's runs that did not render.
+type FailedSide struct {
+	Root   string
+	Failed map[string][]string
 }
 
 // warnings are a run's warnings, sorted, each once; their paths are
