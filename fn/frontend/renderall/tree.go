@@ -1,0 +1,150 @@
+package renderall
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+)
+
+// CheckOutDir refuses an output directory that is a symlink or not a
+// directory; the default one (DIR/manifests) must also resolve inside the
+// root, so a pull request cannot point render-all's writes elsewhere.
+func CheckOutDir(disk source.Disk, out string, defaultOut bool) error {
+	st, err := os.Lstat(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	case st.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s: is a symlink; refused: the output directory must be a real directory (render-all never writes or deletes through a link)", out)
+	case !st.IsDir():
+		return fmt.Errorf("%s: not a directory; expected the output directory", out)
+	}
+	if !defaultOut || disk.Root() == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(filepath.Dir(out))
+	if err != nil {
+		return err
+	}
+	resolved, err := filepath.EvalSymlinks(abs)
+	if err != nil || !source.Within(disk.Root(), resolved) {
+		return fmt.Errorf("%s: not inside the root %s; refused: the output directory must be in the repository", out, disk.Root())
+	}
+	return nil
+}
+
+// DescribeChange says what a drift is and what render-all would do about it.
+func DescribeChange(c Change) string {
+	switch c {
+	case Stale:
+		return "stale (differs from the render): render-all would rewrite it"
+	case Missing:
+		return "missing (the run renders, nothing is committed): render-all would write it"
+	default:
+		return "orphaned (its run no longer exists): render-all would remove it"
+	}
+}
+
+// Orphans counts the drifts whose run no longer exists.
+func Orphans(ds []Drift) int {
+	n := 0
+	for _, d := range ds {
+		if d.Change == Orphan {
+			n++
+		}
+	}
+	return n
+}
+
+// Refused is an entry of the output directory render-all will neither
+// read nor replace.
+type Refused struct{ Name, What string }
+
+// RefusedRun reports whether run's manifest is one of rs.
+func RefusedRun(rs []Refused, run string) bool {
+	for _, r := range rs {
+		if r.Name == run {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadManifests reads out/*.yaml keyed by run name. A missing directory is
+// an empty tree (the first render-all creates it); other files and
+// subdirectories are not ours and are left alone. A *.yaml entry that is a
+// symlink or not a regular file is never read (its target could be any
+// host file) and is returned as refused. In a git work tree a file git
+// does not track is not committed: it is returned in untracked, unread.
+func ReadManifests(disk source.Disk, out string) (map[string][]byte, []Refused, []string, error) {
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return map[string][]byte{}, nil, nil, nil
+		}
+		return nil, nil, nil, err
+	}
+	files := map[string][]byte{}
+	var refused []Refused
+	var untracked []string
+	var budget source.RenderBudget
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), Ext) {
+			continue
+		}
+		name := strings.TrimSuffix(e.Name(), Ext)
+		if e.Type()&fs.ModeSymlink != 0 {
+			refused = append(refused, Refused{Name: name, What: "is a symlink"})
+			continue
+		}
+		if e.IsDir() {
+			continue
+		}
+		if !e.Type().IsRegular() {
+			refused = append(refused, Refused{Name: name, What: "is not a regular file"})
+			continue
+		}
+		p := filepath.Join(out, e.Name())
+		if abs, err := filepath.Abs(p); err != nil || !disk.Tracked(abs) {
+			untracked = append(untracked, name)
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			if err := budget.Take(filepath.ToSlash(p), info.Size()); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		b, err := source.ReadLimited(filepath.ToSlash(p), p, source.MaxRenderSize)
+		if err != nil {
+			if errors.Is(err, source.ErrRefused) {
+				refused = append(refused, Refused{Name: name, What: "is not a regular file"})
+				continue
+			}
+			return nil, nil, nil, err
+		}
+		files[name] = b
+	}
+	return files, refused, untracked, nil
+}
+
+// DisplayDir is the output directory as diff headers show it: relative to
+// the git work tree holding the runs repository (so `git apply` of the
+// `--check` diff works from the repository root, and the paths are the same
+// wherever CI runs), else to the runs repository, else as given.
+func DisplayDir(root, out string) string {
+	if abs, err := filepath.Abs(out); err == nil {
+		root, out = RepoRoot(root), abs
+	}
+	rel, err := filepath.Rel(root, out)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path.Clean(filepath.ToSlash(out))
+	}
+	return filepath.ToSlash(rel)
+}
