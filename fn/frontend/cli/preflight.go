@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,11 +10,8 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
 func preflightCmd() *cobra.Command {
@@ -54,7 +50,10 @@ missing, 2 on usage, kubeconfig or connection errors.`,
 			if err != nil {
 				return err
 			}
-			in, err := preflightInput(docs, f.namespace, conn.Namespace)
+			in, err := preflight.InputOf(docs, f.namespace, conn.Namespace)
+			if fe, ok := errors.AsType[*preflight.FlagError](err); ok {
+				return usageError{fe.Err}
+			}
 			if err != nil {
 				return err
 			}
@@ -67,7 +66,7 @@ missing, 2 on usage, kubeconfig or connection errors.`,
 				}
 				return err
 			}
-			if err := printPreflight(cmd.OutOrStdout(), rep, format); err != nil {
+			if err := preflight.Write(cmd.OutOrStdout(), rep, format); err != nil {
 				return err
 			}
 			_, missing, cannot := rep.Counts()
@@ -138,89 +137,4 @@ func readRendered(stdin io.Reader, name string) ([]byte, error) {
 		return b, nil
 	}
 	return source.ReadLimited(name, name, source.MaxRenderSize)
-}
-
-// printPreflight writes one line per prerequisite, or the report as JSON.
-func printPreflight(w io.Writer, rep preflight.Report, format string) error {
-	if format == "json" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
-	}
-	for _, l := range rep.Lines {
-		ref := l.Kind + " " + l.Name
-		if l.Namespace != "" {
-			ref = l.Kind + " " + l.Namespace + "/" + l.Name
-		}
-		fmt.Fprintf(w, "%-12s %s", l.State, safetext.Inline(ref))
-		if l.Why != "" {
-			fmt.Fprintf(w, " (%s)", safetext.Inline(l.Why))
-		}
-		if l.Detail != "" {
-			fmt.Fprintf(w, ": %s", safetext.Inline(l.Detail))
-		}
-		fmt.Fprintln(w)
-	}
-	ok, missing, cannot := rep.Counts()
-	_, err := fmt.Fprintf(w, "\n%d ok, %d missing, %d cannot tell (namespace %s)\n", ok, missing, cannot, rep.Namespace)
-	return err
-}
-
-// preflightInput derives what the run asks of its namespace. The namespace
-// is the objects' own (render sets it), else -n, else the kubeconfig's.
-func preflightInput(docs []emit.Doc, flagNS, contextNS string) (preflight.Input, error) {
-	ns := ""
-	for _, d := range docs {
-		if d.Namespace != "" {
-			if ns != "" && ns != d.Namespace {
-				return preflight.Input{}, fmt.Errorf("the objects span namespaces %s and %s; expected one run in one namespace", ns, d.Namespace)
-			}
-			ns = d.Namespace
-		}
-	}
-	switch {
-	case ns == "" && flagNS != "":
-		ns = flagNS
-	case ns == "":
-		ns = contextNS
-	case flagNS != "" && flagNS != ns:
-		return preflight.Input{}, usageError{fmt.Errorf("-n %s: the objects are in namespace %s", flagNS, ns)}
-	}
-	groups, err := preflight.GPUGroups(docs)
-	if err != nil {
-		return preflight.Input{}, err
-	}
-	in := preflight.Input{Namespace: ns, GPUGroups: groups}
-	in.Needs, in.APIVersions, in.PodSecurity, in.PodSecurityReason, err = runNeeds(docs)
-	return in, err
-}
-
-// runNeeds is what the rendered objects ask of the namespace: fn/analyse/prereq's
-// list, the apiVersions in use, and fn/analyse/podsecurity's level with the fields
-// that push it there.
-func runNeeds(docs []emit.Doc) (needs []preflight.Need, apiVersions []string, level string, why []string, err error) {
-	objs := make([]any, len(docs))
-	for i, d := range docs {
-		objs[i] = d
-		if av, _ := d.Data["apiVersion"].(string); av != "" {
-			apiVersions = append(apiVersions, av)
-		}
-	}
-	needs, err = prereq.FromObjects(objs)
-	if err != nil {
-		return nil, nil, "", nil, err
-	}
-	for _, n := range needs {
-		apiVersions = append(apiVersions, n.APIVersion)
-	}
-	rep := podsecurity.Evaluate(objs)
-	for _, v := range rep.Violations {
-		if v.Level == rep.Level || (rep.Level == podsecurity.Privileged && v.Level == podsecurity.Baseline) {
-			why = append(why, fmt.Sprintf("%s %s: %s (%s)", v.Object, v.Path, v.Reason, v.Detail))
-		}
-	}
-	return needs, apiVersions, string(rep.Level), why, nil
 }
