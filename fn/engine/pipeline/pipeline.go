@@ -6,6 +6,8 @@ package pipeline
 import (
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/podconfig"
+
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
@@ -25,11 +27,11 @@ type Request struct {
 	Recipe  string
 	Profile string
 	// RecipeRoot is the local recipe root (--recipe-root); "" finds the
-	// repository's recipes/ folder (check.PodConfig).
+	// repository's recipes/ folder (podconfig.Of).
 	RecipeRoot string
 	// Checkout is the NeMo-RL checkout the CLI runs in, when it holds the
-	// recipe (check.Checkout); nil elsewhere.
-	Checkout *check.Checkout
+	// recipe (podconfig.Checkout); nil elsewhere.
+	Checkout *podconfig.Checkout
 	// UserDefaults is an optional user defaults layer for the profile.
 	UserDefaults string
 	// Mode, RunID, User, Name: see runparams.Params. User must be normalised.
@@ -84,58 +86,21 @@ func SplitOverrides(all []string) (infra, rec []string) {
 	return infra, rec
 }
 
-// Render renders one request. A nil Docs with errors in Diags means nothing
-// should be written.
+// Render renders one request: load, resolve, check the inputs, build,
+// check the objects, emit, check the documents. A nil Docs with errors in
+// Diags means nothing should be written.
 func Render(l *recipe.Loader, req Request) *Result {
 	res := &Result{Mode: req.Mode}
 	l.StartRun()
-	// Overrides count against the run's node budget with its files: each
-	// is parsed as YAML, so one can hold an alias bomb just under the
-	// per-document bound, and many of them would add up. Counted first,
-	// so a run over the budget stops before parsing them again.
-	for _, o := range req.Overrides {
-		_, v, _ := strings.Cut(o, "=")
-		if _, n, err := tree.ParseCount("override", []byte(v)); err == nil || n > 0 {
-			if err := l.ChargeNodes("", o, n); err != nil {
-				res.Diags = append(res.Diags, diag.FromError(err, "")...)
-				return res
-			}
-		}
-	}
-	validateParams(req, &res.Diags)
-	if res.Diags.HasErrors() {
+	infraOv, recipeOv := SplitOverrides(req.Overrides)
+	if res.Diags = requestDiags(l, req, infraOv, recipeOv); res.Diags.HasErrors() {
 		// A bad run parameter is reported where it was written; the objects
 		// it would break would only repeat it.
 		return res
 	}
-	infraOv, recipeOv := SplitOverrides(req.Overrides)
-	for _, o := range infraOv {
-		if strings.HasPrefix(o, "+") || strings.HasPrefix(o, "~") {
-			res.Diags.Errorf("", o, "infra overrides take no +/~ prefix (a plain dotlist merge, as in nrl-k8s); expected infra.KEY=VALUE")
-		}
-	}
-	for _, o := range recipeOv {
-		if _, err := hydra.Parse(o); err != nil {
-			res.Diags.Errorf("", o, "%v", err)
-		}
-	}
-	if res.Diags.HasErrors() {
+	rec, recipeInfra, ds := loadRecipe(l, req.Recipe)
+	if res.Diags = append(res.Diags, ds...); rec == nil {
 		return res
-	}
-	rec, err := l.Load(req.Recipe)
-	if err != nil {
-		res.Diags = append(res.Diags, diag.FromError(err, req.Recipe)...)
-		return res
-	}
-	var recipeInfra *tree.Map
-	if v, ok := rec.Tree.Get("infra"); ok {
-		m, isMap := v.(*tree.Map)
-		if !isMap {
-			res.Diags.Errorf(req.Recipe, "infra", "recipe `infra:` key must be a mapping; found %s", tree.AKind(v))
-			return res
-		}
-		recipeInfra = m
-		rec.Tree.Delete("infra")
 	}
 	prof, ds := profile.Load(profile.Input{
 		Loader: l, UserDefaults: req.UserDefaults, File: req.Profile,
@@ -153,18 +118,7 @@ func Render(l *recipe.Loader, req Request) *Result {
 	runRecipe, cds := effective.Resolve(l, rec, req.Recipe, prof, recipeOv, effective.Env{User: req.User, Env: req.Env})
 	res.Recipe = runRecipe
 	res.Diags = append(res.Diags, prof.Locate(cds)...)
-	if req.Mode != runparams.Dev {
-		var pds diag.List
-		params.Config, pds = check.PodConfig(check.ConfigInput{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot, Checkout: req.Checkout})
-		res.Diags = append(res.Diags, prof.Locate(pds)...)
-		if prof.Infra.Launch.RecipeSource == profile.RecipeSourceConfigMap {
-			y, err := manifest.RecipeYAML(rec.Tree)
-			if err != nil {
-				res.Diags.Errorf(req.Recipe, "", "launch.recipeSource=configMap: %v", err)
-			}
-			params.RecipeYAML = y
-		}
-	}
+	res.Diags = append(res.Diags, resolvePod(req, rec, prof, &params)...)
 	res.Diags = append(res.Diags, prof.Locate(check.Inputs(check.Input{
 		Profile: prof, Recipe: runRecipe, Params: params, UploadSize: req.UploadSize,
 	}))...)
@@ -176,9 +130,7 @@ func Render(l *recipe.Loader, req Request) *Result {
 	if res.Diags.HasErrors() {
 		return res
 	}
-	res.Diags = append(res.Diags, check.Placement(prof.File, objs)...)
-	res.Diags = append(res.Diags, check.CodeSource(prof.File, prof.Infra, objs)...)
-	if res.Diags.HasErrors() {
+	if res.Diags = append(res.Diags, check.Objects(prof.File, prof.Infra, objs)...); res.Diags.HasErrors() {
 		return res
 	}
 	if len(objs) == 0 {
@@ -192,21 +144,83 @@ func Render(l *recipe.Loader, req Request) *Result {
 		res.Diags.Errorf(prof.File, "", "%v", err)
 		return res
 	}
-	res.Diags = append(res.Diags, check.Output(prof.File, docs)...)
-	res.Diags = append(res.Diags, check.Secrets(prof.File, docs)...)
-	if res.Diags.HasErrors() {
-		return res
-	}
-	// Only objects that would be written are judged: the pods KubeRay
-	// creates from them against the namespace's Pod Security.
-	declared := ""
-	if prof.Infra.PodSecurity != nil {
-		declared = *prof.Infra.PodSecurity
-	}
-	res.Diags = append(res.Diags, check.PodSecurity(prof.File, declared, docs)...)
-	if res.Diags.HasErrors() {
+	if res.Diags = append(res.Diags, check.Documents(prof.File, prof.Infra, docs)...); res.Diags.HasErrors() {
 		return res
 	}
 	res.Docs = docs
 	return res
+}
+
+// requestDiags judges the request before any file is read: the overrides
+// charged against the run's node budget (each is parsed as YAML, so one can
+// hold an alias bomb just under the per-document bound, and many would add
+// up; counted first, so a run over the budget stops before parsing them
+// again), the run parameters, then each override's grammar.
+func requestDiags(l *recipe.Loader, req Request, infraOv, recipeOv []string) diag.List {
+	var ds diag.List
+	for _, o := range req.Overrides {
+		_, v, _ := strings.Cut(o, "=")
+		if _, n, err := tree.ParseCount("override", []byte(v)); err == nil || n > 0 {
+			if err := l.ChargeNodes("", o, n); err != nil {
+				return diag.FromError(err, "")
+			}
+		}
+	}
+	validateParams(req, &ds)
+	if ds.HasErrors() {
+		return ds
+	}
+	for _, o := range infraOv {
+		if strings.HasPrefix(o, "+") || strings.HasPrefix(o, "~") {
+			ds.Errorf("", o, "infra overrides take no +/~ prefix (a plain dotlist merge, as in nrl-k8s); expected infra.KEY=VALUE")
+		}
+	}
+	for _, o := range recipeOv {
+		if _, err := hydra.Parse(o); err != nil {
+			ds.Errorf("", o, "%v", err)
+		}
+	}
+	return ds
+}
+
+// loadRecipe loads the recipe with its defaults: chain and takes out its
+// own `infra:` mapping, which is a profile layer.
+func loadRecipe(l *recipe.Loader, file string) (*recipe.Loaded, *tree.Map, diag.List) {
+	var ds diag.List
+	rec, err := l.Load(file)
+	if err != nil {
+		return nil, nil, diag.FromError(err, file)
+	}
+	v, ok := rec.Tree.Get("infra")
+	if !ok {
+		return rec, nil, nil
+	}
+	m, isMap := v.(*tree.Map)
+	if !isMap {
+		ds.Errorf(file, "infra", "recipe `infra:` key must be a mapping; found %s", tree.AKind(v))
+		return nil, nil, ds
+	}
+	rec.Tree.Delete("infra")
+	return rec, m, nil
+}
+
+// resolvePod resolves what the pod runs into params: the --config every
+// driver call carries, and under launch.recipeSource=configMap the merged
+// recipe the run ships. The dev pod runs no driver.
+func resolvePod(req Request, rec *recipe.Loaded, prof *profile.Loaded, params *runparams.Params) diag.List {
+	if req.Mode == runparams.Dev {
+		return nil
+	}
+	var ds diag.List
+	config, pds := podconfig.Of(podconfig.Input{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot, Checkout: req.Checkout})
+	params.Config = config
+	ds = append(ds, prof.Locate(pds)...)
+	if prof.Infra.Launch.RecipeSource == profile.RecipeSourceConfigMap {
+		y, err := manifest.RecipeYAML(rec.Tree)
+		if err != nil {
+			ds.Errorf(req.Recipe, "", "launch.recipeSource=configMap: %v", err)
+		}
+		params.RecipeYAML = y
+	}
+	return ds
 }

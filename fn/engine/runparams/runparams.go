@@ -52,7 +52,7 @@ type Params struct {
 	// Overrides are extra Hydra overrides appended to the training driver.
 	Overrides []string
 	// Config, when set, is the --config every driver call is pointed at: the
-	// checked recipe as the pod sees it (check.PodConfig).
+	// checked recipe as the pod sees it (podconfig.Of).
 	Config string
 	// RecipeYAML, under launch.recipeSource=configMap, is the merged recipe
 	// the run ships in a ConfigMap (RecipeYAML).

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/podconfig"
 )
 
 // findCheckout is the NeMo-RL checkout the command runs in: the nearest
@@ -15,7 +15,7 @@ import (
 // in the pod's. Only the CLI looks (the KRM function and render-all read
 // nothing but their inputs), and not under --root, which confines reads to
 // the root: the caller skips it then.
-func findCheckout(recipe string) *check.Checkout {
+func findCheckout(recipe string) *podconfig.Checkout {
 	wd, err := os.Getwd()
 	if err != nil {
 		return nil
@@ -30,7 +30,7 @@ func findCheckout(recipe string) *check.Checkout {
 			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 				return nil // the recipe lies outside the checkout
 			}
-			return &check.Checkout{Dir: filepath.ToSlash(dir), Recipe: filepath.ToSlash(rel)}
+			return &podconfig.Checkout{Dir: filepath.ToSlash(dir), Recipe: filepath.ToSlash(rel)}
 		}
 		if filepath.Dir(dir) == dir {
 			return nil

@@ -1,4 +1,4 @@
-package check
+package podconfig
 
 import (
 	"strings"
@@ -23,7 +23,7 @@ import (
 // its --config was kept and nothing was said.
 
 // upstreamRewrite is nrl-k8s's _rewrite_entrypoint_recipe(ep, recipe under
-// repo/, repo, upload=false): the render's PodConfig, then the rewrite the
+// repo/, repo, upload=false): the render's podconfig.Of, then the rewrite the
 // build stage applies with its target.
 func upstreamRewrite(t *testing.T, ep, recipe string, codeSource string) (string, diag.List) {
 	t.Helper()
@@ -33,7 +33,7 @@ func upstreamRewrite(t *testing.T, ep, recipe string, codeSource string) (string
 		launch.CodePath = &codePath
 	}
 	prof := &profile.Loaded{File: "p.yaml", Infra: &profile.Infra{Launch: launch}}
-	target, ds := PodConfig(ConfigInput{Profile: prof, RecipeFile: recipe, RecipeRoot: "repo"})
+	target, ds := Of(Input{Profile: prof, RecipeFile: recipe, RecipeRoot: "repo"})
 	if target == "" || ds.HasErrors() {
 		return ep, ds
 	}

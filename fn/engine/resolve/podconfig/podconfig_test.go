@@ -1,4 +1,4 @@
-package check
+package podconfig
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 )
 
-func TestPodConfig(t *testing.T) {
+func TestOf(t *testing.T) {
 	str := func(s string) *string { return &s }
 	cases := []struct {
 		name       string
@@ -83,7 +83,7 @@ func TestPodConfig(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			prof := &profile.Loaded{File: "p.yaml", Infra: &profile.Infra{Launch: tc.launch}}
-			target, ds := PodConfig(ConfigInput{Profile: prof, RecipeFile: tc.recipe, RecipeRoot: tc.root})
+			target, ds := Of(Input{Profile: prof, RecipeFile: tc.recipe, RecipeRoot: tc.root})
 			var errs, warns []string
 			for _, d := range ds {
 				switch d.Severity {

@@ -1,4 +1,8 @@
-package check
+// Package podconfig resolves what the pod will run: the --config every
+// NeMo-RL driver call of the entrypoint carries, so that the recipe that
+// was checked is the one that runs. It reports, as diagnostics, a mapping
+// it cannot make; judging the run is fn/engine/check's.
+package podconfig
 
 import (
 	"path"
@@ -9,8 +13,8 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
-// ConfigInput is what PodConfig reads.
-type ConfigInput struct {
+// Input is what Of reads.
+type Input struct {
 	Profile *profile.Loaded
 	// RecipeFile is the checked recipe, as the caller named it (slash path).
 	RecipeFile string
@@ -32,7 +36,7 @@ type Checkout struct {
 	Recipe string // the checked recipe's path below Dir (slash path)
 }
 
-// PodConfig ties the recipe that is checked to the recipe that runs: it
+// Of ties the recipe that is checked to the recipe that runs: it
 // maps the checked recipe into the pod and returns the --config value every
 // driver call of the entrypoint must carry ("" when the entrypoint is left
 // as it is). The mapping has a recipe root on each side:
@@ -47,7 +51,7 @@ type Checkout struct {
 // A value is written relative to codePath when it lies below it and every
 // call's --config was relative (the driver runs in codePath, as the shipped
 // entrypoints `cd` there and as nrl-k8s assumes), else absolute.
-func PodConfig(in ConfigInput) (string, diag.List) {
+func Of(in Input) (string, diag.List) {
 	var ds diag.List
 	f := in.Profile.File
 	launch := in.Profile.Infra.Launch
