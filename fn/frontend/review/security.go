@@ -20,125 +20,132 @@ import (
 // securityFacts records, per pod template (collapsed), every field the
 // review must show when it changes.
 func securityFacts(o owner, facts map[string]string) {
-	fields := []struct {
-		name string
-		get  func(*corev1.PodTemplateSpec) string
-	}{
-		{"pod-security", func(t *corev1.PodTemplateSpec) string {
-			return string(podsecurity.PodNeeds(&t.ObjectMeta, &t.Spec))
-		}},
-		{"privileged", func(t *corev1.PodTemplateSpec) string {
-			return containersWhere(&t.Spec, func(c *corev1.Container) bool {
-				return c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged
-			})
-		}},
-		{"allowPrivilegeEscalation", func(t *corev1.PodTemplateSpec) string {
-			return containersWhere(&t.Spec, func(c *corev1.Container) bool {
-				return c.SecurityContext != nil && c.SecurityContext.AllowPrivilegeEscalation != nil && *c.SecurityContext.AllowPrivilegeEscalation
-			})
-		}},
-		{"capabilities", capabilities},
-		{"hostNetwork", func(t *corev1.PodTemplateSpec) string { return flag(t.Spec.HostNetwork) }},
-		{"hostPID", func(t *corev1.PodTemplateSpec) string { return flag(t.Spec.HostPID) }},
-		{"hostIPC", func(t *corev1.PodTemplateSpec) string { return flag(t.Spec.HostIPC) }},
-		{"hostUsers", func(t *corev1.PodTemplateSpec) string {
-			if t.Spec.HostUsers != nil {
-				return fmt.Sprint(*t.Spec.HostUsers)
-			}
-			return ""
-		}},
-		{"hostPorts", hostPorts},
-		{"hostPath", func(t *corev1.PodTemplateSpec) string {
-			var out []string
-			for _, v := range t.Spec.Volumes {
-				if v.HostPath != nil {
-					out = append(out, v.HostPath.Path)
-				}
-			}
-			return joinSorted(out)
-		}},
-		{"volume types", volumeTypes},
-		{"runAsUser", func(t *corev1.PodTemplateSpec) string {
-			return perContainer(t, func(p *corev1.PodSecurityContext) string {
-				if p != nil && p.RunAsUser != nil {
-					return fmt.Sprint(*p.RunAsUser)
-				}
-				return ""
-			}, func(c *corev1.SecurityContext) string {
-				if c != nil && c.RunAsUser != nil {
-					return fmt.Sprint(*c.RunAsUser)
-				}
-				return ""
-			})
-		}},
-		{"runAsNonRoot", func(t *corev1.PodTemplateSpec) string {
-			return perContainer(t, func(p *corev1.PodSecurityContext) string {
-				if p != nil && p.RunAsNonRoot != nil {
-					return fmt.Sprint(*p.RunAsNonRoot)
-				}
-				return ""
-			}, func(c *corev1.SecurityContext) string {
-				if c != nil && c.RunAsNonRoot != nil {
-					return fmt.Sprint(*c.RunAsNonRoot)
-				}
-				return ""
-			})
-		}},
-		{"seccomp", func(t *corev1.PodTemplateSpec) string {
-			return perContainer(t, func(p *corev1.PodSecurityContext) string {
-				if p != nil && p.SeccompProfile != nil {
-					return string(p.SeccompProfile.Type)
-				}
-				return ""
-			}, func(c *corev1.SecurityContext) string {
-				if c != nil && c.SeccompProfile != nil {
-					return string(c.SeccompProfile.Type)
-				}
-				return ""
-			})
-		}},
-		{"serviceAccount", func(t *corev1.PodTemplateSpec) string { return t.Spec.ServiceAccountName }},
-		{"automountServiceAccountToken", func(t *corev1.PodTemplateSpec) string {
-			if t.Spec.AutomountServiceAccountToken != nil {
-				return fmt.Sprint(*t.Spec.AutomountServiceAccountToken)
-			}
-			return ""
-		}},
-		{"secrets", func(t *corev1.PodTemplateSpec) string { return joinSorted(references(&t.Spec, true)) }},
-		{"configMaps", func(t *corev1.PodTemplateSpec) string { return joinSorted(references(&t.Spec, false)) }},
-		{"tolerations", func(t *corev1.PodTemplateSpec) string {
-			var out []string
-			for _, tol := range t.Spec.Tolerations {
-				s := string(tol.Operator)
-				if s == "" {
-					s = "Equal"
-				}
-				out = append(out, fmt.Sprintf("%s %s %s:%s", orAny(tol.Key), s, tol.Value, orAny(string(tol.Effect))))
-			}
-			return joinSorted(out)
-		}},
-		{"nodeSelector", func(t *corev1.PodTemplateSpec) string {
-			var out []string
-			for _, k := range tree.SortedKeys(t.Spec.NodeSelector) {
-				out = append(out, k+"="+t.Spec.NodeSelector[k])
-			}
-			return strings.Join(out, ", ")
-		}},
-		{"nodeName", func(t *corev1.PodTemplateSpec) string { return t.Spec.NodeName }},
-		{"affinity", func(t *corev1.PodTemplateSpec) string {
-			if t.Spec.Affinity == nil {
-				return ""
-			}
-			b, err := json.Marshal(t.Spec.Affinity)
-			if err != nil {
-				return "(unreadable)"
-			}
-			return string(b)
-		}},
-	}
-	for _, f := range fields {
+	for _, f := range securityFields {
 		collapse(o, f.name, func(t podTemplate) string { return f.get(t.tmpl) }, facts)
 	}
+}
+
+// securityField is one pod template fact the review compares: its name
+// and how to read it ("" when unset).
+type securityField struct {
+	name string
+	get  func(*corev1.PodTemplateSpec) string
+}
+
+// securityFields are the facts of a pod template that change what its
+// pods may do or reach, in the order the review lists them.
+var securityFields = []securityField{
+	{"pod-security", func(t *corev1.PodTemplateSpec) string {
+		return string(podsecurity.PodNeeds(&t.ObjectMeta, &t.Spec))
+	}},
+	{"privileged", func(t *corev1.PodTemplateSpec) string {
+		return containersWhere(&t.Spec, func(c *corev1.Container) bool {
+			return c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged
+		})
+	}},
+	{"allowPrivilegeEscalation", func(t *corev1.PodTemplateSpec) string {
+		return containersWhere(&t.Spec, func(c *corev1.Container) bool {
+			return c.SecurityContext != nil && c.SecurityContext.AllowPrivilegeEscalation != nil && *c.SecurityContext.AllowPrivilegeEscalation
+		})
+	}},
+	{"capabilities", capabilities},
+	{"hostNetwork", func(t *corev1.PodTemplateSpec) string { return flag(t.Spec.HostNetwork) }},
+	{"hostPID", func(t *corev1.PodTemplateSpec) string { return flag(t.Spec.HostPID) }},
+	{"hostIPC", func(t *corev1.PodTemplateSpec) string { return flag(t.Spec.HostIPC) }},
+	{"hostUsers", func(t *corev1.PodTemplateSpec) string {
+		if t.Spec.HostUsers != nil {
+			return fmt.Sprint(*t.Spec.HostUsers)
+		}
+		return ""
+	}},
+	{"hostPorts", hostPorts},
+	{"hostPath", func(t *corev1.PodTemplateSpec) string {
+		var out []string
+		for _, v := range t.Spec.Volumes {
+			if v.HostPath != nil {
+				out = append(out, v.HostPath.Path)
+			}
+		}
+		return joinSorted(out)
+	}},
+	{"volume types", volumeTypes},
+	{"runAsUser", func(t *corev1.PodTemplateSpec) string {
+		return perContainer(t, func(p *corev1.PodSecurityContext) string {
+			if p != nil && p.RunAsUser != nil {
+				return fmt.Sprint(*p.RunAsUser)
+			}
+			return ""
+		}, func(c *corev1.SecurityContext) string {
+			if c != nil && c.RunAsUser != nil {
+				return fmt.Sprint(*c.RunAsUser)
+			}
+			return ""
+		})
+	}},
+	{"runAsNonRoot", func(t *corev1.PodTemplateSpec) string {
+		return perContainer(t, func(p *corev1.PodSecurityContext) string {
+			if p != nil && p.RunAsNonRoot != nil {
+				return fmt.Sprint(*p.RunAsNonRoot)
+			}
+			return ""
+		}, func(c *corev1.SecurityContext) string {
+			if c != nil && c.RunAsNonRoot != nil {
+				return fmt.Sprint(*c.RunAsNonRoot)
+			}
+			return ""
+		})
+	}},
+	{"seccomp", func(t *corev1.PodTemplateSpec) string {
+		return perContainer(t, func(p *corev1.PodSecurityContext) string {
+			if p != nil && p.SeccompProfile != nil {
+				return string(p.SeccompProfile.Type)
+			}
+			return ""
+		}, func(c *corev1.SecurityContext) string {
+			if c != nil && c.SeccompProfile != nil {
+				return string(c.SeccompProfile.Type)
+			}
+			return ""
+		})
+	}},
+	{"serviceAccount", func(t *corev1.PodTemplateSpec) string { return t.Spec.ServiceAccountName }},
+	{"automountServiceAccountToken", func(t *corev1.PodTemplateSpec) string {
+		if t.Spec.AutomountServiceAccountToken != nil {
+			return fmt.Sprint(*t.Spec.AutomountServiceAccountToken)
+		}
+		return ""
+	}},
+	{"secrets", func(t *corev1.PodTemplateSpec) string { return joinSorted(references(&t.Spec, true)) }},
+	{"configMaps", func(t *corev1.PodTemplateSpec) string { return joinSorted(references(&t.Spec, false)) }},
+	{"tolerations", func(t *corev1.PodTemplateSpec) string {
+		var out []string
+		for _, tol := range t.Spec.Tolerations {
+			s := string(tol.Operator)
+			if s == "" {
+				s = "Equal"
+			}
+			out = append(out, fmt.Sprintf("%s %s %s:%s", orAny(tol.Key), s, tol.Value, orAny(string(tol.Effect))))
+		}
+		return joinSorted(out)
+	}},
+	{"nodeSelector", func(t *corev1.PodTemplateSpec) string {
+		var out []string
+		for _, k := range tree.SortedKeys(t.Spec.NodeSelector) {
+			out = append(out, k+"="+t.Spec.NodeSelector[k])
+		}
+		return strings.Join(out, ", ")
+	}},
+	{"nodeName", func(t *corev1.PodTemplateSpec) string { return t.Spec.NodeName }},
+	{"affinity", func(t *corev1.PodTemplateSpec) string {
+		if t.Spec.Affinity == nil {
+			return ""
+		}
+		b, err := json.Marshal(t.Spec.Affinity)
+		if err != nil {
+			return "(unreadable)"
+		}
+		return string(b)
+	}},
 }
 
 // scopeFacts records the object-level facts: a Service's type and the
