@@ -46,6 +46,7 @@ test: vet lint build image race
 # goroutines (it needs cgo: Debian's gcc, which .ci/run installs when
 # missing). Everything else stays CGO_ENABLED=0. Each package and why:
 #   fn/support/parallel       the worker pool: results by index from N goroutines
+#   fn/engine/batch           the worker pool with one loader each, under one job budget
 #   fn/engine/load/recipe     the job budget: a sync.Cond that workers wait on
 #   fn/frontend/krm           many runs of one ResourceList on the worker pool
 #   fn/frontend/renderall     many runs of a repository on the pool, under the budget
@@ -54,7 +55,7 @@ test: vet lint build image race
 #   fn/analyse/schema         the CRD validators, built once behind sync.Once
 #   fn/analyse/podsecurity    the evaluator, built once behind sync.OnceValue
 # -short: the tiers that drive the pinned CLIs run in `go test ./...` above.
-RACE_PKGS = ./fn/support/parallel ./fn/engine/load/recipe ./fn/frontend/krm ./fn/frontend/renderall \
+RACE_PKGS = ./fn/support/parallel ./fn/engine/batch ./fn/engine/load/recipe ./fn/frontend/krm ./fn/frontend/renderall \
             ./fn/support/strictjson ./fn/support/lazyre ./fn/analyse/schema ./fn/analyse/podsecurity
 race:
 	CGO_ENABLED=1 $(GO) test -race -short -count=1 $(RACE_PKGS)

@@ -51,6 +51,8 @@ var layers = []layer{
 	{prefix: "fn/engine/check", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/emit", "fn/engine/load/", "fn/engine/resolve/", "fn/engine/check", "fn/analyse/"}, never: clusterClients},
 	{prefix: "fn/engine/manifest", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/emit", "fn/engine/load/", "fn/engine/resolve/", "fn/engine/manifest", "fn/analyse/"}, never: clusterClients},
 	{prefix: "fn/engine/pipeline", may: []string{"fn/support/", "fn/engine/", "fn/analyse/"}, never: clusterClients},
+	// Many runs in one process, on the one path.
+	{prefix: "fn/engine/batch", may: []string{"fn/support/", "fn/engine/", "fn/analyse/"}, never: clusterClients},
 	// Analysers read rendered documents and typed objects; they never call back into the pipeline.
 	{prefix: "fn/analyse/", may: []string{"fn/support/", "fn/engine/emit", "fn/analyse/"}, never: clusterClients},
 	{prefix: "fn/tooling/", may: []string{"fn/support/", "fn/engine/", "fn/analyse/", "fn/tooling/"}, never: clusterClients},

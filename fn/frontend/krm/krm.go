@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/batch"
+
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -24,7 +26,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/parallel"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
@@ -104,19 +105,22 @@ func renderList(rl *framework.ResourceList, keys []string, opts Options) output 
 	runs, rs = ownDirs(in, runs)
 	results = append(results, rs...)
 	out := output{items: dropPrevious(in.passThrough, runs)}
-	owners := emit.Owners{}
-	for i, o := range renderAll(in, runs, keys) {
-		results = append(results, o.results...)
-		// In run order: the later of two runs that render one object
-		// fails, naming both, and writes nothing.
-		if msgs := owners.Claim(runs[i].spec.Metadata.Name, o.ids); len(msgs) > 0 {
+	outs := renderAll(in, runs, keys)
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.spec.Metadata.Name
+	}
+	collisions := batch.Collisions(names, outs)
+	for i, o := range outs {
+		results = append(results, o.Value.results...)
+		if msgs := collisions[i]; len(msgs) > 0 {
 			for _, m := range msgs {
 				results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: runs[i].ref,
 					File: fileRef(runs[i].file), Message: fmt.Sprintf("run %s: %s", runs[i].spec.Metadata.Name, m)})
 			}
 			continue
 		}
-		out.docs = append(out.docs, o.docs...)
+		out.docs = append(out.docs, o.Value.docs...)
 	}
 	out.results = dataOnly(results)
 	return out
@@ -145,26 +149,22 @@ func dataOnly(rs framework.Results) framework.Results {
 
 type rendered struct {
 	docs    []document
-	ids     []emit.Identity
 	results framework.Results
 }
 
-// renderAll renders the runs on every core, in run order. Rendering every
-// run of a list in one process is what makes 1,000 runs affordable; each
-// worker has its own loader (the loader's cache is not safe for concurrent
-// use, and per worker it still parses each shared base once).
-func renderAll(in *inputs, runs []runItem, keys []string) []rendered {
-	return parallel.Map(len(runs), func() func(int) rendered {
-		var src source.Source = in.files
-		if in.disk != nil {
-			src = layered{mem: in.files, disk: in.disk}
-		}
-		l := recipe.NewLoader(src)
-		return func(i int) rendered {
-			var o rendered
-			o.docs, o.ids, o.results = render(l, in, runs[i], keys)
-			return o
-		}
+// renderAll renders the runs on every core, in run order, under the batch's
+// memory budget (fn/engine/batch): rendering every run of a list in one
+// process is what makes 1,000 runs affordable.
+func renderAll(in *inputs, runs []runItem, keys []string) []batch.Output[rendered] {
+	var src source.Source = in.files
+	if in.disk != nil {
+		src = layered{mem: in.files, disk: in.disk}
+	}
+	return batch.Render(src, len(runs), func(l *recipe.Loader, i int) batch.Output[rendered] {
+		var o rendered
+		var ids []emit.Identity
+		o.docs, ids, o.results = render(l, in, runs[i], keys)
+		return batch.Output[rendered]{Value: o, IDs: ids}
 	})
 }
 

@@ -25,6 +25,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/batch"
+
 	"github.com/pmezard/go-difflib/difflib"
 	yaml "go.yaml.in/yaml/v3"
 
@@ -35,7 +37,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/parallel"
 )
 
 // Layout names inside a runs repository.
@@ -182,42 +183,31 @@ func (r *Result) Failed() []string {
 func Render(src source.Source, runs []RunEntry) *Result {
 	type out struct {
 		data []byte
-		ids  []emit.Identity
 		ok   bool
 		ds   diag.List
 	}
-	// One memory budget for the job: workers admit each run's input bytes
-	// against it, so concurrency is weighted by input size, not the core
-	// count (recipe.JobBudget).
-	job := recipe.NewJobBudget()
-	outs := parallel.Map(len(runs), func() func(int) out {
-		l := recipe.NewLoader(src)
-		l.Job = job
-		return func(i int) out {
-			job.Start(i)
-			defer job.Done(i)
-			l.JobRun = i
-			ds := append(diag.List(nil), runs[i].Diags...)
-			data, ids, ok := renderRun(l, runs[i], &ds)
-			return out{data, ids, ok, ds}
-		}
+	outs := batch.Render(src, len(runs), func(l *recipe.Loader, i int) batch.Output[out] {
+		ds := append(diag.List(nil), runs[i].Diags...)
+		data, ids, ok := renderRun(l, runs[i], &ds)
+		return batch.Output[out]{Value: out{data, ok, ds}, IDs: ids}
 	})
-	res := &Result{Files: map[string][]byte{}, Diags: map[string]diag.List{}}
-	owners := emit.Owners{}
+	names := make([]string, len(runs))
 	for i, r := range runs {
+		names[i] = r.Name
+	}
+	collisions := batch.Collisions(names, outs)
+	res := &Result{Files: map[string][]byte{}, Diags: map[string]diag.List{}}
+	for i, r := range runs {
+		o := outs[i].Value
 		res.Runs = append(res.Runs, r.Name)
-		if outs[i].ok {
-			// In run order: the later of two runs that render one object
-			// fails, naming both.
-			for _, m := range owners.Claim(r.Name, outs[i].ids) {
-				outs[i].ds.Errorf(r.Path, "", "%s", m)
-			}
+		for _, m := range collisions[i] {
+			o.ds.Errorf(r.Path, "", "%s", m)
 		}
-		if outs[i].ok && !outs[i].ds.HasErrors() {
-			res.Files[r.Name] = outs[i].data
+		if o.ok && !o.ds.HasErrors() {
+			res.Files[r.Name] = o.data
 		}
-		if len(outs[i].ds) > 0 {
-			res.Diags[r.Name] = outs[i].ds.Sorted()
+		if len(o.ds) > 0 {
+			res.Diags[r.Name] = o.ds.Sorted()
 		}
 	}
 	return res
