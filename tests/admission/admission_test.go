@@ -87,7 +87,13 @@ func shippedRenders(t *testing.T) []manifest {
 			for _, runID := range []string{"", "r42"} {
 				rel := func(f string) string { return filepath.ToSlash(filepath.Join(root, "profiles", f)) }
 				res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-					Recipe: rel(p.Recipe), Profile: rel(p.Profile), Mode: mode, RunID: runID, User: "alice",
+					Recipe:  rel(p.Recipe),
+					Profile: rel(p.Profile),
+					Run: runparams.Run{
+						Mode:  mode,
+						RunID: runID,
+						User:  "alice",
+					},
 				})
 				origin := fmt.Sprintf("%s/%s/run-id=%q", p.Name, mode, runID)
 				require.False(t, res.Diags.HasErrors(), "%s: %v", origin, res.Diags)
@@ -175,7 +181,12 @@ func base[T any](t testing.TB, mode runparams.Mode, kind string) *T {
 	p := idx.Profiles[0]
 	rel := func(f string) string { return filepath.ToSlash(filepath.Join(root, "profiles", f)) }
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe: rel(p.Recipe), Profile: rel(p.Profile), Mode: mode, User: "alice",
+		Recipe:  rel(p.Recipe),
+		Profile: rel(p.Profile),
+		Run: runparams.Run{
+			Mode: mode,
+			User: "alice",
+		},
 	})
 	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 	for _, d := range res.Docs {

@@ -155,7 +155,10 @@ func TestShippedProfileRendersAreAdmitted(t *testing.T) {
 			res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 				Recipe:  filepath.Join(root, "profiles", p.Recipe),
 				Profile: filepath.Join(root, "profiles", p.Profile),
-				Mode:    mode, User: "alice",
+				Run: runparams.Run{
+					Mode: mode,
+					User: "alice",
+				},
 			})
 			require.False(t, res.Diags.HasErrors(), "%s/%s: %v", p.Name, mode, res.Diags)
 			b, err := emit.Stream(res.Docs)

@@ -26,8 +26,13 @@ var examples = []example{
 func request(tb testing.TB, e example, mode runparams.Mode) pipeline.Request {
 	root := testenv.RepoRoot(tb)
 	return pipeline.Request{
-		Recipe: root + "/" + e.recipe, Profile: root + "/" + e.profile,
-		Mode: mode, User: "alice", Namespace: "default",
+		Recipe:    root + "/" + e.recipe,
+		Profile:   root + "/" + e.profile,
+		Namespace: "default",
+		Run: runparams.Run{
+			Mode: mode,
+			User: "alice",
+		},
 	}
 }
 

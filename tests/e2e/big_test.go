@@ -92,7 +92,7 @@ func TestBigRecipeRenders(t *testing.T) {
 	rec := BigRecipe(source.MaxFileSize - 200)
 	require.LessOrEqual(t, len(rec), source.MaxFileSize)
 	src := source.Memory{"r.yaml": rec, "p.infra.yaml": []byte(smallProfile)}
-	out := renderIn(t, src, pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: runparams.RayJob, User: "alice"})
+	out := renderIn(t, src, pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Run: runparams.Run{Mode: runparams.RayJob, User: "alice"}})
 	require.Contains(t, string(out), "kind: RayJob")
 }
 
@@ -103,7 +103,7 @@ func TestThousandWorkerGroupsRender(t *testing.T) {
 	}
 	src := source.Memory{"r.yaml": []byte("cluster: {gpus_per_node: 4, num_nodes: 2000}\n"), "p.infra.yaml": ManyGroupsProfile(1000)}
 	for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
-		out := string(renderIn(t, src, pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: mode, User: "alice"}))
+		out := string(renderIn(t, src, pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Run: runparams.Run{Mode: mode, User: "alice"}}))
 		require.Equal(t, 1000, strings.Count(out, "groupName: gpu-"), mode)
 		require.Contains(t, out, "groupName: gpu-999\n", mode)
 	}
@@ -119,7 +119,7 @@ func BenchmarkBigInputs(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				res := pipeline.Render(recipe.NewLoader(src), pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: runparams.RayJob, User: "alice"})
+				res := pipeline.Render(recipe.NewLoader(src), pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Run: runparams.Run{Mode: runparams.RayJob, User: "alice"}})
 				if res.Diags.HasErrors() || len(res.Docs) == 0 {
 					b.Fatal(res.Diags.Err())
 				}

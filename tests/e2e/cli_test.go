@@ -50,7 +50,7 @@ func TestSecretReferencesPassThrough(t *testing.T) {
 	require.NotEqual(t, smallProfile, p)
 	src := source.Memory{"p.infra.yaml": []byte(p), "r.yaml": []byte("cluster: {gpus_per_node: 4, num_nodes: 2}\n")}
 	for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
-		out := string(renderIn(t, src, pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: mode, User: "alice"}))
+		out := string(renderIn(t, src, pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Run: runparams.Run{Mode: mode, User: "alice"}}))
 		flat := dedent(out)
 		require.Contains(t, flat, "- name: HF_TOKEN\nvalueFrom:\nsecretKeyRef:\nkey: token\nname: hf\n", mode)
 		require.Contains(t, flat, "envFrom:\n- secretRef:\nname: alice-secrets\noptional: true\n", mode)

@@ -37,8 +37,16 @@ func TestRenderIsDeterministic(t *testing.T) {
 	for _, s := range shipped {
 		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 			t.Run(s.name+"/"+string(mode), func(t *testing.T) {
-				req := pipeline.Request{Recipe: s.recipe, Profile: s.profile, Mode: mode, User: "alice", Namespace: "default",
-					Env: func(string) (string, bool) { return "", false }}
+				req := pipeline.Request{
+					Recipe:    s.recipe,
+					Profile:   s.profile,
+					Namespace: "default",
+					Env:       func(string) (string, bool) { return "", false },
+					Run: runparams.Run{
+						Mode: mode,
+						User: "alice",
+					},
+				}
 				n := 100
 				if testing.Short() {
 					n = 10
@@ -119,7 +127,7 @@ deployments:
 	}
 	src := source.Memory{"p.infra.yaml": []byte(p.String()), "r.yaml": []byte("cluster: {gpus_per_node: 4, num_nodes: 1}\n")}
 	for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
-		req := pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: mode, User: "alice"}
+		req := pipeline.Request{Recipe: "r.yaml", Profile: "p.infra.yaml", Run: runparams.Run{Mode: mode, User: "alice"}}
 		first := renderIn(t, src, req)
 		for i := 0; i < 50; i++ {
 			require.Equal(t, string(first), string(renderIn(t, src, req)), "render %d differs", i)

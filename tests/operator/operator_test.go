@@ -95,7 +95,12 @@ func shippedProfiles(t *testing.T) []indexEntry {
 func render(t *testing.T, p indexEntry, mode runparams.Mode) []*unstructured.Unstructured {
 	t.Helper()
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe: p.Recipe, Profile: p.Profile, Mode: mode, User: "alice",
+		Recipe:  p.Recipe,
+		Profile: p.Profile,
+		Run: runparams.Run{
+			Mode: mode,
+			User: "alice",
+		},
 	})
 	require.False(t, res.Diags.HasErrors(), "%s/%s: %v", p.Name, mode, res.Diags)
 	b, err := emit.Stream(res.Docs)

@@ -62,10 +62,10 @@ func TestCheckRunMetadata(t *testing.T) {
 		p     runparams.Params
 		field string // "" for no error
 	}{
-		{"valid", runparams.Params{Name: "sweep-a", Labels: map[string]string{"example.com/team": "rl", "x": ""}, Annotations: map[string]string{"note": "any text"}}, ""},
-		{"bad label key", runparams.Params{Labels: map[string]string{"bad key": "v"}}, "labels.bad key"},
-		{"bad label value", runparams.Params{Labels: map[string]string{"k": "a b"}}, "labels.k"},
-		{"bad annotation key", runparams.Params{Annotations: map[string]string{"/x": "v"}}, "annotations./x"},
+		{"valid", runparams.Params{Run: runparams.Run{Name: "sweep-a", Labels: map[string]string{"example.com/team": "rl", "x": ""}, Annotations: map[string]string{"note": "any text"}}}, ""},
+		{"bad label key", runparams.Params{Run: runparams.Run{Labels: map[string]string{"bad key": "v"}}}, "labels.bad key"},
+		{"bad label value", runparams.Params{Run: runparams.Run{Labels: map[string]string{"k": "a b"}}}, "labels.k"},
+		{"bad annotation key", runparams.Params{Run: runparams.Run{Annotations: map[string]string{"/x": "v"}}}, "annotations./x"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -61,7 +61,13 @@ func run(t *testing.T, profile, rec string, overrides []string, mode runparams.M
 	t.Helper()
 	src := source.Memory{"p.infra.yaml": []byte(profile), "r.yaml": []byte(rec)}
 	res := pipeline.Render(recipe.NewLoader(src), pipeline.Request{
-		Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: mode, User: "alice", Overrides: overrides,
+		Recipe:    "r.yaml",
+		Profile:   "p.infra.yaml",
+		Overrides: overrides,
+		Run: runparams.Run{
+			Mode: mode,
+			User: "alice",
+		},
 	})
 	return res.Diags
 }
@@ -190,7 +196,12 @@ func TestProfileDefaultsAreNotSharedBetweenRuns(t *testing.T) {
 	mountPath := func(profile string) any {
 		src := source.Memory{"p.infra.yaml": []byte(profile), "r.yaml": []byte(goodRecipe)}
 		res := pipeline.Render(recipe.NewLoader(src), pipeline.Request{
-			Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: runparams.RayJob, User: "alice",
+			Recipe:  "r.yaml",
+			Profile: "p.infra.yaml",
+			Run: runparams.Run{
+				Mode: runparams.RayJob,
+				User: "alice",
+			},
 		})
 		require.NotNil(t, res.Profile, "%v", res.Diags)
 		ws, _ := res.Profile.Tree.Get("workspace")
@@ -206,8 +217,13 @@ func TestProfileDefaultsAreNotSharedBetweenRuns(t *testing.T) {
 func TestRunPodKeys(t *testing.T) {
 	src := source.Memory{"p.infra.yaml": []byte(goodProfile), "r.yaml": []byte(goodRecipe)}
 	res := pipeline.Render(recipe.NewLoader(src), pipeline.Request{
-		Recipe: "r.yaml", Profile: "p.infra.yaml", Mode: runparams.RayJob, User: "alice",
+		Recipe:    "r.yaml",
+		Profile:   "p.infra.yaml",
 		Overrides: []string{"infra.scheduler.priorityClassName=research-high", "infra.env={NCCL_DEBUG: INFO, A_FIRST: '1'}", "infra.launch.rayjob.suspend=true"},
+		Run: runparams.Run{
+			Mode: runparams.RayJob,
+			User: "alice",
+		},
 	})
 	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 	var job map[string]any

@@ -17,8 +17,10 @@ func ExampleRender() {
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 		Recipe:  root + "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
 		Profile: root + "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml",
-		Mode:    runparams.RayJob,
-		User:    "alice",
+		Run: runparams.Run{
+			Mode: runparams.RayJob,
+			User: "alice",
+		},
 	})
 	if res.Diags.HasErrors() {
 		fmt.Println(res.Diags.Err())

@@ -34,17 +34,10 @@ type Request struct {
 	Checkout *podconfig.Checkout
 	// UserDefaults is an optional user defaults layer for the profile.
 	UserDefaults string
-	// Mode, RunID, User, Name: see runparams.Params. User must be normalised.
-	Mode  runparams.Mode
-	RunID string
-	User  string
-	Name  string
-	// Labels, Annotations, Image, NoDeployments, OnlyDeployments: see
-	// runparams.Params.
-	Labels, Annotations map[string]string
-	Image               string
-	NoDeployments       bool
-	OnlyDeployments     bool
+	// Run are the run's own parameters (mode, run id, user, name, labels,
+	// annotations, image, which objects): see runparams.Run. User must be
+	// normalised.
+	runparams.Run
 	// Namespace overrides the profile's.
 	Namespace string
 	// ParamNames spells Namespace, RunID and Name as the entry point's
@@ -112,9 +105,7 @@ func Render(l *recipe.Loader, req Request) *Result {
 		return res
 	}
 	res.Profile = prof
-	params := runparams.Params{Mode: req.Mode, RunID: req.RunID, User: req.User, Name: req.Name, Overrides: recipeOv,
-		Labels: req.Labels, Annotations: req.Annotations, Image: req.Image, NoDeployments: req.NoDeployments,
-		OnlyDeployments: req.OnlyDeployments}
+	params := runparams.Params{Run: req.Run, Overrides: recipeOv}
 	runRecipe, cds := effective.Resolve(l, rec, req.Recipe, prof, recipeOv, effective.Env{User: req.User, Env: req.Env})
 	res.Recipe = runRecipe
 	res.Diags = append(res.Diags, prof.Locate(cds)...)

@@ -55,7 +55,12 @@ func TestShippedProfilesPodSecurity(t *testing.T) {
 		for _, mode := range runparams.Modes {
 			t.Run(p.Name+"/"+string(mode), func(t *testing.T) {
 				res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-					Recipe: filepath.Join(dir, p.Recipe), Profile: filepath.Join(dir, p.Profile), Mode: mode, User: "alice",
+					Recipe:  filepath.Join(dir, p.Recipe),
+					Profile: filepath.Join(dir, p.Profile),
+					Run: runparams.Run{
+						Mode: mode,
+						User: "alice",
+					},
 				})
 				require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 				objs := make([]any, len(res.Docs))

@@ -92,7 +92,7 @@ func TestEveryShippedRecipeFitsItsOwnCluster(t *testing.T) {
 	judged := map[string]int{}
 	for _, file := range files {
 		l := recipe.NewLoader(source.Disk{})
-		req := pipeline.Request{Recipe: file, RecipeRoot: filepath.ToSlash(root), Mode: runparams.RayJob, User: "alice"}
+		req := pipeline.Request{Recipe: file, RecipeRoot: filepath.ToSlash(root), Run: runparams.Run{Mode: runparams.RayJob, User: "alice"}}
 		rec, err := l.Load(file)
 		require.NoError(t, err, file)
 		algs := check.RecipeAlgorithms(rec.Tree)

@@ -50,7 +50,12 @@ func TestShippedEntrypointsMatchReference(t *testing.T) {
 	for _, c := range shippedCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-				Recipe: c.recipe, Profile: c.profile, Mode: runparams.RayJob, User: "alice",
+				Recipe:  c.recipe,
+				Profile: c.profile,
+				Run: runparams.Run{
+					Mode: runparams.RayJob,
+					User: "alice",
+				},
 			})
 			require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 			want := referenceEntrypoint(t, c.name)
@@ -85,7 +90,12 @@ func TestShippedProfilesCheckClean(t *testing.T) {
 		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 			t.Run(c.name+"/"+string(mode), func(t *testing.T) {
 				res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-					Recipe: c.recipe, Profile: c.profile, Mode: mode, User: "alice",
+					Recipe:  c.recipe,
+					Profile: c.profile,
+					Run: runparams.Run{
+						Mode: mode,
+						User: "alice",
+					},
 				})
 				var got []string
 				for _, d := range res.Diags {
@@ -116,7 +126,12 @@ func TestRenderIsDeterministic(t *testing.T) {
 		var first []byte
 		for i := 0; i < 20; i++ {
 			res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-				Recipe: c.recipe, Profile: c.profile, Mode: runparams.RayCluster, User: "alice",
+				Recipe:  c.recipe,
+				Profile: c.profile,
+				Run: runparams.Run{
+					Mode: runparams.RayCluster,
+					User: "alice",
+				},
 			})
 			require.False(t, res.Diags.HasErrors())
 			b := streamOf(t, res)

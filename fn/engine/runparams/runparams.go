@@ -18,8 +18,11 @@ const (
 // Modes lists the valid modes.
 var Modes = []Mode{RayJob, RayCluster, Dev}
 
-// Params are the run parameters that are not in the profile.
-type Params struct {
+// Run are the run's own parameters, the ones the profile does not say, as
+// the user gives them (CLI flags, a NemoRLRun, the chart's values). They
+// are declared here once and travel unchanged from the request
+// (pipeline.Request) to the build (Params).
+type Run struct {
 	Mode Mode
 	// RunID names this run: it suffixes the submitted job and is exported as
 	// NRL_K8S_RUN_ID to the training entrypoint in raycluster mode.
@@ -49,7 +52,14 @@ type Params struct {
 	// go onto them (they belong to this apply alone) and Image, when set,
 	// replaces the image of every container of their pods.
 	OnlyDeployments bool
-	// Overrides are extra Hydra overrides appended to the training driver.
+}
+
+// Params are what the build reads: the run's parameters, and what the
+// resolve stage derived from them and the recipe for the pod.
+type Params struct {
+	Run
+	// Overrides are the run's recipe overrides (its `infra.` ones went into
+	// the profile), appended to the training driver call.
 	Overrides []string
 	// Config, when set, is the --config every driver call is pointed at: the
 	// checked recipe as the pod sees it (podconfig.Of).

@@ -587,9 +587,17 @@ func TestNewChart(t *testing.T) {
 		got, _, err := helmTemplateNamed(c, "exp-1", vals, "team-a")
 		require.NoError(t, err)
 		res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-			Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: mode, User: "ann", Namespace: "team-a",
-			Name: "exp-1", Image: "registry.example/x:1", Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3",
-				"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "2.0.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
+			Recipe:    idx.Profiles[0].Recipe,
+			Profile:   idx.Profiles[0].Profile,
+			Namespace: "team-a",
+			Run: runparams.Run{
+				Mode:  mode,
+				User:  "ann",
+				Name:  "exp-1",
+				Image: "registry.example/x:1",
+				Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3",
+					"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "2.0.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
+			},
 		})
 		require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 		want, err := emit.Stream(res.Docs)
@@ -602,11 +610,18 @@ func TestNewChart(t *testing.T) {
 	got, _, err := helmTemplateNamed(c, "exp-1", knobs, "team-a")
 	require.NoError(t, err)
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: runparams.RayJob, User: "ann", Namespace: "team-a",
-		Name: "exp-1", Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3",
-			"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "2.0.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
+		Recipe:    idx.Profiles[0].Recipe,
+		Profile:   idx.Profiles[0].Profile,
+		Namespace: "team-a",
 		Overrides: []string{"infra.scheduler.priorityClassName=team-high", "infra.launch.rayjob.ttlSecondsAfterFinished=600", "infra.env={TEAM: rl}",
 			"infra.placement.tolerations=[{key: team, operator: Exists}]"},
+		Run: runparams.Run{
+			Mode: runparams.RayJob,
+			User: "ann",
+			Name: "exp-1",
+			Labels: map[string]string{"helm.sh/chart": "team-rl-1.2.3",
+				"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "2.0.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
+		},
 	})
 	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 	want, err := emit.Stream(res.Docs)
@@ -747,9 +762,17 @@ func TestNewChartEnv(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, got, "image: "+tc.want, tc.expr)
 		res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-			Recipe: idx.Profiles[0].Recipe, Profile: idx.Profiles[0].Profile, Mode: runparams.RayJob, User: "ann", Namespace: "team-a",
-			Name: "exp-1", Env: env, Labels: map[string]string{"helm.sh/chart": "team-rl-1.0.0",
-				"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "v0.1.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
+			Recipe:    idx.Profiles[0].Recipe,
+			Profile:   idx.Profiles[0].Profile,
+			Namespace: "team-a",
+			Env:       env,
+			Run: runparams.Run{
+				Mode: runparams.RayJob,
+				User: "ann",
+				Name: "exp-1",
+				Labels: map[string]string{"helm.sh/chart": "team-rl-1.0.0",
+					"app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "v0.1.0", "app.kubernetes.io/managed-by": chartgen.ChartManagedBy},
+			},
 		})
 		require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 		want, err := emit.Stream(res.Docs)

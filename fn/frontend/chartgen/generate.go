@@ -140,13 +140,24 @@ func (g *gen) run(e Entry, mode runparams.Mode, v Values, env func(string) (stri
 		infra = append(infra, KnobOverrides(in, v.Knobs)...)
 	}
 	res := pipeline.Render(g.loader, pipeline.Request{
-		Recipe: e.Recipe, Profile: e.Profile, Mode: mode,
-		User: v.User, Namespace: v.Namespace, RunID: v.RunID, Overrides: append(infra, v.Overrides...),
-		Name: v.Name, Image: v.Image, Labels: labels, Annotations: v.Annotations,
-		NoDeployments: !v.services, OnlyDeployments: v.services,
+		Recipe:    e.Recipe,
+		Profile:   e.Profile,
+		Namespace: v.Namespace,
+		Overrides: append(infra, v.Overrides...),
 		// The chart has no environment to read: render with none, and
 		// refuse profiles whose output depends on one (checked below).
 		Env: env,
+		Run: runparams.Run{
+			Mode:            mode,
+			User:            v.User,
+			RunID:           v.RunID,
+			Name:            v.Name,
+			Image:           v.Image,
+			Labels:          labels,
+			Annotations:     v.Annotations,
+			NoDeployments:   !v.services,
+			OnlyDeployments: v.services,
+		},
 	})
 	if res.Diags.HasErrors() {
 		var msgs []string

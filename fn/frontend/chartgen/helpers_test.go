@@ -228,9 +228,21 @@ func engineRender(t *testing.T, r run) (out string, msg string, ok bool) {
 		mode = runparams.RayJob
 	}
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe: rec, Profile: e.Profile, Mode: mode, User: r.user,
-		Namespace: r.namespace, RunID: r.runID, Overrides: ovs,
-		Name: r.releaseName(), Image: r.image, Labels: labels, Annotations: r.annos, NoDeployments: !services, OnlyDeployments: services,
+		Recipe:    rec,
+		Profile:   e.Profile,
+		Namespace: r.namespace,
+		Overrides: ovs,
+		Run: runparams.Run{
+			Mode:            mode,
+			User:            r.user,
+			RunID:           r.runID,
+			Name:            r.releaseName(),
+			Image:           r.image,
+			Labels:          labels,
+			Annotations:     r.annos,
+			NoDeployments:   !services,
+			OnlyDeployments: services,
+		},
 	})
 	var msgs []string
 	for _, d := range res.Diags.Sorted() {

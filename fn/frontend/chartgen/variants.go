@@ -536,7 +536,7 @@ func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error
 // profileNamespace renders without a namespace override to read the
 // profile's own.
 func (g *gen) profileNamespace(e Entry) (string, error) {
-	res := pipeline.Render(g.loader, pipeline.Request{Recipe: e.Recipe, Profile: e.Profile, Mode: runparams.RayJob, User: SentinelUser, Env: g.env})
+	res := pipeline.Render(g.loader, pipeline.Request{Recipe: e.Recipe, Profile: e.Profile, Env: g.env, Run: runparams.Run{Mode: runparams.RayJob, User: SentinelUser}})
 	if res.Profile == nil {
 		return "", fmt.Errorf("profile does not load")
 	}

@@ -214,22 +214,24 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 		return pipeline.Request{}, usageError{err}
 	}
 	return pipeline.Request{
-		Recipe:          cleanPath(args[0]),
-		Profile:         cleanPath(f.infra),
-		UserDefaults:    cleanPath(f.defaults),
-		RecipeRoot:      cleanPath(f.recipeRoot),
-		Mode:            mode,
-		RunID:           f.runID,
-		User:            u,
-		Name:            f.name,
-		Labels:          labels,
-		Annotations:     annos,
-		Image:           f.image,
-		NoDeployments:   f.noDeploy,
-		OnlyDeployments: f.onlyDeploy,
-		Namespace:       f.namespace,
-		Overrides:       args[1:],
-		Env:             os.LookupEnv,
+		Recipe:       cleanPath(args[0]),
+		Profile:      cleanPath(f.infra),
+		UserDefaults: cleanPath(f.defaults),
+		RecipeRoot:   cleanPath(f.recipeRoot),
+		Namespace:    f.namespace,
+		Overrides:    args[1:],
+		Env:          os.LookupEnv,
+		Run: runparams.Run{
+			Mode:            mode,
+			RunID:           f.runID,
+			User:            u,
+			Name:            f.name,
+			Labels:          labels,
+			Annotations:     annos,
+			Image:           f.image,
+			NoDeployments:   f.noDeploy,
+			OnlyDeployments: f.onlyDeploy,
+		},
 	}, nil
 }
 

@@ -251,21 +251,23 @@ func (r *NemoRLRun) Request(base string) pipeline.Request {
 		Recipe:       rel(r.Spec.Recipe),
 		Profile:      rel(r.Spec.Profile),
 		UserDefaults: rel(r.Spec.Defaults),
-		Mode:         runparams.Mode(r.Mode()),
-		RunID:        r.Spec.RunID,
-		User:         interp.NormalizeUser(r.Spec.User),
 		// The run's own metadata is its identity: its name names the run's
 		// objects, its namespace wins over the profile's, its labels and
 		// annotations (not the tools' bookkeeping) go onto every object.
-		Name:        name,
-		Namespace:   ns,
-		Labels:      r.Metadata.Labels,
-		Annotations: userAnnotations(r.Metadata.Annotations),
-		ParamNames:  params,
-		Overrides:   r.Spec.Overrides,
+		Namespace:  ns,
+		ParamNames: params,
+		Overrides:  r.Spec.Overrides,
 		Env: func(k string) (string, bool) {
 			v, ok := env[k]
 			return v, ok
+		},
+		Run: runparams.Run{
+			Mode:        runparams.Mode(r.Mode()),
+			RunID:       r.Spec.RunID,
+			User:        interp.NormalizeUser(r.Spec.User),
+			Name:        name,
+			Labels:      r.Metadata.Labels,
+			Annotations: userAnnotations(r.Metadata.Annotations),
 		},
 	}
 }

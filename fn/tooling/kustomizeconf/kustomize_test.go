@@ -29,8 +29,15 @@ func render(t *testing.T, recipePath, profilePath string, mode runparams.Mode, n
 	t.Helper()
 	root := testenv.RepoRoot(t)
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe: root + "/" + recipePath, Profile: root + "/" + profilePath,
-		Mode: mode, User: "alice", Namespace: "default", Name: name, Overrides: overrides,
+		Recipe:    root + "/" + recipePath,
+		Profile:   root + "/" + profilePath,
+		Namespace: "default",
+		Overrides: overrides,
+		Run: runparams.Run{
+			Mode: mode,
+			User: "alice",
+			Name: name,
+		},
 	})
 	require.False(t, res.Diags.HasErrors(), "render: %v", res.Diags.Err())
 	b, err := emit.Stream(res.Docs)

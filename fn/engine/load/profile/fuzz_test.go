@@ -99,7 +99,13 @@ func render(t *testing.T, mem source.Memory, rec string, mode runparams.Mode, pr
 		src[k] = v
 	}
 	res := pipeline.Render(recipe.NewLoader(src), pipeline.Request{
-		Recipe: rec, Profile: "p.infra.yaml", Mode: mode, User: "alice", RunID: "r1",
+		Recipe:  rec,
+		Profile: "p.infra.yaml",
+		Run: runparams.Run{
+			Mode:  mode,
+			User:  "alice",
+			RunID: "r1",
+		},
 	})
 	for _, d := range res.Diags {
 		if strings.TrimSpace(d.Message) == "" {
