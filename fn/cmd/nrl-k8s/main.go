@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 )
 
 // gcPercent paces the collector for a short-lived process: a render
@@ -32,7 +33,7 @@ func main() {
 	}
 	// Under the name of the kustomize plugin (a link in kustomize's plugin
 	// home, made by `nrl-k8s kustomize-plugin`), the process is the plugin.
-	if cli.IsKustomizePlugin(os.Args[0]) {
+	if krm.IsKustomizePlugin(os.Args[0]) {
 		os.Exit(cli.KustomizePlugin(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

@@ -1,0 +1,88 @@
+package krm
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// The kustomize plugin form of generator mode (docs/md, "Generator
+// mode as a kustomize plugin"). kustomize runs a KRM function's output
+// through kyaml once more before it keeps it (it parses the function's
+// ResourceList, writes the items back to YAML and parses that again), which
+// for many runs costs as much as the whole build of the same objects from a
+// file. A kustomize exec plugin's standard output is parsed once, as a
+// resources file is. The plugin is this binary under the name kustomize
+// looks up for the generator's kind:
+// <plugin home>/nemo-rl.nvidia.com/v1alpha1/nemorlrungenerator/NemoRLRunGenerator.
+const (
+	PluginAPIVersion = "nemo-rl.nvidia.com/v1alpha1"
+	PluginKind       = "NemoRLRunGenerator"
+)
+
+// IsKustomizePlugin says whether the process was started under the plugin's
+// name (kustomize execs the file in its plugin home, a link to this binary).
+func IsKustomizePlugin(argv0 string) bool { return filepath.Base(argv0) == PluginKind }
+
+// PluginPath is where kustomize looks for the plugin below a plugin home.
+func PluginPath(home string) string {
+	group, version, _ := strings.Cut(PluginAPIVersion, "/")
+	return filepath.Join(home, group, version, strings.ToLower(PluginKind), PluginKind)
+}
+
+// GeneratorConfig is the NemoRLRunGenerator kustomize hands the plugin: the
+// same two settings as `nrl-k8s fn --files ROOT --runs FILE...`.
+type GeneratorConfig struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name        string            `json:"name"`
+		Namespace   string            `json:"namespace,omitempty"`
+		Labels      map[string]string `json:"labels,omitempty"`
+		Annotations map[string]string `json:"annotations,omitempty"`
+	} `json:"metadata"`
+	// Files is the package root the runs' recipe and profile paths are
+	// relative to (read only below it).
+	Files string `json:"files"`
+	// Runs are the files of NemoRLRun documents.
+	Runs []string `json:"runs"`
+	// Warnings is what a warning does: fail (the default) stops the build
+	// with every diagnostic, because kustomize shows a plugin's stderr only
+	// when it fails; ignore builds anyway (nrl-k8s check and render-all
+	// --check still show them).
+	Warnings string `json:"warnings,omitempty"`
+}
+
+// ReadGeneratorConfig reads the config strictly: an unknown or misspelt key
+// is an error naming it, never ignored.
+func ReadGeneratorConfig(file string) (GeneratorConfig, error) {
+	var cfg GeneratorConfig
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return cfg, err
+	}
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		return cfg, fmt.Errorf("the generator config: %w; expected apiVersion, kind, metadata, files, runs and warnings", err)
+	}
+	where := fmt.Sprintf("%s %q", PluginKind, cfg.Metadata.Name)
+	switch {
+	case cfg.APIVersion != PluginAPIVersion || cfg.Kind != PluginKind:
+		return cfg, fmt.Errorf("the generator config is a %s %s; expected apiVersion %s, kind %s", cfg.APIVersion, cfg.Kind, PluginAPIVersion, PluginKind)
+	case cfg.Files == "":
+		return cfg, fmt.Errorf("%s: files is empty; expected the package root the runs' recipe and profile paths are relative to (relative to the kustomization, e.g. files: ../..)", where)
+	case len(cfg.Runs) == 0:
+		return cfg, fmt.Errorf("%s: runs is empty; expected the files of NemoRLRun documents to render, e.g. runs: [runs.yaml]", where)
+	}
+	for i, r := range cfg.Runs {
+		if r == "" {
+			return cfg, fmt.Errorf("%s: runs[%d] is empty; expected a file of NemoRLRun documents", where, i)
+		}
+	}
+	if cfg.Warnings != "" && cfg.Warnings != "fail" && cfg.Warnings != "ignore" {
+		return cfg, fmt.Errorf("%s: warnings is %q; expected fail (the default) or ignore", where, cfg.Warnings)
+	}
+	return cfg, nil
+}
