@@ -1,6 +1,7 @@
 package runstatus
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -96,4 +97,33 @@ func orNone(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// Format is the report as `status` prints it: text, or json.
+func (r Report) Format(format string) (string, error) {
+	if format == "json" {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return "", err
+		}
+		return string(b) + "\n", nil
+	}
+	return r.Text(), nil
+}
+
+// Final says whether nothing more will happen without someone acting
+// (a watch stops there).
+func (r Report) Final() bool {
+	switch r.Verdict {
+	case Failed, NotFound:
+		return true
+	case Succeeded:
+		for _, j := range r.RayJobs {
+			if j.Cleanup == "pending" {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

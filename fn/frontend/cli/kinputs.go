@@ -3,10 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 
 	"github.com/spf13/cobra"
 
@@ -116,11 +116,7 @@ func kptInputs(cmd *cobra.Command, disk source.Disk, dirs []krminputs.Dir, root,
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := tree.SortedKeys(files)
 	if !write && !check {
 		for _, n := range names {
 			if _, err := fmt.Fprintf(cmd.OutOrStdout(), "---\n%s", files[n]); err != nil {
@@ -133,42 +129,9 @@ func kptInputs(cmd *cobra.Command, disk source.Disk, dirs []krminputs.Dir, root,
 	if err != nil {
 		return usageError{fmt.Errorf("--kpt: %w", err)}
 	}
-	inputs := filepath.Join(pkg, "inputs")
-	if err := wdisk.CheckDir(inputs); err != nil {
+	stale, err := krminputs.SyncKpt(wdisk, pkg, files, check)
+	if err != nil {
 		return err
-	}
-	var stale []string
-	for _, n := range names {
-		f := filepath.Join(inputs, n)
-		cur, err := wdisk.ReadFile(filepath.ToSlash(f))
-		if err == nil && string(cur) == string(files[n]) {
-			continue
-		}
-		if check {
-			stale = append(stale, fmt.Sprintf("%s: stale or missing", filepath.ToSlash(f)))
-			continue
-		}
-		if err := wdisk.WriteFile(f, files[n]); err != nil {
-			return err
-		}
-	}
-	// Generated ConfigMaps that no run needs any more.
-	entries, _ := os.ReadDir(inputs)
-	for _, e := range entries {
-		f := filepath.Join(inputs, e.Name())
-		if _, want := files[e.Name()]; want || !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".yaml") {
-			continue
-		}
-		if b, err := wdisk.ReadFile(filepath.ToSlash(f)); err != nil || !krminputs.Generated(b) {
-			continue
-		}
-		if check {
-			stale = append(stale, fmt.Sprintf("%s: no run reads these files any more", filepath.ToSlash(f)))
-			continue
-		}
-		if err := wdisk.RemoveFile(f); err != nil {
-			return err
-		}
 	}
 	if len(stale) > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s\nrun nrl-k8s kustomize-inputs --kpt %s --write\n", strings.Join(stale, "\n"), filepath.ToSlash(pkg))

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -82,7 +81,7 @@ func runStatus(ctx context.Context, conn *kube.Conn, w io.Writer, ns, run, forma
 			}
 			return err
 		}
-		out, err := statusText(r, format)
+		out, err := r.Format(format)
 		if err != nil {
 			return err
 		}
@@ -92,7 +91,7 @@ func runStatus(ctx context.Context, conn *kube.Conn, w io.Writer, ns, run, forma
 			}
 			last = out
 		}
-		if !watch || final(r) {
+		if !watch || r.Final() {
 			return exitCode(r.Verdict.Exit())
 		}
 		select {
@@ -101,33 +100,6 @@ func runStatus(ctx context.Context, conn *kube.Conn, w io.Writer, ns, run, forma
 		case <-time.After(interval):
 		}
 	}
-}
-
-func statusText(r runstatus.Report, format string) (string, error) {
-	if format == "json" {
-		b, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return "", err
-		}
-		return string(b) + "\n", nil
-	}
-	return r.Text(), nil
-}
-
-// final: nothing more will happen without someone acting.
-func final(r runstatus.Report) bool {
-	switch r.Verdict {
-	case runstatus.Failed, runstatus.NotFound:
-		return true
-	case runstatus.Succeeded:
-		for _, j := range r.RayJobs {
-			if j.Cleanup == "pending" {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 func exitCode(code int) error {

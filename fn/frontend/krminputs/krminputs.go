@@ -8,10 +8,13 @@ package krminputs
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
@@ -222,4 +225,50 @@ func KptFiles(src source.Source, dirs []Dir, root string) (map[string][]byte, er
 // ConfigMap), so --check can name stale ones.
 func Generated(data []byte) bool {
 	return bytes.Contains(data, []byte(krm.FilesDirAnnotation+":"))
+}
+
+// SyncKpt brings a kpt package's inputs/ folder to files (name → the input
+// ConfigMap a run needs), through wdisk (the package's confined disk): it
+// writes what is stale or missing and removes the ConfigMaps this command
+// generated that no run needs any more. With check it changes nothing and
+// returns what it would have changed.
+func SyncKpt(wdisk source.Disk, pkg string, files map[string][]byte, check bool) (stale []string, err error) {
+	names := tree.SortedKeys(files)
+	inputs := filepath.Join(pkg, "inputs")
+	if err := wdisk.CheckDir(inputs); err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		f := filepath.Join(inputs, n)
+		cur, err := wdisk.ReadFile(filepath.ToSlash(f))
+		if err == nil && string(cur) == string(files[n]) {
+			continue
+		}
+		if check {
+			stale = append(stale, fmt.Sprintf("%s: stale or missing", filepath.ToSlash(f)))
+			continue
+		}
+		if err := wdisk.WriteFile(f, files[n]); err != nil {
+			return nil, err
+		}
+	}
+	// Generated ConfigMaps that no run needs any more.
+	entries, _ := os.ReadDir(inputs)
+	for _, e := range entries {
+		f := filepath.Join(inputs, e.Name())
+		if _, want := files[e.Name()]; want || !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".yaml") {
+			continue
+		}
+		if b, err := wdisk.ReadFile(filepath.ToSlash(f)); err != nil || !Generated(b) {
+			continue
+		}
+		if check {
+			stale = append(stale, fmt.Sprintf("%s: no run reads these files any more", filepath.ToSlash(f)))
+			continue
+		}
+		if err := wdisk.RemoveFile(f); err != nil {
+			return nil, err
+		}
+	}
+	return stale, nil
 }
