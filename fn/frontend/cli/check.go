@@ -2,10 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/checkreport"
 
@@ -31,7 +29,7 @@ func checkCmd() *cobra.Command {
 			}
 			res, err := f.run(args, func(req *pipeline.Request) {
 				if repoRoot != "" {
-					req.UploadSize = dirSizer(repoRoot)
+					req.UploadSize = source.UploadSize(repoRoot)
 				}
 			})
 			if err != nil {
@@ -67,44 +65,4 @@ func checkCmd() *cobra.Command {
 	c.Flags().StringVarP(&format, "output", "o", "text", "text (the summary and findings) or json (one object: findings, podSecurity, prerequisites)")
 	c.Flags().StringVar(&repoRoot, "repo-root", "", "NeMo-RL checkout: measure the codeSource=upload working dir against Ray's 100 MiB cap")
 	return c
-}
-
-// dirSizer sums file sizes under root for the given repo-relative paths,
-// skipping what nrl-k8s's staging skips.
-func dirSizer(root string) func([]string) (int64, error) {
-	skip := map[string]bool{".gitignore": true, "__pycache__": true, ".venv": true, ".git": true, ".mypy_cache": true, ".pytest_cache": true, ".ruff_cache": true}
-	return func(paths []string) (int64, error) {
-		var total int64
-		for _, p := range paths {
-			full := filepath.Join(root, filepath.FromSlash(p))
-			if _, err := os.Stat(full); err != nil {
-				continue // missing paths are skipped, as in nrl-k8s
-			}
-			err := filepath.WalkDir(full, func(path string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				name := d.Name()
-				if skip[name] || strings.HasSuffix(name, ".egg-info") {
-					if d.IsDir() {
-						return filepath.SkipDir
-					}
-					return nil
-				}
-				if strings.HasSuffix(name, ".pyc") || strings.HasSuffix(name, ".pyo") || d.IsDir() {
-					return nil
-				}
-				info, err := d.Info()
-				if err != nil {
-					return err
-				}
-				total += info.Size()
-				return nil
-			})
-			if err != nil {
-				return 0, err
-			}
-		}
-		return total, nil
-	}
 }
