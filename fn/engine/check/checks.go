@@ -48,7 +48,7 @@ func Inputs(in Input) diag.List {
 	}
 	inert(&ds, f, infra)
 	if in.Recipe != nil {
-		driverVsRecipe(&ds, f, infra, in.Recipe)
+		driverVsRecipe(&ds, f, in.Recipe)
 		if recipeCounts(&ds, infra, in.Recipe) {
 			recipeVsCluster(&ds, f, infra, in.Recipe)
 		}
@@ -61,7 +61,9 @@ func Inputs(in Input) diag.List {
 		draSettings(&ds, f, infra, rc)
 	}
 	upload(&ds, f, infra, in.Params, in.UploadSize)
-	driverExit(&ds, f, infra)
+	if in.Recipe != nil {
+		driverExit(&ds, f, in.Recipe.Entrypoint)
+	}
 	return ds
 }
 
@@ -70,13 +72,12 @@ func Inputs(in Input) diag.List {
 // `set -o pipefail`: Ray runs the entrypoint with /bin/sh, where pipefail is
 // not POSIX before 2024 (dash before 0.5.12 rejects it and the script
 // exits), so only the profile's author knows which shell runs it.
-func driverExit(ds *diag.List, f string, infra *profile.Infra) {
-	ep := infra.Launch.Entrypoint
+func driverExit(ds *diag.List, f string, ep *entrypoint.Script) {
 	if ep == nil {
 		return
 	}
-	for _, inv := range entrypoint.FindInvocations(*ep) {
-		if inv.Piped && !entrypoint.PipefailBefore(*ep, inv) {
+	for _, inv := range ep.Calls {
+		if inv.Piped && !inv.PipefailOn {
 			ds.Warnf(f, "launch.entrypoint", "line %d: the driver call %s is piped without `set -o pipefail`: a crashed driver exits with the pipe's last command (tee's 0) and the job reports success; expected `set -o pipefail` before it (bash; dash 0.5.12+), or the output redirected instead of piped", inv.Line, inv.Script)
 		}
 	}

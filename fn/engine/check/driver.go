@@ -5,9 +5,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/effective"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -72,8 +70,8 @@ func DriverAlgorithm(script string) string {
 // up, when NeMo-RL validates the config against its MasterConfig. A
 // recipe with no algorithm section, or a driver that is not NeMo-RL's, is
 // not judged: nothing says what either expects.
-func driverVsRecipe(ds *diag.List, f string, infra *profile.Infra, r *effective.Recipe) {
-	ep := infra.Launch.Entrypoint
+func driverVsRecipe(ds *diag.List, f string, r *effective.Recipe) {
+	ep := r.Entrypoint
 	if ep == nil || r.Tree == nil {
 		return
 	}
@@ -81,7 +79,7 @@ func driverVsRecipe(ds *diag.List, f string, infra *profile.Infra, r *effective.
 	if len(algs) == 0 {
 		return
 	}
-	for _, inv := range entrypoint.FindInvocations(*ep) {
+	for _, inv := range ep.Calls {
 		want := DriverAlgorithm(inv.Script)
 		if want == "" || inv.Config == "" {
 			// No --config: the driver reads its own default config, which

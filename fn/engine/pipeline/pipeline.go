@@ -6,6 +6,7 @@ package pipeline
 import (
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/podconfig"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
@@ -109,7 +110,7 @@ func Render(l *recipe.Loader, req Request) *Result {
 	runRecipe, cds := effective.Resolve(l, rec, req.Recipe, prof, recipeOv, effective.Env{User: req.User, Env: req.Env})
 	res.Recipe = runRecipe
 	res.Diags = append(res.Diags, prof.Locate(cds)...)
-	res.Diags = append(res.Diags, resolvePod(req, rec, prof, &params)...)
+	res.Diags = append(res.Diags, resolvePod(req, rec, prof, runRecipe.Entrypoint, &params)...)
 	res.Diags = append(res.Diags, prof.Locate(check.Inputs(check.Input{
 		Profile: prof, Recipe: runRecipe, Params: params, UploadSize: req.UploadSize,
 	}))...)
@@ -198,12 +199,12 @@ func loadRecipe(l *recipe.Loader, file string) (*recipe.Loaded, *tree.Map, diag.
 // resolvePod resolves what the pod runs into params: the --config every
 // driver call carries, and under launch.recipeSource=configMap the merged
 // recipe the run ships. The dev pod runs no driver.
-func resolvePod(req Request, rec *recipe.Loaded, prof *profile.Loaded, params *runparams.Params) diag.List {
+func resolvePod(req Request, rec *recipe.Loaded, prof *profile.Loaded, ep *entrypoint.Script, params *runparams.Params) diag.List {
 	if req.Mode == runparams.Dev {
 		return nil
 	}
 	var ds diag.List
-	config, pds := podconfig.Of(podconfig.Input{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot, Checkout: req.Checkout})
+	config, pds := podconfig.Of(podconfig.Input{Profile: prof, RecipeFile: req.Recipe, RecipeRoot: req.RecipeRoot, Entrypoint: ep, Checkout: req.Checkout})
 	params.Config = config
 	ds = append(ds, prof.Locate(pds)...)
 	if prof.Infra.Launch.RecipeSource == profile.RecipeSourceConfigMap {

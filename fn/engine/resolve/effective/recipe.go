@@ -35,6 +35,9 @@ type Recipe struct {
 	Tree *tree.Map
 	// Resolved is Tree with interpolations resolved (nil if that failed).
 	Resolved *tree.Map
+	// Entrypoint is the profile's entrypoint, read once for the whole
+	// render (nil when the profile has none).
+	Entrypoint *entrypoint.Script
 	// Invocation is the driver call found in the entrypoint, if any.
 	Invocation *entrypoint.Invocation
 	// Overrides are all overrides applied, in order, with where they came from.
@@ -53,7 +56,9 @@ func Resolve(l *recipe.Loader, rec *recipe.Loaded, file string, prof *profile.Lo
 	var ds diag.List
 	r := &Recipe{File: file, Files: rec.Files, Tree: tree.Copy(rec.Tree).(*tree.Map), loader: l}
 	if ep := prof.Infra.Launch.Entrypoint; ep != nil {
-		if inv, ok := entrypoint.FindInvocation(*ep); ok {
+		script := entrypoint.Parse(*ep)
+		r.Entrypoint = &script
+		if inv, ok := script.First(); ok {
 			r.Invocation = &inv
 			for _, raw := range inv.Overrides {
 				o, err := hydra.Parse(raw)

@@ -24,6 +24,10 @@ type Invocation struct {
 	// Piped: the call's output goes into a pipe (`| tee log`), so without
 	// `set -o pipefail` its exit status is lost.
 	Piped bool
+	// PipefailOn: a `set` command before the call's line turns pipefail on
+	// (`set -o pipefail`, `set -euo pipefail`), so that a piped driver's
+	// failure is the pipeline's exit status.
+	PipefailOn bool
 	// Wrapped says, when not "", that the call is not a command of the
 	// entrypoint's own shell but text another layer evaluates: inside a
 	// quoted string spanning lines (`bash -c "..."`), an unquoted heredoc's
@@ -43,13 +47,7 @@ var scriptRE = regexp.MustCompile(`(^|/)run_[A-Za-z0-9_]*\.py$`)
 
 // FindInvocation returns the first training call of a shell entrypoint,
 // false when it has none.
-func FindInvocation(entrypoint string) (Invocation, bool) {
-	all := FindInvocations(entrypoint)
-	if len(all) == 0 {
-		return Invocation{}, false
-	}
-	return all[0], true
-}
+func FindInvocation(entrypoint string) (Invocation, bool) { return Parse(entrypoint).First() }
 
 // FindInvocations returns every training call, in order. A training call is
 // a simple command that runs one of NeMo-RL's drivers (a `run_*.py` script)
@@ -62,6 +60,8 @@ func FindInvocations(entrypoint string) []Invocation {
 	joined := shell.JoinContinuations(entrypoint)
 	var out []Invocation
 	var ctx shell.LineState
+	// pipefail[k] is whether pipefail is on after the first k lines.
+	pipefail := []bool{false}
 	lineStart := 0
 	for lineStart <= len(joined) {
 		lineEnd := strings.IndexByte(joined[lineStart:], '\n')
@@ -90,9 +90,31 @@ func FindInvocations(entrypoint string) []Invocation {
 			to++ // past the control operator
 			from = to
 		}
+		pipefail = append(pipefail, setsPipefail(words, pipefail[len(pipefail)-1]))
 		lineStart = lineEnd + 1
 	}
+	for i := range out {
+		out[i].PipefailOn = pipefail[min(max(out[i].Line-1, 0), len(pipefail)-1)]
+	}
 	return out
+}
+
+// setsPipefail is whether pipefail is on after a line's words, given
+// whether it was on before: `set -o pipefail` (any `-...o` flag group)
+// turns it on, `set +o pipefail` off again.
+func setsPipefail(words []shell.Token, on bool) bool {
+	for j := 0; j < len(words); j++ {
+		if words[j].Op || words[j].Text != "set" {
+			continue
+		}
+		for k := j + 1; k < len(words) && !words[k].Op; k++ {
+			w := words[k].Text
+			if len(w) > 1 && (w[0] == '-' || w[0] == '+') && strings.HasSuffix(w, "o") && k+1 < len(words) && words[k+1].Text == "pipefail" {
+				on = w[0] == '-'
+			}
+		}
+	}
+	return on
 }
 
 // scriptOf finds the word a training call's arguments follow in one simple
@@ -191,39 +213,39 @@ func parseCall(words []shell.Token, s, comment, line int) Invocation {
 	return inv
 }
 
-// PipefailBefore reports whether a `set` command before the call's line
-// turns on pipefail (`set -o pipefail`, `set -euo pipefail`), so that a
-// piped driver's failure is the pipeline's exit status.
-func PipefailBefore(entrypoint string, inv Invocation) bool {
-	joined := shell.JoinContinuations(entrypoint)
-	lines := strings.Split(joined, "\n")
-	offset, on := 0, false
-	for i, l := range lines {
-		if i+1 >= inv.Line {
-			break
-		}
-		words, _ := shell.Tokenize(joined, offset, offset+len(l))
-		offset += len(l) + 1
-		for j := 0; j < len(words); j++ {
-			if words[j].Op || words[j].Text != "set" {
-				continue
-			}
-			for k := j + 1; k < len(words) && !words[k].Op; k++ {
-				w := words[k].Text
-				if len(w) > 1 && (w[0] == '-' || w[0] == '+') && strings.HasSuffix(w, "o") && k+1 < len(words) && words[k+1].Text == "pipefail" {
-					on = w[0] == '-' // `set +o pipefail` turns it off again
-				}
-			}
-		}
+// Script is an entrypoint read once: its text and its driver calls, which
+// every reader of a render (the effective recipe, the pod's --config, the
+// checks) takes from here instead of reading the text again.
+type Script struct {
+	Text  string
+	Calls []Invocation
+}
+
+// Parse reads an entrypoint's driver calls.
+func Parse(text string) Script { return Script{Text: text, Calls: FindInvocations(text)} }
+
+// First is the first training call, false when there is none.
+func (s Script) First() (Invocation, bool) {
+	if len(s.Calls) == 0 {
+		return Invocation{}, false
 	}
-	return on
+	return s.Calls[0], true
+}
+
+// AppendOverrides is Script.AppendOverrides of the entrypoint's text.
+func AppendOverrides(entrypoint string, extra []string) (string, error) {
+	if len(extra) == 0 {
+		return entrypoint, nil
+	}
+	return Parse(entrypoint).AppendOverrides(extra)
 }
 
 // AppendOverrides adds extra overrides to the end of the first NeMo-RL
 // driver call in a shell entrypoint, before any pipe or redirection, so that
 // they win over the entrypoint's own (Hydra applies overrides left to
 // right).
-func AppendOverrides(entrypoint string, extra []string) (string, error) {
+func (s Script) AppendOverrides(extra []string) (string, error) {
+	entrypoint := s.Text
 	if len(extra) == 0 {
 		return entrypoint, nil
 	}
@@ -232,7 +254,7 @@ func AppendOverrides(entrypoint string, extra []string) (string, error) {
 			return "", err
 		}
 	}
-	inv, ok := FindInvocation(entrypoint)
+	inv, ok := s.First()
 	if !ok {
 		return "", errors.New("the entrypoint runs no NeMo-RL driver (python ... run_*.py) to append overrides to")
 	}
@@ -278,10 +300,16 @@ type ConfigRewrite struct {
 // quotes), as nrl-k8s does in long-lived mode. A value the pod's shell
 // expands (`$RECIPE`) is refused: what it names is only known in the pod.
 func RewriteConfig(entrypoint, path string) (string, []ConfigRewrite, error) {
+	return Parse(entrypoint).RewriteConfig(path)
+}
+
+// RewriteConfig is the package's RewriteConfig of a script read already.
+func (s Script) RewriteConfig(path string) (string, []ConfigRewrite, error) {
+	entrypoint := s.Text
 	var out strings.Builder
 	var changes []ConfigRewrite
 	last := 0
-	for _, inv := range FindInvocations(entrypoint) {
+	for _, inv := range s.Calls {
 		if inv.config == nil {
 			continue
 		}

@@ -113,7 +113,7 @@ func TestPiped(t *testing.T) {
 	}
 }
 
-func TestPipefailBefore(t *testing.T) {
+func TestPipefailOn(t *testing.T) {
 	cases := []struct {
 		name, in string
 		want     bool
@@ -130,7 +130,7 @@ func TestPipefailBefore(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			inv, ok := entrypoint.FindInvocation(tc.in)
 			require.True(t, ok)
-			require.Equal(t, tc.want, entrypoint.PipefailBefore(tc.in, inv))
+			require.Equal(t, tc.want, inv.PipefailOn)
 		})
 	}
 }

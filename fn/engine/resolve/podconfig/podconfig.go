@@ -20,6 +20,9 @@ type Input struct {
 	RecipeFile string
 	// RecipeRoot is the local recipe root (--recipe-root); "" finds it.
 	RecipeRoot string
+	// Entrypoint is the profile's entrypoint as the resolve stage read it
+	// (effective.Recipe.Entrypoint); nil when the profile has none.
+	Entrypoint *entrypoint.Script
 	// Checkout is the NeMo-RL checkout the command runs in, when the
 	// recipe lies inside it (nil otherwise, and always for the KRM
 	// function, render-all and --root: they read nothing outside their
@@ -55,17 +58,14 @@ func Of(in Input) (string, diag.List) {
 	var ds diag.List
 	f := in.Profile.File
 	launch := in.Profile.Infra.Launch
-	if launch.Entrypoint == nil {
+	if in.Entrypoint == nil || len(in.Entrypoint.Calls) == 0 {
 		return "", ds
 	}
-	invs := entrypoint.FindInvocations(*launch.Entrypoint)
-	if len(invs) == 0 {
-		return "", ds
-	}
+	script := *in.Entrypoint
 	recipe := path.Clean(in.RecipeFile)
 	if launch.RecipeSource == profile.RecipeSourceConfigMap {
 		// The recipe ships with the run: no tree to map, every call reads it.
-		return configTarget(&ds, f, *launch.Entrypoint, invs, recipe, profile.RecipeMountPath, true)
+		return configTarget(&ds, f, script, recipe, profile.RecipeMountPath, true)
 	}
 	podRoot := ""
 	switch {
@@ -79,7 +79,7 @@ func Of(in Input) (string, diag.List) {
 	if podRoot == "" {
 		// codeSource=upload: the rendered jobs upload nothing, so the driver
 		// reads whatever its --config names in the image.
-		for _, inv := range invs {
+		for _, inv := range script.Calls {
 			ds.Warnf(f, "launch.entrypoint", "line %d: codeSource is upload and the rendered job uploads nothing: the pod reads %s from the image's code, not the checked recipe %s; expected codeSource image|lustre with codePath, or launch.recipeRoot, so that --config is pointed at the checked recipe",
 				inv.Line, readsWhat(inv), recipe)
 		}
@@ -97,7 +97,7 @@ func Of(in Input) (string, diag.List) {
 		// No recipe root: nothing to map with. Accept calls whose --config
 		// already names this recipe; anything else cannot be reconciled.
 		suffix := nearestRecipesRel(recipe)
-		for _, inv := range invs {
+		for _, inv := range script.Calls {
 			c := path.Clean(inv.Config)
 			if inv.Config == "" {
 				ds.Warnf(f, "launch.entrypoint", "line %d: the driver call has no --config: it reads the driver's default config, not the checked recipe %s; expected --config naming it", inv.Line, recipe)
@@ -114,24 +114,24 @@ func Of(in Input) (string, diag.List) {
 	if launch.CodePath != nil {
 		code := path.Clean(*launch.CodePath)
 		allRelative := true
-		for _, inv := range invs {
+		for _, inv := range script.Calls {
 			allRelative = allRelative && inv.Config != "" && !strings.HasPrefix(inv.Config, "/")
 		}
 		if r, under := below(target, code); under && allRelative {
 			target = r
 		}
 	}
-	return configTarget(&ds, f, *launch.Entrypoint, invs, recipe, target, false)
+	return configTarget(&ds, f, script, recipe, target, false)
 }
 
 // configTarget points every driver call at target and says what changed.
-func configTarget(ds *diag.List, f, script string, invs []entrypoint.Invocation, recipe, target string, shipped bool) (string, diag.List) {
-	for _, inv := range invs {
+func configTarget(ds *diag.List, f string, script entrypoint.Script, recipe, target string, shipped bool) (string, diag.List) {
+	for _, inv := range script.Calls {
 		if inv.Config == "" {
 			ds.Warnf(f, "launch.entrypoint", "line %d: the driver call has no --config: it reads the driver's default config, not the checked recipe %s (%s in the pod); expected --config %s", inv.Line, recipe, target, target)
 		}
 	}
-	_, changes, err := entrypoint.RewriteConfig(script, target)
+	_, changes, err := script.RewriteConfig(target)
 	if err != nil {
 		ds.Errorf(f, "launch.entrypoint", "%v", err)
 		return "", *ds

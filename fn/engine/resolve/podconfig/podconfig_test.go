@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 )
 
 func TestOf(t *testing.T) {
@@ -83,7 +84,7 @@ func TestOf(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			prof := &profile.Loaded{File: "p.yaml", Infra: &profile.Infra{Launch: tc.launch}}
-			target, ds := Of(Input{Profile: prof, RecipeFile: tc.recipe, RecipeRoot: tc.root})
+			target, ds := Of(Input{Profile: prof, RecipeFile: tc.recipe, RecipeRoot: tc.root, Entrypoint: script(prof)})
 			var errs, warns []string
 			for _, d := range ds {
 				switch d.Severity {
@@ -107,4 +108,13 @@ func TestOf(t *testing.T) {
 			}
 		})
 	}
+}
+
+// script is the profile's entrypoint as the resolve stage reads it.
+func script(prof *profile.Loaded) *entrypoint.Script {
+	if prof.Infra.Launch.Entrypoint == nil {
+		return nil
+	}
+	s := entrypoint.Parse(*prof.Infra.Launch.Entrypoint)
+	return &s
 }

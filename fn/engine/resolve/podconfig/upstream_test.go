@@ -33,7 +33,7 @@ func upstreamRewrite(t *testing.T, ep, recipe string, codeSource string) (string
 		launch.CodePath = &codePath
 	}
 	prof := &profile.Loaded{File: "p.yaml", Infra: &profile.Infra{Launch: launch}}
-	target, ds := Of(Input{Profile: prof, RecipeFile: recipe, RecipeRoot: "repo"})
+	target, ds := Of(Input{Profile: prof, RecipeFile: recipe, RecipeRoot: "repo", Entrypoint: script(prof)})
 	if target == "" || ds.HasErrors() {
 		return ep, ds
 	}
