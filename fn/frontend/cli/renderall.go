@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"path/filepath"
 	"strings"
@@ -114,58 +115,11 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 
 	gateFailed := false
 	if check {
-		for _, d := range drift {
-			// The committed side is the PR's bytes: a line that would be a
-			// CI log command or a control character is printed escaped
-			// (fn/support/safetext), at the cost of `git apply` for that file.
-			diff := d.Diff
-			if guarded := safetext.Lines(diff); guarded != diff {
-				fmt.Fprintf(stderr, "%s: the diff holds control characters or lines that read as CI log commands; they are printed escaped, so `git apply` will not apply this file's diff\n", d.File)
-				diff = guarded
-			}
-			fmt.Fprint(stdout, diff)
-		}
-		for _, d := range drift {
-			fmt.Fprintf(stderr, "%s: %s\n", d.File, renderall.DescribeChange(d.Change))
-		}
-		if len(drift) > 0 {
-			fmt.Fprintf(stderr, "%d of %d manifest(s) out of date: run `nrl-k8s render-all %s` (or `make manifests`) and commit the result\n", len(drift), len(res.Runs)+renderall.Orphans(drift), root)
-		}
-		base := committed
-		if baseDir != "" {
-			bdisk, err := source.ConfineRepo(renderall.RepoRoot(baseDir), false)
-			if err != nil {
-				return usageError{fmt.Errorf("--base: %w", err)}
-			}
-			if base, _, _, err = renderall.ReadManifests(bdisk, filepath.Join(baseDir, renderall.ManifestsDir)); err != nil {
-				return fmt.Errorf("--base: %w", err)
-			}
-		}
-		if gateFailed, err = review.SecurityGate(stderr, disk, root, res, base); err != nil {
+		if gateFailed, err = printDrift(stdout, stderr, disk, root, baseDir, drift, res, committed); err != nil {
 			return err
 		}
-	} else {
-		// Writes go through the one rule for repository files: no link
-		// followed, the directory opened as an os.Root (source.WriteFile).
-		wdisk := source.Disk{}
-		if defaultOut {
-			wdisk = disk
-		}
-		for _, d := range drift {
-			file := filepath.Join(out, d.Run+renderall.Ext)
-			if d.Change == renderall.Orphan {
-				if err := wdisk.RemoveFile(file); err != nil {
-					return err
-				}
-				fmt.Fprintf(stdout, "removed %s (no run %s/%s)\n", d.File, renderall.RunsDir, d.Run)
-				continue
-			}
-			if err := wdisk.WriteFile(file, d.Data); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "wrote %s\n", d.File)
-		}
-		fmt.Fprintf(stdout, "%d run(s): %d rendered, %d changed, %d failed\n", len(res.Runs), len(res.Files), len(drift)-renderall.Orphans(drift), len(failed))
+	} else if err := writeDrift(stdout, disk, out, defaultOut, drift, res, len(failed)); err != nil {
+		return err
 	}
 	if len(failed) > 0 {
 		fmt.Fprintf(stderr, "%d run(s) failed to render, their manifests were left as they are: %s\n", len(failed), strings.Join(failed, ", "))
@@ -173,5 +127,66 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 	if len(failed) > 0 || len(refused) > 0 || (check && len(drift) > 0) || gateFailed {
 		return exitError{ExitError}
 	}
+	return nil
+}
+
+// printDrift is render-all --check: the drift as a diff on stdout, what is
+// stale on stderr, then the security gate against the base's manifests
+// (this checkout's committed ones without --base).
+func printDrift(stdout, stderr io.Writer, disk source.Disk, root, baseDir string, drift []renderall.Drift, res *renderall.Result, committed map[string][]byte) (bool, error) {
+	for _, d := range drift {
+		// The committed side is the PR's bytes: a line that would be a
+		// CI log command or a control character is printed escaped
+		// (fn/support/safetext), at the cost of `git apply` for that file.
+		diff := d.Diff
+		if guarded := safetext.Lines(diff); guarded != diff {
+			fmt.Fprintf(stderr, "%s: the diff holds control characters or lines that read as CI log commands; they are printed escaped, so `git apply` will not apply this file's diff\n", d.File)
+			diff = guarded
+		}
+		fmt.Fprint(stdout, diff)
+	}
+	for _, d := range drift {
+		fmt.Fprintf(stderr, "%s: %s\n", d.File, renderall.DescribeChange(d.Change))
+	}
+	if len(drift) > 0 {
+		fmt.Fprintf(stderr, "%d of %d manifest(s) out of date: run `nrl-k8s render-all %s` (or `make manifests`) and commit the result\n", len(drift), len(res.Runs)+renderall.Orphans(drift), root)
+	}
+	base := committed
+	if baseDir != "" {
+		bdisk, err := source.ConfineRepo(renderall.RepoRoot(baseDir), false)
+		if err != nil {
+			return false, usageError{fmt.Errorf("--base: %w", err)}
+		}
+		if base, _, _, err = renderall.ReadManifests(bdisk, filepath.Join(baseDir, renderall.ManifestsDir)); err != nil {
+			return false, fmt.Errorf("--base: %w", err)
+		}
+	}
+	return review.SecurityGate(stderr, disk, root, res, base)
+}
+
+// writeDrift is render-all without --check: it writes what is stale or
+// missing and removes what is orphaned.
+func writeDrift(stdout io.Writer, disk source.Disk, out string, defaultOut bool, drift []renderall.Drift, res *renderall.Result, failed int) error {
+	// Writes go through the one rule for repository files: no link
+	// followed, the directory opened as an os.Root (source.WriteFile).
+	wdisk := source.Disk{}
+	if defaultOut {
+		wdisk = disk
+	}
+	for _, d := range drift {
+		file := filepath.Join(out, d.Run+renderall.Ext)
+		if d.Change == renderall.Orphan {
+			if err := wdisk.RemoveFile(file); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "removed %s (no run %s/%s)\n", d.File, renderall.RunsDir, d.Run)
+			continue
+		}
+		if err := wdisk.WriteFile(file, d.Data); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", d.File)
+	}
+	fmt.Fprintf(stdout, "%d run(s): %d rendered, %d changed, %d failed\n", len(res.Runs), len(res.Files), len(drift)-renderall.Orphans(drift), failed)
 	return nil
 }
