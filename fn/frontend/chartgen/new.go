@@ -44,44 +44,15 @@ func NewChart(idx *Index, dir string, m ChartMeta) error {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("%s: exists and is not empty; expected a new directory", dir)
 	}
-	files := map[string][]byte{}
-	err := fs.WalkDir(charts.Skeleton, charts.SkeletonRoot, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := charts.Skeleton.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(charts.SkeletonRoot, filepath.FromSlash(p))
-		files[filepath.ToSlash(rel)] = b
-		return nil
-	})
+	files, err := skeletonFiles()
 	if err != nil {
 		return err
 	}
-	var meta chart.Metadata
-	if err := yaml.Unmarshal(files["Chart.yaml"], &meta); err != nil {
-		return fmt.Errorf("embedded Chart.yaml: %w", err)
+	meta, err := chartMetadata(files["Chart.yaml"], m)
+	if err != nil {
+		return err
 	}
-	meta.Name, meta.Version = name, m.Version
-	meta.Description = m.Description
-	if meta.Description == "" {
-		meta.Description = "One NeMo-RL training run on KubeRay per Helm release, for the profiles of " + name + "."
-	}
-	if m.Home != "" {
-		meta.Home = m.Home
-	}
-	if m.Sources != nil {
-		meta.Sources = m.Sources
-	}
-	if m.AppVersion != "" {
-		meta.AppVersion = m.AppVersion
-	}
-	if err := meta.Validate(); err != nil {
-		return fmt.Errorf("chart metadata (Chart.yaml): %w", err)
-	}
-	if files["Chart.yaml"], err = yaml.Marshal(&meta); err != nil {
+	if files["Chart.yaml"], err = yaml.Marshal(meta); err != nil {
 		return err
 	}
 	// Errors and NOTES speak for the team's chart, not upstream's.
@@ -119,7 +90,7 @@ func NewChart(idx *Index, dir string, m ChartMeta) error {
 			}
 		}
 	}
-	generated, err := generate(idx, teamReadme(&meta, first), env, true)
+	generated, err := generate(idx, teamReadme(meta, first), env, true)
 	if err != nil {
 		return err
 	}
@@ -136,6 +107,52 @@ func NewChart(idx *Index, dir string, m ChartMeta) error {
 		}
 	}
 	return nil
+}
+
+// skeletonFiles are the embedded chart's files (charts/nemo-rl-run's
+// templates and static files), by slash path.
+func skeletonFiles() (map[string][]byte, error) {
+	files := map[string][]byte{}
+	err := fs.WalkDir(charts.Skeleton, charts.SkeletonRoot, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := charts.Skeleton.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(charts.SkeletonRoot, filepath.FromSlash(p))
+		files[filepath.ToSlash(rel)] = b
+		return nil
+	})
+	return files, err
+}
+
+// chartMetadata is the embedded Chart.yaml with the team chart's name,
+// version and the metadata it gives, validated as Helm validates it.
+func chartMetadata(embedded []byte, m ChartMeta) (*chart.Metadata, error) {
+	var meta chart.Metadata
+	if err := yaml.Unmarshal(embedded, &meta); err != nil {
+		return nil, fmt.Errorf("embedded Chart.yaml: %w", err)
+	}
+	meta.Name, meta.Version = m.Name, m.Version
+	meta.Description = m.Description
+	if meta.Description == "" {
+		meta.Description = "One NeMo-RL training run on KubeRay per Helm release, for the profiles of " + m.Name + "."
+	}
+	if m.Home != "" {
+		meta.Home = m.Home
+	}
+	if m.Sources != nil {
+		meta.Sources = m.Sources
+	}
+	if m.AppVersion != "" {
+		meta.AppVersion = m.AppVersion
+	}
+	if err := meta.Validate(); err != nil {
+		return nil, fmt.Errorf("chart metadata (Chart.yaml): %w", err)
+	}
+	return &meta, nil
 }
 
 // SkeletonErrorPrefix starts every message the embedded templates fail
