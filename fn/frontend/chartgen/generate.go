@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/batch"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/secrets"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
@@ -35,7 +38,7 @@ func Generate(idx *Index, readme []byte) (map[string][]byte, error) {
 }
 
 func generate(idx *Index, readme []byte, env func(string) (string, bool), indexRelative bool) (map[string][]byte, error) {
-	g := &gen{env: env, loader: recipe.NewLoader(source.Disk{}), out: map[string][]byte{}}
+	g := &gen{env: env, out: map[string][]byte{}}
 	if indexRelative {
 		g.indexDir = idx.Dir
 	}
@@ -49,12 +52,14 @@ func generate(idx *Index, readme []byte, env func(string) (string, bool), indexR
 		Profiles: map[string]*ProfileMeta{},
 		Secrets:  secrets.NameRules(),
 	}
-	for _, e := range idx.Profiles {
-		pm, err := g.profile(e)
-		if err != nil {
-			return nil, fmt.Errorf("profile %s (%s with %s): %w", e.Name, e.Profile, e.Recipe, err)
+	for i, o := range g.profiles(idx.Profiles) {
+		e := idx.Profiles[i]
+		if o.err != nil {
+			return nil, fmt.Errorf("profile %s (%s with %s): %w", e.Name, e.Profile, e.Recipe, o.err)
 		}
-		meta.Profiles[e.Name] = pm
+		meta.Profiles[e.Name] = o.meta
+		maps.Copy(g.out, o.out)
+		g.maxDocs = max(g.maxDocs, o.maxDocs)
 	}
 	for i := 0; i < g.maxDocs; i++ {
 		g.out[slotFile(i)] = []byte(fmt.Sprintf(slotTemplate, i))
@@ -75,6 +80,30 @@ func generate(idx *Index, readme []byte, env func(string) (string, bool), indexR
 	}
 	g.out["README.md"] = rd
 	return g.out, nil
+}
+
+// profileGen is what generating one profile's renders made.
+type profileGen struct {
+	meta    *ProfileMeta
+	out     map[string][]byte
+	maxDocs int
+	err     error
+}
+
+// profiles generates every profile's renders on the batch renderer
+// (fn/engine/batch: every core, one loader each, one memory budget), each
+// into a gen of its own; the results are in index order.
+func (g *gen) profiles(entries []Entry) []profileGen {
+	outs := batch.Render(source.Disk{}, len(entries), func(l *recipe.Loader, i int) batch.Output[profileGen] {
+		pg := &gen{env: g.env, indexDir: g.indexDir, loader: l, out: map[string][]byte{}}
+		pm, err := pg.profile(entries[i])
+		return batch.Output[profileGen]{Value: profileGen{meta: pm, out: pg.out, maxDocs: pg.maxDocs, err: err}}
+	})
+	res := make([]profileGen, len(outs))
+	for i, o := range outs {
+		res[i] = o.Value
+	}
+	return res
 }
 
 type gen struct {
