@@ -28,184 +28,196 @@ func ids(items []*yaml.RNode) []string {
 	return out
 }
 
+// processCase is one ResourceList through krm.Process: its items, the
+// function config, and what must come out.
+type processCase struct {
+	name      string
+	config    string // "" for none
+	items     func(t *testing.T) []*yaml.RNode
+	wantIDs   []string
+	wantErrs  []string // substrings of error results, in order
+	wantField string   // field of the first error result
+}
+
+// teamNamespace is an item the function passes through.
+const teamNamespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n"
+
+// qwenItems are the objects the qwen run renders.
+var qwenItems = []string{
+	"ComputeDomain/compute-domain-qwen3-30b-math-gb300-training",
+	"RayJob/qwen3-30b-math-gb300",
+	"ResourceClaimTemplate/roce-qwen3-30b-math-gb300-training",
+}
+
+// withLocal marks a document local-config, as kpt's inputs are.
+func withLocal(s string) string {
+	return strings.Replace(s, "metadata:\n", "metadata:\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n", 1)
+}
+
+var processCases = []processCase{{
+	name:   "config run, consumed ConfigMaps removed, others first",
+	config: qwenRun,
+	items: func(t *testing.T) []*yaml.RNode {
+		return append([]*yaml.RNode{node(t, teamNamespace)}, notLocal(t, qwenFiles(t))...)
+	},
+	wantIDs: append([]string{"Namespace/team-a"}, qwenItems...),
+}, {
+	name:   "local-config inputs stay (kpt keeps their files)",
+	config: qwenRun,
+	items:  func(t *testing.T) []*yaml.RNode { return qwenFiles(t) },
+	wantIDs: append([]string{"ConfigMap/nrl-recipes", "ConfigMap/nrl-recipes-llm-performance",
+		"ConfigMap/nrl-profiles-gb300"}, qwenItems...),
+}, {
+	name:   "kustomize generator: config also an item, rendered once",
+	config: withLocal(qwenRun),
+	items: func(t *testing.T) []*yaml.RNode {
+		return append(notLocal(t, qwenFiles(t)), node(t, withLocal(qwenRun)))
+	},
+	wantIDs: append([]string{"NemoRLRun/qwen3-30b-math-gb300"}, qwenItems...),
+}, {
+	name:   "runs only as items, no NemoRLRun config",
+	config: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n",
+	items: func(t *testing.T) []*yaml.RNode {
+		return append(notLocal(t, qwenFiles(t)), node(t, qwenRun))
+	},
+	wantIDs: qwenItems,
+}, {
+	name:     "no run at all",
+	config:   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n",
+	items:    func(t *testing.T) []*yaml.RNode { return []*yaml.RNode{node(t, teamNamespace)} },
+	wantIDs:  []string{"Namespace/team-a"},
+	wantErrs: []string{"no run to render: expected the functionConfig or an item to be a nemo-rl.nvidia.com/v1alpha1 NemoRLRun (found functionConfig v1 ConfigMap)"},
+}, {
+	name:      "missing recipe file names spec.recipe",
+	config:    qwenRun,
+	items:     func(t *testing.T) []*yaml.RNode { return qwenFiles(t)[2:] },
+	wantIDs:   []string{"ConfigMap/nrl-profiles-gb300"},
+	wantErrs:  []string{`spec.recipe: no input file "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"; expected a ConfigMap annotated nemo-rl.nvidia.com/files-dir: recipes/examples/configs/recipes/llm/performance`},
+	wantField: "spec.recipe",
+}, {
+	name:      "missing profile names spec.profile",
+	config:    qwenRun,
+	items:     func(t *testing.T) []*yaml.RNode { return notLocal(t, qwenFiles(t)[:2]) },
+	wantErrs:  []string{`spec.profile: no input file "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"`},
+	wantField: "spec.profile",
+}, {
+	name:   "two runs rendering one object: the later fails, naming both",
+	config: qwenRun,
+	items: func(t *testing.T) []*yaml.RNode {
+		// Named like the first run's objects, rendered differently.
+		twin := strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: twin", 1)
+		twin = strings.Replace(twin, "  user: alice\n", "  user: alice\n  name: qwen3-30b-math-gb300\n  runId: r2\n", 1)
+		return append(notLocal(t, qwenFiles(t)), node(t, twin))
+	},
+	wantIDs: qwenItems,
+	wantErrs: []string{
+		"run twin: ComputeDomain default/compute-domain-qwen3-30b-math-gb300-training is also rendered by run qwen3-30b-math-gb300, differently; expected runs qwen3-30b-math-gb300 and twin to render distinct objects",
+		"run twin: RayJob default/qwen3-30b-math-gb300 is also rendered by run qwen3-30b-math-gb300, differently",
+		"run twin: ResourceClaimTemplate default/roce-qwen3-30b-math-gb300-training is also rendered by run qwen3-30b-math-gb300, differently",
+	},
+}, {
+	name:      "a run name that is not an object name",
+	config:    strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: Bad Name!", 1),
+	items:     func(t *testing.T) []*yaml.RNode { return nil },
+	wantErrs:  []string{`metadata.name: "Bad Name!": a lowercase RFC 1123 subdomain`},
+	wantField: "metadata.name",
+}, {
+	name:      "the reserved run name inputs",
+	config:    strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: inputs", 1),
+	items:     func(t *testing.T) []*yaml.RNode { return nil },
+	wantErrs:  []string{`metadata.name: "inputs" is reserved`},
+	wantField: "metadata.name",
+}, {
+	name:     "a NemoRLRun key given twice",
+	config:   strings.Replace(qwenRun, "  user: alice\n", "  user: alice\n  user: bob\n", 1),
+	items:    func(t *testing.T) []*yaml.RNode { return nil },
+	wantErrs: []string{`key "user" already set`},
+}, {
+	name:      "missing user",
+	config:    strings.Replace(qwenRun, "  user: alice\n", "", 1),
+	items:     func(t *testing.T) []*yaml.RNode { return nil },
+	wantErrs:  []string{"functionConfig: spec.user: is required"},
+	wantField: "spec.user",
+}, {
+	name:     "wrong apiVersion of our kind is ours, not passed through",
+	config:   strings.Replace(qwenRun, "v1alpha1", "v1beta1", 1),
+	items:    func(t *testing.T) []*yaml.RNode { return nil },
+	wantErrs: []string{"expected apiVersion nemo-rl.nvidia.com/v1alpha1"},
+}, {
+	name:   "duplicate run names",
+	config: qwenRun,
+	items: func(t *testing.T) []*yaml.RNode {
+		return append(notLocal(t, qwenFiles(t)), node(t, strings.Replace(qwenRun, "  namespace: default\n", "  mode: raycluster\n", 1)))
+	},
+	wantIDs:   qwenItems,
+	wantErrs:  []string{`item: a second NemoRLRun named "qwen3-30b-math-gb300"`},
+	wantField: "metadata.name",
+}, {
+	name:   "conflicting file content",
+	config: qwenRun,
+	items: func(t *testing.T) []*yaml.RNode {
+		other, err := krm.FilesConfigMap("other", "profiles/gb300", map[string][]byte{"qwen3_30b_math_4n_4gpu.gb300.infra.yaml": []byte("namespace: x\n")})
+		require.NoError(t, err)
+		return append(notLocal(t, qwenFiles(t)), notLocal(t, []*yaml.RNode{other})...)
+	},
+	wantIDs:   qwenItems,
+	wantErrs:  []string{"ConfigMap other: file profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml is also in ConfigMap nrl-profiles-gb300 with different content"},
+	wantField: "data.qwen3_30b_math_4n_4gpu.gb300.infra.yaml",
+}, {
+	name:   "single-file ConfigMap",
+	config: qwenRun,
+	items: func(t *testing.T) []*yaml.RNode {
+		items := notLocal(t, qwenFiles(t)[1:])
+		base := filesCM(t, "base", "recipes/examples/configs", "grpo_math_1B.yaml")
+		require.NoError(t, base.PipeE(yaml.ClearAnnotation(krm.FilesDirAnnotation)))
+		require.NoError(t, base.PipeE(yaml.ClearAnnotation(krm.LocalConfigAnnotation)))
+		require.NoError(t, base.PipeE(yaml.SetAnnotation(krm.FileAnnotation, "recipes/examples/configs/grpo_math_1B.yaml")))
+		return append(items, base)
+	},
+	wantIDs: qwenItems,
+}, {
+	name:   "bad ConfigMaps",
+	config: qwenRun,
+	items: func(t *testing.T) []*yaml.RNode {
+		return []*yaml.RNode{
+			node(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: up\n  annotations:\n    nemo-rl.nvidia.com/files-dir: ../x\ndata:\n  a.yaml: x\n"),
+			node(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\n  annotations:\n    nemo-rl.nvidia.com/file: a.yaml\ndata:\n  a.yaml: x\n  b.yaml: y\n"),
+			node(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nested\n  annotations:\n    nemo-rl.nvidia.com/files-dir: .\ndata:\n  a.yaml: {x: 1}\n"),
+		}
+	},
+	wantErrs: []string{
+		`ConfigMap up: found "../x"; expected a slash path relative to the package root`,
+		"ConfigMap two: annotated nemo-rl.nvidia.com/file: a.yaml holds 2 keys; expected exactly one",
+		"ConfigMap nested: data: expected string keys and values",
+		"spec.recipe: no input file",
+		"spec.profile: no input file",
+	},
+	wantField: "metadata.annotations.nemo-rl.nvidia.com/files-dir",
+}, {
+	name:   "previous render output under <run>/ is replaced",
+	config: qwenRun,
+	items: func(t *testing.T) []*yaml.RNode {
+		old := node(t, "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: stale\n  labels: {app.kubernetes.io/managed-by: nrl-k8s}\n")
+		require.NoError(t, old.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "qwen3-30b-math-gb300/rayjob_stale.yaml")))
+		mine := node(t, teamNamespace)
+		require.NoError(t, mine.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "other-run/ns.yaml")))
+		return append([]*yaml.RNode{old, mine}, notLocal(t, qwenFiles(t))...)
+	},
+	wantIDs: append([]string{"Namespace/team-a"}, qwenItems...),
+}, {
+	name:   "a run named like a directory of other files renders nothing and keeps them",
+	config: qwenRun,
+	items: func(t *testing.T) []*yaml.RNode {
+		app := node(t, teamNamespace)
+		require.NoError(t, app.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "qwen3-30b-math-gb300/ns.yaml")))
+		return append([]*yaml.RNode{app}, notLocal(t, qwenFiles(t))...)
+	},
+	wantErrs: []string{"the package directory qwen3-30b-math-gb300/ holds files that are not this run's output (qwen3-30b-math-gb300/ns.yaml)"},
+	wantIDs:  []string{"Namespace/team-a"},
+}}
+
 func TestProcess(t *testing.T) {
-	ns := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n"
-	qwenItems := []string{
-		"ComputeDomain/compute-domain-qwen3-30b-math-gb300-training",
-		"RayJob/qwen3-30b-math-gb300",
-		"ResourceClaimTemplate/roce-qwen3-30b-math-gb300-training",
-	}
-	withLocal := func(s string) string {
-		return strings.Replace(s, "metadata:\n", "metadata:\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n", 1)
-	}
-	tests := []struct {
-		name      string
-		config    string // "" for none
-		items     func(t *testing.T) []*yaml.RNode
-		wantIDs   []string
-		wantErrs  []string // substrings of error results, in order
-		wantField string   // field of the first error result
-	}{{
-		name:   "config run, consumed ConfigMaps removed, others first",
-		config: qwenRun,
-		items: func(t *testing.T) []*yaml.RNode {
-			return append([]*yaml.RNode{node(t, ns)}, notLocal(t, qwenFiles(t))...)
-		},
-		wantIDs: append([]string{"Namespace/team-a"}, qwenItems...),
-	}, {
-		name:   "local-config inputs stay (kpt keeps their files)",
-		config: qwenRun,
-		items:  func(t *testing.T) []*yaml.RNode { return qwenFiles(t) },
-		wantIDs: append([]string{"ConfigMap/nrl-recipes", "ConfigMap/nrl-recipes-llm-performance",
-			"ConfigMap/nrl-profiles-gb300"}, qwenItems...),
-	}, {
-		name:   "kustomize generator: config also an item, rendered once",
-		config: withLocal(qwenRun),
-		items: func(t *testing.T) []*yaml.RNode {
-			return append(notLocal(t, qwenFiles(t)), node(t, withLocal(qwenRun)))
-		},
-		wantIDs: append([]string{"NemoRLRun/qwen3-30b-math-gb300"}, qwenItems...),
-	}, {
-		name:   "runs only as items, no NemoRLRun config",
-		config: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n",
-		items: func(t *testing.T) []*yaml.RNode {
-			return append(notLocal(t, qwenFiles(t)), node(t, qwenRun))
-		},
-		wantIDs: qwenItems,
-	}, {
-		name:     "no run at all",
-		config:   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n",
-		items:    func(t *testing.T) []*yaml.RNode { return []*yaml.RNode{node(t, ns)} },
-		wantIDs:  []string{"Namespace/team-a"},
-		wantErrs: []string{"no run to render: expected the functionConfig or an item to be a nemo-rl.nvidia.com/v1alpha1 NemoRLRun (found functionConfig v1 ConfigMap)"},
-	}, {
-		name:      "missing recipe file names spec.recipe",
-		config:    qwenRun,
-		items:     func(t *testing.T) []*yaml.RNode { return qwenFiles(t)[2:] },
-		wantIDs:   []string{"ConfigMap/nrl-profiles-gb300"},
-		wantErrs:  []string{`spec.recipe: no input file "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"; expected a ConfigMap annotated nemo-rl.nvidia.com/files-dir: recipes/examples/configs/recipes/llm/performance`},
-		wantField: "spec.recipe",
-	}, {
-		name:      "missing profile names spec.profile",
-		config:    qwenRun,
-		items:     func(t *testing.T) []*yaml.RNode { return notLocal(t, qwenFiles(t)[:2]) },
-		wantErrs:  []string{`spec.profile: no input file "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"`},
-		wantField: "spec.profile",
-	}, {
-		name:   "two runs rendering one object: the later fails, naming both",
-		config: qwenRun,
-		items: func(t *testing.T) []*yaml.RNode {
-			// Named like the first run's objects, rendered differently.
-			twin := strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: twin", 1)
-			twin = strings.Replace(twin, "  user: alice\n", "  user: alice\n  name: qwen3-30b-math-gb300\n  runId: r2\n", 1)
-			return append(notLocal(t, qwenFiles(t)), node(t, twin))
-		},
-		wantIDs: qwenItems,
-		wantErrs: []string{
-			"run twin: ComputeDomain default/compute-domain-qwen3-30b-math-gb300-training is also rendered by run qwen3-30b-math-gb300, differently; expected runs qwen3-30b-math-gb300 and twin to render distinct objects",
-			"run twin: RayJob default/qwen3-30b-math-gb300 is also rendered by run qwen3-30b-math-gb300, differently",
-			"run twin: ResourceClaimTemplate default/roce-qwen3-30b-math-gb300-training is also rendered by run qwen3-30b-math-gb300, differently",
-		},
-	}, {
-		name:      "a run name that is not an object name",
-		config:    strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: Bad Name!", 1),
-		items:     func(t *testing.T) []*yaml.RNode { return nil },
-		wantErrs:  []string{`metadata.name: "Bad Name!": a lowercase RFC 1123 subdomain`},
-		wantField: "metadata.name",
-	}, {
-		name:      "the reserved run name inputs",
-		config:    strings.Replace(qwenRun, "name: qwen3-30b-math-gb300", "name: inputs", 1),
-		items:     func(t *testing.T) []*yaml.RNode { return nil },
-		wantErrs:  []string{`metadata.name: "inputs" is reserved`},
-		wantField: "metadata.name",
-	}, {
-		name:     "a NemoRLRun key given twice",
-		config:   strings.Replace(qwenRun, "  user: alice\n", "  user: alice\n  user: bob\n", 1),
-		items:    func(t *testing.T) []*yaml.RNode { return nil },
-		wantErrs: []string{`key "user" already set`},
-	}, {
-		name:      "missing user",
-		config:    strings.Replace(qwenRun, "  user: alice\n", "", 1),
-		items:     func(t *testing.T) []*yaml.RNode { return nil },
-		wantErrs:  []string{"functionConfig: spec.user: is required"},
-		wantField: "spec.user",
-	}, {
-		name:     "wrong apiVersion of our kind is ours, not passed through",
-		config:   strings.Replace(qwenRun, "v1alpha1", "v1beta1", 1),
-		items:    func(t *testing.T) []*yaml.RNode { return nil },
-		wantErrs: []string{"expected apiVersion nemo-rl.nvidia.com/v1alpha1"},
-	}, {
-		name:   "duplicate run names",
-		config: qwenRun,
-		items: func(t *testing.T) []*yaml.RNode {
-			return append(notLocal(t, qwenFiles(t)), node(t, strings.Replace(qwenRun, "  namespace: default\n", "  mode: raycluster\n", 1)))
-		},
-		wantIDs:   qwenItems,
-		wantErrs:  []string{`item: a second NemoRLRun named "qwen3-30b-math-gb300"`},
-		wantField: "metadata.name",
-	}, {
-		name:   "conflicting file content",
-		config: qwenRun,
-		items: func(t *testing.T) []*yaml.RNode {
-			other, err := krm.FilesConfigMap("other", "profiles/gb300", map[string][]byte{"qwen3_30b_math_4n_4gpu.gb300.infra.yaml": []byte("namespace: x\n")})
-			require.NoError(t, err)
-			return append(notLocal(t, qwenFiles(t)), notLocal(t, []*yaml.RNode{other})...)
-		},
-		wantIDs:   qwenItems,
-		wantErrs:  []string{"ConfigMap other: file profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml is also in ConfigMap nrl-profiles-gb300 with different content"},
-		wantField: "data.qwen3_30b_math_4n_4gpu.gb300.infra.yaml",
-	}, {
-		name:   "single-file ConfigMap",
-		config: qwenRun,
-		items: func(t *testing.T) []*yaml.RNode {
-			items := notLocal(t, qwenFiles(t)[1:])
-			base := filesCM(t, "base", "recipes/examples/configs", "grpo_math_1B.yaml")
-			require.NoError(t, base.PipeE(yaml.ClearAnnotation(krm.FilesDirAnnotation)))
-			require.NoError(t, base.PipeE(yaml.ClearAnnotation(krm.LocalConfigAnnotation)))
-			require.NoError(t, base.PipeE(yaml.SetAnnotation(krm.FileAnnotation, "recipes/examples/configs/grpo_math_1B.yaml")))
-			return append(items, base)
-		},
-		wantIDs: qwenItems,
-	}, {
-		name:   "bad ConfigMaps",
-		config: qwenRun,
-		items: func(t *testing.T) []*yaml.RNode {
-			return []*yaml.RNode{
-				node(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: up\n  annotations:\n    nemo-rl.nvidia.com/files-dir: ../x\ndata:\n  a.yaml: x\n"),
-				node(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\n  annotations:\n    nemo-rl.nvidia.com/file: a.yaml\ndata:\n  a.yaml: x\n  b.yaml: y\n"),
-				node(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nested\n  annotations:\n    nemo-rl.nvidia.com/files-dir: .\ndata:\n  a.yaml: {x: 1}\n"),
-			}
-		},
-		wantErrs: []string{
-			`ConfigMap up: found "../x"; expected a slash path relative to the package root`,
-			"ConfigMap two: annotated nemo-rl.nvidia.com/file: a.yaml holds 2 keys; expected exactly one",
-			"ConfigMap nested: data: expected string keys and values",
-			"spec.recipe: no input file",
-			"spec.profile: no input file",
-		},
-		wantField: "metadata.annotations.nemo-rl.nvidia.com/files-dir",
-	}, {
-		name:   "previous render output under <run>/ is replaced",
-		config: qwenRun,
-		items: func(t *testing.T) []*yaml.RNode {
-			old := node(t, "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: stale\n  labels: {app.kubernetes.io/managed-by: nrl-k8s}\n")
-			require.NoError(t, old.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "qwen3-30b-math-gb300/rayjob_stale.yaml")))
-			mine := node(t, ns)
-			require.NoError(t, mine.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "other-run/ns.yaml")))
-			return append([]*yaml.RNode{old, mine}, notLocal(t, qwenFiles(t))...)
-		},
-		wantIDs: append([]string{"Namespace/team-a"}, qwenItems...),
-	}, {
-		name:   "a run named like a directory of other files renders nothing and keeps them",
-		config: qwenRun,
-		items: func(t *testing.T) []*yaml.RNode {
-			app := node(t, ns)
-			require.NoError(t, app.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "qwen3-30b-math-gb300/ns.yaml")))
-			return append([]*yaml.RNode{app}, notLocal(t, qwenFiles(t))...)
-		},
-		wantErrs: []string{"the package directory qwen3-30b-math-gb300/ holds files that are not this run's output (qwen3-30b-math-gb300/ns.yaml)"},
-		wantIDs:  []string{"Namespace/team-a"},
-	}}
+	tests := processCases
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rl := &framework.ResourceList{Items: tc.items(t)}
