@@ -3,14 +3,12 @@ package cli
 import (
 	"fmt"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/checkreport"
-
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/schema"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/checkreport"
 )
 
 func checkCmd() *cobra.Command {

@@ -14,8 +14,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
-
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
@@ -23,6 +21,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // Dir is one ConfigMap: the files of one directory, relative to the root.
