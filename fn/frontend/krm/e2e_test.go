@@ -142,6 +142,9 @@ func TestGoldenKrusty(t *testing.T) {
 // TestKustomizeCLI runs the pinned kustomize (make test exports
 // NRL_KUSTOMIZE) on the committed example.
 func TestKustomizeCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives the kustomize CLI: not in -short (make unit, make race)")
+	}
 	kustomize := os.Getenv("NRL_KUSTOMIZE")
 	if kustomize == "" {
 		if os.Getenv("CI") == "true" {
