@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -105,6 +107,10 @@ type world struct {
 	untracked []string
 	// stdin, when set, is the command's standard input (`nrl-k8s fn`).
 	stdin string
+	// env is added to the command's environment. The variables through
+	// which CI names a pull request's base branch are otherwise removed,
+	// so a test run inside a CI job judges what the test set up.
+	env []string
 }
 
 func newWorld(t *testing.T) *world {
@@ -139,7 +145,7 @@ func (w *world) untrackedFile(rel, content string) {
 
 func (w *world) git(args ...string) {
 	w.t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", w.repo}, args...)...)
+	cmd := exec.Command("git", append([]string{"-C", w.repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
 	out, err := cmd.CombinedOutput()
 	require.NoError(w.t, err, "git %v: %s", args, out)
 }
@@ -215,7 +221,13 @@ func (w *world) run(args ...string) result {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = w.repo
-	cmd.Env = append(os.Environ(), "GITHUB_TOKEN="+envSecret, "NRL_K8S_USER=alice")
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(renderall.BaseEnv, name) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "GITHUB_TOKEN="+envSecret, "NRL_K8S_USER=alice")
+	cmd.Env = append(cmd.Env, w.env...)
 	pr, pw, err := os.Pipe()
 	require.NoError(w.t, err)
 	defer func() { _, _ = pr.Close(), pw.Close() }()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
@@ -15,8 +16,9 @@ import (
 
 // noCommandLines asserts no line of out could be a GitHub Actions workflow
 // command (`::` after blanks, `##[` anywhere) or open an HTML comment in a
-// PR comment (`<!--`), and no control character but newline and tab is
-// printed (fn/support/safetext).
+// PR comment (`<!--`), and no control or invisible character (zero-width,
+// soft hyphen, TAG characters, odd spaces) but newline and tab is printed
+// (fn/support/safetext).
 func noCommandLines(t *testing.T, what, out string) {
 	t.Helper()
 	for _, line := range strings.Split(out, "\n") {
@@ -25,13 +27,14 @@ func noCommandLines(t *testing.T, what, out string) {
 		require.False(t, strings.HasPrefix(rest, "<!--"), "%s: a line opens an HTML comment: %q", what, line)
 		require.NotContains(t, line, "##[", "%s", what)
 		for _, r := range line {
-			require.False(t, (r < 0x20 && r != '\t') || r == 0x7f || r == 0x2028 || r == 0x2029 || r == 0x202e, "%s: control character %U in %q", what, r, line)
+			invisible := (!unicode.IsGraphic(r) && r != '\t') || (unicode.Is(unicode.Zs, r) && r != ' ')
+			require.False(t, invisible, "%s: control or invisible character %U in %q", what, r, line)
 		}
 	}
 }
 
 // A hostile payload: a newline, then what it would do on a line of its own.
-const payload = "x\n::error title=all clear::LGTM\n<!-- hide the rest\r\n##[set-output name=a]b\u202e@org/admins **all clear**"
+const payload = "x\n::error title=all clear::LGTM\n<!-- hide the rest\r\n##[set-output name=a]b\u202e@org/admins **all clear**\u200b\u00ad\U000E0041\u00a0"
 
 // Every command prints PR text as data: a newline in an image, an
 // annotation, a file name or a profile key never starts a line of the CI

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -10,7 +12,8 @@ import (
 )
 
 func diffCmd() *cobra.Command {
-	var output string
+	var output, fullFile string
+	var maxSize int
 	var untracked bool
 	c := &cobra.Command{
 		Use:   "diff OLD NEW [--output text|markdown]",
@@ -28,6 +31,13 @@ compared as one run, named after NEW. Typical use in a PR job:
 
   git worktree add /tmp/base origin/main
   nrl-k8s diff /tmp/base/runs-repo runs-repo --output markdown
+
+--output markdown is a pull-request comment: the runs whose security, scope
+or images change come first, then new and removed runs, then the rest by
+GPUs moved; cut to --max-size bytes (GitHub refuses comments over 65,536
+characters) by leaving out whole run tables from the end, with a line
+counting them; --full FILE writes the uncut summary (upload it as a CI
+artifact).
 
 The command is informational: it exits 0 whatever changed, 1 only when an
 input cannot be read or is not a render.`,
@@ -64,7 +74,16 @@ input cannot be read or is not a render.`,
 			s := review.Diff(old, cur)
 			text := s.Text()
 			if output == "markdown" {
-				text = s.Markdown()
+				text, _ = s.MarkdownWithin(maxSize, fullFile)
+			}
+			if fullFile != "" {
+				uncut := s.Text()
+				if output == "markdown" {
+					uncut = s.Markdown()
+				}
+				if err := writeGuarded(fullFile, uncut); err != nil {
+					return err
+				}
 			}
 			// The summary quotes the PR's text (names, images, annotations)
 			// and is posted as a PR comment or printed to the CI log: the
@@ -81,6 +100,25 @@ input cannot be read or is not a render.`,
 	}
 	c.Flags().StringVarP(&output, "output", "o", "text", "text, or markdown for a PR comment")
 	completeValues(c, "output", "text", "markdown")
+	c.Flags().IntVar(&maxSize, "max-size", 65536, "with --output markdown: cut the summary to at most this many bytes (0: no limit)")
+	c.Flags().StringVar(&fullFile, "full", "", "also write the uncut summary to this file (a CI artifact)")
 	c.Flags().BoolVar(&untracked, "include-untracked", false, "runs repositories in a git work tree: also read files git does not track")
 	return c
+}
+
+// writeGuarded writes text to file through the same per-line guard as
+// stdout: the full summary is read in a browser and a CI log too.
+func writeGuarded(file, text string) error {
+	var b strings.Builder
+	w := safetext.Writer(&b)
+	if _, err := fmt.Fprint(w, text); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("--full: %w", err)
+	}
+	return nil
 }

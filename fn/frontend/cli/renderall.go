@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -18,10 +19,10 @@ import (
 )
 
 func renderAllCmd() *cobra.Command {
-	var outDir, rootDir, baseDir string
+	var outDir, rootDir, baseDir, baseRef string
 	var check, untracked bool
 	c := &cobra.Command{
-		Use:   "render-all [DIR] [--out DIR] [--root DIR] [--check]",
+		Use:   "render-all [DIR] [--out DIR] [--root DIR] [--check [--base-ref REF | --base DIR]]",
 		Short: "Render every run of a runs repository into its committed manifests tree",
 		Long: `Render every DIR/runs/<run>/run.yaml (a NemoRLRun) into DIR/manifests/<run>.yaml,
 one file per run holding exactly what 'nrl-k8s render' prints for it. Files
@@ -40,7 +41,16 @@ directory or output file is refused, never followed (docs/reliability.md).
 --check writes nothing: it prints a unified diff of every stale, missing or
 orphaned manifest, says what render-all would write or remove, and exits 1
 if there is any, so CI can block a pull request whose manifests were not
-regenerated.`,
+regenerated. It then runs the security gate against the base branch: the
+manifests and review-allow.yaml of --base-ref REF read from git objects
+(the merge-base of HEAD and REF), or of the checkout --base DIR; without
+either, the branch CI names (GITHUB_BASE_REF, GitLab's
+CI_MERGE_REQUEST_TARGET_BRANCH_NAME: origin/<branch>), else the current
+branch's upstream. With none it says so and judges against this checkout's
+own committed manifests, which a pull request rewrites itself. Every run,
+new and renamed ones included, fails the gate when its Pod Security level
+rises, it enters a namespace or it gains a privilege the base branch's
+review-allow.yaml does not permit.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
@@ -59,21 +69,29 @@ regenerated.`,
 			if err != nil {
 				return usageError{fmt.Errorf("--root: %w", err)}
 			}
-			if baseDir != "" && !check {
-				return usageError{errors.New("--base goes with --check")}
+			if (baseDir != "" || baseRef != "") && !check {
+				return usageError{errors.New("--base and --base-ref go with --check")}
 			}
-			return renderAll(cmd, disk, dir, out, outDir == "", check, baseDir)
+			if baseDir != "" && baseRef != "" {
+				return usageError{errors.New("--base and --base-ref: give one")}
+			}
+			return renderAll(cmd, disk, dir, out, outDir == "", check, baseSpec{dir: baseDir, ref: baseRef})
 		},
 	}
 	c.Flags().StringVar(&outDir, "out", "", "output directory (default DIR/manifests)")
 	c.Flags().StringVar(&rootDir, "root", "", "read input files only inside this directory (default: the git work tree holding DIR, else DIR)")
 	c.Flags().BoolVar(&check, "check", false, "write nothing; print a diff and exit 1 when the output tree is stale")
-	c.Flags().StringVar(&baseDir, "base", "", "with --check: the runs repository of the base branch's checkout; the security gate compares against its committed manifests (default: this checkout's)")
+	c.Flags().StringVar(&baseDir, "base", "", "with --check: the runs repository of the base branch's checkout; the security gate judges against its committed manifests and allow-list")
+	c.Flags().StringVar(&baseRef, "base-ref", "", "with --check: the base branch (origin/main); the security gate judges against its manifests and allow-list at the merge-base, read from git objects (default: the branch CI names, else the upstream branch)")
 	c.Flags().BoolVar(&untracked, "include-untracked", false, "in a git work tree, also read files git does not track (by default only tracked files are read)")
 	return c
 }
 
-func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOut, check bool, baseDir string) error {
+// baseSpec is what the user said the base is: a checkout, a revision, or
+// nothing (found from CI's environment or the upstream branch).
+type baseSpec struct{ dir, ref string }
+
+func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOut, check bool, base baseSpec) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if err := renderall.CheckOutDir(disk, out, defaultOut); err != nil {
 		return err
@@ -114,7 +132,7 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 
 	gateFailed := false
 	if check {
-		if gateFailed, err = printDrift(stdout, stderr, disk, root, baseDir, drift, res, committed); err != nil {
+		if gateFailed, err = printDrift(stdout, stderr, disk, root, base, drift, res, committed); err != nil {
 			return err
 		}
 	} else if err := writeDrift(stdout, disk, out, defaultOut, drift, res, len(failed)); err != nil {
@@ -130,9 +148,8 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 }
 
 // printDrift is render-all --check: the drift as a diff on stdout, what is
-// stale on stderr, then the security gate against the base's manifests
-// (this checkout's committed ones without --base).
-func printDrift(stdout, stderr io.Writer, disk source.Disk, root, baseDir string, drift []renderall.Drift, res *renderall.Result, committed map[string][]byte) (bool, error) {
+// stale on stderr, then the security gate against the base branch.
+func printDrift(stdout, stderr io.Writer, disk source.Disk, root string, spec baseSpec, drift []renderall.Drift, res *renderall.Result, committed map[string][]byte) (bool, error) {
 	for _, d := range drift {
 		// The committed side is the PR's bytes: a line that would be a
 		// CI log command or a control character is printed escaped
@@ -150,17 +167,41 @@ func printDrift(stdout, stderr io.Writer, disk source.Disk, root, baseDir string
 	if len(drift) > 0 {
 		fmt.Fprintf(stderr, "%d of %d manifest(s) out of date: run `nrl-k8s render-all %s` (or `make manifests`) and commit the result\n", len(drift), len(res.Runs)+renderall.Orphans(drift), root)
 	}
-	base := committed
-	if baseDir != "" {
-		bdisk, err := source.ConfineRepo(renderall.RepoRoot(baseDir), false)
-		if err != nil {
-			return false, usageError{fmt.Errorf("--base: %w", err)}
-		}
-		if base, _, _, err = renderall.ReadManifests(bdisk, filepath.Join(baseDir, renderall.ManifestsDir)); err != nil {
-			return false, fmt.Errorf("--base: %w", err)
-		}
+	base, err := readBase(disk, root, spec, committed)
+	if err != nil {
+		return false, err
 	}
-	return review.SecurityGate(stderr, disk, root, res, base)
+	_, prAllow, err := renderall.ReadAllow(disk, root)
+	if err != nil {
+		return false, err
+	}
+	return review.SecurityGate(stderr, res, base, prAllow)
+}
+
+// readBase finds and reads the base the gate judges against.
+func readBase(disk source.Disk, root string, spec baseSpec, committed map[string][]byte) (renderall.Base, error) {
+	switch {
+	case spec.dir != "":
+		b, err := renderall.BaseFromDir(spec.dir)
+		if err != nil {
+			return b, usageError{fmt.Errorf("--base: %w", err)}
+		}
+		return b, nil
+	case spec.ref != "":
+		b, err := renderall.BaseFromRevision(root, spec.ref, "")
+		if err != nil {
+			return b, usageError{fmt.Errorf("--base-ref: %w", err)}
+		}
+		return b, nil
+	}
+	ref, why, err := renderall.FindBaseRef(root, os.Getenv)
+	if err != nil {
+		return renderall.Base{}, usageError{err}
+	}
+	if ref == "" {
+		return renderall.Unknown(disk, root, committed)
+	}
+	return renderall.BaseFromRevision(root, ref, why)
 }
 
 // writeDrift is render-all without --check: it writes what is stale or

@@ -49,6 +49,9 @@ type RunDiff struct {
 	Security                            []FieldChange
 	PodSecurityBefore, PodSecurityAfter string
 	NamespacesBefore, NamespacesAfter   []string
+	// PrivilegesAdded are privileges (privileges.go) the run has now and
+	// had not; PrivilegesRemoved the reverse.
+	PrivilegesAdded, PrivilegesRemoved []string
 	// KindsAdded and KindsRemoved count new and removed objects by kind
 	// ("Deployment +1").
 	KindsAdded, KindsRemoved []string
@@ -112,6 +115,7 @@ func Diff(old, cur Render) *Summary {
 		d.Security = fieldChanges(o.Security, c.Security)
 		d.PodSecurityBefore, d.PodSecurityAfter = o.PodSecurity, c.PodSecurity
 		d.NamespacesBefore, d.NamespacesAfter = o.Namespaces, c.Namespaces
+		d.PrivilegesAdded, d.PrivilegesRemoved = minus(c.Privileges, o.Privileges), minus(o.Privileges, c.Privileges)
 		d.KindsAdded, d.KindsRemoved = byKind(d.ObjectsAdded), byKind(d.ObjectsRemoved)
 		for _, job := range tree.SortedKeys(c.Entrypoints) {
 			prev, ok := o.Entrypoints[job]

@@ -1,7 +1,9 @@
 package review
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
@@ -63,67 +65,177 @@ func (s *Summary) Text() string {
 	return b.String()
 }
 
-// Markdown renders the summary as a pull-request comment: the totals, a
-// table per run that changed, its entrypoint changes as fenced diffs.
+// Markdown renders the summary as a pull-request comment: the totals, the
+// runs whose security or scope changed named first, then a table per run
+// that changed (security and scope first, then cost, then the rest: see
+// order), its entrypoint changes as fenced diffs.
 func (s *Summary) Markdown() string {
-	var b strings.Builder
-	b.WriteString("### nrl-k8s diff\n\n")
-	fmt.Fprintf(&b, "Total: GPU nodes **%s**, GPUs **%s**; %s, %s unchanged.\n",
+	text, _ := s.MarkdownWithin(0, "")
+	return text
+}
+
+// MarkdownWithin is Markdown cut to at most limit bytes (0: no limit), for
+// a comment box with a size limit (GitHub refuses comments over 65,536
+// characters): whole run tables are left out from the end of the order,
+// and a last line counts them and points at full, where the uncut text is
+// (a CI artifact). left is the number of runs left out.
+func (s *Summary) MarkdownWithin(limit int, full string) (text string, left int) {
+	var head strings.Builder
+	head.WriteString("### nrl-k8s diff\n\n")
+	fmt.Fprintf(&head, "Total: GPU nodes **%s**, GPUs **%s**; %s, %s unchanged.\n",
 		arrow(s.Before.Nodes, s.After.Nodes), arrow(s.Before.GPUs, s.After.GPUs),
 		plural(len(s.Runs), "run")+" changed", plural(s.Unchanged, "run"))
-	for _, d := range s.Runs {
-		fmt.Fprintf(&b, "\n#### %s (%s)\n\n", code(d.Name), d.Status)
-		b.WriteString("| | before | after |\n|---|---|---|\n")
-		row := func(label, before, after string) {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(label), cell(before), cell(after))
+	runs := s.order()
+	var flagged []string
+	added := 0
+	for _, d := range runs {
+		if d.rank() == 0 {
+			flagged = append(flagged, code(d.Name))
 		}
-		row("GPU nodes", fmt.Sprint(d.Before.Nodes), after(d.Before.Nodes, d.After.Nodes))
-		row("GPUs", fmt.Sprint(d.Before.GPUs), after(d.Before.GPUs, d.After.GPUs))
-		if d.BeforeCeiling != d.Before || d.AfterCeiling != d.After {
-			b, a := ceilingText(d.BeforeCeiling), ceilingText(d.AfterCeiling)
-			if a == b {
-				a = "unchanged"
+		if d.Status != Changed {
+			added++
+		}
+	}
+	if n := len(flagged); n > 0 {
+		if n > maxNamed {
+			flagged = append(flagged[:maxNamed], fmt.Sprintf("and %d more", n-maxNamed))
+		}
+		fmt.Fprintf(&head, "\nSecurity, scope or images change in %s: %s.\n", plural(n, "existing run"), strings.Join(flagged, ", "))
+	}
+	if added > 0 {
+		fmt.Fprintf(&head, "\n%s new or removed, each judged whole.\n", plural(added, "run"))
+	}
+	blocks := make([]string, len(runs))
+	for i, d := range runs {
+		blocks[i] = d.markdownBlock()
+	}
+	return cut(head.String(), blocks, limit, full)
+}
+
+// cut joins head and as many blocks as fit in limit with the note saying
+// what was left out.
+func cut(head string, blocks []string, limit int, full string) (string, int) {
+	all := head + strings.Join(blocks, "")
+	if limit <= 0 || len(all) <= limit {
+		return all, 0
+	}
+	note := func(n, size int) string {
+		where := "run `nrl-k8s diff` for the full summary"
+		if full != "" {
+			where = "the full summary is " + code(full)
+		}
+		return fmt.Sprintf("\n_%s left out here (%d characters; a comment holds at most %d): %s._\n", plural(n, "run"), size, limit, where)
+	}
+	// Cut in the reviewer's order, never refilled with smaller tables.
+	out := head
+	for i, b := range blocks {
+		rest := len(blocks) - i
+		room := 0
+		if rest > 1 {
+			room = len(note(rest-1, 1<<30))
+		}
+		if len(out)+len(b)+room > limit {
+			size := 0
+			for _, r := range blocks[i:] {
+				size += len(r)
 			}
-			row("autoscaling up to", b, a)
+			return out + note(rest, size), rest
 		}
-		if len(d.ImagesRemoved)+len(d.ImagesAdded) > 0 {
-			row("images", codes(d.ImagesRemoved), codes(d.ImagesAdded))
+		out += b
+	}
+	return out, 0
+}
+
+// maxNamed bounds the run names the comment's first lines list.
+const maxNamed = 20
+
+// rank places a run in the comment: 0 a run the base has whose security,
+// scope or images change; 1 a new or removed run; 2 the rest (cost,
+// scheduling, entrypoints).
+func (d RunDiff) rank() int {
+	switch {
+	case d.Status != Changed:
+		return 1
+	case len(d.Security)+len(d.PrivilegesAdded)+len(d.PrivilegesRemoved)+len(d.KindsAdded)+len(d.KindsRemoved)+len(d.ImagesAdded)+len(d.ImagesRemoved) > 0,
+		d.LevelRose(), d.NamespaceChanged():
+		return 0
+	}
+	return 2
+}
+
+// order is the runs by rank, then by how many GPUs they move, then name.
+func (s *Summary) order() []RunDiff {
+	runs := slices.Clone(s.Runs)
+	moved := func(d RunDiff) int64 {
+		n := d.After.GPUs - d.Before.GPUs
+		if n < 0 {
+			return -n
 		}
-		if len(d.ObjectsRemoved)+len(d.ObjectsAdded) > 0 {
-			row("objects removed / new", codes(d.ObjectsRemoved), codes(d.ObjectsAdded))
+		return n
+	}
+	slices.SortStableFunc(runs, func(a, b RunDiff) int {
+		return cmp.Or(cmp.Compare(a.rank(), b.rank()), cmp.Compare(moved(b), moved(a)), cmp.Compare(a.Name, b.Name))
+	})
+	return runs
+}
+
+// markdownBlock is one run's table, warnings and entrypoint diffs.
+func (d RunDiff) markdownBlock() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n#### %s (%s)\n\n", code(d.Name), d.Status)
+	b.WriteString("| | before | after |\n|---|---|---|\n")
+	row := func(label, before, after string) {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(label), cell(before), cell(after))
+	}
+	row("GPU nodes", fmt.Sprint(d.Before.Nodes), after(d.Before.Nodes, d.After.Nodes))
+	row("GPUs", fmt.Sprint(d.Before.GPUs), after(d.Before.GPUs, d.After.GPUs))
+	if d.BeforeCeiling != d.Before || d.AfterCeiling != d.After {
+		b, a := ceilingText(d.BeforeCeiling), ceilingText(d.AfterCeiling)
+		if a == b {
+			a = "unchanged"
 		}
-		if len(d.ObjectsChanged) > 0 {
-			row("objects changed", "", codes(d.ObjectsChanged))
-		}
-		row("security: pod security level", codeOrNone(d.PodSecurityBefore), codeOrNone(d.PodSecurityAfter)+levelNote(d))
-		row("scope: namespaces", codesOrNone(d.NamespacesBefore), codesOrNone(d.NamespacesAfter)+nsNote(d))
-		if len(d.KindsAdded)+len(d.KindsRemoved) > 0 {
-			row("scope: objects by kind removed / new", codes(d.KindsRemoved), codes(d.KindsAdded))
-		}
-		for _, c := range d.Security {
+		row("autoscaling up to", b, a)
+	}
+	if len(d.ImagesRemoved)+len(d.ImagesAdded) > 0 {
+		row("images", codes(d.ImagesRemoved), codes(d.ImagesAdded))
+	}
+	if len(d.ObjectsRemoved)+len(d.ObjectsAdded) > 0 {
+		row("objects removed / new", codes(d.ObjectsRemoved), codes(d.ObjectsAdded))
+	}
+	if len(d.ObjectsChanged) > 0 {
+		row("objects changed", "", codes(d.ObjectsChanged))
+	}
+	row("security: pod security level", codeOrNone(d.PodSecurityBefore), codeOrNone(d.PodSecurityAfter)+levelNote(d))
+	row("scope: namespaces", codesOrNone(d.NamespacesBefore), codesOrNone(d.NamespacesAfter)+nsNote(d))
+	if len(d.KindsAdded)+len(d.KindsRemoved) > 0 {
+		row("scope: objects by kind removed / new", codes(d.KindsRemoved), codes(d.KindsAdded))
+	}
+	if len(d.PrivilegesAdded)+len(d.PrivilegesRemoved) > 0 {
+		row("security: privileges dropped / gained", codes(d.PrivilegesRemoved), codes(d.PrivilegesAdded))
+	}
+	for _, c := range d.Security {
+		ref, field, _ := strings.Cut(c.Key, " ")
+		row("security: "+code(ref)+" "+plain(field), codeOrNone(c.Before), codeOrNone(c.After))
+	}
+	for _, section := range []struct {
+		name    string
+		changes []FieldChange
+	}{{"scheduling", d.Scheduling}, {"DRA", d.DRA}} {
+		for _, c := range section.changes {
 			ref, field, _ := strings.Cut(c.Key, " ")
-			row("security: "+code(ref)+" "+plain(field), codeOrNone(c.Before), codeOrNone(c.After))
+			row(section.name+": "+code(ref)+" "+plain(field), codeOrNone(c.Before), codeOrNone(c.After))
 		}
-		for _, section := range []struct {
-			name    string
-			changes []FieldChange
-		}{{"scheduling", d.Scheduling}, {"DRA", d.DRA}} {
-			for _, c := range section.changes {
-				ref, field, _ := strings.Cut(c.Key, " ")
-				row(section.name+": "+code(ref)+" "+plain(field), codeOrNone(c.Before), codeOrNone(c.After))
-			}
+	}
+	if len(d.WarningsAdded)+len(d.WarningsResolved) > 0 {
+		b.WriteString("\nWarnings:\n\n")
+		for _, w := range warningLines(d) {
+			fmt.Fprintf(&b, "- %s\n", code(w))
 		}
-		if len(d.WarningsAdded)+len(d.WarningsResolved) > 0 {
-			b.WriteString("\nWarnings:\n\n")
-			for _, w := range warningLines(d) {
-				fmt.Fprintf(&b, "- %s\n", code(w))
-			}
-		}
-		for _, e := range d.Entrypoints {
-			body := inlineLines(e.Diff)
-			fence := fenceFor(body)
-			fmt.Fprintf(&b, "\nEntrypoint of %s:\n\n%sdiff\n%s%s\n", code(e.Job), fence, body, fence)
-		}
+	}
+	for _, e := range d.Entrypoints {
+		body := inlineLines(e.Diff)
+		fence := fenceFor(body)
+		fmt.Fprintf(&b, "\nEntrypoint of %s:\n\n%sdiff\n%s%s\n", code(e.Job), fence, body, fence)
 	}
 	return b.String()
 }
@@ -142,6 +254,12 @@ func (d RunDiff) SecurityLines() []string {
 	}
 	for _, k := range d.KindsRemoved {
 		out = append(out, "- "+k)
+	}
+	for _, p := range d.PrivilegesAdded {
+		out = append(out, "privilege + "+p)
+	}
+	for _, p := range d.PrivilegesRemoved {
+		out = append(out, "privilege - "+p)
 	}
 	return append(out, changeLines(d.Security)...)
 }

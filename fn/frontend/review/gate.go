@@ -1,30 +1,29 @@
 package review
 
 import (
-	"errors"
+	"bytes"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
 // SecurityGate prints the security and scope section of every run whose
-// render differs there from base (the committed manifests, or the base
-// branch's), and reports whether a run's Pod Security level rose or its
-// namespaces changed without the repository's allow-list permitting it.
-func SecurityGate(stderr io.Writer, disk source.Disk, root string, res *renderall.Result, base map[string][]byte) (bool, error) {
-	var allow *renderall.Allow
-	allowFile := filepath.Join(root, renderall.AllowFile)
-	if data, err := disk.ReadFile(filepath.ToSlash(allowFile)); err == nil {
-		if allow, err = renderall.ParseAllow(filepath.ToSlash(allowFile), data); err != nil {
-			return false, err
-		}
-	} else if !errors.Is(err, source.ErrNotFound) {
-		return false, err
+// render differs there from the base, and reports whether the pull request
+// must be refused: a run (new and renamed ones included) whose Pod Security
+// level rises, which enters a namespace, or which gains a privilege
+// (privileges.go), unless the base's allow-list permits it. prAllow is the
+// checkout's own allow-list: a change to it is shown, never obeyed, while
+// a base is known.
+func SecurityGate(stderr io.Writer, res *renderall.Result, base renderall.Base, prAllow []byte) (bool, error) {
+	if base.Known {
+		fmt.Fprintf(stderr, "security gate: judged against %s\n", safetext.Inline(base.From))
+		showAllowChange(stderr, base.AllowData, prAllow)
+	} else {
+		fmt.Fprintf(stderr, "security gate: warning: %s\n", base.From)
 	}
 	failed := false
 	for _, n := range res.Runs {
@@ -36,13 +35,11 @@ func SecurityGate(stderr io.Writer, disk source.Disk, root string, res *renderal
 		if err != nil {
 			return false, err
 		}
-		// A run without a base manifest is new: compared against nothing,
-		// it has no level to rise from and no namespace to leave.
 		olds := Render{}
-		if b, ok := base[n]; ok {
+		if b, ok := base.Manifests[n]; ok {
 			old, err := Parse(n, n, b)
 			if err != nil {
-				fmt.Fprintf(stderr, "%s: the base manifest is not a render (%v); compared against nothing\n", n, err)
+				fmt.Fprintf(stderr, "%s: the base manifest is not a render (%s); judged as a new run\n", n, safetext.Error(err))
 			} else {
 				olds[n] = old
 			}
@@ -52,21 +49,72 @@ func SecurityGate(stderr io.Writer, disk source.Disk, root string, res *renderal
 			continue
 		}
 		d := s.Runs[0]
-		if len(d.Security) == 0 && len(d.KindsAdded)+len(d.KindsRemoved) == 0 && !d.LevelRose() && !d.NamespaceChanged() {
+		if d.Status == Changed && len(d.Security)+len(d.KindsAdded)+len(d.KindsRemoved)+len(d.PrivilegesAdded)+len(d.PrivilegesRemoved) == 0 && !d.LevelRose() && !d.NamespaceChanged() {
 			continue
 		}
-		fmt.Fprintf(stderr, "%s: security and scope:\n", n)
+		what := "security and scope"
+		if d.Status == Added {
+			what = "new run (or renamed: the base has no run of this name), judged whole; security and scope"
+		}
+		fmt.Fprintf(stderr, "%s: %s:\n", n, what)
 		for _, l := range d.SecurityLines() {
 			fmt.Fprintf(stderr, "  %s\n", safetext.Inline(l))
 		}
-		if d.LevelRose() && !allow.PermitsLevel(n, d.PodSecurityAfter) {
+		for _, refusal := range refusals(d, base.Allow) {
 			failed = true
-			fmt.Fprintf(stderr, "%s: error: the run's Pod Security level rises from %s to %s; refused unless %s allows it (runs.%s.podSecurity: %s), a file reviewed like code\n", n, d.PodSecurityBefore, d.PodSecurityAfter, renderall.AllowFile, n, d.PodSecurityAfter)
-		}
-		if d.NamespaceChanged() && !allow.PermitsNamespaces(n, d.NamespacesAfter) {
-			failed = true
-			fmt.Fprintf(stderr, "%s: error: the run's namespaces change from [%s] to [%s]; refused unless %s lists them (runs.%s.namespaces), a file reviewed like code\n", n, strings.Join(d.NamespacesBefore, ", "), strings.Join(d.NamespacesAfter, ", "), renderall.AllowFile, n)
+			fmt.Fprintf(stderr, "%s: refused: %s\n", n, safetext.Inline(refusal))
 		}
 	}
 	return failed, nil
+}
+
+// refusals are the reasons a run's change may not merge unless the allow-list
+// permits it. A new run is judged against nothing: the restricted level,
+// no namespace, no privilege.
+func refusals(d RunDiff, allow *renderall.Allow) []string {
+	var out []string
+	n, file := d.Name, renderall.AllowFile
+	before := d.PodSecurityBefore
+	if d.Status == Added || before == "" {
+		before = string(podsecurity.Restricted)
+	}
+	if LevelRises(before, d.PodSecurityAfter) && !allow.PermitsLevel(n, d.PodSecurityAfter) {
+		out = append(out, fmt.Sprintf("the run's Pod Security level rises from %s to %s; refused unless the base branch's %s allows it (runs.%s.podSecurity: %s), a file reviewed like code",
+			before, d.PodSecurityAfter, file, n, d.PodSecurityAfter))
+	}
+	var entered []string
+	for _, ns := range minus(d.NamespacesAfter, d.NamespacesBefore) {
+		if !allow.PermitsNamespace(n, ns) {
+			entered = append(entered, ns)
+		}
+	}
+	if len(entered) > 0 {
+		out = append(out, fmt.Sprintf("the run's namespaces change from [%s] to [%s]; refused unless the base branch's %s lists [%s] (runs.%s.namespaces, or default.namespaces), a file reviewed like code",
+			strings.Join(d.NamespacesBefore, ", "), strings.Join(d.NamespacesAfter, ", "), file, strings.Join(entered, ", "), n))
+	}
+	var gained []string
+	for _, p := range d.PrivilegesAdded {
+		if !allow.PermitsPrivilege(n, p) {
+			gained = append(gained, p)
+		}
+	}
+	if len(gained) > 0 {
+		out = append(out, fmt.Sprintf("the run gains %d privilege(s): %s; refused unless the base branch's %s lists them (runs.%s.privileges, or default.privileges; a trailing * matches any rest), a file reviewed like code",
+			len(gained), strings.Join(gained, "; "), file, n))
+	}
+	return out
+}
+
+// showAllowChange prints a pull request's change to the allow-list as a
+// security change: it takes effect only once merged, and whoever owns the
+// cluster's namespaces approves it.
+func showAllowChange(stderr io.Writer, base, pr []byte) {
+	if bytes.Equal(base, pr) {
+		return
+	}
+	fmt.Fprintf(stderr, "%s: changed by this pull request (a security change: it governs only once merged; this check obeys the base branch's copy):\n", renderall.AllowFile)
+	diff := renderall.UnifiedDiff("a/"+renderall.AllowFile, "b/"+renderall.AllowFile, base, pr)
+	for _, l := range renderall.Lines(diff) {
+		fmt.Fprintf(stderr, "  %s\n", safetext.Inline(strings.TrimSuffix(l, "\n")))
+	}
 }

@@ -67,6 +67,10 @@ type RunFacts struct {
 	PodSecurity string
 	// Namespaces are the namespaces of the run's objects, sorted.
 	Namespaces []string
+	// Privileges are what the run's pods may do beyond Pod Security's
+	// baseline and what it exposes beyond the cluster, sorted
+	// (privileges.go).
+	Privileges []string
 	// Warnings are the render's warnings (file paths relative to the runs
 	// repository), when the run was rendered rather than read from a file:
 	// idle nodes and the like change nothing in the objects.
@@ -157,6 +161,9 @@ type owner struct {
 	ref       string
 	labels    map[string]string
 	templates []podTemplate
+	// privileges beyond the pod templates': the head Service KubeRay
+	// creates from the spec (privileges.go).
+	privileges []string
 }
 
 // Parse reads one run's render: a multi-document YAML stream. Every error
@@ -172,6 +179,7 @@ func Parse(run, file string, data []byte) (*RunFacts, error) {
 	namespaces := map[string]bool{}
 	images := map[string]bool{}
 	var owners []owner
+	privileges := map[string]bool{}
 	rd := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for idx := 1; ; idx++ {
 		doc, err := rd.Read()
@@ -206,6 +214,9 @@ func Parse(run, file string, data []byte) (*RunFacts, error) {
 		where += " (" + ref + ")"
 		decoded = append(decoded, obj)
 		scopeFacts(kind, ref, obj, r.Security)
+		if kind == "Service" {
+			servicePrivileges(obj, privileges)
+		}
 		if _, dup := r.Objects[ref]; dup {
 			return nil, fmt.Errorf("%s: %s appears twice in one run; expected each object once", where, ref)
 		}
@@ -230,7 +241,14 @@ func Parse(run, file string, data []byte) (*RunFacts, error) {
 		schedulingFacts(o, r.Scheduling)
 		claimFacts(o, r.DRA)
 		securityFacts(o, r.Security)
+		for _, t := range o.templates {
+			templatePrivileges(t.tmpl, privileges)
+		}
+		for _, p := range o.privileges {
+			privileges[p] = true
+		}
 	}
+	r.Privileges = tree.SortedKeys(privileges)
 	if len(owners) > 0 {
 		r.PodSecurity = string(podsecurity.Evaluate(decoded).Level)
 	}
@@ -301,7 +319,7 @@ func decodeOwner(kind, ref string, doc []byte, r *RunFacts) (*owner, error) {
 
 func rayOwner(ref string, labels map[string]string, spec *rayv1.RayClusterSpec) *owner {
 	suspended, autoscaling := capacity.Suspended(spec), capacity.Autoscaling(spec)
-	o := &owner{ref: ref, labels: labels}
+	o := &owner{ref: ref, labels: labels, privileges: headServicePrivileges(&spec.HeadGroupSpec)}
 	head := int64(1)
 	if suspended {
 		head = 0

@@ -2,6 +2,7 @@ package review_test
 
 import (
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -471,4 +472,41 @@ func TestFoldedEntrypointIsOneLine(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(d, "\n-"), d)
 	assert.Equal(t, 1, strings.Count(d, "\n+"), d)
 	assert.Contains(t, d, "\n+python run.py "+strings.Repeat("a.b=c ", 20)+"x=1\n")
+}
+
+// A pull request adding 150 runs and moving one run to another registry:
+// the comment fits GitHub's 65,536 characters, the registry change comes
+// first, and the runs left out are counted with where the full text is.
+func TestMarkdownFitsAComment(t *testing.T) {
+	base := committed(t)
+	file := filepath.Join(testenv.RepoRoot(t), "examples", "runs-repo", "manifests", "qwen3-math-4n.yaml")
+	render := testenv.ReadFile(t, file)
+	cur := review.Render{}
+	for name, r := range base {
+		cur[name] = r
+	}
+	for i := range 150 {
+		name := fmt.Sprintf("a-sweep-%03d", i)
+		r, err := review.Parse(name, name, []byte(strings.ReplaceAll(render, "qwen3-math-4n", name)))
+		require.NoError(t, err)
+		cur[name] = r
+	}
+	moved, err := review.Parse("ultra-64n", "ultra-64n", []byte(strings.ReplaceAll(testenv.ReadFile(t, filepath.Join(filepath.Dir(file), "ultra-64n.yaml")), "nvcr.io/", "registry.example.net/")))
+	require.NoError(t, err)
+	cur["ultra-64n"] = moved
+
+	s := review.Diff(base, cur)
+	full := s.Markdown()
+	require.Greater(t, len(full), 65536, "the uncut summary is over the limit, or the test proves nothing")
+	text, left := s.MarkdownWithin(65536, "summary-full.md")
+	require.LessOrEqual(t, len(text), 65536)
+	require.Positive(t, left)
+	require.Contains(t, text, fmt.Sprintf("_%d runs left out here (", left))
+	require.Contains(t, text, "the full summary is `summary-full.md`._")
+	require.Contains(t, text, "Security, scope or images change in 1 existing run: `ultra-64n`.")
+	require.Contains(t, text, "150 runs new or removed")
+	first := strings.Index(text, "\n#### ")
+	require.True(t, strings.HasPrefix(text[first:], "\n#### `ultra-64n` (changed)"), "the image change is the first table")
+	require.Contains(t, text, "registry.example.net/")
+	require.True(t, strings.HasPrefix(full, text[:first]), "the cut text is the full text's beginning")
 }

@@ -108,6 +108,15 @@ var securityFields = []securityField{
 			return ""
 		})
 	}},
+	{"sysctls", templateControlValues("sysctl")},
+	{"procMount", templateControlValues("procMount")},
+	{"appArmor", templateControlValues("appArmor")},
+	{"seLinux", templateControlValues("seLinux")},
+	{"hostProcess", templateControlValues("hostProcess")},
+	{"probe host", templateControlValues("probe host")},
+	{"runtimeClassName", templateControlValues("runtimeClassName")},
+	{"hostAliases", templateControlValues("hostAlias")},
+	{"dns", templateControlValues("dns")},
 	{"serviceAccount", func(t *corev1.PodTemplateSpec) string { return t.Spec.ServiceAccountName }},
 	{"automountServiceAccountToken", func(t *corev1.PodTemplateSpec) string {
 		if t.Spec.AutomountServiceAccountToken != nil {

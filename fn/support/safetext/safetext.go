@@ -8,10 +8,12 @@
 // `::stop-commands::`, `::error file=...::`), a line starting `<!--` hides the
 // rest of the comment, and an escape sequence rewrites the terminal. So:
 //
-//   - Inline escapes every control and invisible formatting character (C0 and
-//     C1 controls, DEL, line and paragraph separators, bidirectional
-//     overrides, byte-order marks, invalid UTF-8) Go-style (`\n`, `\x1b`,
-//     `\u2028`): a value can never leave its line.
+//   - Inline escapes every control and invisible or formatting character (C0
+//     and C1 controls, DEL, line and paragraph separators, bidirectional
+//     overrides, zero-width and TAG characters, the soft hyphen, spaces other
+//     than U+0020, invalid UTF-8) Go-style (`\n`, `\x1b`, `\u200b`,
+//     `\U000e0041`): a value can never leave its line, and what looks alike
+//     reads alike only when it is alike.
 //   - Line neutralises what the start of a whole output line could trigger
 //     (`::`, `<!--`, after any leading blanks, as the runner trims them) and
 //     the runner's older `##[` command prefix anywhere, by a backslash.
@@ -24,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -46,6 +49,8 @@ func Inline(s string) string {
 			b.WriteString(`\r`)
 		case unsafeRune(r) && r < 0x100:
 			fmt.Fprintf(&b, `\x%02x`, r)
+		case unsafeRune(r) && r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
 		case unsafeRune(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
@@ -77,19 +82,28 @@ func clean(s string) bool {
 	return true
 }
 
-// unsafeRune: controls, and the invisible characters that move text around
-// or break lines in a browser or terminal.
+// unsafeRune: every character that is not visible text or the ordinary
+// space: controls, format characters (zero-width spaces and joiners, the
+// soft hyphen, bidirectional marks and overrides, Unicode TAG characters,
+// byte-order marks), line and paragraph separators, private-use and
+// unassigned code points, spaces other than U+0020 (no-break, em, ideographic),
+// and the graphic characters that render as nothing (variation selectors,
+// the combining grapheme joiner, Hangul fillers). Escaped, two names that
+// look alike on screen read differently, and nothing can hide or reorder text.
 func unsafeRune(r rune) bool {
 	switch {
-	case r == '\t':
-		return false // a blank: it cannot end a line or hide text
-	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
+	case r == '\t', r == ' ':
+		return false // blanks: they cannot end a line or hide text
+	case r < 0x20, r == 0x7f:
 		return true
-	case r == 0x200e, r == 0x200f, // LRM, RLM
-		r >= 0x202a && r <= 0x202e, // LRE, RLE, PDF, LRO, RLO
-		r >= 0x2066 && r <= 0x2069, // LRI, RLI, FSI, PDI
-		r == 0x2028, r == 0x2029,   // line and paragraph separators
-		r == 0xfeff: // byte-order mark
+	case r < utf8.RuneSelf:
+		return false
+	case unicode.Is(unicode.Zs, r), !unicode.IsGraphic(r):
+		return true
+	case r == 0x034f, // combining grapheme joiner
+		r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef, // variation selectors
+		r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0, // Hangul fillers
+		r == 0x180e: // Mongolian vowel separator
 		return true
 	}
 	return false

@@ -66,3 +66,28 @@ func TestLinesKeepsBreaks(t *testing.T) {
 	s := "plain\ntext\n"
 	require.Equal(t, s, Lines(s))
 }
+
+// Every invisible or formatting character is escaped, so two names that look
+// alike on screen differ in print; visible text of any script is unchanged.
+func TestInlineEscapesInvisibleCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"ray\u200bworker":       `ray\u200bworker`,       // zero-width space
+		"ray\u00adworker":       `ray\xadworker`,         // soft hyphen
+		"ray\u2060worker":       `ray\u2060worker`,       // word joiner
+		"ray\u200dworker":       `ray\u200dworker`,       // zero-width joiner
+		"kube\u00a0system":      `kube\xa0system`,        // no-break space
+		"kube\u3000system":      `kube\u3000system`,      // ideographic space
+		"x\U000E0041\U000E007F": `x\U000e0041\U000e007f`, // TAG characters
+		"a\ufe0fb":              `a\ufe0fb`,              // variation selector
+		"a\u3164b":              `a\u3164b`,              // Hangul filler
+		"a\u061cb":              `a\u061cb`,              // Arabic letter mark
+		"a\ue000b":              `a\ue000b`,              // private use
+		"a\U000F0000b":          `a\U000f0000b`,          // private use, plane 15
+	} {
+		require.Equal(t, want, Inline(in), "%q", in)
+		require.Equal(t, want, Line(in), "%q", in)
+	}
+	for _, visible := range []string{"café", "训练", "Ωμέγα", "a\tb c", "ünïcödé-run"} {
+		require.Equal(t, visible, Inline(visible))
+	}
+}

@@ -1,16 +1,12 @@
 package source
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 // ConfineRepo is Confine plus the git rule: when root is in a git work tree
@@ -65,20 +61,12 @@ func inWorkTree(dir string) bool {
 // dir), and the directories holding them. git runs with hooks and the
 // file-system monitor off: listing the index needs neither.
 func gitTracked(dir string) (map[string]bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-C", dir, "ls-files", "-z", "--cached") //nolint:gosec // G204: a fixed program and arguments; dir is an argument, never a shell word
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return nil, errors.New(msg)
+	listing, err := git(dir, "ls-files", "-z", "--cached")
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]bool{}
-	for _, f := range strings.Split(stdout.String(), "\x00") {
+	for _, f := range strings.Split(string(listing), "\x00") {
 		if f == "" {
 			continue
 		}

@@ -1,0 +1,147 @@
+package renderall
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+)
+
+// Base is what render-all --check judges a pull request against: the base
+// branch's committed manifests and its allow-list. A pull request rewrites
+// its own manifests/ and review-allow.yaml, so neither is read from the
+// checkout under review when a base is known.
+type Base struct {
+	// From says where the base came from, for the gate's first line.
+	From string
+	// Known is false when no base could be found: the checkout's own
+	// committed manifests and allow-list stand in, and the gate says so.
+	Known     bool
+	Manifests map[string][]byte
+	// Allow is the base's allow-list (nil: none); AllowData its bytes, so
+	// a pull request's change to it can be shown.
+	Allow     *Allow
+	AllowData []byte
+}
+
+// BaseEnv names the environment variables CI sets to the branch a pull
+// request targets, in the order they are read: GitHub Actions, GitLab CI.
+var BaseEnv = []string{"GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"}
+
+// FindBaseRef is the revision a pull request's checkout at dir is judged
+// against when no base is given: the merge-base of HEAD with the branch CI
+// names (origin/<branch>, else <branch>), else with the branch HEAD's
+// branch tracks. "" with the reason when there is none.
+func FindBaseRef(dir string, getenv func(string) string) (ref, why string, err error) {
+	for _, env := range BaseEnv {
+		branch := getenv(env)
+		if branch == "" {
+			continue
+		}
+		for _, cand := range []string{"origin/" + branch, branch} {
+			if _, err := source.ResolveRevision(dir, cand); err == nil {
+				return cand, env + "=" + branch, nil
+			}
+		}
+		// CI said there is a base: not finding it is an error, not a
+		// reason to judge the pull request against itself.
+		return "", "", fmt.Errorf("%s=%s, but neither origin/%s nor %s is a commit here; fetch it (actions/checkout with fetch-depth: 0) or pass --base-ref", env, branch, branch, branch)
+	}
+	if up := source.Upstream(dir); up != "" {
+		return up, "the upstream of the current branch", nil
+	}
+	return "", "", nil
+}
+
+// BaseFromRevision reads the base from git objects: the manifests and the
+// allow-list of the runs repository at dir (a path in the work tree), as
+// they are at the merge-base of HEAD and ref.
+func BaseFromRevision(dir, ref, why string) (Base, error) {
+	rev, err := source.MergeBase(dir, ref)
+	if err != nil {
+		return Base{}, err
+	}
+	rel, err := rev.Rel(dir)
+	if err != nil {
+		return Base{}, err
+	}
+	b := Base{Known: true, Manifests: map[string][]byte{}, From: fmt.Sprintf("%s at %s (merge-base with HEAD)", ref, rev.Short())}
+	if why != "" {
+		b.From += ", from " + why
+	}
+	mdir := path.Join(rel, ManifestsDir)
+	entries, err := rev.ReadDir(mdir)
+	if err != nil {
+		return Base{}, err
+	}
+	var budget source.RenderBudget
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name, Ext) || !e.Regular {
+			continue // a symlink in the base is not a manifest either
+		}
+		name := path.Join(mdir, e.Name)
+		if err := budget.Take(name, e.Size); err != nil {
+			return Base{}, err
+		}
+		data, err := rev.ReadFile(name, source.MaxRenderSize)
+		if err != nil {
+			return Base{}, err
+		}
+		b.Manifests[strings.TrimSuffix(e.Name, Ext)] = data
+	}
+	allowName := path.Join(rel, AllowFile)
+	data, err := rev.ReadFile(allowName, source.MaxFileSize)
+	if err != nil && !errors.Is(err, source.ErrNotFound) {
+		return Base{}, err
+	}
+	if err == nil {
+		if b.Allow, err = ParseAllow(allowName+" at "+ref, data); err != nil {
+			return Base{}, err
+		}
+		b.AllowData = data
+	}
+	return b, nil
+}
+
+// BaseFromDir reads the base from a checkout of the base branch (the runs
+// repository at dir), under the same rules as the repository itself.
+func BaseFromDir(dir string) (Base, error) {
+	disk, err := source.ConfineRepo(RepoRoot(dir), false)
+	if err != nil {
+		return Base{}, err
+	}
+	b := Base{Known: true, From: dir}
+	if b.Manifests, _, _, err = ReadManifests(disk, filepath.Join(dir, ManifestsDir)); err != nil {
+		return Base{}, err
+	}
+	b.Allow, b.AllowData, err = ReadAllow(disk, dir)
+	return b, err
+}
+
+// Unknown is the stand-in when no base is known: the checkout's own
+// committed manifests and allow-list, which the pull request may have
+// rewritten itself.
+func Unknown(disk source.Disk, dir string, committed map[string][]byte) (Base, error) {
+	b := Base{From: "no base branch found: judged against this checkout's own committed manifests and allow-list, which a pull request rewrites itself; in CI pass --base-ref (or set GITHUB_BASE_REF)", Manifests: committed}
+	var err error
+	b.Allow, b.AllowData, err = ReadAllow(disk, dir)
+	return b, err
+}
+
+// ReadAllow reads dir's allow-list through the repository's disk rules;
+// nil without one.
+func ReadAllow(disk source.Disk, dir string) (*Allow, []byte, error) {
+	file := filepath.ToSlash(filepath.Join(dir, AllowFile))
+	data, err := disk.ReadFile(file)
+	if errors.Is(err, source.ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := ParseAllow(file, data)
+	return a, data, err
+}
