@@ -62,6 +62,10 @@ func TestBudgets(t *testing.T) {
 			},
 			args: []string{"fn"},
 			want: "the function's input (stdin) is over the 2097152-byte limit"},
+		{name: "a ResourceList naming one 999-group profile from 7,500 runs",
+			setup: func(w *world) { w.stdin = manyRunsOfOneBigProfile(999, 7500) },
+			args:  []string{"fn"},
+			want:  "the runs of this call render more than 33554432 bytes together"},
 	} {
 		t.Run(p.name, func(t *testing.T) {
 			w := newWorld(t)
@@ -108,4 +112,23 @@ func TestFourRunsAtTheRunLimit(t *testing.T) {
 	t.Logf("render-all --check: exit %d in %v, peak RSS %d MB", r.code, r.took, r.maxRSS>>20)
 	clean(t, r)
 	require.Less(t, r.maxRSS, int64(MaxRSS))
+}
+
+// manyRunsOfOneBigProfile is a ResourceList of 1.4 MB: one profile of
+// groups worker groups (segmentSize 1) and runs NemoRLRuns naming it. Each
+// run is small; together they would render gigabytes.
+func manyRunsOfOneBigProfile(groups, runs int) string {
+	var b strings.Builder
+	profile := strings.Replace(strings.Replace(profileYAML, "segmentSize: 2", "segmentSize: 1", 1), "replicas: 2", fmt.Sprintf("replicas: %d", groups), 1)
+	indent := func(s string) string {
+		return "      " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n      ") + "\n"
+	}
+	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
+	b.WriteString("- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cfg\n    annotations: {nemo-rl.nvidia.com/files-dir: cfg, config.kubernetes.io/local-config: \"true\"}\n  data:\n")
+	b.WriteString("    r.yaml: |\n" + indent(strings.Replace(recipeYAML, "num_nodes: 2", fmt.Sprintf("num_nodes: %d", groups), 1)))
+	b.WriteString("    p.infra.yaml: |\n" + indent(profile))
+	for i := range runs {
+		fmt.Fprintf(&b, "- {apiVersion: nemo-rl.nvidia.com/v1alpha1, kind: NemoRLRun, metadata: {name: r%d}, spec: {recipe: cfg/r.yaml, profile: cfg/p.infra.yaml, user: alice}}\n", i)
+	}
+	return b.String()
 }

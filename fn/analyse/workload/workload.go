@@ -9,6 +9,8 @@ package workload
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -117,6 +119,10 @@ type Pod struct {
 	// Injected are the containers KubeRay adds that the template does not
 	// have, with where their settings come from.
 	Injected []Injected
+	// GenerateName is the prefix KubeRay names a Ray pod with (the API
+	// server appends 5 characters); "" for other pods, whose names their
+	// controller makes from an object already validated.
+	GenerateName string
 }
 
 // SpecPath is the field path of the pod's spec in Object.
@@ -196,7 +202,7 @@ func podsOf(o Object) ([]Pod, error) {
 	case *rayv1.RayJob:
 		return rayJobPods(base, t), nil
 	case *rayv1.RayCluster:
-		return clusterPods(base, &t.Spec, "spec", nil), nil
+		return clusterPods(base, t.Name, &t.Spec, "spec", nil), nil
 	case *appsv1.Deployment:
 		return []Pod{fromTemplate(base, "pod", "spec.template", &t.Spec.Template)}, nil
 	case *batchv1.Job:
@@ -253,7 +259,9 @@ func rayJobPods(base Pod, job *rayv1.RayJob) []Pod {
 				Why: "KubeRay v1.5.0 adds its ray-job-submitter container to the head pod in SidecarMode, with no securityContext and no field to set one",
 			}
 		}
-		pods = append(pods, clusterPods(base, job.Spec.RayClusterSpec, "spec.rayClusterSpec", sidecar)...)
+		// GenerateRayClusterName: the job's name, a dash and 5 random
+		// characters; a placeholder of the same length stands in.
+		pods = append(pods, clusterPods(base, job.Name+"-xxxxx", job.Spec.RayClusterSpec, "spec.rayClusterSpec", sidecar)...)
 	}
 	if mode == rayv1.K8sJobMode || mode == "" {
 		if job.Spec.SubmitterPodTemplate != nil {
@@ -280,6 +288,49 @@ func rayJobPods(base Pod, job *rayv1.RayJob) []Pod {
 // submitterContainer is KubeRay's utils.SubmitterContainerName.
 const submitterContainer = "ray-job-submitter"
 
+// rayHeadGroup is the head's ray.io/group (utils.RayNodeHeadGroupLabelValue).
+const rayHeadGroup = "headgroup"
+
+// rayPod gives a Ray pod the labels and name prefix KubeRay v1.5.0 gives it
+// (controllers/ray/common/pod.go labelPod; controllers/ray/utils/util.go
+// PodName, CheckLabel, GenerateIdentifier): the template's labels, then
+// KubeRay's, of which ray.io/node-type, ray.io/group and ray.io/cluster
+// cannot be overridden.
+func rayPod(p *Pod, cluster string, node rayv1.RayNodeType, group, namePrefix string) {
+	labels := map[string]string{}
+	for k, v := range p.Meta.Labels {
+		labels[k] = v
+	}
+	for k, v := range map[string]string{
+		"ray.io/is-ray-node":           "yes",
+		"ray.io/identifier":            checkLabel(cluster + "-" + string(node)),
+		"app.kubernetes.io/name":       "kuberay",
+		"app.kubernetes.io/created-by": "kuberay-operator",
+	} {
+		if _, set := labels[k]; !set {
+			labels[k] = v
+		}
+	}
+	labels["ray.io/cluster"], labels["ray.io/node-type"], labels["ray.io/group"] = cluster, string(node), group
+	p.Meta.Labels = labels
+	if len(namePrefix) > 50 {
+		namePrefix = namePrefix[:50]
+	}
+	p.GenerateName = strings.ToLower(namePrefix + "-" + string(node) + "-")
+}
+
+// checkLabel is utils.CheckLabel: the last 63 characters, and an "r" for a
+// leading punctuation character.
+func checkLabel(s string) string {
+	if len(s) > 63 {
+		s = s[len(s)-63:]
+	}
+	if s != "" && unicode.IsPunct(rune(s[0])) {
+		s = "r" + s[1:]
+	}
+	return s
+}
+
 // clusterPods are the pods the RayCluster reconciler of KubeRay v1.5.0
 // creates (controllers/ray/common/pod.go, DefaultHeadPodTemplate,
 // DefaultWorkerPodTemplate and BuildPod). Only what changes a Pod Security
@@ -297,12 +348,17 @@ const submitterContainer = "ray-job-submitter"
 //     command) change no Pod Security check and reference nothing that must
 //     exist.
 //
+// Each pod's labels are the template's with the ones KubeRay adds
+// (labelPod), and GenerateName is utils.PodName's, so the API server's
+// metadata rules can be checked on the pods themselves.
+//
 // The GCS fault-tolerance Redis cleanup Job copies the head pod minus
 // containers, so it needs no more than the head.
-func clusterPods(base Pod, spec *rayv1.RayClusterSpec, path string, sidecar *Injected) []Pod {
+func clusterPods(base Pod, cluster string, spec *rayv1.RayClusterSpec, path string, sidecar *Injected) []Pod {
 	var pods []Pod
 	headPath := path + ".headGroupSpec.template"
 	head := fromTemplate(base, "head", headPath, &spec.HeadGroupSpec.Template)
+	rayPod(&head, cluster, rayv1.HeadNode, rayHeadGroup, cluster)
 	if spec.EnableInTreeAutoscaling != nil && *spec.EnableInTreeAutoscaling {
 		c := corev1.Container{Name: "autoscaler"}
 		if spec.AutoscalerOptions != nil && spec.AutoscalerOptions.SecurityContext != nil {
@@ -334,6 +390,7 @@ func clusterPods(base Pod, spec *rayv1.RayClusterSpec, path string, sidecar *Inj
 		g := &spec.WorkerGroupSpecs[i]
 		gp := fmt.Sprintf("%s.workerGroupSpecs[%d].template", path, i)
 		w := fromTemplate(base, "worker group "+g.GroupName, gp, &g.Template)
+		rayPod(&w, cluster, rayv1.WorkerNode, g.GroupName, cluster+"-"+g.GroupName)
 		if len(w.Spec.Containers) > 0 {
 			ray := w.Spec.Containers[0]
 			ic := corev1.Container{

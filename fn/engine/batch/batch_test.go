@@ -22,7 +22,7 @@ func TestRenderInRunOrder(t *testing.T) {
 		src[fmt.Sprintf("r%d.yaml", i)] = []byte(fmt.Sprintf("n: %d\n", i))
 	}
 	var loads atomic.Int32
-	outs := batch.Render(src, 50, func(l *recipe.Loader, i int) batch.Output[string] {
+	outs, err := batch.Render(src, 50, func(l *recipe.Loader, i int) batch.Output[string] {
 		require.NotNil(t, l.Job, "every loader charges the job's budget")
 		require.Equal(t, i, l.JobRun)
 		loaded, err := l.Load(fmt.Sprintf("r%d.yaml", i))
@@ -31,6 +31,7 @@ func TestRenderInRunOrder(t *testing.T) {
 		v, _ := loaded.Tree.Get("n")
 		return batch.Output[string]{Value: fmt.Sprint(v)}
 	})
+	require.NoError(t, err)
 	require.Len(t, outs, 50)
 	for i, o := range outs {
 		require.Equal(t, fmt.Sprint(i), o.Value)
@@ -52,4 +53,24 @@ func TestCollisions(t *testing.T) {
 	require.Empty(t, msgs[2], "an identical object is the same apply")
 	require.Len(t, msgs[3], 1)
 	require.True(t, strings.Contains(msgs[3][0], "RayJob ml/train is also rendered by run first, differently"), msgs[3][0])
+}
+
+// A call whose runs render more than MaxOutput bytes together fails as a
+// whole, and stops starting runs once past it: of 10,000 runs of 1 MiB
+// each, about MaxOutput's worth start.
+func TestOutputBudget(t *testing.T) {
+	var started atomic.Int32
+	outs, err := batch.Render(source.Memory{}, 10000, func(_ *recipe.Loader, i int) batch.Output[int] {
+		started.Add(1)
+		return batch.Output[int]{Value: i, Bytes: 1 << 20}
+	})
+	require.ErrorIs(t, err, batch.ErrOverBudget)
+	require.Nil(t, outs)
+	require.Less(t, started.Load(), int32(batch.MaxOutput>>20)+64, "runs kept starting past the budget")
+
+	outs, err = batch.Render(source.Memory{}, 30, func(_ *recipe.Loader, i int) batch.Output[int] {
+		return batch.Output[int]{Value: i, Bytes: 1 << 20}
+	})
+	require.NoError(t, err, "30 MiB is within the budget")
+	require.Len(t, outs, 30)
 }

@@ -18,13 +18,17 @@ func Objects(file string, in *profile.Infra, objs []any) diag.List {
 }
 
 // Documents judges the emitted documents: each read back strictly into its
-// type with KubeRay's admission rules, no credential in them, then (only
-// for documents that would be written) the Pod Security level of the pods
+// type with KubeRay's admission rules, no credential in them, the metadata
+// of the pods KubeRay creates from them, then (only for documents that
+// would be written) the Pod Security level of the pods
 // KubeRay creates from them against the profile's declared one.
 func Documents(file string, in *profile.Infra, docs []emit.Doc) diag.List {
 	ds := Output(file, docs)
 	ds = append(ds, Secrets(file, docs)...)
 	if ds.HasErrors() {
+		return ds
+	}
+	if ds = append(ds, PodMetadata(file, docs)...); ds.HasErrors() {
 		return ds
 	}
 	declared := ""

@@ -51,7 +51,11 @@ func generate(idx *Index, readme []byte, env func(string) (string, bool), indexR
 		Profiles: map[string]*ProfileMeta{},
 		Secrets:  secrets.NameRules(),
 	}
-	for i, o := range g.profiles(idx.Profiles) {
+	gens, err := g.profiles(idx.Profiles)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range gens {
 		e := idx.Profiles[i]
 		if o.err != nil {
 			return nil, fmt.Errorf("profile %s (%s with %s): %w", e.Name, e.Profile, e.Recipe, o.err)
@@ -92,17 +96,24 @@ type profileGen struct {
 // profiles generates every profile's renders on the batch renderer
 // (fn/engine/batch: every core, one loader each, one memory budget), each
 // into a gen of its own; the results are in index order.
-func (g *gen) profiles(entries []Entry) []profileGen {
-	outs := batch.Render(source.Disk{}, len(entries), func(l *recipe.Loader, i int) batch.Output[profileGen] {
+func (g *gen) profiles(entries []Entry) ([]profileGen, error) {
+	outs, err := batch.Render(source.Disk{}, len(entries), func(l *recipe.Loader, i int) batch.Output[profileGen] {
 		pg := &gen{env: g.env, indexDir: g.indexDir, loader: l, out: map[string][]byte{}}
 		pm, err := pg.profile(entries[i])
-		return batch.Output[profileGen]{Value: profileGen{meta: pm, out: pg.out, maxDocs: pg.maxDocs, err: err}}
+		size := 0
+		for _, b := range pg.out {
+			size += len(b)
+		}
+		return batch.Output[profileGen]{Value: profileGen{meta: pm, out: pg.out, maxDocs: pg.maxDocs, err: err}, Bytes: size}
 	})
+	if err != nil {
+		return nil, err
+	}
 	res := make([]profileGen, len(outs))
 	for i, o := range outs {
 		res[i] = o.Value
 	}
-	return res
+	return res, nil
 }
 
 type gen struct {

@@ -104,7 +104,12 @@ func renderList(rl *framework.ResourceList, keys []string, opts Options) output 
 	runs, rs = ownDirs(in, runs)
 	results = append(results, rs...)
 	out := output{items: dropPrevious(in.passThrough, runs)}
-	outs := renderAll(in, runs, keys)
+	outs, err := renderAll(in, runs, keys)
+	if err != nil {
+		results = append(results, &framework.Result{Severity: framework.Error, Message: err.Error()})
+		out.results = dataOnly(results)
+		return out
+	}
 	names := make([]string, len(runs))
 	for i, r := range runs {
 		names[i] = r.spec.Metadata.Name
@@ -154,7 +159,7 @@ type rendered struct {
 // renderAll renders the runs on every core, in run order, under the batch's
 // memory budget (fn/engine/batch): rendering every run of a list in one
 // process is what makes 1,000 runs affordable.
-func renderAll(in *inputs, runs []runItem, keys []string) []batch.Output[rendered] {
+func renderAll(in *inputs, runs []runItem, keys []string) ([]batch.Output[rendered], error) {
 	var src source.Source = in.files
 	if in.disk != nil {
 		src = layered{mem: in.files, disk: in.disk}
@@ -163,7 +168,11 @@ func renderAll(in *inputs, runs []runItem, keys []string) []batch.Output[rendere
 		var o rendered
 		var ids []emit.Identity
 		o.docs, ids, o.results = render(l, in, runs[i], keys)
-		return batch.Output[rendered]{Value: o, IDs: ids}
+		size := 0
+		for _, d := range o.docs {
+			size += len(d.data)
+		}
+		return batch.Output[rendered]{Value: o, IDs: ids, Bytes: size}
 	})
 }
 

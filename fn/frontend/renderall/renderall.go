@@ -185,11 +185,19 @@ func Render(src source.Source, runs []RunEntry) *Result {
 		ok   bool
 		ds   diag.List
 	}
-	outs := batch.Render(src, len(runs), func(l *recipe.Loader, i int) batch.Output[out] {
+	outs, err := batch.Render(src, len(runs), func(l *recipe.Loader, i int) batch.Output[out] {
 		ds := append(diag.List(nil), runs[i].Diags...)
 		data, ids, ok := renderRun(l, runs[i], &ds)
-		return batch.Output[out]{Value: out{data, ok, ds}, IDs: ids}
+		return batch.Output[out]{Value: out{data, ok, ds}, IDs: ids, Bytes: len(data)}
 	})
+	if err != nil {
+		// Every run fails alike: which ones rendered before the budget
+		// ran out depends on scheduling, and output must not.
+		outs = make([]batch.Output[out], len(runs))
+		for i, r := range runs {
+			outs[i].Value.ds.Errorf(r.Path, "", "%v", err)
+		}
+	}
 	names := make([]string, len(runs))
 	for i, r := range runs {
 		names[i] = r.Name
