@@ -76,7 +76,7 @@ unit:
 
 # Regenerate every golden file; review the diff before committing.
 # Only the packages that define -update take it (go test rejects unknown flags).
-GOLDEN_PKGS = $(shell grep -rl -e '"update"' --include=*_test.go fn tests | xargs -n1 dirname | sort -u | sed -e 's,^,./,')
+GOLDEN_PKGS = $(shell grep -rl -e 'flag.Bool."update"' --include=*_test.go fn tests | xargs -n1 dirname | sort -u | sed -e 's,^,./,')
 # The examples' KRM inputs are regenerated from their runs first (adding a
 # run is one line in runs.yaml), then every golden.
 KUSTOMIZE_RUNS = examples/kustomize/run.yaml examples/kustomize/runs.yaml

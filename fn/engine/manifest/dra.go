@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,12 +20,23 @@ const (
 )
 
 // DRA object names: `<prefix><base>-<role>`, base the cluster's name or,
-// for a named run, the run's (run.go). The role is appended even when the
-// cluster name already ends in it (nrl-k8s does the same, and running
-// clusters are named that way).
-func computeDomainName(cluster, role string) string { return "compute-domain-" + cluster + "-" + role }
-func roceName(cluster, role string) string          { return "roce-" + cluster + "-" + role }
-func infinibandName(cluster, role string) string    { return "infiniband-" + cluster + "-" + role }
+// for a named run, the run's (run.go). A cluster name that ends in its role
+// already (the ultra profiles' `<user>-ultra-pipeclean-training`) is not
+// given it twice: nrl-k8s names that ComputeDomain
+// `compute-domain-<user>-ultra-pipeclean-training-training`, which reads as
+// a typo and says nothing more (docs/deviations.md).
+func computeDomainName(cluster, role string) string {
+	return "compute-domain-" + draBase(cluster, role)
+}
+func roceName(cluster, role string) string       { return "roce-" + draBase(cluster, role) }
+func infinibandName(cluster, role string) string { return "infiniband-" + draBase(cluster, role) }
+
+func draBase(cluster, role string) string {
+	if strings.HasSuffix(cluster, "-"+role) {
+		return cluster
+	}
+	return cluster + "-" + role
+}
 
 // draClaim is one distinct claim found in a cluster's worker pods.
 type draClaim struct {
