@@ -66,3 +66,11 @@ func TestRewriteClaims(t *testing.T) {
 		})
 	}
 }
+
+// A cluster named after its role is not given the role twice.
+func TestDRANamesDoNotRepeatTheRole(t *testing.T) {
+	require.Equal(t, "compute-domain-alice-ultra-pipeclean-training", computeDomainName("alice-ultra-pipeclean-training", "training"))
+	require.Equal(t, "roce-alice-ultra-pipeclean-training", roceName("alice-ultra-pipeclean-training", "training"))
+	require.Equal(t, "compute-domain-alice-c-training", computeDomainName("alice-c", "training"))
+	require.Equal(t, "infiniband-team-training-x-training", infinibandName("team-training-x", "training"), "only a suffix counts")
+}
