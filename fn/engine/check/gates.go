@@ -14,6 +14,7 @@ import (
 // and the code source they mount.
 func Objects(file string, in *profile.Infra, objs []any) diag.List {
 	ds := Placement(file, objs)
+	ds = append(ds, Gangs(file, objs)...)
 	return append(ds, CodeSource(file, in, objs)...)
 }
 

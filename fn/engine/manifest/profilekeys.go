@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -19,6 +20,8 @@ import (
 //     label with the profile's labels (every object and pod template, where
 //     KAI's pod grouper reads it);
 //   - placement.nodeSelector / tolerations: on every GPU worker;
+//   - scheduler.topology (ours): the gang's topology constraint on the
+//     RayJob (rayjob mode) or RayCluster (raycluster mode);
 //   - scheduler.priorityClassName and env (ours): on every Ray pod (head
 //     and workers; the env in every container);
 //   - checkpoints (training) and hf_cache (every cluster): a volume mounted
@@ -64,6 +67,25 @@ func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
 	cp := *in
 	cp.Labels = merged(in.Labels, map[string]string{KAIQueueLabel: q})
 	return &cp, nil
+}
+
+// gangAnnotations are scheduler.topology as the annotations of the object
+// KAI's pod-grouper makes the PodGroup for (the RayJob, or the RayCluster
+// in raycluster mode): the PodGroup's own constraint, binding every pod of
+// the gang (fn/analyse/kai). nil without one.
+func gangAnnotations(in *profile.Infra) map[string]string {
+	t := in.Scheduler.Topology
+	if in.Scheduler.Kind != "kai" || t == nil {
+		return nil
+	}
+	out := map[string]string{kai.TopologyKey: t.Topology}
+	if t.RequiredPlacement != "" {
+		out[kai.RequiredPlacementKey] = t.RequiredPlacement
+	}
+	if t.PreferredPlacement != "" {
+		out[kai.PreferredPlacementKey] = t.PreferredPlacement
+	}
+	return out
 }
 
 // applyScheduler sets the scheduler on one pod template.

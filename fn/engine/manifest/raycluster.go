@@ -103,7 +103,7 @@ func (b *builder) newRayCluster(id identity, role string, c *profile.Cluster, sp
 			Name:        b.clusterName(role, c),
 			Namespace:   b.in.Namespace,
 			Labels:      id.objectLabels(b.in.Labels, c.Labels, nil),
-			Annotations: id.objectAnnotations(b.in.Annotations, c.Annotations),
+			Annotations: id.objectAnnotations(b.in.Annotations, merged(c.Annotations, gangAnnotations(b.in))),
 		},
 		Spec: *spec,
 	}

@@ -50,7 +50,7 @@ func (b *builder) newRayJob(id identity, name string, c *profile.Cluster, spec *
 			Name:        name,
 			Namespace:   in.Namespace,
 			Labels:      id.objectLabels(in.Labels, c.Labels, nil),
-			Annotations: id.objectAnnotations(in.Annotations, c.Annotations),
+			Annotations: id.objectAnnotations(in.Annotations, merged(c.Annotations, gangAnnotations(in))),
 		},
 		Spec: rayv1.RayJobSpec{
 			Entrypoint:               ep,

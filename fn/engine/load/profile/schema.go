@@ -56,6 +56,16 @@ type Scheduler struct {
 	Queue *string `json:"queue"`
 	// Ours: spec.priorityClassName of every Ray pod of the run.
 	PriorityClassName *string `json:"priorityClassName"`
+	// Ours: a topology constraint on the whole gang, written where KAI's
+	// pod-grouper reads it (the RayJob's or RayCluster's annotations).
+	Topology *SchedulerTopology `json:"topology"`
+}
+
+// SchedulerTopology is KAI's run-wide topology constraint.
+type SchedulerTopology struct {
+	Topology           string `json:"topology"`
+	RequiredPlacement  string `json:"requiredPlacement"`
+	PreferredPlacement string `json:"preferredPlacement"`
 }
 
 // Placement is inert in nrl-k8s; kept for schema compatibility.

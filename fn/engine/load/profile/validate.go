@@ -108,6 +108,7 @@ func validateScheduling(ds *diag.List, file string, in *Infra) {
 	if (in.Scheduler.Kind == "kai" || in.Scheduler.Kind == "kueue") && (in.Scheduler.Queue == nil || *in.Scheduler.Queue == "") {
 		ds.Errorf(file, "scheduler.queue", "infra.scheduler.queue is required when scheduler.kind=%s", in.Scheduler.Kind)
 	}
+	validateGangTopology(ds, file, in)
 	if q := in.Scheduler.Queue; q != nil && *q != "" && in.Scheduler.Kind == "kai" {
 		for _, e := range validation.IsValidLabelValue(*q) {
 			ds.Errorf(file, "scheduler.queue", "found %q; expected a queue name usable as the label value of kai.scheduler/queue: %s", *q, e)
@@ -385,4 +386,43 @@ func DevWorkspaceClaim(in *Infra) DevClaim {
 		return DevClaim{first, "the one PersistentVolumeClaim the profile's Ray pods mount"}
 	}
 	return DevClaim{}
+}
+
+// validateGangTopology: scheduler.topology needs KAI, a topology and one
+// placement level, and may not contradict annotations the clusters set.
+func validateGangTopology(ds *diag.List, file string, in *Infra) {
+	t := in.Scheduler.Topology
+	if t == nil {
+		return
+	}
+	if in.Scheduler.Kind != "kai" {
+		ds.Errorf(file, "scheduler.topology", "is set but scheduler.kind is %q; expected kind kai (KAI's pod-grouper is what reads it)", in.Scheduler.Kind)
+	}
+	if t.Topology == "" {
+		ds.Errorf(file, "scheduler.topology.topology", "is empty; expected the KAI Topology's name (KAI refuses a placement without one)")
+	}
+	if (t.RequiredPlacement == "") == (t.PreferredPlacement == "") {
+		ds.Errorf(file, "scheduler.topology", "expected exactly one of requiredPlacement and preferredPlacement")
+	}
+	for _, k := range []struct{ field, v string }{{"requiredPlacement", t.RequiredPlacement}, {"preferredPlacement", t.PreferredPlacement}} {
+		if k.v == "" {
+			continue
+		}
+		for _, e := range validation.IsQualifiedName(k.v) {
+			ds.Errorf(file, "scheduler.topology."+k.field, "found %q; expected a node label key: %s", k.v, e)
+		}
+	}
+	keys := []string{"kai.scheduler/topology", "kai.scheduler/topology-required-placement", "kai.scheduler/topology-preferred-placement"}
+	for _, key := range keys {
+		if _, set := in.Annotations[key]; set {
+			ds.Errorf(file, "annotations."+key, "is set and so is scheduler.topology; expected one of them (scheduler.topology writes it)")
+		}
+	}
+	for _, rc := range in.Kuberay.ByRole() {
+		for _, key := range keys {
+			if _, set := rc.Cluster.Annotations[key]; set {
+				ds.Errorf(file, "kuberay."+rc.Role+".annotations."+key, "is set and so is scheduler.topology; expected one of them (scheduler.topology writes it)")
+			}
+		}
+	}
 }

@@ -1,0 +1,140 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
+)
+
+// KueueQueueLabel is the label Kueue admits an object by.
+const KueueQueueLabel = "kueue.x-k8s.io/queue-name"
+
+// Gangs says how the run's pods will be scheduled together: for KAI, the
+// PodGroup and SubGroups its pod-grouper makes (fn/analyse/kai) as an info,
+// and a warning for a ComputeDomain spanning pods no topology constraint
+// keeps together; without a gang scheduler, a warning that a multi-node run
+// can be placed in part and hold GPUs while it waits. It also warns when one
+// run's pods name different schedulers, and about key-less Exists
+// tolerations.
+func Gangs(file string, objs []any) diag.List {
+	var ds diag.List
+	schedulers := map[string][]string{}
+	for _, o := range objs {
+		switch t := o.(type) {
+		case *rayv1.RayJob:
+			if t.Spec.RayClusterSpec != nil {
+				rayGang(&ds, file, "RayJob/"+t.Name, "spec.rayClusterSpec", t.Annotations, t.Labels, t.Spec.RayClusterSpec, schedulers)
+			}
+		case *rayv1.RayCluster:
+			rayGang(&ds, file, "RayCluster/"+t.Name, "spec", t.Annotations, t.Labels, &t.Spec, schedulers)
+		case *appsv1.Deployment:
+			ref := "Deployment/" + t.Name
+			schedulers[schedulerOf(&t.Spec.Template.Spec)] = append(schedulers[schedulerOf(&t.Spec.Template.Spec)], ref)
+			keylessExists(&ds, file, "output "+ref+" spec.template.spec.tolerations", ref, t.Spec.Template.Spec.Tolerations)
+		}
+	}
+	if len(schedulers) > 1 {
+		var parts []string
+		for _, s := range tree.SortedKeys(schedulers) {
+			parts = append(parts, fmt.Sprintf("%s (%s)", s, strings.Join(schedulers[s], ", ")))
+		}
+		ds.Warnf(file, "", "the run's pods go to %d schedulers: %s; a pod outside the gang scheduler escapes its queue's accounting and is placed on its own; expected one schedulerName for every pod of the run (scheduler.kind: kai sets it on every Ray and Deployment pod that names none)", len(schedulers), strings.Join(parts, "; "))
+	}
+	return ds
+}
+
+func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[string]string, spec *rayv1.RayClusterSpec, schedulers map[string][]string) {
+	where := "output " + ref + " " + base
+	templates := []*corev1.PodTemplateSpec{&spec.HeadGroupSpec.Template}
+	for i := range spec.WorkerGroupSpecs {
+		templates = append(templates, &spec.WorkerGroupSpecs[i].Template)
+	}
+	seen, warned := map[string]bool{}, map[string]bool{}
+	for i, t := range templates {
+		s := schedulerOf(&t.Spec)
+		if !seen[s] {
+			seen[s] = true
+			schedulers[s] = append(schedulers[s], ref)
+		}
+		f, what := where+".headGroupSpec.template.spec.tolerations", ref+" head"
+		if i > 0 {
+			g := &spec.WorkerGroupSpecs[i-1]
+			f, what = fmt.Sprintf("%s.workerGroupSpecs[%d].template.spec.tolerations", where, i-1), ref+" worker group "+segmentSuffix.ReplaceAllString(g.GroupName, "")
+		}
+		if !warned[what] {
+			warned[what] = keylessExists(ds, file, f, what, t.Spec.Tolerations)
+		}
+	}
+	gpuPods, cdGroups := int64(0), []int(nil)
+	for i := range spec.WorkerGroupSpecs {
+		g := &spec.WorkerGroupSpecs[i]
+		if n, _ := capacity.GPUsPerPod(&g.Template.Spec); n > 0 {
+			gpuPods += capacity.WorkerPods(g, false)
+		}
+		for _, c := range g.Template.Spec.ResourceClaims {
+			if c.Name == profile.ComputeDomainClaim {
+				cdGroups = append(cdGroups, i)
+			}
+		}
+	}
+	if !seen[kai.SchedulerName] {
+		if gpuPods > 1 && labels[KueueQueueLabel] == "" {
+			ds.Warnf(file, where, "%s has %d GPU pods and no gang scheduler (its pods go to %s): the scheduler places them one by one, so on a busy cluster some bind and hold their GPUs while the rest wait, and the RayCluster is never ready; expected scheduler.kind: kai (one PodGroup, all or nothing) or a Kueue queue", ref, gpuPods, schedulerList(seen))
+		}
+		return
+	}
+	pg, err := kai.Group(annotations, spec)
+	if err != nil {
+		ds.Errorf(file, where, "KAI would not schedule it: %v", err)
+		return
+	}
+	var parts []string
+	for _, sg := range pg.SubGroups {
+		parts = append(parts, fmt.Sprintf("%s %d (%s)", sg.Name, sg.MinMember, sg.Topology))
+	}
+	ds.Infof(file, where, "KAI schedules %s as one gang: a PodGroup of %d pods, all or nothing, with run-wide topology %s; subgroups (pods, topology that keeps each together): %s",
+		ref, pg.MinMember, pg.Topology, strings.Join(parts, ", "))
+	cdPods := int64(0)
+	for _, i := range cdGroups {
+		cdPods += capacity.WorkerPods(&spec.WorkerGroupSpecs[i], false)
+	}
+	if cdPods > 1 && !pg.KeptTogether(cdGroups) {
+		names := make([]string, len(cdGroups))
+		for k, i := range cdGroups {
+			names[k] = spec.WorkerGroupSpecs[i].GroupName
+		}
+		ds.Warnf(file, where, "the ComputeDomain of %s spans %d pods in worker groups %s, and no required topology constraint keeps them in one domain: KAI applies a pod template's placement to that worker group alone (its pod-grouper makes one subgroup per group), so the groups may land in different NVLink domains; expected one worker group (segmentSize at least its replicas), or scheduler.topology.requiredPlacement for the whole run, if they must share one domain",
+			ref, cdPods, strings.Join(names, ", "))
+	}
+}
+
+// keylessExists warns about a toleration without a key and operator
+// Exists: it tolerates every taint, cordon (node.kubernetes.io/unschedulable)
+// and NotReady included.
+func keylessExists(ds *diag.List, file, field, what string, tols []corev1.Toleration) bool {
+	for _, t := range tols {
+		if t.Key == "" && t.Operator == corev1.TolerationOpExists {
+			ds.Warnf(file, field, "%s tolerates every taint ({operator: Exists} without a key), node.kubernetes.io/unschedulable and not-ready included: its pods are placed on cordoned and failing nodes; expected keyed tolerations, e.g. {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}", what)
+			return true
+		}
+	}
+	return false
+}
+
+func schedulerOf(spec *corev1.PodSpec) string {
+	if spec.SchedulerName == "" {
+		return corev1.DefaultSchedulerName
+	}
+	return spec.SchedulerName
+}
+
+func schedulerList(seen map[string]bool) string { return strings.Join(tree.SortedKeys(seen), ", ") }

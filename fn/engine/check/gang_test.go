@@ -1,0 +1,103 @@
+package check
+
+import (
+	"strings"
+	"testing"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
+)
+
+// job is a RayJob of groups one-pod GPU worker groups claiming one
+// ComputeDomain, each template kept in one clique, as the GB300 qwen3
+// profile renders with segmentSize 1.
+func job(scheduler string, groups int, owner map[string]string, tol corev1.Toleration) *rayv1.RayJob {
+	pod := func() corev1.PodTemplateSpec {
+		return corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kai.TopologyKey: "gb300-topology", kai.RequiredPlacementKey: "nvidia.com/gpu.clique"}},
+			Spec: corev1.PodSpec{
+				SchedulerName:  scheduler,
+				Tolerations:    []corev1.Toleration{tol},
+				ResourceClaims: []corev1.PodResourceClaim{{Name: profile.ComputeDomainClaim}},
+				Containers: []corev1.Container{{Name: "w", Resources: corev1.ResourceRequirements{
+					Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4")}}}},
+			},
+		}
+	}
+	spec := &rayv1.RayClusterSpec{HeadGroupSpec: rayv1.HeadGroupSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{SchedulerName: scheduler}}}}
+	for i := range groups {
+		spec.WorkerGroupSpecs = append(spec.WorkerGroupSpecs, rayv1.WorkerGroupSpec{
+			GroupName: "gpu-segment-" + string(rune('0'+i)), Replicas: ptr.To[int32](1), Template: pod()})
+	}
+	return &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "r", Annotations: owner}, Spec: rayv1.RayJobSpec{RayClusterSpec: spec}}
+}
+
+func messages(ds diag.List, sev diag.Severity) []string {
+	var out []string
+	for _, d := range ds {
+		if d.Severity == sev {
+			out = append(out, d.Message)
+		}
+	}
+	return out
+}
+
+func anyContains(ms []string, s string) bool {
+	for _, m := range ms {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var keyed = corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+
+func TestGangs(t *testing.T) {
+	t.Run("four one-pod groups under KAI: each kept in a clique alone", func(t *testing.T) {
+		ds := Gangs("p.yaml", []any{job(kai.SchedulerName, 4, nil, keyed)})
+		require.True(t, anyContains(messages(ds, diag.Info), "a PodGroup of 5 pods, all or nothing, with run-wide topology none"))
+		require.True(t, anyContains(messages(ds, diag.Warning), "the ComputeDomain of RayJob/r spans 4 pods in worker groups gpu-segment-0, gpu-segment-1, gpu-segment-2, gpu-segment-3, and no required topology constraint keeps them in one domain"))
+	})
+	t.Run("a run-wide required placement keeps them together", func(t *testing.T) {
+		owner := map[string]string{kai.TopologyKey: "gb300-topology", kai.RequiredPlacementKey: "nvidia.com/gpu.clique"}
+		ds := Gangs("p.yaml", []any{job(kai.SchedulerName, 4, owner, keyed)})
+		require.True(t, anyContains(messages(ds, diag.Info), "run-wide topology required nvidia.com/gpu.clique (topology gb300-topology)"))
+		require.Empty(t, messages(ds, diag.Warning))
+	})
+	t.Run("one group is kept together by its own constraint", func(t *testing.T) {
+		j := job(kai.SchedulerName, 1, nil, keyed)
+		j.Spec.RayClusterSpec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](4)
+		require.Empty(t, messages(Gangs("p.yaml", []any{j}), diag.Warning))
+	})
+	t.Run("a placement without a topology is what KAI refuses", func(t *testing.T) {
+		ds := Gangs("p.yaml", []any{job(kai.SchedulerName, 1, map[string]string{kai.RequiredPlacementKey: "x"}, keyed)})
+		require.True(t, anyContains(messages(ds, diag.Error), "KAI's pod-grouper refuses a placement without a topology"))
+	})
+	t.Run("no gang scheduler: partial placement", func(t *testing.T) {
+		ds := Gangs("p.yaml", []any{job("", 2, nil, keyed)})
+		require.True(t, anyContains(messages(ds, diag.Warning), "RayJob/r has 2 GPU pods and no gang scheduler (its pods go to default-scheduler)"))
+		q := job("", 2, nil, keyed)
+		q.Labels = map[string]string{KueueQueueLabel: "lab-queue"}
+		require.Empty(t, messages(Gangs("p.yaml", []any{q}), diag.Warning), "Kueue admits the run whole")
+		require.Empty(t, messages(Gangs("p.yaml", []any{job("", 1, nil, keyed)}), diag.Warning), "one GPU pod is its own gang")
+	})
+	t.Run("a key-less Exists toleration tolerates cordon", func(t *testing.T) {
+		ds := Gangs("p.yaml", []any{job(kai.SchedulerName, 1, nil, corev1.Toleration{Operator: corev1.TolerationOpExists})})
+		require.True(t, anyContains(messages(ds, diag.Warning), "tolerates every taint ({operator: Exists} without a key), node.kubernetes.io/unschedulable and not-ready included"))
+	})
+	t.Run("one run, two schedulers", func(t *testing.T) {
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "sandbox"}}
+		ds := Gangs("p.yaml", []any{job(kai.SchedulerName, 1, nil, keyed), dep})
+		require.True(t, anyContains(messages(ds, diag.Warning), "the run's pods go to 2 schedulers: default-scheduler (Deployment/sandbox); kai-scheduler (RayJob/r)"))
+	})
+}
