@@ -38,6 +38,17 @@ type Prerequisite struct {
 // Key identifies the object (kind, namespace, name).
 func (p Prerequisite) Key() string { return p.Kind + "/" + p.Namespace + "/" + p.Name }
 
+// ComputeDomainChannelClass is the DeviceClass the NVIDIA DRA driver's
+// ComputeDomain channel claims ask devices from.
+const ComputeDomainChannelClass = "compute-domain-default-channel.nvidia.com"
+
+// ExtendedResourceKind is the prerequisite kind of an extended resource a
+// pod requests (nvidia.com/gpu, rdma/ib): a node must advertise it (a
+// device plugin), or a DeviceClass must declare it as its
+// extendedResourceName (DRA's extended resources, beta in Kubernetes 1.36),
+// or every pod requesting it stays Pending.
+const ExtendedResourceKind = "ExtendedResource"
+
 // KAIQueueLabel is the label KAI reads the queue from (the profile's
 // scheduler.queue; fn/engine/manifest writes it).
 const KAIQueueLabel = "kai.scheduler/queue"
@@ -208,6 +219,11 @@ func (l *list) object(o workload.Object) error {
 		if name, _ := rct["name"].(string); name != "" {
 			l.rendered["ResourceClaimTemplate/"+o.Namespace+"/"+name] = true
 		}
+		// ... whose request names the driver's channel DeviceClass
+		// (NVIDIA dra-driver-gpu: templates/compute-domain-channel-claim-
+		// template.tmpl.yaml, the class its Helm chart installs).
+		l.add("DeviceClass", "resource.k8s.io/v1", "", ComputeDomainChannelClass, false, o.Ref()+" spec.channel",
+			"the NVIDIA DRA driver's channel claim template asks devices from it; without it no pod of the ComputeDomain is scheduled")
 	}
 	if md, ok := data["metadata"].(map[string]any); ok {
 		labels, _ := md["labels"].(map[string]any)
@@ -282,6 +298,10 @@ func (l *list) pod(p workload.Pod) {
 		}
 	}
 	visit(p, func(cp string, c *corev1.Container) {
+		for _, name := range extendedResources(c) {
+			l.add(ExtendedResourceKind, "v1", "", name, false, p.Object+" "+cp+".resources",
+				"the pod requests it: a node's device plugin must advertise it, or a DeviceClass must declare extendedResourceName: "+name)
+		}
 		for i, e := range c.EnvFrom {
 			f := fmt.Sprintf("%s.envFrom[%d]", cp, i)
 			if e.SecretRef != nil {
@@ -326,3 +346,23 @@ func visit(p workload.Pod, f func(path string, c *corev1.Container)) {
 }
 
 func opt(b *bool) bool { return b != nil && *b }
+
+// extendedResources are the extended resources a container requests or
+// limits (a domain-prefixed name outside kubernetes.io, not hugepages).
+func extendedResources(c *corev1.Container) []string {
+	seen := map[string]bool{}
+	for _, list := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
+		for name := range list {
+			n := string(name)
+			if strings.Contains(n, "/") && !strings.HasPrefix(n, corev1.ResourceDefaultNamespacePrefix) && !strings.Contains(strings.SplitN(n, "/", 2)[0], "kubernetes.io") {
+				seen[n] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

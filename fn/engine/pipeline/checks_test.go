@@ -36,14 +36,15 @@ kuberay:
           replicas: 2
           template:
             metadata:
-              annotations: {kai.scheduler/topology: t}
+              annotations: {kai.scheduler/topology: t, kai.scheduler/topology-required-placement: nvidia.com/gpu.clique}
             spec:
-              tolerations: [{operator: Exists}]
+              tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
               resourceClaims: [{name: compute-domain-channel}]
               containers:
                 - name: ray-worker
                   env: [{name: HF_TOKEN, valueFrom: {secretKeyRef: {name: s, key: k}}}]
                   resources: {limits: {nvidia.com/gpu: "4"}}
+scheduler: {kind: kai, queue: q}
 `
 
 const goodRecipe = `cluster:
@@ -77,10 +78,14 @@ func run(t *testing.T, profile, rec string, overrides []string, mode runparams.M
 func TestGoodProfileIsClean(t *testing.T) {
 	for _, m := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
 		ds := run(t, goodProfile, goodRecipe, nil, m)
-		require.Len(t, ds, 1, "%v", ds)
-		require.Equal(t, diag.Info, ds[0].Severity)
-		require.Equal(t, "podSecurity", ds[0].Field)
-		require.Contains(t, ds[0].Message, "need Pod Security baseline")
+		require.Len(t, ds, 2, "%v", ds)
+		for _, d := range ds {
+			require.Equal(t, diag.Info, d.Severity, "%v", d)
+		}
+		require.Contains(t, ds[0].Message, "KAI schedules")
+		require.Contains(t, ds[0].Message, "a PodGroup of 3 pods, all or nothing")
+		require.Equal(t, "podSecurity", ds[1].Field)
+		require.Contains(t, ds[1].Message, "need Pod Security baseline")
 	}
 }
 
@@ -136,10 +141,10 @@ func TestEveryCheckReportsFileFieldAndExpectation(t *testing.T) {
 			finding{"error", "p.infra.yaml", "kuberay.training.name", `cannot resolve "${kuberay.training.nme}": interpolation key 'kuberay.training.nme' not found`}},
 		{"unresolvable recipe interpolation", nil, goodRecipe + "x: ${policy.nope}\n", nil,
 			finding{"error", "r.yaml", "x", `cannot resolve "${policy.nope}": interpolation key 'policy.nope' not found`}},
-		{"worker without tolerations", [][2]string{{"tolerations: [{operator: Exists}]", "tolerations: []"}}, goodRecipe, nil,
+		{"worker without tolerations", [][2]string{{"tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]", "tolerations: []"}}, goodRecipe, nil,
 			finding{"warning", "p.infra.yaml", "output RayJob/alice-c spec.rayClusterSpec.workerGroupSpecs[0].template.spec.tolerations",
 				`worker group "gpu" requests 4 GPUs per pod and its rendered pods have no tolerations; expected tolerations for the GPU nodes' taints (placement.tolerations adds them to every GPU worker), or its pods stay Pending on tainted GPU nodes`}},
-		{"DRA without KAI topology", [][2]string{{"annotations: {kai.scheduler/topology: t}", "annotations: {}"}}, goodRecipe, nil,
+		{"DRA without KAI topology", [][2]string{{"annotations: {kai.scheduler/topology: t, kai.scheduler/topology-required-placement: nvidia.com/gpu.clique}", "annotations: {}"}}, goodRecipe, nil,
 			finding{"warning", "p.infra.yaml", "output RayJob/alice-c spec.rayClusterSpec.workerGroupSpecs[0].template.metadata.annotations",
 				`worker group "gpu" claims a ComputeDomain spanning nodes but has no kai.scheduler/topology annotation; expected KAI topology so the workers land in one NVLink domain`}},
 		{"head on GPU nodes", [][2]string{{"nodeSelector: {nodeGroup: cpu}", "nodeSelector: {nvidia.com/gpu.product: NVIDIA-GB300}"}}, goodRecipe, nil,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -75,8 +76,12 @@ func TestShippedEntrypointsMatchReference(t *testing.T) {
 // Only the expected findings: the ultra profiles have more workers than
 // the recipe uses (48/64 vs 42/58), which is a warning, not an error; all
 // three pipe the driver into tee under `set -eu` without pipefail; qwen says
-// codeSource image and mounts its code from Lustre over codePath. (Their
-// Pod Security findings are TestShippedProfilesPodSecurity's.)
+// codeSource image and mounts its code from Lustre over codePath. All three
+// tolerate every taint with a key-less Exists, and their ComputeDomain spans
+// segments no constraint keeps in one clique; the ultra profiles' sandbox
+// Deployment goes to the default scheduler beside the KAI gang. (Their
+// Pod Security findings are TestShippedProfilesPodSecurity's; the KAI gang
+// info is asserted apart.)
 func TestShippedProfilesCheckClean(t *testing.T) {
 	pipefail := func(line int, script string) string {
 		return fmt.Sprintf("warning: launch.entrypoint: line %d: the driver call %s is piped without `set -o pipefail`: a crashed driver exits with the pipe's last command (tee's 0) and the job reports success; expected `set -o pipefail` before it (bash; dash 0.5.12+), or the output redirected instead of piped", line, script)
@@ -98,22 +103,37 @@ func TestShippedProfilesCheckClean(t *testing.T) {
 					},
 				})
 				var got []string
+				gang := 0
 				for _, d := range res.Diags {
 					if d.Field == "podSecurity" || strings.HasPrefix(d.Message, "Pod Security ") {
+						continue
+					}
+					if strings.HasPrefix(d.Message, "KAI schedules ") {
+						gang++
 						continue
 					}
 					got = append(got, string(d.Severity)+": "+d.Field+": "+d.Message)
 					require.Equal(t, c.profile, d.File)
 				}
-				w := want[c.name]
-				if c.name == "qwen3_30b_math_4n_4gpu" {
-					obj := "RayJob/alice-raycluster-qwen3-30b-math-gb300 spec.rayClusterSpec"
-					if mode == runparams.RayCluster {
-						obj = "RayCluster/alice-raycluster-qwen3-30b-math-gb300 spec"
-					}
-					w = append(w, "warning: output "+obj+".headGroupSpec.template.spec.containers[0].volumeMounts: launch.codeSource is image but container \"ray-head\" mounts volume \"rl-workspace\" at /opt/nemo-rl, over launch.codePath /opt/nemo-rl: the pod runs the volume's code, not the image's; expected codeSource lustre, or no mount at or above codePath")
+				w := append([]string{}, want[c.name]...)
+				ref, obj := shippedRayObject(c.name, mode)
+				segments := map[string]int{"qwen3_30b_math_4n_4gpu": 4, "ultra_48n_pipeclean": 3, "ultra_64n_pipeclean": 4}[c.name]
+				pods := map[string]int{"qwen3_30b_math_4n_4gpu": 4, "ultra_48n_pipeclean": 48, "ultra_64n_pipeclean": 64}[c.name]
+				w = append(w, "warning: output "+obj+".workerGroupSpecs[0].template.spec.tolerations: "+ref+" worker group gpu-workers tolerates every taint ({operator: Exists} without a key), node.kubernetes.io/unschedulable and not-ready included: its pods are placed on cordoned and failing nodes; expected keyed tolerations, e.g. {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}")
+				var groups []string
+				for i := range segments {
+					groups = append(groups, fmt.Sprintf("gpu-workers-segment-%d", i))
 				}
+				w = append(w, fmt.Sprintf("warning: output %s: the ComputeDomain of %s spans %d pods in worker groups %s, and no required topology constraint keeps them in one domain: KAI applies a pod template's placement to that worker group alone (its pod-grouper makes one subgroup per group), so the groups may land in different NVLink domains; expected one worker group (segmentSize at least its replicas), or scheduler.topology.requiredPlacement for the whole run, if they must share one domain", obj, ref, pods, strings.Join(groups, ", ")))
+				if c.name == "qwen3_30b_math_4n_4gpu" {
+					w = append(w, "warning: output "+obj+".headGroupSpec.template.spec.containers[0].volumeMounts: launch.codeSource is image but container \"ray-head\" mounts volume \"rl-workspace\" at /opt/nemo-rl, over launch.codePath /opt/nemo-rl: the pod runs the volume's code, not the image's; expected codeSource lustre, or no mount at or above codePath")
+				} else {
+					w = append(w, "warning: : the run's pods go to 2 schedulers: default-scheduler (Deployment/alice-ultra-pipeclean-ns-tools); kai-scheduler ("+ref+"); a pod outside the gang scheduler escapes its queue's accounting and is placed on its own; expected one schedulerName for every pod of the run (scheduler.kind: kai sets it on every Ray and Deployment pod that names none)")
+				}
+				sort.Strings(w)
+				sort.Strings(got)
 				require.Equal(t, w, got)
+				require.Equal(t, 1, gang, "one KAI gang info")
 				require.NotEmpty(t, res.Docs)
 			})
 		}
@@ -150,4 +170,19 @@ func streamOf(t *testing.T, res *pipeline.Result) []byte {
 	b, err := emitStream(res)
 	require.NoError(t, err)
 	return b
+}
+
+// shippedRayObject is the RayJob (rayjob mode) or RayCluster (raycluster
+// mode) a shipped profile renders without a run name: its reference and
+// the field path of its RayCluster spec in findings.
+func shippedRayObject(name string, mode runparams.Mode) (ref, field string) {
+	cluster := map[string]string{
+		"qwen3_30b_math_4n_4gpu": "alice-raycluster-qwen3-30b-math-gb300",
+		"ultra_48n_pipeclean":    "alice-ultra-pipeclean-training",
+		"ultra_64n_pipeclean":    "alice-ultra-pipeclean-training",
+	}[name]
+	if mode == runparams.RayCluster {
+		return "RayCluster/" + cluster, "RayCluster/" + cluster + " spec"
+	}
+	return "RayJob/" + cluster, "RayJob/" + cluster + " spec.rayClusterSpec"
 }

@@ -34,9 +34,11 @@ func TestCheckExitCodes(t *testing.T) {
 	require.Contains(t, out, "ComputeDomain: compute-domain-alice-raycluster-qwen3-30b-math-gb300-training")
 	// The warnings: the shipped entrypoint pipes the driver into tee
 	// without pipefail, codeSource image runs the code mounted over
-	// codePath, and Pod Security baseline refuses each of the four worker
-	// groups' IPC_LOCK.
-	require.Contains(t, out, "0 error(s), 6 warning(s)")
+	// codePath, Pod Security baseline refuses each of the four worker
+	// groups' IPC_LOCK, the workers tolerate every taint, and the
+	// ComputeDomain spans four segments nothing keeps in one clique.
+	require.Contains(t, out, "0 error(s), 8 warning(s)")
+	require.Contains(t, out, "KAI schedules RayJob/alice-raycluster-qwen3-30b-math-gb300 as one gang: a PodGroup of 5 pods")
 	require.Contains(t, out, "piped without `set -o pipefail`")
 	require.Contains(t, out, "launch.codeSource is image but container \"ray-head\" mounts volume \"rl-workspace\" at /opt/nemo-rl")
 	// The summary reads the objects: the scheduler the pods name and the

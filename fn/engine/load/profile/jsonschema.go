@@ -90,6 +90,16 @@ func SchemaJSON() ([]byte, error) {
 		"$ref":        "#",
 		"description": "A profile may also be written as {infra: {...}}; sibling keys of infra are ignored.",
 	}
+	// The loader reads defaults: before the profile is decoded (the same
+	// chain rule as recipes), so it is no key of Infra.
+	path := map[string]any{"type": "string", "minLength": 1}
+	props["defaults"] = map[string]any{
+		"description": "Base profiles this one layers on: a path or a list of paths, each relative to this file. " +
+			"Bases load depth-first and merge left to right, this file last; mappings deep-merge, lists and scalars replace " +
+			"(docs/profiles.md, Layered profiles). The usual use: one cluster profile shared by an SFT and a DPO profile.",
+		"oneOf":    []any{path, map[string]any{"type": "array", "items": path, "minItems": 1}},
+		"examples": []any{"../cluster.infra.yaml", []any{"../cluster.infra.yaml", "sft.overrides.yaml"}},
+	}
 	root["patternProperties"] = map[string]any{
 		"^_": map[string]any{"description": "Private keys (e.g. _shared:) hold YAML anchors only; they are dropped before validation."},
 	}
