@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
@@ -50,6 +51,7 @@ const (
 	gb300PullSecret  = "nvcr-secret"
 	gb300DeviceClass = "roce.networking.k8s.aws"
 	gb300Queue       = "rl"
+	gpuDeviceClass   = "gpu.nvidia.com"
 )
 
 // nrl runs the CLI in process; it returns stdout, stderr and the exit code.
@@ -120,6 +122,11 @@ func prerequisites(t *testing.T, env *operator.Env, ns string, skip ...string) {
 		StringData: map[string]string{"token": "never-printed"}})
 	if !skipped["DeviceClass"] {
 		create(&resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: gb300DeviceClass}})
+		create(&resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: prereq.ComputeDomainChannelClass}})
+		// The GPU source of a cluster where only NVIDIA's GPU DRA driver
+		// publishes GPUs: its DeviceClass serves nvidia.com/gpu requests.
+		create(&resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: gpuDeviceClass},
+			Spec: resourcev1.DeviceClassSpec{ExtendedResourceName: ptrTo("nvidia.com/gpu")}})
 	}
 	installKAIQueue(t, env)
 }
@@ -188,12 +195,18 @@ func TestPreflight(t *testing.T) {
 		prerequisites(t, env, ns, "ServiceAccount", "PersistentVolumeClaim", "DeviceClass")
 		// Another test may have created the DeviceClass (cluster-scoped):
 		// this one needs it absent.
-		_ = env.Client.Delete(ctx, &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: gb300DeviceClass}})
+		for _, dc := range []string{gb300DeviceClass, prereq.ComputeDomainChannelClass, gpuDeviceClass} {
+			_ = env.Client.Delete(ctx, &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: dc}})
+		}
 		out, errs, code := nrl(t, "preflight", "-f", file, "--kubeconfig", kc)
 		require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 		lineFor(t, out, "missing", "ServiceAccount", ns+"/"+gb300SA)
 		lineFor(t, out, "missing", "PersistentVolumeClaim", ns+"/"+gb300PVC)
 		lineFor(t, out, "missing", "DeviceClass", gb300DeviceClass)
+		// The ComputeDomain channel's class, and no source for nvidia.com/gpu.
+		lineFor(t, out, "missing", "DeviceClass", prereq.ComputeDomainChannelClass)
+		lineFor(t, out, "missing", "ExtendedResource", "nvidia.com/gpu")
+		require.Contains(t, out, "no node advertises nvidia.com/gpu and no DeviceClass declares extendedResourceName: nvidia.com/gpu")
 		lineFor(t, out, "ok", "Secret", ns+"/"+gb300PullSecret)
 		lineFor(t, out, "ok", "PodSecurity", ns)
 		require.NotContains(t, out, "never-printed")
@@ -223,6 +236,8 @@ func TestPreflight(t *testing.T) {
 		lineFor(t, out, "ok", "CustomResourceDefinition", "rayjobs.ray.io")
 		lineFor(t, out, "ok", "CustomResourceDefinition", "computedomains.resource.nvidia.com")
 		lineFor(t, out, "ok", "Queue", gb300Queue)
+		lineFor(t, out, "ok", "ExtendedResource", "nvidia.com/gpu")
+		require.Contains(t, out, "DeviceClass "+gpuDeviceClass+" declares it as its extendedResourceName")
 
 		root := testenv.RepoRoot(t)
 		out, errs, code = nrl(t, "preflight", filepath.Join(root, gb300Recipe), "--infra", filepath.Join(root, gb300Profile),
@@ -238,6 +253,36 @@ func TestPreflight(t *testing.T) {
 		for _, p := range rep.Prerequisites {
 			require.Equal(t, "ok", p.State, "%s %s", p.Kind, p.Name)
 		}
+	})
+
+	t.Run("--nodes places every run of the input together", func(t *testing.T) {
+		prerequisites(t, env, ns)
+		gb300Fleet(t, env, 4)
+		a, _ := render(t, ns, "pf-a")
+		b, _ := render(t, ns, "pf-b")
+		both := filepath.Join(t.TempDir(), "both.yaml")
+		require.NoError(t, os.WriteFile(both, []byte(testenv.ReadFile(t, a)+"---\n"+testenv.ReadFile(t, b)), 0o600))
+		out, errs, code := nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
+		require.Equal(t, 0, code, "one run fits:\n%s\n%s", out, errs)
+		lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-3")
+		lineFor(t, out, "ok", "Nodes", "RayJob/pf-a head")
+
+		// Each run alone fits; the two together need 8 of 4 GPU nodes.
+		out, errs, code = nrl(t, "preflight", "-f", both, "--nodes", "--kubeconfig", kc)
+		require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+		lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-0")
+		lineFor(t, out, "missing", "Nodes", "RayJob/pf-b worker group gpu-workers-segment-0")
+		require.Contains(t, out, "0 of 1 placed with every other pod of the input; the rest fit no node: ")
+		require.Contains(t, out, "not enough free cpu, memory, nvidia.com/gpu (4)")
+		// The heads ask for 48 CPUs each of a 64-CPU pool, counted too.
+		lineFor(t, out, "missing", "Nodes", "RayJob/pf-b head")
+		require.Contains(t, out, "not enough free cpu, memory (1)")
+
+		// Cordoned GPU nodes still take the GB300 workers: {operator:
+		// Exists} without a key tolerates node.kubernetes.io/unschedulable.
+		cordon(t, env, "gb300-gpu-0", "gb300-gpu-1")
+		out, _, code = nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
+		require.Equal(t, 0, code, out)
 	})
 
 	t.Run("a baseline namespace refuses the GB300 workers", func(t *testing.T) {
@@ -403,4 +448,44 @@ func TestStatusOfHelmRelease(t *testing.T) {
 	var job rayv1.RayJob
 	require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "hr1"}, &job))
 	require.Equal(t, "Helm", job.Labels["app.kubernetes.io/managed-by"], "Helm's own label on what it installed")
+}
+
+// gb300Fleet creates gpus GB300 nodes (4 GPUs each, one NVL72 clique, the
+// GPU taint) and the CPU pool node the GB300 heads select, and removes
+// them when the test ends: the shape preflight --nodes places pods on.
+func gb300Fleet(t *testing.T, env *operator.Env, gpus int) {
+	t.Helper()
+	ctx := context.Background()
+	node := func(name string, labels map[string]string, taints []corev1.Taint, alloc corev1.ResourceList) {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+		require.NoError(t, env.Client.Create(ctx, n))
+		// The API server taints a new node not-ready; the node lifecycle
+		// controller lifts it once the kubelet reports Ready. Neither runs
+		// here: the fleet is created Ready, with only its own taints.
+		n.Status.Capacity, n.Status.Allocatable = alloc, alloc
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+		require.NoError(t, env.Client.Status().Update(ctx, n))
+		n.Spec.Taints = taints
+		require.NoError(t, env.Client.Update(ctx, n))
+		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), n) })
+	}
+	for i := range gpus {
+		node(fmt.Sprintf("gb300-gpu-%d", i), map[string]string{"nvidia.com/gpu.clique": "rack-a.1", "nvidia.com/gpu.product": "NVIDIA-GB300"},
+			[]corev1.Taint{{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}},
+			corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("144"), corev1.ResourceMemory: resource.MustParse("1000Gi"),
+				corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("4")})
+	}
+	node("cpu-pool-0", map[string]string{"nodeGroup": "customer-cpu"}, nil,
+		corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"),
+			corev1.ResourcePods: resource.MustParse("110")})
+}
+
+func cordon(t *testing.T, env *operator.Env, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		var n corev1.Node
+		require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: name}, &n))
+		n.Spec.Unschedulable = true
+		require.NoError(t, env.Client.Update(context.Background(), &n))
+	}
 }

@@ -60,11 +60,11 @@ func InputOf(docs []emit.Doc, flagNS, contextNS string) (Input, error) {
 	case flagNS != "" && flagNS != ns:
 		return Input{}, &FlagError{Err: fmt.Errorf("-n %s: the objects are in namespace %s", flagNS, ns)}
 	}
-	groups, err := GPUGroups(docs)
+	pods, err := PodShapes(docs)
 	if err != nil {
 		return Input{}, err
 	}
-	in := Input{Namespace: ns, GPUGroups: groups}
+	in := Input{Namespace: ns, Pods: pods}
 	in.Needs, in.APIVersions, in.PodSecurity, in.PodSecurityReason, err = needsOf(docs)
 	return in, err
 }

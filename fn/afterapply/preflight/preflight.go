@@ -35,16 +35,6 @@ const (
 // Need is one prerequisite, as fn/analyse/prereq lists it.
 type Need = prereq.Prerequisite
 
-// GPUGroup is a set of identical GPU pods the run will create, for the
-// optional node check.
-type GPUGroup struct {
-	Owner        string            `json:"owner"`
-	Group        string            `json:"group"`
-	Pods         int64             `json:"pods"`
-	GPUsPerPod   int64             `json:"gpusPerPod"`
-	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-}
-
 // Input is what a run asks of the namespace.
 type Input struct {
 	Namespace string
@@ -57,9 +47,10 @@ type Input struct {
 	// the run fits ("privileged", "baseline" or "restricted"), and why.
 	PodSecurity       string
 	PodSecurityReason []string
-	// GPUGroups are checked against the nodes when Nodes is set.
-	GPUGroups []GPUGroup
-	Nodes     bool
+	// Pods are every pod the input's objects make, placed on the nodes
+	// together when Nodes is set.
+	Pods  []PodShape
+	Nodes bool
 }
 
 // Line is one prerequisite's verdict.
@@ -119,7 +110,7 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 		r.Lines = append(r.Lines, l)
 	}
 	if in.Nodes {
-		lines, err := checkNodes(ctx, c, in.GPUGroups)
+		lines, err := placement(ctx, c, in.Pods)
 		if errors.Is(err, kube.ErrUnreachable) {
 			return r, err
 		}
@@ -194,6 +185,8 @@ var resources = map[string]string{"PriorityClass": "priorityclasses", "DeviceCla
 func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Need, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, error) {
 	l := Line{Need: n}
 	switch n.Kind {
+	case prereq.ExtendedResourceKind:
+		return extendedResourceLine(ctx, c, l)
 	case "CustomResourceDefinition":
 		// n.Name is <plural>.<group>: the versions asked about are the ones
 		// the run uses.
@@ -343,63 +336,6 @@ func passUnreachable(err error) error {
 		return err
 	}
 	return nil
-}
-
-// checkNodes counts, per GPU group, the nodes matching its nodeSelector
-// whose allocatable nvidia.com/gpu covers a pod. Node affinity and taints
-// are not evaluated: the line says so.
-func checkNodes(ctx context.Context, c *kube.Conn, groups []GPUGroup) ([]Line, error) {
-	var lines []Line
-	for _, g := range groups {
-		sel := selector(g.NodeSelector)
-		l := Line{Need: Need{Kind: "Nodes", APIVersion: "v1", Name: sel,
-			Why: fmt.Sprintf("%s %s: %d pod(s) of %d GPU(s)", g.Owner, g.Group, g.Pods, g.GPUsPerPod)}}
-		if l.Name == "" {
-			l.Name = "(any node)"
-		}
-		items, out, err := c.List(ctx, kube.Nodes, "", sel)
-		if errors.Is(err, kube.ErrUnreachable) {
-			return nil, err
-		}
-		if out != kube.Found {
-			l.State, l.Detail = verdict(out, err)
-			lines = append(lines, l)
-			continue
-		}
-		fit := int64(0)
-		for i := range items {
-			var n corev1.Node
-			if kube.Decode(&items[i], &n) != nil || n.Spec.Unschedulable {
-				continue
-			}
-			q := n.Status.Allocatable["nvidia.com/gpu"]
-			if q.Value() >= g.GPUsPerPod {
-				fit++
-			}
-		}
-		detail := fmt.Sprintf("%d schedulable node(s) with at least %d allocatable nvidia.com/gpu; %d needed (node affinity, taints and GPUs already in use are not counted)", fit, g.GPUsPerPod, g.Pods)
-		if fit >= g.Pods {
-			l.State = OK
-		} else {
-			l.State = Missing
-		}
-		l.Detail = detail
-		lines = append(lines, l)
-	}
-	return lines, nil
-}
-
-func selector(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
-	}
-	return strings.Join(parts, ",")
 }
 
 func orNone(s string) string {

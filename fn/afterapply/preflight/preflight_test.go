@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,17 +50,20 @@ func TestOptional(t *testing.T) {
 	assert.Equal(t, Missing, l.State)
 }
 
-// GPUGroups counts as KubeRay does (min/max clamp) and keeps each group's
-// nodeSelector; CPU groups and clusterSelector jobs make no GPU pods.
-func TestGPUGroups(t *testing.T) {
+// PodShapes lists every pod the input makes, counted as KubeRay starts
+// them (min/max clamp), heads and CPU groups included; a clusterSelector
+// job makes only its submitter (K8sJobMode, the default), a suspended run
+// none.
+func TestPodShapes(t *testing.T) {
 	docs, err := emit.Decode("run.yaml", []byte(`
 apiVersion: ray.io/v1
 kind: RayJob
 metadata: {name: j}
 spec:
+  submissionMode: HTTPMode
   rayClusterSpec:
     headGroupSpec:
-      template: {spec: {containers: [{name: head}]}}
+      template: {spec: {containers: [{name: head, resources: {requests: {cpu: "2"}}}]}}
     workerGroupSpecs:
     - groupName: gpu
       replicas: 4
@@ -78,11 +82,26 @@ kind: RayJob
 metadata: {name: submit}
 spec:
   clusterSelector: {ray.io/cluster: x}
+---
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: queued}
+spec:
+  suspend: true
+  submissionMode: HTTPMode
+  rayClusterSpec:
+    headGroupSpec:
+      template: {spec: {containers: [{name: head}]}}
+    workerGroupSpecs:
+    - {groupName: gpu, replicas: 2, template: {spec: {containers: [{name: w}]}}}
 `))
 	require.NoError(t, err)
-	groups, err := GPUGroups(docs)
+	shapes, err := PodShapes(docs)
 	require.NoError(t, err)
-	require.Len(t, groups, 1)
-	assert.Equal(t, GPUGroup{Owner: "RayJob/j", Group: "gpu", Pods: 16, GPUsPerPod: 8, NodeSelector: map[string]string{"nvidia.com/gpu.product": "H200"}}, groups[0])
-	assert.Equal(t, "nvidia.com/gpu.product=H200", selector(groups[0].NodeSelector))
+	var got []string
+	for _, s := range shapes {
+		got = append(got, fmt.Sprintf("%s %s x%d", s.Owner, s.Role, s.Count))
+	}
+	assert.Equal(t, []string{"RayJob/j head x1", "RayJob/j worker group gpu x16", "RayJob/j worker group cpu x2", "RayJob/submit submitter x1"}, got)
+	assert.Equal(t, map[string]string{"nvidia.com/gpu.product": "H200"}, shapes[1].Pod.Spec.NodeSelector)
 }
