@@ -18,7 +18,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -94,7 +96,16 @@ func FromConfig(cfg *rest.Config, namespace string, o Options) (*Conn, error) {
 	s := runtime.NewScheme()
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
 	cfg.NegotiatedSerializer = serializer.NewCodecFactory(s).WithoutConversion()
-	rc, err := rest.UnversionedRESTClientFor(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// An API server never redirects a read; a redirect followed would carry
+	// the kubeconfig's bearer token to whatever host it names (Go's client
+	// drops the header only across hosts it judges different, and a
+	// downgrade to http would send it in clear). None is followed.
+	hc.CheckRedirect = refuseRedirect
+	rc, err := rest.UnversionedRESTClientForConfigAndClient(cfg, hc)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +113,17 @@ func FromConfig(cfg *rest.Config, namespace string, o Options) (*Conn, error) {
 		namespace = "default"
 	}
 	return &Conn{rest: rc, Namespace: namespace}, nil
+}
+
+// ErrRedirect is the error of a read the server answered with a redirect.
+var ErrRedirect = errors.New("redirect refused")
+
+func refuseRedirect(req *http.Request, via []*http.Request) error {
+	from := ""
+	if len(via) > 0 {
+		from = via[len(via)-1].URL.Redacted()
+	}
+	return fmt.Errorf("%w: the API server answered GET %s with a redirect to %s; nrl-k8s follows none (it would carry the kubeconfig's credentials there)", ErrRedirect, from, req.URL.Redacted())
 }
 
 // Outcome classifies a read.
@@ -117,16 +139,39 @@ const (
 // object: the caller stops (exit 2) instead of reporting a missing object.
 var ErrUnreachable = errors.New("cluster unreachable")
 
+// ErrAccess marks a read the cluster refused: the credentials (401
+// Unauthorized) or RBAC (403 Forbidden). It says nothing about whether
+// the object exists.
+var ErrAccess = errors.New("access refused")
+
+// ErrServer marks an answer in which the server failed (5xx) or asked to
+// be asked later (429) without a Retry-After client-go honours: it too
+// says nothing about the object, and may pass.
+var ErrServer = errors.New("API server error")
+
+// Stops reports whether a read's error ends the command: the cluster could
+// not be asked (ErrUnreachable) or failed to answer (ErrServer).
+func Stops(err error) bool { return errors.Is(err, ErrUnreachable) || errors.Is(err, ErrServer) }
+
 // classify turns a read's error into an outcome, or an error wrapping
-// ErrUnreachable when the answer says nothing about the object.
+// ErrUnreachable, ErrAccess or ErrServer when the answer says nothing
+// about the object.
 func classify(err error) (Outcome, error) {
 	switch {
 	case err == nil:
 		return Found, nil
 	case apierrors.IsNotFound(err):
 		return NotFound, nil
-	case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
-		return Forbidden, err
+	case apierrors.IsUnauthorized(err):
+		return Forbidden, fmt.Errorf("%w: the cluster refused the kubeconfig's credentials (401 Unauthorized): %w", ErrAccess, err)
+	case apierrors.IsForbidden(err):
+		return Forbidden, fmt.Errorf("%w (403 Forbidden): %w", ErrAccess, err)
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		if code := st.Status().Code; code >= 500 || code == 429 {
+			return NotFound, fmt.Errorf("%w (%d): %w", ErrServer, code, err)
+		}
 	}
 	return NotFound, fmt.Errorf("%w: %w", ErrUnreachable, err)
 }
@@ -175,13 +220,31 @@ func (c *Conn) read(ctx context.Context, path string, query url.Values, accept s
 			req = req.Param(k, v)
 		}
 	}
-	res := req.Do(ctx)
-	// Error, not Raw's error: only Error decodes the server's Status.
-	if err := res.Error(); err != nil {
+	// Stream, not Do: Do reads an answer whole, and a server that ignores
+	// limit (or a namespace of 200,000 Events) would be read into memory
+	// whole. Stream decodes an error answer's Status as Do does.
+	body, err := req.Stream(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return res.Raw()
+	defer func() { _ = body.Close() }() // a read-only answer: nothing to flush
+	b, err := io.ReadAll(io.LimitReader(body, MaxAnswer+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxAnswer {
+		return nil, fmt.Errorf("%w: GET %s: the answer is over %d bytes; expected a page of at most %d items", ErrServer, path, MaxAnswer, PageSize)
+	}
+	return b, nil
 }
+
+// MaxAnswer bounds one answer of the API server: a page of PageSize
+// objects is far below it.
+const MaxAnswer = 32 << 20
+
+// PageSize is how many objects one list request asks for; List follows
+// the continue token for the rest.
+const PageSize = 500
 
 // fetch reads the object (or, name "", the collection) at gvr's path and
 // decodes the answer with decode: Found, or the outcome and error of the
@@ -236,17 +299,58 @@ func (c *Conn) GetMetadata(ctx context.Context, gvr schema.GroupVersionResource,
 }
 
 // List reads the objects of a resource in a namespace matching a label
-// selector ("" for all). An API the server does not serve is NotFound.
+// selector ("" for all), page by page. An API the server does not serve is
+// NotFound. At most MaxListItems objects are read: more is an error.
 func (c *Conn) List(ctx context.Context, gvr schema.GroupVersionResource, namespace, selector string) ([]unstructured.Unstructured, Outcome, error) {
-	var q url.Values
-	if selector != "" {
-		q = url.Values{"labelSelector": {selector}}
+	items, _, out, err := c.ListSome(ctx, gvr, namespace, ListOptions{LabelSelector: selector, Max: MaxListItems, Strict: true})
+	return items, out, err
+}
+
+// MaxListItems bounds a List: one run's objects are at most a few thousand
+// Pods.
+const MaxListItems = 20000
+
+// ListOptions select and bound a list.
+type ListOptions struct {
+	LabelSelector, FieldSelector string
+	// Max is how many objects to read at most; Strict makes more an
+	// error, else the list is cut and reported as more.
+	Max    int
+	Strict bool
+}
+
+// ListSome lists page by page (limit and continue) until Max objects are
+// read; more reports whether the server had more.
+func (c *Conn) ListSome(ctx context.Context, gvr schema.GroupVersionResource, namespace string, o ListOptions) (items []unstructured.Unstructured, more bool, out Outcome, err error) {
+	q := url.Values{"limit": {fmt.Sprint(PageSize)}}
+	if o.LabelSelector != "" {
+		q.Set("labelSelector", o.LabelSelector)
 	}
-	var l unstructured.UnstructuredList
-	if out, err := c.fetch(ctx, gvr, namespace, "", q, jsonOnly, l.UnmarshalJSON); out != Found {
-		return nil, out, err
+	if o.FieldSelector != "" {
+		q.Set("fieldSelector", o.FieldSelector)
 	}
-	return l.Items, Found, nil
+	for {
+		var l unstructured.UnstructuredList
+		if out, err := c.fetch(ctx, gvr, namespace, "", q, jsonOnly, l.UnmarshalJSON); out != Found {
+			return nil, false, out, err
+		}
+		if len(l.Items) > PageSize {
+			// A server that ignores limit answers with everything.
+			return nil, false, NotFound, fmt.Errorf("%w: listing %s: %d objects in one page, asked for at most %d", ErrServer, gvr.Resource, len(l.Items), PageSize)
+		}
+		items = append(items, l.Items...)
+		next := l.GetContinue()
+		if len(items) >= o.Max && next != "" || len(items) > o.Max {
+			if o.Strict {
+				return nil, false, NotFound, fmt.Errorf("%w: listing %s: more than %d objects; expected a run's objects to be fewer", ErrServer, gvr.Resource, o.Max)
+			}
+			return items[:min(len(items), o.Max)], true, Found, nil
+		}
+		if next == "" {
+			return items, false, Found, nil
+		}
+		q.Set("continue", next)
+	}
 }
 
 // Served lists the resources a group version serves (the discovery

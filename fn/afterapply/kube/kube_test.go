@@ -78,12 +78,14 @@ func TestErrorAnswersAreClassifiedAsClientGoWould(t *testing.T) {
 	_, out, err = c.Get(ctx, ServiceAccounts, "ml", "rbac")
 	assert.Equal(t, Forbidden, out)
 	assert.ErrorContains(t, err, `cannot get`)
-	assert.False(t, errors.Is(err, ErrUnreachable))
+	assert.ErrorIs(t, err, ErrAccess)
+	assert.False(t, Stops(err))
 
 	// No Status in the answer: the code decides, as client-go's generic response.
 	_, out, err = c.Get(ctx, ServiceAccounts, "ml", "boom")
 	assert.Equal(t, NotFound, out)
-	assert.ErrorIs(t, err, ErrUnreachable)
+	assert.ErrorIs(t, err, ErrServer)
+	assert.True(t, Stops(err))
 
 	_, _, err = c.Get(ctx, ServiceAccounts, "ml", "junk")
 	assert.ErrorIs(t, err, ErrUnreachable)

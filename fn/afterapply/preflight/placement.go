@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -110,7 +109,7 @@ func podCounts(docs []emit.Doc) (map[string]int64, error) {
 // (checkDevices): the lines say so.
 func placement(ctx context.Context, c *kube.Conn, shapes []PodShape) ([]Line, error) {
 	items, out, err := c.List(ctx, kube.Nodes, "", "")
-	if errors.Is(err, kube.ErrUnreachable) {
+	if kube.Stops(err) {
 		return nil, err
 	}
 	if out != kube.Found {

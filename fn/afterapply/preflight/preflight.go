@@ -9,7 +9,6 @@ package preflight
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -87,7 +86,7 @@ func (r Report) Counts() (ok, missing, cannotTell int) {
 func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 	r := Report{Namespace: in.Namespace}
 	ns, nsOut, err := c.Get(ctx, kube.Namespaces, "", in.Namespace)
-	if errors.Is(err, kube.ErrUnreachable) {
+	if kube.Stops(err) {
 		return r, err
 	}
 	nsLine := Line{Need: Need{Kind: "Namespace", APIVersion: "v1", Name: in.Namespace, Why: "every object of the run is created there"}}
@@ -104,14 +103,14 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 	servedOut := map[string]Outcome{}
 	for _, n := range in.Needs {
 		l, err := check(ctx, c, in, nsOut, n, served, servedOut)
-		if errors.Is(err, kube.ErrUnreachable) {
+		if kube.Stops(err) {
 			return r, err
 		}
 		r.Lines = append(r.Lines, l)
 	}
 	if in.Nodes {
 		lines, err := placement(ctx, c, in.Pods)
-		if errors.Is(err, kube.ErrUnreachable) {
+		if kube.Stops(err) {
 			return r, err
 		}
 		r.Lines = append(r.Lines, lines...)
@@ -307,7 +306,7 @@ func servedLine(ctx context.Context, c *kube.Conn, l Line, gv, resource string, 
 	if !seen {
 		var err error
 		res, out, err = c.Served(ctx, gv)
-		if errors.Is(err, kube.ErrUnreachable) {
+		if kube.Stops(err) {
 			return l, err
 		}
 		served[gv], servedOut[gv] = res, out
@@ -332,7 +331,7 @@ func servedLine(ctx context.Context, c *kube.Conn, l Line, gv, resource string, 
 }
 
 func passUnreachable(err error) error {
-	if errors.Is(err, kube.ErrUnreachable) {
+	if kube.Stops(err) {
 		return err
 	}
 	return nil

@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +19,7 @@ import (
 func extendedResourceLine(ctx context.Context, c *kube.Conn, l Line) (Line, error) {
 	name := corev1.ResourceName(l.Name)
 	items, out, err := c.List(ctx, kube.Nodes, "", "")
-	if errors.Is(err, kube.ErrUnreachable) {
+	if kube.Stops(err) {
 		return l, err
 	}
 	if out != kube.Found {
@@ -43,7 +42,7 @@ func extendedResourceLine(ctx context.Context, c *kube.Conn, l Line) (Line, erro
 		return l, nil
 	}
 	classes, out, err := c.List(ctx, kube.DeviceClasses, "", "")
-	if errors.Is(err, kube.ErrUnreachable) {
+	if kube.Stops(err) {
 		return l, err
 	}
 	if out == kube.Found {

@@ -2,13 +2,15 @@ package runstatus
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -50,15 +52,19 @@ func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.
 	if err != nil {
 		return r, err
 	}
-	events, err := k.list(kube.Events, "")
-	if err != nil {
-		return r, err
-	}
-
 	if len(jobs)+len(clusters)+len(pods)+len(services)+len(deploys)+len(others) == 0 {
+		if len(k.refused) > 0 {
+			// Nothing readable is not nothing there.
+			return r, fmt.Errorf("%w: cannot tell whether run %s exists in namespace %s: the cluster refused to list %s (403 Forbidden)",
+				kube.ErrAccess, run, namespace, strings.Join(k.refused, ", "))
+		}
 		r.Verdict = NotFound
 		r.Summary = fmt.Sprintf("nothing labelled %s in namespace %s", sel, namespace)
 		return r, nil
+	}
+	events, err := k.events(jobs, clusterNames, podNames)
+	if err != nil {
+		return r, err
 	}
 	if err := k.addRay(jobs, clusters, clusterNames, now); err != nil {
 		return r, err
@@ -92,19 +98,58 @@ type collector struct {
 	c         *kube.Conn
 	namespace string
 	r         *Report
+	// refused are the resources the user may not list.
+	refused []string
 }
 
 // list lists one kind; a kind the user may not list is a Problem and an
 // empty list.
 func (k *collector) list(gvr schema.GroupVersionResource, selector string) ([]unstructured.Unstructured, error) {
 	items, out, err := k.c.List(k.ctx, gvr, k.namespace, selector)
-	if errors.Is(err, kube.ErrUnreachable) {
+	if kube.Stops(err) || apierrors.IsUnauthorized(err) {
+		// 401 refuses every read alike: nothing after it can be judged.
 		return nil, err
 	}
 	if out == kube.Forbidden {
+		if !slices.Contains(k.refused, gvr.Resource) {
+			k.refused = append(k.refused, gvr.Resource)
+		}
 		k.r.Problems = append(k.r.Problems, Problem{Object: gvr.Resource, Reason: "Forbidden", Message: "cannot list " + gvr.Resource + ": " + err.Error()})
 	}
 	return items, nil
+}
+
+// maxEventsPerObject bounds the Events read about one object: the newest
+// hundreds say why it is stuck as well as all of them would.
+const maxEventsPerObject = 500
+
+// events reads the Events about the run's RayJobs, RayClusters and Pods,
+// each object's by its involvedObject.name (the server filters; a
+// namespace of 200,000 Events is never listed whole), at most
+// maxEventsPerObject each.
+func (k *collector) events(jobs []unstructured.Unstructured, clusterNames, podNames map[string]bool) ([]unstructured.Unstructured, error) {
+	names := map[string]bool{}
+	for i := range jobs {
+		names[jobs[i].GetName()] = true
+	}
+	maps.Copy(names, clusterNames)
+	maps.Copy(names, podNames)
+	var out []unstructured.Unstructured
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		items, more, res, err := k.c.ListSome(k.ctx, kube.Events, k.namespace, kube.ListOptions{FieldSelector: "involvedObject.name=" + name, Max: maxEventsPerObject})
+		if kube.Stops(err) || apierrors.IsUnauthorized(err) {
+			return nil, err
+		}
+		if res == kube.Forbidden {
+			k.r.Problems = append(k.r.Problems, Problem{Object: "events", Reason: "Forbidden", Message: "cannot list events: " + err.Error()})
+			return nil, nil
+		}
+		if more {
+			k.r.Problems = append(k.r.Problems, Problem{Object: name, Reason: "ManyEvents", Message: fmt.Sprintf("more than %d Events about it; the first %d were read", maxEventsPerObject, maxEventsPerObject)})
+		}
+		out = append(out, items...)
+	}
+	return out, nil
 }
 
 // jobClusters adds the RayJobs' clusters to clusters. A RayJob's cluster
@@ -125,7 +170,7 @@ func (k *collector) jobClusters(jobs, clusters []unstructured.Unstructured) ([]u
 			continue
 		}
 		u, out, err := k.c.Get(k.ctx, kube.RayClusters, k.namespace, name)
-		if errors.Is(err, kube.ErrUnreachable) {
+		if kube.Stops(err) {
 			return nil, nil, err
 		}
 		if out == kube.Found {
@@ -171,7 +216,7 @@ func (k *collector) others(sel string) ([]Object, error) {
 		gvr  schema.GroupVersionResource
 	}{{"ComputeDomain", kube.ComputeDomains}, {"ResourceClaimTemplate", kube.ClaimTemplates}, {"ConfigMap", kube.ConfigMaps}} {
 		items, found, err := k.c.List(k.ctx, o.gvr, k.namespace, sel)
-		if errors.Is(err, kube.ErrUnreachable) {
+		if kube.Stops(err) {
 			return nil, err
 		}
 		if found != kube.Found {
@@ -313,7 +358,7 @@ func podClaims(ctx context.Context, c *kube.Conn, p *corev1.Pod) ([]Claim, error
 			continue
 		}
 		u, o, err := c.Get(ctx, kube.ResourceClaims, p.Namespace, name)
-		if errors.Is(err, kube.ErrUnreachable) {
+		if kube.Stops(err) {
 			return nil, err
 		}
 		cl := Claim{Name: name, Pod: p.Name}

@@ -172,5 +172,5 @@ func orDash(s string) string {
 	if s == "" {
 		return "New"
 	}
-	return s
+	return clean(s)
 }

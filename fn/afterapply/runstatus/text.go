@@ -27,7 +27,7 @@ func (r Report) Text() string {
 			fmt.Fprintf(&b, ", clusterSelector %s", clean(j.ClusterSelector))
 		}
 		if j.Cleanup != "" {
-			fmt.Fprintf(&b, ", cleanup %s", j.Cleanup)
+			fmt.Fprintf(&b, ", cleanup %s", clean(j.Cleanup))
 		}
 		b.WriteString("\n")
 		if j.Reason != "" || j.Message != "" {
@@ -47,7 +47,7 @@ func (r Report) Text() string {
 	if len(r.Pods) > 0 {
 		phases := make([]string, 0, len(r.PodPhases))
 		for p, n := range r.PodPhases {
-			phases = append(phases, fmt.Sprintf("%d %s", n, p))
+			phases = append(phases, fmt.Sprintf("%d %s", n, clean(p)))
 		}
 		sort.Strings(phases)
 		fmt.Fprintf(&b, "Pods: %s\n", strings.Join(phases, ", "))
@@ -56,7 +56,7 @@ func (r Report) Text() string {
 			if p.Ready {
 				ready = " ready"
 			}
-			fmt.Fprintf(&b, "  %s (%s %s): %s%s", clean(p.Name), orNone(p.NodeType), clean(p.Group), p.Phase, ready)
+			fmt.Fprintf(&b, "  %s (%s %s): %s%s", clean(p.Name), orNone(p.NodeType), clean(p.Group), clean(p.Phase), ready)
 			if p.Waiting != "" {
 				fmt.Fprintf(&b, ": %s", clean(p.Waiting))
 			}
@@ -77,7 +77,7 @@ func (r Report) Text() string {
 		fmt.Fprintf(&b, "Deployment %s: %d/%d ready\n", clean(d.Name), d.Ready, d.Desired)
 	}
 	for _, o := range r.Others {
-		fmt.Fprintf(&b, "%s %s\n", o.Kind, clean(o.Name))
+		fmt.Fprintf(&b, "%s %s\n", clean(o.Kind), clean(o.Name))
 	}
 	if len(r.Problems) > 0 {
 		b.WriteString("Problems:\n")
@@ -92,11 +92,12 @@ func (r Report) Text() string {
 // leaves its line (fn/support/safetext, the one escaping rule).
 func clean(s string) string { return safetext.Inline(s) }
 
+// orNone is a cluster value, or "-"; escaped as every cluster value is.
 func orNone(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return clean(s)
 }
 
 // Format is the report as `status` prints it: text, or json.

@@ -57,12 +57,14 @@ missing, 2 on usage, kubeconfig or connection errors.`,
 			if err != nil {
 				return err
 			}
+			if err := validNamespace(in.Namespace); err != nil {
+				return usageError{err}
+			}
 			in.Nodes = nodes
 			rep, err := preflight.Run(cmd.Context(), conn, in)
 			if err != nil {
-				if errors.Is(err, kube.ErrUnreachable) {
-					fmt.Fprintf(cmd.ErrOrStderr(), "error: %v\n", err)
-					return exitError{ExitCluster}
+				if kube.Stops(err) {
+					return clusterError(cmd.ErrOrStderr(), err)
 				}
 				return err
 			}

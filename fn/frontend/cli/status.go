@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
 func statusCmd() *cobra.Command {
@@ -32,8 +32,12 @@ missing ServiceAccount; Unschedulable; claims not allocated), DRA claims, the
 head Service, and for a finished RayJob whether its RayCluster is gone.
 
 Exit codes: 0 running, succeeded, progressing or suspended; 1 failed, or
-stuck with a known cause; 2 usage, kubeconfig or connection errors; 3 nothing
-of the run found in the namespace.`,
+stuck with a known cause; 2 usage, kubeconfig or connection errors (a
+redirect is refused, never followed); 3 nothing of the run found in the
+namespace; 4 the cluster refused the credentials (401) or the reads (403),
+so whether the run exists cannot be told; 5 the API server failed (5xx, 429)
+or answered what is not an answer. With --watch a failed poll is retried
+(up to 3 in a row); when --timeout ends the watch, the last verdict decides.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
@@ -46,6 +50,9 @@ of the run found in the namespace.`,
 			if namespace == "" {
 				namespace = conn.Namespace
 			}
+			if err := validRunRef(namespace, args[0]); err != nil {
+				return usageError{err}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			if timeout > 0 {
@@ -53,7 +60,7 @@ of the run found in the namespace.`,
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			return runStatus(ctx, conn, cmd.OutOrStdout(), namespace, args[0], format, watch, interval)
+			return runStatus(ctx, conn, cmd.OutOrStdout(), cmd.ErrOrStderr(), namespace, args[0], format, watch, interval)
 		},
 	}
 	cf.register(c)
@@ -70,37 +77,54 @@ of the run found in the namespace.`,
 // until the verdict is final (succeeded with cleanup done, failed, not
 // found) or ctx ends; then the last verdict decides the exit code. A stuck
 // run is watched on: its cause (a Pending pod waiting for nodes) may clear.
-func runStatus(ctx context.Context, conn *kube.Conn, w io.Writer, ns, run, format string, watch bool, interval time.Duration) error {
+// Within a watch, a poll the cluster did not answer (ErrServer,
+// ErrUnreachable) is retried, maxFailedPolls in a row at most.
+func runStatus(ctx context.Context, conn *kube.Conn, w, stderr io.Writer, ns, run, format string, watch bool, interval time.Duration) error {
 	var last string
+	var verdict *runstatus.Verdict
+	failed := 0
 	for {
 		r, err := runstatus.Collect(ctx, conn, ns, run, time.Now())
-		if err != nil {
-			if errors.Is(err, kube.ErrUnreachable) || ctx.Err() != nil {
-				fmt.Fprintf(os.Stderr, "error: %v\n", err)
-				return exitError{ExitCluster}
-			}
-			return err
-		}
-		out, err := r.Format(format)
-		if err != nil {
-			return err
-		}
-		if out != last {
-			if _, err := io.WriteString(w, out); err != nil {
+		switch {
+		case err != nil && ctx.Err() != nil && verdict != nil:
+			// --timeout (or ^C) ended a poll: the last verdict decides.
+			fmt.Fprintf(stderr, "status: stopped after %s; the last state decides the exit code\n", safetext.Inline(context.Cause(ctx).Error()))
+			return exitCode(verdict.Exit())
+		case err != nil && watch && kube.Stops(err) && failed+1 < maxFailedPolls:
+			failed++
+			fmt.Fprintf(stderr, "status: poll %d failed, retrying in %s: %s\n", failed, interval, safetext.Inline(err.Error()))
+		case err != nil:
+			return clusterError(stderr, err)
+		default:
+			failed = 0
+			out, err := r.Format(format)
+			if err != nil {
 				return err
 			}
-			last = out
-		}
-		if !watch || r.Final() {
-			return exitCode(r.Verdict.Exit())
+			if out != last {
+				if _, err := io.WriteString(w, out); err != nil {
+					return err
+				}
+				last = out
+			}
+			verdict = &r.Verdict
+			if !watch || r.Final() {
+				return exitCode(r.Verdict.Exit())
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return exitCode(r.Verdict.Exit())
+			if verdict == nil {
+				return clusterError(stderr, context.Cause(ctx))
+			}
+			return exitCode(verdict.Exit())
 		case <-time.After(interval):
 		}
 	}
 }
+
+// maxFailedPolls is how many polls in a row may fail within a watch.
+const maxFailedPolls = 3
 
 func exitCode(code int) error {
 	if code == 0 {
