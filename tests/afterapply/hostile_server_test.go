@@ -135,6 +135,12 @@ func TestHostileAPIServer(t *testing.T) {
 			require.Contains(t, errs, tc.want)
 			require.NotContains(t, out, "not found")
 		}
+		// preflight: a 401 refuses every read alike, so nothing is "cannot tell".
+		s := &apiServer{fallback: jsonAnswer(401, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Unauthorized","code":401,"message":"Unauthorized"}`)}
+		srv := newAPIServer(t, false, s)
+		_, errs, code := nrl(t, "preflight", "-f", goodRender(t), "--kubeconfig", fakeKubeconfig(t, srv.URL))
+		require.Equal(t, 4, code, errs)
+		require.Contains(t, errs, "refused the kubeconfig's credentials (401 Unauthorized)")
 	})
 
 	t.Run("a 500 is a server error, its message escaped on stderr", func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
@@ -82,11 +83,13 @@ func (r Report) Counts() (ok, missing, cannotTell int) {
 }
 
 // Run asks the cluster about every prerequisite. It returns an error
-// wrapping kube.ErrUnreachable when the cluster cannot be asked at all.
+// wrapping kube.ErrUnreachable or kube.ErrServer when the cluster cannot be
+// asked or fails, and kube.ErrAccess when it refuses the credentials (401:
+// every line would be "cannot tell").
 func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 	r := Report{Namespace: in.Namespace}
 	ns, nsOut, err := c.Get(ctx, kube.Namespaces, "", in.Namespace)
-	if kube.Stops(err) {
+	if kube.Stops(err) || apierrors.IsUnauthorized(err) {
 		return r, err
 	}
 	nsLine := Line{Need: Need{Kind: "Namespace", APIVersion: "v1", Name: in.Namespace, Why: "every object of the run is created there"}}

@@ -29,15 +29,21 @@ run's pods; every ServiceAccount, PersistentVolumeClaim (Bound), Secret (its
 metadata only: no secret value is read) and ConfigMap the run references
 exists; the APIs it uses are served (ray.io/v1 RayJob/RayCluster, the
 ComputeDomain CRD, resource.k8s.io/v1); the DeviceClasses its claims name
-exist; the KAI queue exists; with --nodes, enough nodes match each GPU
-group's nodeSelector. The run is rendered from RECIPE and INFRA as render
+exist (the ComputeDomain channel's included); every extended resource the
+pods request (nvidia.com/gpu, rdma/*) has a source, a node that advertises
+it or a DeviceClass with that extendedResourceName; the KAI queue exists;
+with --nodes, every pod of the input (heads included, all runs of the file
+together) is placed on the nodes by node affinity, taints, cordon and every
+requested resource. The run is rendered from RECIPE and INFRA as render
 does, or read from -f (any rendered output: a committed manifest,
 helm template, - for stdin).
 
 One line per prerequisite: ok, missing or cannot tell (with why: no
 permission to read, a namespace without an enforce label). Exit 0 when none
 is missing (with --require-all: when every one is ok), 1 when one is
-missing, 2 on usage, kubeconfig or connection errors.`,
+missing, 2 on usage, kubeconfig or connection errors (a redirect is refused,
+never followed), 4 when the cluster refuses the credentials (401), 5 when
+the API server fails (5xx) or its answer is no answer.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
 				return usageError{fmt.Errorf("-o %s: expected text or json", format)}
@@ -63,7 +69,7 @@ missing, 2 on usage, kubeconfig or connection errors.`,
 			in.Nodes = nodes
 			rep, err := preflight.Run(cmd.Context(), conn, in)
 			if err != nil {
-				if kube.Stops(err) {
+				if kube.Stops(err) || errors.Is(err, kube.ErrAccess) {
 					return clusterError(cmd.ErrOrStderr(), err)
 				}
 				return err
