@@ -263,9 +263,13 @@ func TestPreflight(t *testing.T) {
 		both := filepath.Join(t.TempDir(), "both.yaml")
 		require.NoError(t, os.WriteFile(both, []byte(testenv.ReadFile(t, a)+"---\n"+testenv.ReadFile(t, b)), 0o600))
 		out, errs, code := nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
-		require.Equal(t, 0, code, "one run fits:\n%s\n%s", out, errs)
+		require.Equal(t, 1, code, "one run's pods fit, its NIC claims do not:\n%s\n%s", out, errs)
 		lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-3")
 		lineFor(t, out, "ok", "Nodes", "RayJob/pf-a head")
+		// The RoCE claim asks 8 NICs (dra.roce.count's default), the GB300
+		// nodes publish 4 each: never allocated, on any node.
+		lineFor(t, out, "missing", "Devices", "roce-pf-a-training")
+		require.Contains(t, out, "no node publishes 8: the most on one node is 4")
 
 		// Each run alone fits; the two together need 8 of 4 GPU nodes.
 		out, errs, code = nrl(t, "preflight", "-f", both, "--nodes", "--kubeconfig", kc)
@@ -281,8 +285,8 @@ func TestPreflight(t *testing.T) {
 		// Cordoned GPU nodes still take the GB300 workers: {operator:
 		// Exists} without a key tolerates node.kubernetes.io/unschedulable.
 		cordon(t, env, "gb300-gpu-0", "gb300-gpu-1")
-		out, _, code = nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
-		require.Equal(t, 0, code, out)
+		out, _, _ = nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
+		lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-3")
 	})
 
 	t.Run("a baseline namespace refuses the GB300 workers", func(t *testing.T) {
@@ -474,6 +478,21 @@ func gb300Fleet(t *testing.T, env *operator.Env, gpus int) {
 			[]corev1.Taint{{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}},
 			corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("144"), corev1.ResourceMemory: resource.MustParse("1000Gi"),
 				corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("4")})
+	}
+	// Each GPU node's NIC driver publishes its 4 RoCE NICs (one
+	// ResourceSlice per node, as a DRA driver's kubelet plugin does).
+	for i := range gpus {
+		nodeName := fmt.Sprintf("gb300-gpu-%d", i)
+		var devices []resourcev1.Device
+		for j := range 4 {
+			devices = append(devices, resourcev1.Device{Name: fmt.Sprintf("nic-%d", j)})
+		}
+		slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: nodeName + "-roce"},
+			Spec: resourcev1.ResourceSliceSpec{Driver: gb300DeviceClass, NodeName: &nodeName,
+				Pool:    resourcev1.ResourcePool{Name: nodeName, Generation: 1, ResourceSliceCount: 1},
+				Devices: devices}}
+		require.NoError(t, env.Client.Create(ctx, slice))
+		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), slice) })
 	}
 	node("cpu-pool-0", map[string]string{"nodeGroup": "customer-cpu"}, nil,
 		corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"),

@@ -110,13 +110,15 @@ values in place of the sentinels; "" when a required value is missing
 {{- if $v.overrides -}}
 {{- $q := list -}}
 {{- range $o := $v.overrides -}}
+{{- $o = toString $o -}}
 {{- if regexMatch $s.shellSafe $o -}}
 {{- $q = append $q $o -}}
 {{- else -}}
-{{- $q = append $q (printf "'%s'" $o) -}}
+{{- /* quoted as shell.Quote does (shlex.quote): whatever the override holds, it stays one word of the entrypoint */ -}}
+{{- $q = append $q (printf "'%s'" (replace "'" "'\"'\"'" $o)) -}}
 {{- end -}}
 {{- end -}}
-{{- $data = replace $s.override (join " " $q) $data -}}
+{{- $data = replace $s.override (include "nemo-rl-run.jsonText" (join " " $q)) $data -}}
 {{- else -}}
 {{- $data = replace $r.overridesToken "" $data -}}
 {{- end -}}
@@ -124,13 +126,24 @@ values in place of the sentinels; "" when a required value is missing
 {{- $data = include "nemo-rl-run.pairs" (dict "data" $data "sentinel" $s.label "field" "labels" "pairs" $labels) -}}
 {{- $data = include "nemo-rl-run.pairs" (dict "data" $data "sentinel" $s.annotation "field" "annotations" "pairs" $annotations) -}}
 {{- $data = include "nemo-rl-run.knobs" (dict "data" $data "v" $v "s" $s "p" $p "r" $r "mode" $mode "secrets" $secretRules) -}}
-{{- $data = $data | replace $s.image ($v.image | default $r.image) | replace $s.name .Release.Name | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
+{{- /* every value lands inside a JSON string of the rendered data: as JSON string text, so a quote or a newline in it stays data whether or not the schema ran */ -}}
+{{- $data = $data | replace $s.image (include "nemo-rl-run.jsonText" ($v.image | default $r.image)) | replace $s.name (include "nemo-rl-run.jsonText" .Release.Name) | replace $s.namespace (include "nemo-rl-run.jsonText" $ns) | replace $s.runId (include "nemo-rl-run.jsonText" $runId) | replace $s.user (include "nemo-rl-run.jsonText" $v.user) -}}
 {{- /* last, so that no other substitution reaches into the recipe text */ -}}
 {{- if $recipeText -}}
 {{- $data = replace (toJson $s.recipe) (toJson $recipeText) $data -}}
 {{- end -}}
 {{- $data -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.jsonText: a value as the text of a JSON string (toJson without
+its quotes). A sentinel sits inside a JSON string of the rendered data, so
+what replaces it must be JSON string text: a " or a newline in a value is
+then escaped data, never the end of the string and the start of a new key.
+*/}}
+{{- define "nemo-rl-run.jsonText" -}}
+{{- toJson (toString .) | trimPrefix "\"" | trimSuffix "\"" -}}
 {{- end -}}
 
 {{/*

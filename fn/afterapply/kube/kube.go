@@ -400,6 +400,7 @@ var (
 	DeviceClasses   = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "deviceclasses"}
 	ResourceClaims  = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"}
 	ClaimTemplates  = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaimtemplates"}
+	ResourceSlices  = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices"}
 	ComputeDomains  = schema.GroupVersionResource{Group: "resource.nvidia.com", Version: "v1beta1", Resource: "computedomains"}
 	KAIQueues       = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2", Resource: "queues"}
 )

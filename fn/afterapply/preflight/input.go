@@ -64,7 +64,11 @@ func InputOf(docs []emit.Doc, flagNS, contextNS string) (Input, error) {
 	if err != nil {
 		return Input{}, err
 	}
-	in := Input{Namespace: ns, Pods: pods}
+	claims, err := ClaimRequests(docs)
+	if err != nil {
+		return Input{}, err
+	}
+	in := Input{Namespace: ns, Pods: pods, Claims: claims}
 	in.Needs, in.APIVersions, in.PodSecurity, in.PodSecurityReason, err = needsOf(docs)
 	return in, err
 }

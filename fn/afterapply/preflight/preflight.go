@@ -51,6 +51,9 @@ type Input struct {
 	// together when Nodes is set.
 	Pods  []PodShape
 	Nodes bool
+	// Claims are the device requests checked, with Nodes, against the
+	// ResourceSlices the cluster's DRA drivers publish.
+	Claims []ClaimRequest
 }
 
 // Line is one prerequisite's verdict.
@@ -112,6 +115,11 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 		r.Lines = append(r.Lines, l)
 	}
 	if in.Nodes {
+		devices, err := deviceLines(ctx, c, in.Claims)
+		if kube.Stops(err) {
+			return r, err
+		}
+		r.Lines = append(r.Lines, devices...)
 		lines, err := placement(ctx, c, in.Pods)
 		if kube.Stops(err) {
 			return r, err

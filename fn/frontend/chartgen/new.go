@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/charts"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 )
 
@@ -27,6 +28,10 @@ type ChartMeta struct {
 	TestImage string
 	// Env is what ${oc.env:...} reads; nil: the process environment.
 	Env func(string) (string, bool)
+	// Root, when set, is the working tree the chart must be written
+	// inside: an output that resolves outside it, or reaches it through a
+	// symlink, is refused, and no file is written through a link.
+	Root string
 }
 
 // NewChart writes a complete chart to dir for the profiles of idx: the
@@ -40,6 +45,16 @@ func NewChart(idx *Index, dir string, m ChartMeta) error {
 	name := m.Name
 	if !chartNameRE().MatchString(name) {
 		return fmt.Errorf("chart name %q: expected lower case letters, digits and '-' (Helm's chart name convention)", name)
+	}
+	out := source.Disk{}
+	if m.Root != "" {
+		var err error
+		if out, err = source.Confine(m.Root); err != nil {
+			return err
+		}
+		if err := out.CheckDir(dir); err != nil {
+			return fmt.Errorf("--out %w (the working tree %s; chart-new writes only inside it, never through a link)", err, m.Root)
+		}
 	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("%s: exists and is not empty; expected a new directory", dir)
@@ -98,11 +113,8 @@ func NewChart(idx *Index, dir string, m ChartMeta) error {
 		files[k] = v
 	}
 	for _, rel := range sortedPaths(files) {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, files[rel], 0o644); err != nil {
+		// source.Disk.WriteFile: directories created, no link followed.
+		if err := out.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), files[rel]); err != nil {
 			return err
 		}
 	}

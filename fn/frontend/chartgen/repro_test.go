@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -57,6 +58,9 @@ func checkout(t *testing.T, root, dir string) {
 	}
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "platform"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "platform", "index.yaml"), []byte(teamIndex), 0o644))
+	// A checkout is a git work tree: chart-new writes inside it.
+	out, err := exec.Command("git", "init", "-q", dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
 }
 
 // nrlIn runs the CLI in process with dir as the working directory.
@@ -103,9 +107,9 @@ func TestNewChartReproducible(t *testing.T) {
 	checkout(t, root, a)
 	checkout(t, root, b)
 
-	nrlIn(t, a, "chart-new", "--index", "platform/index.yaml", "--out", filepath.Join(base, "chart-a"), "--name", "team-rl", "--version", "1.0.0")
-	nrlIn(t, filepath.Join(b, "platform"), "chart-new", "--index", "index.yaml", "--out", "../../chart-b", "--name", "team-rl", "--version", "1.0.0")
-	ca, cb := tree(t, filepath.Join(base, "chart-a")), tree(t, filepath.Join(b, "..", "chart-b"))
+	nrlIn(t, a, "chart-new", "--index", "platform/index.yaml", "--out", filepath.Join(a, "chart-a"), "--name", "team-rl", "--version", "1.0.0")
+	nrlIn(t, filepath.Join(b, "platform"), "chart-new", "--index", "index.yaml", "--out", "../chart-b", "--name", "team-rl", "--version", "1.0.0")
+	ca, cb := tree(t, filepath.Join(a, "chart-a")), tree(t, filepath.Join(b, "chart-b"))
 	require.Equal(t, len(ca), len(cb))
 	for f, data := range ca {
 		assert.Equal(t, string(data), string(cb[f]), f)
@@ -116,19 +120,19 @@ func TestNewChartReproducible(t *testing.T) {
 	assert.Contains(t, string(ca["README.md"]), "`../profiles/generic/grpo-llama3.2-1b-instruct-1n8g.single-node-8gpu.infra.yaml`", "paths as the index writes them")
 	assert.Contains(t, string(ca["files/profiles.json"]), `"profile": "../profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"`)
 
-	outA := nrlIn(t, base, "chart-package", "chart-a", "-d", "dist-a")
+	outA := nrlIn(t, a, "chart-package", "chart-a", "-d", "dist-a")
 	time.Sleep(1100 * time.Millisecond) // timestamps have one-second resolution
-	outB := nrlIn(t, b, "chart-package", "../chart-b", "-d", filepath.Join(base, "dist-b"))
+	outB := nrlIn(t, b, "chart-package", "chart-b", "-d", filepath.Join(base, "dist-b"))
 	ma, mb := packagedRE.FindStringSubmatch(outA), packagedRE.FindStringSubmatch(outB)
 	require.NotNil(t, ma, outA)
 	require.NotNil(t, mb, outB)
 	assert.Equal(t, ma[2], mb[2], "chart-package digests")
-	ta, err := os.ReadFile(filepath.Join(base, ma[1]))
+	ta, err := os.ReadFile(filepath.Join(a, ma[1]))
 	require.NoError(t, err)
 	tb, err := os.ReadFile(mb[1])
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(ta, tb), "archive bytes")
-	for _, f := range []string{filepath.Join(base, ma[1]), mb[1]} {
+	for _, f := range []string{filepath.Join(a, ma[1]), mb[1]} {
 		fi, err := os.Stat(f)
 		require.NoError(t, err)
 		assert.True(t, fi.ModTime().Equal(chartgen.Epoch), "%s mtime %v; expected %v (helm push stamps it)", f, fi.ModTime(), chartgen.Epoch)
@@ -138,7 +142,8 @@ func TestNewChartReproducible(t *testing.T) {
 	idx := filepath.Join(a, "platform", "abs.yaml")
 	require.NoError(t, os.WriteFile(idx, []byte(strings.Replace(teamIndex, "../profiles/generic", filepath.Join(a, "profiles", "generic"), 1)), 0o644))
 	var out, errb bytes.Buffer
-	code := cli.Main([]string{"chart-new", "--index", idx, "--out", filepath.Join(base, "chart-abs")}, strings.NewReader(""), &out, &errb)
+	t.Chdir(a)
+	code := cli.Main([]string{"chart-new", "--index", idx, "--out", filepath.Join(a, "chart-abs")}, strings.NewReader(""), &out, &errb)
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, errb.String(), "profiles[0].profile")
 	assert.Contains(t, errb.String(), "expected a path relative to the index file")
@@ -183,5 +188,31 @@ func TestChartPushDigest(t *testing.T) {
 		assert.Equal(t, d1, d2, "%s: the same chart-package archive, written a second apart", env)
 		assert.NotEqual(t, d1, push(touched, prefix+"/copy"), "%s: a copy with another mtime (the control: the digest follows the mtime)", env)
 		t.Logf("%s push digest %s", env, d1)
+	}
+}
+
+// TestNewChartStaysInTheWorkingTree: chart-new refuses an output that
+// resolves outside the working tree it runs in, directly or through a
+// symlink (a directory or a parent), and writes nothing there.
+func TestNewChartStaysInTheWorkingTree(t *testing.T) {
+	atRoot(t)
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	base := t.TempDir()
+	co := filepath.Join(base, "checkout")
+	checkout(t, root, co)
+	t.Chdir(co)
+	outside := filepath.Join(base, "outside")
+	require.NoError(t, os.MkdirAll(outside, 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(co, "link")))
+	for _, out := range []string{filepath.Join(outside, "chart"), "link/chart", "link", "../outside/chart"} {
+		var stdout, stderr bytes.Buffer
+		code := cli.Main([]string{"chart-new", "--index", "platform/index.yaml", "--out", out}, strings.NewReader(""), &stdout, &stderr)
+		t.Logf("%s: %s", out, stderr.String())
+		assert.NotEqual(t, 0, code, out)
+		assert.Contains(t, stderr.String(), "refused", out)
+		entries, err := os.ReadDir(outside)
+		require.NoError(t, err)
+		assert.Empty(t, entries, "%s: nothing written outside the working tree", out)
 	}
 }

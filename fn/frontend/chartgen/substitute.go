@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
-
-var shellSafeRE = lazyre.New(ShellSafePattern)
 
 // Substitute is the chart's algorithm (templates/_helpers.tpl
 // "nemo-rl-run.docs") in Go: the generator uses it to prove, on probe
@@ -21,12 +19,9 @@ func Substitute(data string, rm *RenderMeta, d KnobDefaults, v Values) string {
 		} else {
 			q := make([]string, len(v.Overrides))
 			for i, o := range v.Overrides {
-				q[i] = o
-				if !shellSafeRE().MatchString(o) {
-					q[i] = "'" + o + "'"
-				}
+				q[i] = shell.Quote(o)
 			}
-			data = strings.Replace(data, SentinelOverride, strings.Join(q, " "), 1)
+			data = strings.Replace(data, SentinelOverride, jsonText(strings.Join(q, " ")), 1)
 		}
 	}
 	data = substitutePairs(data, sentinelLabel, "labels", v.Labels)
@@ -36,16 +31,24 @@ func Substitute(data string, rm *RenderMeta, d KnobDefaults, v Values) string {
 	if image == "" {
 		image = rm.Image
 	}
-	data = strings.ReplaceAll(data, SentinelImage, image)
-	data = strings.ReplaceAll(data, SentinelName, v.Name)
-	data = strings.ReplaceAll(data, SentinelNamespace, v.Namespace)
-	data = strings.ReplaceAll(data, SentinelRunID, v.RunID)
-	data = strings.ReplaceAll(data, SentinelUser, v.User)
+	data = strings.ReplaceAll(data, SentinelImage, jsonText(image))
+	data = strings.ReplaceAll(data, SentinelName, jsonText(v.Name))
+	data = strings.ReplaceAll(data, SentinelNamespace, jsonText(v.Namespace))
+	data = strings.ReplaceAll(data, SentinelRunID, jsonText(v.RunID))
+	data = strings.ReplaceAll(data, SentinelUser, jsonText(v.User))
 	if v.Recipe != "" {
 		// Last, so that no other substitution reaches into the recipe text.
 		data = strings.Replace(data, jsonString(SentinelRecipe), jsonString(v.Recipe), 1)
 	}
 	return data
+}
+
+// jsonText is s as the text of a JSON string: every sentinel sits inside
+// one, so a quote or a newline in a value stays data (the chart's
+// "nemo-rl-run.jsonText").
+func jsonText(s string) string {
+	q := jsonString(s)
+	return q[1 : len(q)-1]
 }
 
 // jsonString is s as encoding/json (and Helm's toJson) writes it.

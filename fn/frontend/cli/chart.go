@@ -11,6 +11,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
 )
 
 func chartDataCmd() *cobra.Command {
@@ -114,6 +115,9 @@ not depend on the directory or machine it is made on.`,
 			if err != nil {
 				return err
 			}
+			// Written inside the working tree it is run in (the git work
+			// tree holding ., else .), as render-all writes manifests/.
+			m.Root = renderall.RepoRoot(".")
 			if err := chartgen.NewChart(idx, out, m); err != nil {
 				return err
 			}
