@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the pinned kube-apiserver and etcd that the real-API-server test tier
-# (tests/apiserver) drives through envtest, once, into a versioned folder under
+# Builds the pinned kube-apiserver, etcd and kube-scheduler that the
+# real-API-server test tiers (tests/apiserver, tests/scheduling) drive, once, into a versioned folder under
 # $NRL_TOOLS_DIR (default ~/.cache/nrl-tools), and prints the `export` line
 # envtest reads. Built binaries are reused.
 #
@@ -18,8 +18,8 @@ dir=${NRL_TOOLS_DIR:-$HOME/.cache/nrl-tools}/kube-apiserver-$version
 # own build does; a binary without the stamp is rebuilt.
 stamp="-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=$(echo "$version" | cut -d. -f1 | tr -d v) -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2) -X k8s.io/component-base/version.gitTreeState=clean"
 stamped() { [ "$("$dir/kube-apiserver" --version 2>/dev/null)" = "Kubernetes $version" ]; }
-if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/etcd" ] || ! stamped; then
-  echo "building kube-apiserver $version and etcd into $dir (cold: ~7 CPU-minutes, 4 min or more on 2 cores)" >&2
+if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/etcd" ] || [ ! -x "$dir/kube-scheduler" ] || ! stamped; then
+  echo "building kube-apiserver $version, kube-scheduler and etcd into $dir (cold: ~8 CPU-minutes, 4 min or more on 2 cores)" >&2
   mkdir -p "$dir"
   tmp=$(mktemp -d "$dir/.build.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
@@ -28,9 +28,10 @@ if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/etcd" ] || ! stamped; then
     # GOFLAGS kept (.ci/run's compile flags); the versions are go.sum's.
     export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=readonly"
     go build -trimpath -ldflags "-s -w $stamp" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+    go build -trimpath -ldflags "-s -w $stamp" -o "$tmp/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler
     go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" ./etcd
   ) >&2
-  # Moved in only when both built, so a broken build is never taken as done.
-  mv "$tmp/kube-apiserver" "$tmp/etcd" "$dir/"
+  # Moved in only when all built, so a broken build is never taken as done.
+  mv "$tmp/kube-apiserver" "$tmp/kube-scheduler" "$tmp/etcd" "$dir/"
 fi
 echo "export KUBEBUILDER_ASSETS=$dir"

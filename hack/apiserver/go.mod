@@ -4,7 +4,10 @@ module github.com/nemo-rl-krm/nemo-rl-krm/hack/apiserver
 
 go 1.26.0
 
-tool k8s.io/kubernetes/cmd/kube-apiserver
+tool (
+	k8s.io/kubernetes/cmd/kube-apiserver
+	k8s.io/kubernetes/cmd/kube-scheduler
+)
 
 require go.etcd.io/etcd/server/v3 v3.6.8
 

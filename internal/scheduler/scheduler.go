@@ -1,0 +1,179 @@
+// Package scheduler runs the real kube-scheduler (v1.36.3, built by
+// hack/apiserver.sh beside kube-apiserver) against the API server of
+// internal/operator, where KubeRay's own reconcilers create a run's Pods,
+// so a test sees where the scheduler puts them: bound to a node, or
+// Pending with the scheduler's own reason (PodScheduled=False, a
+// FailedScheduling Event). Its DynamicResourceAllocation plugins
+// (GA in 1.34, DRAExtendedResource beta and on in 1.36) allocate the Pods'
+// ResourceClaims from the ResourceSlices a fleet publishes.
+//
+// What does not run is stood in for, small and named (standins.go): the
+// resourceclaim controller, the ComputeDomain controller's channel claim
+// template, node readiness and PV binding. KAI Scheduler does not run: the
+// scheduler serves a profile named kai-scheduler with the default plugins,
+// so Pods naming it are placed as kube-scheduler places Pods (no gang, no
+// topology; fn/analyse/kai models what KAI would add).
+//
+// Test-only, as internal/operator.
+package scheduler
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
+)
+
+// Scheduler is a running kube-scheduler and the stand-ins beside it.
+type Scheduler struct {
+	cmd    *exec.Cmd
+	log    *syncBuffer
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Binary is kube-scheduler in the assets folder hack/apiserver.sh builds.
+func Binary(assets string) (string, error) {
+	p := filepath.Join(assets, "kube-scheduler")
+	if st, err := os.Stat(p); err != nil || st.IsDir() {
+		return "", fmt.Errorf("%s: kube-scheduler not built; run ./hack/apiserver.sh (it builds kube-apiserver, kube-scheduler and etcd)", p)
+	}
+	return p, nil
+}
+
+// config is a KubeSchedulerConfiguration: one process, no leader election,
+// the default profile and one named kai-scheduler with the same plugins,
+// short backoffs so a Pod that becomes schedulable is retried promptly.
+const config = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %q
+  qps: 200
+  burst: 400
+leaderElection:
+  leaderElect: false
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 2
+profiles:
+  - schedulerName: default-scheduler
+  - schedulerName: kai-scheduler
+`
+
+// Start runs kube-scheduler from assets against env's API server, and the
+// stand-ins. Stop ends both.
+func Start(env *operator.Env, assets string) (*Scheduler, error) {
+	bin, err := Binary(assets)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "nrl-scheduler-")
+	if err != nil {
+		return nil, err
+	}
+	kc, err := env.Server.WriteKubeconfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	cfg := filepath.Join(dir, "scheduler.yaml")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, config, kc), 0o600); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Scheduler{log: &syncBuffer{}, cancel: cancel, done: make(chan struct{})}
+	s.cmd = exec.CommandContext(ctx, bin, "--config="+cfg, "--secure-port=0", "--v=2") //nolint:gosec // G204: the pinned binary of the test tier, fixed arguments
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("kube-scheduler: %w", err)
+	}
+	go func() {
+		defer close(s.done)
+		standIns(ctx, env)
+	}()
+	return s, nil
+}
+
+// Log is what kube-scheduler printed (for a failing test's output).
+func (s *Scheduler) Log() string { return s.log.String() }
+
+// Stop ends kube-scheduler and the stand-ins.
+func (s *Scheduler) Stop() error {
+	s.cancel()
+	<-s.done
+	err := s.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) || errors.Is(err, context.Canceled) {
+		return nil // killed, as asked
+	}
+	return err
+}
+
+// syncBuffer is a bytes.Buffer safe for the process's two writers and a
+// reader, bounded to its last 1 MiB.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.b.Len() > 1<<20 {
+		rest := b.b.Bytes()[b.b.Len()-(512<<10):]
+		b.b = *bytes.NewBuffer(append([]byte(nil), rest...))
+	}
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// standInPeriod is how often the stand-ins look for work.
+const standInPeriod = 100 * time.Millisecond
+
+var shared struct {
+	once sync.Once
+	s    *Scheduler
+	err  error
+}
+
+// Shared is the package's scheduler, started once beside operator.Shared's
+// API server (skipped or failed as that tier is).
+func Shared(t testing.TB) (*operator.Env, *Scheduler) {
+	t.Helper()
+	env := operator.Shared(t)
+	shared.once.Do(func() {
+		assets, err := apiserver.Assets()
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.s, shared.err = Start(env, assets)
+	})
+	if shared.err != nil {
+		t.Fatalf("scheduling tier: %v", shared.err)
+	}
+	return env, shared.s
+}
+
+// StopShared stops the scheduler and the operator tier's Env; call it
+// from TestMain after m.Run.
+func StopShared() error {
+	var err error
+	if shared.s != nil {
+		err = shared.s.Stop()
+	}
+	return errors.Join(err, operator.StopShared())
+}
