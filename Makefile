@@ -16,7 +16,7 @@ ifeq ($(filter -trimpath,$(GOFLAGS)),)
 export GOFLAGS := $(strip -trimpath $(GOFLAGS))
 endif
 
-.PHONY: all build test race unit golden fmt vet lint image fuzz bench manifests chart tools apiserver apiserver-test operator-test clean
+.PHONY: all build test race unit golden fmt vet lint image fuzz bench manifests chart tools apiserver apiserver-test operator-test scheduling-test clean
 
 all: build
 
@@ -69,6 +69,12 @@ apiserver-test:
 # server (cluster admission on) create every run's Pods (tests/operator).
 operator-test:
 	$(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v ./tests/operator
+
+# Only the scheduling tier: the real kube-scheduler v1.36.3 places what
+# KubeRay's reconcilers create on fleets shaped like each profile's target
+# (tests/scheduling, internal/scheduler).
+scheduling-test:
+	$(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v ./tests/scheduling
 
 # Unit tests only (no CLIs needed).
 unit:

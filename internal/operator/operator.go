@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -135,7 +136,11 @@ func attach(srv *apiserver.Server) (*Env, error) {
 		cancel()
 		return nil, fmt.Errorf("KubeRay's RayJob reconciler: %w", err)
 	}
-	c, err := client.New(srv.Config, client.Options{Scheme: scheme})
+	// Tests create fleets of hundreds of Nodes and poll Pods: client-go's
+	// default limiter (5 QPS) would make that minutes.
+	cfg := rest.CopyConfig(srv.Config)
+	cfg.QPS, cfg.Burst = 500, 1000
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("client for %s: %w", srv.Config.Host, err)

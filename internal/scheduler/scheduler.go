@@ -89,7 +89,7 @@ func Start(env *operator.Env, assets string) (*Scheduler, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{log: &syncBuffer{}, cancel: cancel, done: make(chan struct{})}
-	s.cmd = exec.CommandContext(ctx, bin, "--config="+cfg, "--secure-port=0", "--v=2") //nolint:gosec // G204: the pinned binary of the test tier, fixed arguments
+	s.cmd = exec.CommandContext(ctx, bin, "--config="+cfg, "--secure-port=0", "--v=2")
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -56,14 +57,20 @@ func TestEveryRunBinds(t *testing.T) {
 			fleets[i] = fleets[i].WithDevices(class, 2*count)
 		}
 	}
+	begin := time.Now()
+	nodes := 0
 	for _, f := range fleets {
 		cleanup, err := scheduler.Create(ctx, env, f)
 		require.NoError(t, err)
 		t.Cleanup(cleanup)
+		nodes += len(f.Nodes)
 	}
+	t.Logf("%d nodes created in %s", nodes, time.Since(begin).Round(time.Millisecond))
+	begin = time.Now()
 	for _, r := range runs {
 		apply(t, env, namespaceFor(r.name), r.objs)
 	}
+	t.Logf("%d runs applied in %s", len(runs), time.Since(begin).Round(time.Millisecond))
 	for _, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
 			ns := namespaceFor(r.name)
