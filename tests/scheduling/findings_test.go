@@ -115,6 +115,34 @@ func TestSchedulingFindings(t *testing.T) {
 		require.GreaterOrEqual(t, cordoned, 2, "at most 2 of 4 workers fit on the 2 nodes not cordoned")
 	})
 
+	// Topology: the qwen3 profile's four one-pod segments each carry the
+	// clique constraint on their own template, and nothing keeps the four
+	// in one clique. With only two free GPU nodes in the first rack, the
+	// scheduler (as KAI, which reads each template as its group's own
+	// constraint) puts them in two racks, across the one ComputeDomain.
+	t.Run("one-pod segments split across racks", func(t *testing.T) {
+		f := scheduler.GB300("topo", 2, 8, 1)
+		for i := range f.Nodes {
+			n := &f.Nodes[i]
+			if strings.Contains(n.Name, "-r0-n") && !strings.HasSuffix(n.Name, "n00") && !strings.HasSuffix(n.Name, "n01") {
+				n.Allocatable = n.Allocatable.DeepCopy()
+				delete(n.Allocatable, "nvidia.com/gpu") // its GPUs are in use
+			}
+		}
+		ns := onFleet(t, env, f, qwen(t, "topo"))
+		pods := waitScheduled(t, env, s, ns, 5, 0)
+		cliques := map[string]bool{}
+		for _, p := range pods {
+			if p.Labels["ray.io/node-type"] != "worker" {
+				continue
+			}
+			var node corev1.Node
+			require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: p.Spec.NodeName}, &node))
+			cliques[node.Labels["nvidia.com/gpu.clique"]] = true
+		}
+		require.Len(t, cliques, 2, "the four workers of one ComputeDomain in two NVLink domains: %v", cliques)
+	})
+
 	// No gang without KAI: ultra 64n on 3 NVL72 racks (54 GPU nodes), its
 	// pods placed one by one: 54 workers bind and hold 216 GPUs, 10 wait.
 	t.Run("no gang: partial placement holds GPUs", func(t *testing.T) {
