@@ -79,6 +79,7 @@ func TestFromObjects(t *testing.T) {
 		{"CustomResourceDefinition", "", "computedomains.resource.nvidia.com"},
 		{"CustomResourceDefinition", "", "queues.scheduling.run.ai"},
 		{"CustomResourceDefinition", "", "rayjobs.ray.io"},
+		{"DeviceClass", "", "compute-domain-default-channel.nvidia.com"},
 		{"DeviceClass", "", "roce.networking.k8s.aws"},
 		{"PersistentVolumeClaim", "team", "workspace"},
 		{"Queue", "", "rl"},
@@ -90,7 +91,9 @@ func TestFromObjects(t *testing.T) {
 		{"Secret", "team", "wandb"},
 		{"ServiceAccount", "team", "runner"},
 	}
-	require.Equal(t, want, order, "rendered objects (roce-rct, run-recipe) and the ComputeDomain's own channel template are not prerequisites")
+	require.Equal(t, want, order, "rendered objects (roce-rct, run-recipe) and the ComputeDomain's own channel template are not prerequisites; the DeviceClass that template names is")
+	require.Equal(t, []string{"ComputeDomain/cd spec.channel"},
+		have[key{"DeviceClass", "", ComputeDomainChannelClass}].ReferencedBy)
 	require.True(t, have[key{"Secret", "team", "user-secrets"}].Optional)
 	require.False(t, have[key{"Secret", "team", "wandb"}].Optional)
 	// The head and the worker both name the ServiceAccount; the worker's
