@@ -403,4 +403,9 @@ var (
 	ResourceSlices  = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices"}
 	ComputeDomains  = schema.GroupVersionResource{Group: "resource.nvidia.com", Version: "v1beta1", Resource: "computedomains"}
 	KAIQueues       = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2", Resource: "queues"}
+	KAIPodGroups    = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2alpha2", Resource: "podgroups"}
+	// Kueue's (sigs.k8s.io/kueue v0.17.0 serves and stores v1beta2).
+	KueueLocalQueues   = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "localqueues"}
+	KueueClusterQueues = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
+	KueueWorkloads     = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
 )

@@ -73,19 +73,17 @@ func podCounts(docs []emit.Doc) (map[string]int64, error) {
 		owner := d.Kind + "/" + d.Name
 		switch d.Kind {
 		case "RayCluster", "RayJob":
-			spec, suspended, err := rayClusterSpecOf(d)
+			// A suspended or queued run is placed at the size it runs at.
+			spec, _, err := rayClusterSpecOf(d)
 			if err != nil || spec == nil {
 				if err != nil {
 					return nil, err
 				}
 				continue
 			}
-			if suspended {
-				out[owner+" head"], out[owner+" submitter"] = 0, 0
-			}
 			for i := range spec.WorkerGroupSpecs {
 				g := &spec.WorkerGroupSpecs[i]
-				out[owner+" worker group "+g.GroupName] = capacity.WorkerPods(g, suspended)
+				out[owner+" worker group "+g.GroupName] = capacity.WorkerPods(g, false)
 			}
 		case "Deployment":
 			n := int64(1)
@@ -130,7 +128,7 @@ func placement(ctx context.Context, c *kube.Conn, shapes []PodShape) ([]Line, er
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	var lines []Line
 	for _, s := range shapes {
-		req := resourcehelper.PodRequests(s.Pod, resourcehelper.PodResourcesOptions{})
+		req := podRequests(s.Pod)
 		req[corev1.ResourcePods] = *resourceQuantity(1)
 		placed, why := int64(0), map[string]int{}
 		for k := int64(0); k < s.Count; k++ {
@@ -282,6 +280,10 @@ func nestedInt(m map[string]any, path ...string) (int64, bool) {
 		return int64(v), true
 	}
 	return 0, false
+}
+
+func podRequestsOf(p *corev1.Pod) corev1.ResourceList {
+	return resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
 }
 
 func resourceQuantity(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }

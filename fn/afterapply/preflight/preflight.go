@@ -185,12 +185,12 @@ func podSecurityLine(in Input, nsOut kube.Outcome, labels map[string]string) Lin
 }
 
 // clusterScoped are the prerequisite kinds that live outside namespaces.
-var clusterScoped = map[string]bool{"DeviceClass": true, "Queue": true, "PriorityClass": true, "RuntimeClass": true,
+var clusterScoped = map[string]bool{"DeviceClass": true, "Queue": true, "PriorityClass": true, "RuntimeClass": true, "WorkloadPriorityClass": true,
 	"CustomResourceDefinition": true, "APIService": true}
 
 // resources are the resource names of the kinds fn/analyse/prereq lists whose name
 // is not the lowercase kind plus "s".
-var resources = map[string]string{"PriorityClass": "priorityclasses", "DeviceClass": "deviceclasses"}
+var resources = map[string]string{"PriorityClass": "priorityclasses", "DeviceClass": "deviceclasses", "WorkloadPriorityClass": "workloadpriorityclasses"}
 
 func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Need, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, error) {
 	l := Line{Need: n}
@@ -235,6 +235,21 @@ func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Ne
 			l.Detail = "KAI scheduler's Queue API (scheduling.run.ai/v2) is not served: is KAI installed? (the pods name schedulerName kai-scheduler, and no other scheduler places them)"
 			return l, nil
 		}
+	case "LocalQueue", "WorkloadPriorityClass":
+		// Only asked about when Kueue serves its API.
+		plural := resources[n.Kind]
+		if plural == "" {
+			plural = strings.ToLower(n.Kind) + "s"
+		}
+		one, err := servedLine(ctx, c, Line{}, kube.KueueLocalQueues.GroupVersion().String(), plural, served, servedOut)
+		if err != nil {
+			return l, err
+		}
+		if one.State != OK {
+			l.State = one.State
+			l.Detail = "Kueue's API (" + kube.KueueLocalQueues.GroupVersion().String() + ") is not served: is Kueue installed? Without it nothing unsuspends the run, and with the label and no Kueue the RayJob runs at once, unqueued"
+			return l, nil
+		}
 	}
 	gv, err := schema.ParseGroupVersion(n.APIVersion)
 	if err != nil {
@@ -262,6 +277,8 @@ func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Ne
 	u, out, err := c.Get(ctx, gvr, ns, n.Name)
 	l.State, l.Detail = verdict(out, err)
 	switch {
+	case out == kube.Found && n.Kind == "LocalQueue":
+		return localQueueLine(ctx, c, in, l, u)
 	case out != kube.Found:
 		if n.Kind == "DeviceClass" && l.State == Missing {
 			l.Detail = "not found: claims naming it are never allocated (is the DRA driver installed?)"

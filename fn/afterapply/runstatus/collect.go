@@ -72,6 +72,9 @@ func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.
 	if err := k.addPods(pods); err != nil {
 		return r, err
 	}
+	if err := k.admissions(sel, append(slices.Clone(jobs), clusters...)); err != nil {
+		return r, err
+	}
 	for i := range services {
 		var s corev1.Service
 		_ = kube.Decode(&services[i], &s)

@@ -28,6 +28,7 @@ const (
 	Succeeded   Verdict = "succeeded"   // the RayJob completed
 	Progressing Verdict = "progressing" // starting, no known obstacle
 	Suspended   Verdict = "suspended"
+	Queued      Verdict = "queued" // held by Kueue or KAI until it is admitted or placed
 	Stuck       Verdict = "stuck"  // not progressing, with a known cause
 	Failed      Verdict = "failed" // the RayJob failed
 	NotFound    Verdict = "not found"
@@ -35,7 +36,7 @@ const (
 
 // Exit codes a script can use.
 const (
-	ExitOK       = 0 // running, succeeded, progressing or suspended
+	ExitOK       = 0 // running, succeeded, progressing, queued or suspended
 	ExitProblem  = 1 // failed, or stuck with a known cause
 	ExitNotFound = 3 // nothing of the run in the namespace
 )
@@ -66,6 +67,8 @@ type Report struct {
 	Claims      []Claim        `json:"resourceClaims,omitempty"`
 	Deployments []Deployment   `json:"deployments,omitempty"`
 	Others      []Object       `json:"otherObjects,omitempty"`
+	// Admissions are Kueue's Workloads and KAI's PodGroups of the run.
+	Admissions []Admission `json:"admissions,omitempty"`
 	// Problems are the causes found, newest last.
 	Problems []Problem `json:"problems,omitempty"`
 }

@@ -76,6 +76,9 @@ func (r Report) Text() string {
 	for _, d := range r.Deployments {
 		fmt.Fprintf(&b, "Deployment %s: %d/%d ready\n", clean(d.Name), d.Ready, d.Desired)
 	}
+	for _, a := range r.Admissions {
+		fmt.Fprintf(&b, "%s\n", clean(a.describe()))
+	}
 	for _, o := range r.Others {
 		fmt.Fprintf(&b, "%s %s\n", clean(o.Kind), clean(o.Name))
 	}

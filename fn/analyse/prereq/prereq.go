@@ -53,6 +53,14 @@ const ExtendedResourceKind = "ExtendedResource"
 // scheduler.queue; fn/engine/manifest writes it).
 const KAIQueueLabel = "kai.scheduler/queue"
 
+// Kueue's labels on the object it admits and the API version of its
+// queues (sigs.k8s.io/kueue v0.17.0 serves v1beta2 and stores it).
+const (
+	KueueQueueLabel         = "kueue.x-k8s.io/queue-name"
+	KueuePriorityClassLabel = "kueue.x-k8s.io/priority-class"
+	KueueAPIVersion         = "kueue.x-k8s.io/v1beta2"
+)
+
 // FromObjects computes the prerequisites of the rendered objects (see
 // workload.Objects for what objs may hold), sorted by kind, namespace and
 // name. An object that cannot be read is an error naming it.
@@ -157,7 +165,7 @@ var alwaysServed = map[string]bool{"v1": true, "apps/v1": true, "batch/v1": true
 var plurals = map[string]string{
 	"RayJob": "rayjobs", "RayCluster": "rayclusters", "RayService": "rayservices",
 	"ComputeDomain": "computedomains", "ResourceClaimTemplate": "resourceclaimtemplates",
-	"Queue": "queues",
+	"Queue": "queues", "LocalQueue": "localqueues", "WorkloadPriorityClass": "workloadpriorityclasses",
 }
 
 // api: an object in a custom group needs its CRD serving that version; one
@@ -229,6 +237,17 @@ func (l *list) object(o workload.Object) error {
 		labels, _ := md["labels"].(map[string]any)
 		if q, _ := labels[KAIQueueLabel].(string); q != "" {
 			l.queue(q, o.Ref()+" metadata.labels["+KAIQueueLabel+"]")
+		}
+		if q, _ := labels[KueueQueueLabel].(string); q != "" {
+			ref := o.Ref() + " metadata.labels[" + KueueQueueLabel + "]"
+			l.add("LocalQueue", KueueAPIVersion, o.Namespace, q, false, ref,
+				"the Kueue LocalQueue that admits the object; Kueue's webhook refuses, or leaves suspended, an object naming a missing one (nrl-k8s preflight also checks its ClusterQueue and quota)")
+			l.apiOf(KueueAPIVersion, "LocalQueue", ref)
+		}
+		if pc, _ := labels[KueuePriorityClassLabel].(string); pc != "" {
+			ref := o.Ref() + " metadata.labels[" + KueuePriorityClassLabel + "]"
+			l.add("WorkloadPriorityClass", KueueAPIVersion, "", pc, false, ref, "the priority Kueue gives the object's Workload")
+			l.apiOf(KueueAPIVersion, "WorkloadPriorityClass", ref)
 		}
 	}
 	return nil

@@ -10,11 +10,12 @@ import (
 // resolved run, before build), Objects (the typed objects build made) and
 // Documents (the emitted documents, which are what is written).
 
-// Objects judges the typed objects a build made: placement of the pods
-// and the code source they mount.
+// Objects judges the typed objects a build made: placement of the pods,
+// how they are scheduled and admitted, and the code source they mount.
 func Objects(file string, in *profile.Infra, objs []any) diag.List {
 	ds := Placement(file, objs)
 	ds = append(ds, Gangs(file, objs)...)
+	ds = append(ds, Kueue(file, objs)...)
 	return append(ds, CodeSource(file, in, objs)...)
 }
 

@@ -9,14 +9,11 @@ import (
 // inert warns about profile keys that are accepted (nrl-k8s's schema has
 // them) but change nothing in the manifests, naming where the setting goes
 // instead. The keys that do take effect are applied in fn/engine/manifest
-// (profilekeys.go): scheduler kai, placement nodeSelector/tolerations,
+// (profilekeys.go): scheduler kai and kueue, placement nodeSelector/tolerations,
 // checkpoints, hf_cache.
 func inert(ds *diag.List, f string, in *profile.Infra) {
 	warn := func(field, where string) {
 		ds.Warnf(f, field, "is set but changes nothing in the manifests (nrl-k8s declares it and never applies it either); expected the setting %s", where)
-	}
-	if in.Scheduler.Kind == "kueue" {
-		warn("scheduler", "as the label kueue.x-k8s.io/queue-name in kuberay.<role>.labels (Kueue reads it from the RayJob/RayCluster)")
 	}
 	if len(in.Placement.NodeSelector) > 0 || len(in.Placement.Tolerations) > 0 {
 		gpuWorkers := false

@@ -19,6 +19,11 @@ import (
 //     Deployment pod that names no scheduler, and the kai.scheduler/queue
 //     label with the profile's labels (every object and pod template, where
 //     KAI's pod grouper reads it);
+//   - scheduler.kind=kueue: the kueue.x-k8s.io/queue-name label (and
+//     kueue.x-k8s.io/priority-class with scheduler.workloadPriorityClass)
+//     on the object Kueue admits, the RayJob (rayjob mode) or each
+//     RayCluster (raycluster mode), and nowhere else; schedulerName and
+//     spec.suspend are left alone (Kueue's webhook suspends on creation);
 //   - placement.nodeSelector / tolerations: on every GPU worker;
 //   - scheduler.topology (ours): the gang's topology constraint on the
 //     RayJob (rayjob mode) or RayCluster (raycluster mode);
@@ -36,6 +41,13 @@ const (
 	KAIQueueLabel    = "kai.scheduler/queue"
 )
 
+// Kueue's labels on the object it admits (sigs.k8s.io/kueue
+// pkg/controller/constants: QueueLabel, WorkloadPriorityClassLabel).
+const (
+	KueueQueueLabel         = "kueue.x-k8s.io/queue-name"
+	KueuePriorityClassLabel = "kueue.x-k8s.io/priority-class"
+)
+
 // Volume names of the profile's checkpoints and hf_cache.
 const (
 	checkpointsVolume = "checkpoints"
@@ -45,6 +57,9 @@ const (
 // withSchedulerLabels returns the profile with the KAI queue label among its
 // labels (a copy: the loaded profile is not modified).
 func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
+	if in.Scheduler.Kind == "kueue" {
+		return in, kueueLabelsOnlyByScheduler(in)
+	}
 	if in.Scheduler.Kind != "kai" || in.Scheduler.Queue == nil {
 		return in, nil
 	}
@@ -67,6 +82,37 @@ func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
 	cp := *in
 	cp.Labels = merged(in.Labels, map[string]string{KAIQueueLabel: q})
 	return &cp, nil
+}
+
+// kueueLabelsOnlyByScheduler refuses Kueue's labels written by hand beside
+// scheduler.kind kueue: profile and cluster labels reach every object and
+// pod template, while Kueue must see them on the admitted object only.
+func kueueLabelsOnlyByScheduler(in *profile.Infra) error {
+	for _, k := range []string{KueueQueueLabel, KueuePriorityClassLabel} {
+		if _, ok := in.Labels[k]; ok {
+			return errAt("labels."+k, "is set but scheduler.kind is kueue; expected it unset: scheduler.queue and scheduler.workloadPriorityClass put it on the RayJob (or RayCluster) alone, while labels reach every object and pod template")
+		}
+		for _, rc := range in.Kuberay.ByRole() {
+			if _, ok := rc.Cluster.Labels[k]; ok {
+				return errAt("kuberay."+rc.Role+".labels."+k, "is set but scheduler.kind is kueue; expected it unset: scheduler.queue and scheduler.workloadPriorityClass put it on the RayJob (or RayCluster) alone, while kuberay.%s.labels reach its pod templates and ConfigMaps too", rc.Role)
+			}
+		}
+	}
+	return nil
+}
+
+// admissionLabels are the labels of the object a queueing controller
+// admits (the RayJob, or the RayCluster in raycluster mode): Kueue's queue
+// name and workload priority class. nil unless scheduler.kind is kueue.
+func admissionLabels(in *profile.Infra) map[string]string {
+	if in.Scheduler.Kind != "kueue" || in.Scheduler.Queue == nil {
+		return nil
+	}
+	out := map[string]string{KueueQueueLabel: *in.Scheduler.Queue}
+	if pc := in.Scheduler.WorkloadPriorityClass; pc != nil {
+		out[KueuePriorityClassLabel] = *pc
+	}
+	return out
 }
 
 // gangAnnotations are scheduler.topology as the annotations of the object

@@ -102,7 +102,7 @@ func (b *builder) newRayCluster(id identity, role string, c *profile.Cluster, sp
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        b.clusterName(role, c),
 			Namespace:   b.in.Namespace,
-			Labels:      id.objectLabels(b.in.Labels, c.Labels, nil),
+			Labels:      id.objectLabels(b.in.Labels, c.Labels, admissionLabels(b.in)),
 			Annotations: id.objectAnnotations(b.in.Annotations, merged(c.Annotations, gangAnnotations(b.in))),
 		},
 		Spec: *spec,

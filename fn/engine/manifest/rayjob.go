@@ -49,7 +49,7 @@ func (b *builder) newRayJob(id identity, name string, c *profile.Cluster, spec *
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Namespace:   in.Namespace,
-			Labels:      id.objectLabels(in.Labels, c.Labels, nil),
+			Labels:      id.objectLabels(in.Labels, c.Labels, admissionLabels(in)),
 			Annotations: id.objectAnnotations(in.Annotations, merged(c.Annotations, gangAnnotations(in))),
 		},
 		Spec: rayv1.RayJobSpec{

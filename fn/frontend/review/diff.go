@@ -44,6 +44,10 @@ type RunDiff struct {
 	ObjectsAdded, ObjectsRemoved, ObjectsChanged []string
 	Scheduling                                   []FieldChange
 	DRA                                          []FieldChange
+	// Admission are the run's objects that do not create their pods at
+	// once ("RayJob/x: queued: …"), as the run is now: their pods are
+	// counted all the same.
+	Admission []string
 	// Security are the security and scope facts that changed, and the
 	// run's Pod Security level and namespaces on each side.
 	Security                            []FieldChange
@@ -111,6 +115,11 @@ func Diff(old, cur Render) *Summary {
 			}
 		}
 		d.Scheduling = fieldChanges(o.Scheduling, c.Scheduling)
+		for _, k := range tree.SortedKeys(c.Scheduling) {
+			if ref, ok := strings.CutSuffix(k, " admission"); ok {
+				d.Admission = append(d.Admission, ref+": "+c.Scheduling[k])
+			}
+		}
 		d.DRA = fieldChanges(o.DRA, c.DRA)
 		d.Security = fieldChanges(o.Security, c.Security)
 		d.PodSecurityBefore, d.PodSecurityAfter = o.PodSecurity, c.PodSecurity

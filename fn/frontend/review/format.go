@@ -35,6 +35,7 @@ func (s *Summary) Text() string {
 		if d.BeforeCeiling != d.Before || d.AfterCeiling != d.After {
 			row("autoscaling", "up to "+arrowText(ceilingText(d.BeforeCeiling), ceilingText(d.AfterCeiling)))
 		}
+		rows("admission", d.Admission)
 		rows("image", imageLines(d))
 		var objs []string
 		for _, o := range d.ObjectsAdded {
@@ -195,6 +196,10 @@ func (d RunDiff) markdownBlock() string {
 			a = "unchanged"
 		}
 		row("autoscaling up to", b, a)
+	}
+	for _, a := range d.Admission {
+		ref, state, _ := strings.Cut(a, ": ")
+		row("admission: "+code(ref), "", plain(state))
 	}
 	if len(d.ImagesRemoved)+len(d.ImagesAdded) > 0 {
 		row("images", codes(d.ImagesRemoved), codes(d.ImagesAdded))

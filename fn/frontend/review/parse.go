@@ -32,6 +32,7 @@ import (
 const (
 	GPUResource          = corev1.ResourceName("nvidia.com/gpu")
 	QueueLabel           = "kai.scheduler/queue"
+	KueueQueueLabel      = "kueue.x-k8s.io/queue-name"
 	TopologyAnnotation   = "kai.scheduler/topology"
 	RequiredPlacementAnn = "kai.scheduler/topology-required-placement"
 	PreferredPlacementAn = "kai.scheduler/topology-preferred-placement"
@@ -164,6 +165,9 @@ type owner struct {
 	// privileges beyond the pod templates': the head Service KubeRay
 	// creates from the spec (privileges.go).
 	privileges []string
+	// admission says when the owner's pods are created, if not at once:
+	// queued in Kueue, or suspended until someone resumes it.
+	admission string
 }
 
 // Parse reads one run's render: a multi-document YAML stream. Every error
@@ -239,6 +243,9 @@ func Parse(run, file string, data []byte) (*RunFacts, error) {
 	for _, o := range owners {
 		r.Pods = append(r.Pods, podGroups(o)...)
 		schedulingFacts(o, r.Scheduling)
+		if o.admission != "" {
+			r.Scheduling[o.ref+" admission"] = o.admission
+		}
 		claimFacts(o, r.DRA)
 		securityFacts(o, r.Security)
 		for _, t := range o.templates {
@@ -288,19 +295,13 @@ func decodeOwner(kind, ref string, doc []byte, r *RunFacts) (*owner, error) {
 			// clusterSelector: the job runs on a RayCluster listed on its own.
 			return nil, nil
 		}
-		spec := job.Spec.RayClusterSpec
-		if job.Spec.Suspend {
-			// A suspended RayJob has no cluster: KubeRay creates it on resume.
-			spec = spec.DeepCopy()
-			spec.Suspend = &job.Spec.Suspend
-		}
-		return rayOwner(ref, job.Labels, spec), nil
+		return rayOwner(ref, job.Labels, job.Spec.RayClusterSpec, admission(job.Labels, job.Spec.Suspend)), nil
 	case "RayCluster":
 		var rc rayv1.RayCluster
 		if err := yaml.Unmarshal(doc, &rc); err != nil {
 			return nil, fmt.Errorf("%w; expected a ray.io/v1 RayCluster", err)
 		}
-		return rayOwner(ref, rc.Labels, &rc.Spec), nil
+		return rayOwner(ref, rc.Labels, &rc.Spec, admission(rc.Labels, capacity.Suspended(&rc.Spec))), nil
 	case "Deployment":
 		var d appsv1.Deployment
 		if err := yaml.Unmarshal(doc, &d); err != nil {
@@ -317,18 +318,30 @@ func decodeOwner(kind, ref string, doc []byte, r *RunFacts) (*owner, error) {
 	return nil, nil
 }
 
-func rayOwner(ref string, labels map[string]string, spec *rayv1.RayClusterSpec) *owner {
-	suspended, autoscaling := capacity.Suspended(spec), capacity.Autoscaling(spec)
-	o := &owner{ref: ref, labels: labels, privileges: headServicePrivileges(&spec.HeadGroupSpec)}
-	head := int64(1)
-	if suspended {
-		head = 0
+// admission is when a Ray object's pods are created if not at once: a
+// Kueue queue label means Kueue's webhook suspends it on creation and Kueue
+// resumes it on admission; spec.suspend alone means someone resumes it.
+func admission(labels map[string]string, suspended bool) string {
+	switch {
+	case labels[KueueQueueLabel] != "":
+		return "queued: Kueue's LocalQueue " + labels[KueueQueueLabel] + " admits it, then KubeRay creates its pods"
+	case suspended:
+		return "suspended: KubeRay creates its pods once spec.suspend is set to false"
 	}
-	o.templates = append(o.templates, podTemplate{scope: "head", group: "head", pods: head, maxPods: head, tmpl: &spec.HeadGroupSpec.Template})
+	return ""
+}
+
+// rayOwner counts a Ray object's pods at the size it runs at: a suspended
+// or queued cluster has no pods yet, but the review weighs the run it will
+// become (its admission says when).
+func rayOwner(ref string, labels map[string]string, spec *rayv1.RayClusterSpec, admission string) *owner {
+	autoscaling := capacity.Autoscaling(spec)
+	o := &owner{ref: ref, labels: labels, privileges: headServicePrivileges(&spec.HeadGroupSpec), admission: admission}
+	o.templates = append(o.templates, podTemplate{scope: "head", group: "head", pods: 1, maxPods: 1, tmpl: &spec.HeadGroupSpec.Template})
 	for i := range spec.WorkerGroupSpecs {
 		g := &spec.WorkerGroupSpecs[i]
 		o.templates = append(o.templates, podTemplate{scope: "worker", group: g.GroupName,
-			pods: capacity.WorkerPods(g, suspended), maxPods: capacity.MaxWorkerPods(g, autoscaling, suspended), tmpl: &g.Template})
+			pods: capacity.WorkerPods(g, false), maxPods: capacity.MaxWorkerPods(g, autoscaling, false), tmpl: &g.Template})
 	}
 	return o
 }

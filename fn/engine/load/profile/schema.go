@@ -49,8 +49,9 @@ type Infra struct {
 	Dev Dev `json:"dev"`
 }
 
-// Scheduler is printed by check; nothing injects it (the profiles write KAI
-// fields into the pod specs by hand).
+// Scheduler is the run's scheduler: KAI (schedulerName and queue label on
+// the pods), Kueue (the queue label on the object Kueue admits) or the
+// cluster's default (fn/engine/manifest/profilekeys.go applies it).
 type Scheduler struct {
 	Kind  string  `json:"kind"`
 	Queue *string `json:"queue"`
@@ -59,6 +60,9 @@ type Scheduler struct {
 	// Ours: a topology constraint on the whole gang, written where KAI's
 	// pod-grouper reads it (the RayJob's or RayCluster's annotations).
 	Topology *SchedulerTopology `json:"topology"`
+	// Ours, Kueue only: the WorkloadPriorityClass of the run's Workload
+	// (the kueue.x-k8s.io/priority-class label beside the queue name).
+	WorkloadPriorityClass *string `json:"workloadPriorityClass"`
 }
 
 // SchedulerTopology is KAI's run-wide topology constraint.

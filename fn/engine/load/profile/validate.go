@@ -114,6 +114,7 @@ func validateScheduling(ds *diag.List, file string, in *Infra) {
 			ds.Errorf(file, "scheduler.queue", "found %q; expected a queue name usable as the label value of kai.scheduler/queue: %s", *q, e)
 		}
 	}
+	validateKueue(ds, file, in)
 	for _, k := range tree.SortedKeys(in.Placement.NodeSelector) {
 		for _, e := range validation.IsQualifiedName(k) {
 			ds.Errorf(file, "placement.nodeSelector."+k, "key %q: expected a node label key: %s", k, e)
@@ -424,5 +425,34 @@ func validateGangTopology(ds *diag.List, file string, in *Infra) {
 				ds.Errorf(file, "kuberay."+rc.Role+".annotations."+key, "is set and so is scheduler.topology; expected one of them (scheduler.topology writes it)")
 			}
 		}
+	}
+}
+
+// validateKueue: a Kueue run names a LocalQueue (a DNS-1123 subdomain, as
+// Kueue's own validation of the kueue.x-k8s.io/queue-name label requires),
+// never starts suspended by the profile's hand (Kueue's webhook suspends it
+// on creation; a suspend written in Git re-suspends an admitted run on the
+// next apply, and KubeRay then deletes its cluster). What Kueue's webhooks
+// refuse in the rendered objects is judged by check (fn/engine/check/kueue.go).
+func validateKueue(ds *diag.List, file string, in *Infra) {
+	s := in.Scheduler
+	if s.WorkloadPriorityClass != nil && s.Kind != "kueue" {
+		ds.Errorf(file, "scheduler.workloadPriorityClass", "is set but scheduler.kind is %q; expected kind kueue (a WorkloadPriorityClass is Kueue's; use scheduler.priorityClassName for the pods' PriorityClass)", s.Kind)
+	}
+	if s.Kind != "kueue" {
+		return
+	}
+	if q := s.Queue; q != nil && *q != "" {
+		for _, e := range validation.IsDNS1123Subdomain(*q) {
+			ds.Errorf(file, "scheduler.queue", "found %q; expected a LocalQueue name (DNS-1123 subdomain, the value of the kueue.x-k8s.io/queue-name label): %s", *q, e)
+		}
+	}
+	if pc := s.WorkloadPriorityClass; pc != nil {
+		for _, e := range validation.IsDNS1123Subdomain(*pc) {
+			ds.Errorf(file, "scheduler.workloadPriorityClass", "found %q; expected a WorkloadPriorityClass name (DNS-1123 subdomain): %s", *pc, e)
+		}
+	}
+	if in.Launch.RayJob.Suspend {
+		ds.Errorf(file, "launch.rayjob.suspend", "is true but scheduler.kind is kueue; expected false (unset): Kueue's webhook suspends the RayJob when it is created and unsuspends it on admission, while a suspend: true kept in Git sets spec.suspend again on every later apply of the same manifests, and KubeRay then deletes the admitted run's cluster")
 	}
 }
