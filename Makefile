@@ -16,7 +16,7 @@ ifeq ($(filter -trimpath,$(GOFLAGS)),)
 export GOFLAGS := $(strip -trimpath $(GOFLAGS))
 endif
 
-.PHONY: all build test race unit golden fmt vet lint image fuzz bench manifests chart tools apiserver apiserver-test operator-test scheduling-test clean
+.PHONY: all build test race unit golden fmt vet lint image fuzz bench manifests chart tools apiserver kueue apiserver-test operator-test scheduling-test kueue-test clean
 
 all: build
 
@@ -32,6 +32,13 @@ APISERVER_ENV = apiserver_env=$$(./hack/apiserver.sh) && eval "$$apiserver_env"
 apiserver:
 	./hack/apiserver.sh
 
+# The pinned Kueue manager and its install manifests for the Kueue tier
+# (tests/kueue), built from the nested module hack/kueue (needs `make tools`
+# for kustomize; cold: about 3 minutes on 2 cores after kube-apiserver).
+KUEUE_ENV = kueue_env=$$(./hack/kueue.sh) && eval "$$kueue_env"
+kueue:
+	$(TOOLS_ENV); ./hack/kueue.sh
+
 # Every test, the end-to-end ones against the pinned kustomize and helm CLIs
 # and a real kube-apiserver too (a missing one fails instead of skipping).
 # The container tier (tests/container) runs `make image`'s image under
@@ -40,7 +47,7 @@ apiserver:
 test: vet lint build image race
 	@command -v podman >/dev/null && { command -v runc >/dev/null || test -x /usr/sbin/runc; } || \
 	  echo "make test: podman or runc not installed: the container tier (tests/container) is skipped$${CI:+ and fails, CI=true}$${NRL_REQUIRE_PODMAN:+ and fails, NRL_REQUIRE_PODMAN is set}; apt-get install podman runc"
-	$(TOOLS_ENV); $(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 NRL_IMAGE_TAR=$(CURDIR)/dist/nrl-k8s-image.tar $(GO) test -count=1 ./...
+	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_REQUIRE_APISERVER=1 NRL_IMAGE_TAR=$(CURDIR)/dist/nrl-k8s-image.tar $(GO) test -count=1 ./...
 
 # The race detector over every package that shares state between
 # goroutines (it needs cgo: Debian's gcc, which .ci/run installs when
@@ -75,6 +82,11 @@ operator-test:
 # (tests/scheduling, internal/scheduler).
 scheduling-test:
 	$(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v ./tests/scheduling
+
+# Only the Kueue tier: Kueue v0.17.0's own manager (webhooks, Workloads,
+# admission) beside KubeRay's reconcilers (tests/kueue, internal/kueue).
+kueue-test:
+	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v ./tests/kueue
 
 # Unit tests only (no CLIs needed).
 unit:

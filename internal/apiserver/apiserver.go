@@ -103,6 +103,12 @@ type Options struct {
 	// pod-security.kubernetes.io/enforce label. The caller creates the
 	// ServiceAccounts, "default" included.
 	ClusterAdmission bool
+	// AggregatorRouting makes the API server reach a Service's endpoints
+	// (its EndpointSlices' addresses) instead of its ClusterIP, for
+	// webhooks and aggregated APIs alike (--enable-aggregator-routing):
+	// with no kube-proxy, that is how an admission webhook served by a
+	// test process is reached through the Service its configuration names.
+	AggregatorRouting bool
 }
 
 // Start starts a server from the binaries in assets and installs the CRDs.
@@ -123,6 +129,9 @@ func StartWith(assets string, opts Options) (*Server, error) {
 	}
 	if opts.ClusterAdmission {
 		env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins")
+	}
+	if opts.AggregatorRouting {
+		env.ControlPlane.GetAPIServer().Configure().Set("enable-aggregator-routing", "true")
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -87,8 +87,15 @@ func Scheme() (*runtime.Scheme, error) {
 // apiserver.Assets) with cluster admission, then KubeRay's RayCluster and
 // RayJob reconcilers against it, and returns once their caches have synced.
 func Start(assets string) (*Env, error) {
+	return StartWith(assets, apiserver.Options{})
+}
+
+// StartWith is Start with more API server options (cluster admission is
+// always on).
+func StartWith(assets string, opts apiserver.Options) (*Env, error) {
 	begin := time.Now()
-	srv, err := apiserver.StartWith(assets, apiserver.Options{ClusterAdmission: true})
+	opts.ClusterAdmission = true
+	srv, err := apiserver.StartWith(assets, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,6 @@
 package scheduler
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,12 +30,13 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 // Scheduler is a running kube-scheduler and the stand-ins beside it.
 type Scheduler struct {
 	cmd    *exec.Cmd
-	log    *syncBuffer
+	log    *testenv.LogBuffer
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -88,7 +88,7 @@ func Start(env *operator.Env, assets string) (*Scheduler, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Scheduler{log: &syncBuffer{}, cancel: cancel, done: make(chan struct{})}
+	s := &Scheduler{log: &testenv.LogBuffer{}, cancel: cancel, done: make(chan struct{})}
 	s.cmd = exec.CommandContext(ctx, bin, "--config="+cfg, "--secure-port=0", "--v=2")
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
@@ -115,29 +115,6 @@ func (s *Scheduler) Stop() error {
 		return nil // killed, as asked
 	}
 	return err
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's two writers and a
-// reader, bounded to its last 1 MiB.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.b.Len() > 1<<20 {
-		rest := b.b.Bytes()[b.b.Len()-(512<<10):]
-		b.b = *bytes.NewBuffer(append([]byte(nil), rest...))
-	}
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // standInPeriod is how often the stand-ins look for work.

@@ -204,7 +204,7 @@ func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Ne
 		var lines []string
 		l.State = OK
 		for _, gv := range versionsOf(group, in.APIVersions) {
-			one, err := servedLine(ctx, c, Line{}, gv, plural, served, servedOut)
+			one, err := servedLine(ctx, c, gv, plural, served, servedOut)
 			if err != nil {
 				return l, err
 			}
@@ -221,12 +221,12 @@ func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Ne
 	case "APIService":
 		// n.Name is <version>.<group>, as the API server names it.
 		version, group, _ := strings.Cut(n.Name, ".")
-		one, err := servedLine(ctx, c, Line{}, group+"/"+version, "", served, servedOut)
+		one, err := servedLine(ctx, c, group+"/"+version, "", served, servedOut)
 		l.State, l.Detail = one.State, one.Detail
 		return l, err
 	case "Queue":
 		// Only asked about when KAI serves its Queue API.
-		one, err := servedLine(ctx, c, Line{}, kube.KAIQueues.GroupVersion().String(), "queues", served, servedOut)
+		one, err := servedLine(ctx, c, kube.KAIQueues.GroupVersion().String(), "queues", served, servedOut)
 		if err != nil {
 			return l, err
 		}
@@ -241,7 +241,7 @@ func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Ne
 		if plural == "" {
 			plural = strings.ToLower(n.Kind) + "s"
 		}
-		one, err := servedLine(ctx, c, Line{}, kube.KueueLocalQueues.GroupVersion().String(), plural, served, servedOut)
+		one, err := servedLine(ctx, c, kube.KueueLocalQueues.GroupVersion().String(), plural, served, servedOut)
 		if err != nil {
 			return l, err
 		}
@@ -328,7 +328,8 @@ func versionsOf(group string, apiVersions []string) []string {
 
 // servedLine asks whether a group version serves a resource, once per
 // group version for the whole preflight.
-func servedLine(ctx context.Context, c *kube.Conn, l Line, gv, resource string, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, error) {
+func servedLine(ctx context.Context, c *kube.Conn, gv, resource string, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, error) {
+	var l Line
 	res, seen := served[gv]
 	out := servedOut[gv]
 	if !seen {

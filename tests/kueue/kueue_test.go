@@ -1,0 +1,347 @@
+// Package kueue_test is the Kueue tier: a Kueue run rendered from the
+// shipped H100 Kueue profile is applied to the real kube-apiserver, where
+// Kueue v0.17.0's own manager (webhooks, job reconcilers, scheduler;
+// internal/kueue) and KubeRay v1.5.0's reconcilers (internal/operator) act
+// on it as in a cluster. It asserts what the profile promises: Kueue's
+// webhook suspends the RayJob on creation, admits it when the ClusterQueue
+// has quota, and KubeRay then creates its Pods; re-applying the same
+// manifests (server-side and client-side) never suspends an admitted job
+// again; a run larger than the quota stays queued with Kueue's reason, and
+// preflight and status say so.
+package kueue_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.RunThenStop(m, "the Kueue tier", kueue.StopShared))
+}
+
+// waitFor bounds each wait for Kueue or KubeRay on 2 shared cores.
+const waitFor = 60 * time.Second
+
+const (
+	profileFile = "profiles/h100/grpo-nano-v2-12b-2n8g.h100-kueue.infra.yaml"
+	recipeFile  = "recipes/examples/configs/recipes/llm/grpo-nano-v2-12b-2n8g-fsdp2tp1.yaml"
+	flavor      = "nrl-default-flavor"
+)
+
+// render renders the shipped Kueue profile (2 workers x 8 GPUs, LocalQueue
+// lab-queue) as run name in namespace ns.
+func render(t *testing.T, name, ns string) ([]emit.Doc, []*unstructured.Unstructured) {
+	t.Helper()
+	root := testenv.RepoRoot(t)
+	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
+		Recipe: filepath.Join(root, recipeFile), Profile: filepath.Join(root, profileFile),
+		Namespace: ns,
+		Run:       runparams.Run{Mode: runparams.RayJob, User: "alice", Name: name},
+	})
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+	b, err := emit.Stream(res.Docs)
+	require.NoError(t, err)
+	objs, err := apiserver.Decode(b)
+	require.NoError(t, err)
+	for _, o := range objs {
+		if o.GetKind() == "RayJob" {
+			_, has, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "suspend")
+			require.False(t, has, "a Kueue run never writes spec.suspend")
+			require.Equal(t, "lab-queue", o.GetLabels()["kueue.x-k8s.io/queue-name"])
+		}
+	}
+	return res.Docs, objs
+}
+
+// queue creates ns (its ServiceAccount, the NFS claim the profile mounts),
+// a ClusterQueue cq with gpus nvidia.com/gpu of nominal quota (CPU and
+// memory plenty), and the LocalQueue lab-queue in ns pointing at it.
+func queue(t *testing.T, env *operator.Env, ns, cq, gpus string) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, env.CreateNamespace(ctx, ns, "baseline"))
+	require.NoError(t, env.CreateServiceAccount(ctx, ns, "default"))
+	objs := []map[string]any{
+		{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": map[string]any{"name": flavor}},
+		{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": map[string]any{"name": cq},
+			"spec": map[string]any{
+				"namespaceSelector": map[string]any{},
+				"resourceGroups": []any{map[string]any{
+					"coveredResources": []any{"cpu", "memory", "nvidia.com/gpu"},
+					"flavors": []any{map[string]any{"name": flavor, "resources": []any{
+						map[string]any{"name": "cpu", "nominalQuota": "1000"},
+						map[string]any{"name": "memory", "nominalQuota": "100Ti"},
+						map[string]any{"name": "nvidia.com/gpu", "nominalQuota": gpus},
+					}}},
+				}},
+			}},
+		{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": map[string]any{"name": "lab-queue", "namespace": ns},
+			"spec": map[string]any{"clusterQueue": cq}},
+	}
+	for _, o := range objs {
+		u := &unstructured.Unstructured{Object: o}
+		if err := env.Server.Client.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
+			require.NoError(t, err, "%s %s", u.GetKind(), u.GetName())
+		}
+	}
+	require.NoError(t, operator.Wait(ctx, waitFor, "ClusterQueue "+cq+" active", func(ctx context.Context) (bool, string, error) {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("kueue.x-k8s.io/v1beta2")
+		u.SetKind("ClusterQueue")
+		if err := env.Server.Client.Get(ctx, client.ObjectKey{Name: cq}, u); err != nil {
+			return false, "", err
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Active" {
+				return m["status"] == "True", fmt.Sprintf("Active=%v %v", m["status"], m["message"]), nil
+			}
+		}
+		return false, "no Active condition", nil
+	}))
+}
+
+// workload is the Workload Kueue made for the RayJob, once it exists.
+func workload(t *testing.T, env *operator.Env, ns string, job *rayv1.RayJob) *unstructured.Unstructured {
+	t.Helper()
+	var wl *unstructured.Unstructured
+	require.NoError(t, operator.Wait(context.Background(), waitFor, "Kueue's Workload for RayJob "+job.Name, func(ctx context.Context) (bool, string, error) {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion("kueue.x-k8s.io/v1beta2")
+		l.SetKind("WorkloadList")
+		if err := env.Server.Client.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{"kueue.x-k8s.io/job-uid": string(job.UID)}); err != nil {
+			return false, "", err
+		}
+		if len(l.Items) == 0 {
+			return false, "none yet", nil
+		}
+		wl = &l.Items[0]
+		return true, "", nil
+	}))
+	return wl
+}
+
+func rayJob(t *testing.T, env *operator.Env, ns, name string) *rayv1.RayJob {
+	t.Helper()
+	var job rayv1.RayJob
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &job))
+	return &job
+}
+
+func jobName(objs []*unstructured.Unstructured) string {
+	for _, o := range objs {
+		if o.GetKind() == "RayJob" {
+			return o.GetName()
+		}
+	}
+	return ""
+}
+
+func conn(t *testing.T, env *operator.Env, ns string) *kube.Conn {
+	t.Helper()
+	c, err := kube.FromConfig(env.Server.Config, ns, kube.Options{})
+	require.NoError(t, err)
+	return c
+}
+
+// A queued run is admitted when the ClusterQueue has quota, and KubeRay
+// creates its Pods; re-applying the same manifests, server-side or as
+// kubectl's client-side apply patches, leaves the admitted job running.
+func TestAdmittedThenReappliedStaysRunning(t *testing.T) {
+	env, k := kueue.Shared(t)
+	ctx := context.Background()
+	ns := "kq-admit"
+	queue(t, env, ns, "lab-16", "16")
+	docs, objs := render(t, "kq-admit", ns)
+	name := jobName(objs)
+
+	// Kueue's mutating webhook suspends a labelled RayJob on creation: a
+	// dry-run create shows what the server would store.
+	for _, o := range objs {
+		if o.GetKind() == "RayJob" {
+			dry := o.DeepCopy()
+			require.NoError(t, env.Server.Client.Create(ctx, dry, client.DryRunAll), "Kueue's webhooks refuse the render")
+			suspend, _, _ := unstructured.NestedBool(dry.Object, "spec", "suspend")
+			require.True(t, suspend, "Kueue's webhook suspends the RayJob it will admit")
+		}
+	}
+
+	// preflight: the LocalQueue, its ClusterQueue and 16 of 16 GPUs free.
+	in, err := preflight.InputOf(docs, "", ns)
+	require.NoError(t, err)
+	rep, err := preflight.Run(ctx, conn(t, env, ns), in)
+	require.NoError(t, err)
+	line := lineOf(t, rep, "LocalQueue")
+	assert.Equal(t, preflight.OK, line.State, line.Detail)
+	assert.Contains(t, line.Detail, "ClusterQueue lab-16")
+	assert.Contains(t, line.Detail, "16 nvidia.com/gpu of 16 free")
+
+	require.NoError(t, env.Apply(ctx, ns, objs))
+	job := rayJob(t, env, ns, name)
+	wl := workload(t, env, ns, job)
+	require.NoError(t, operator.Wait(ctx, waitFor, "Kueue to admit and KubeRay to create 3 Pods", func(ctx context.Context) (bool, string, error) {
+		var pods corev1.PodList
+		if err := env.Client.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+			return false, "", err
+		}
+		j := rayJob(t, env, ns, name)
+		return len(pods.Items) == 3 && !j.Spec.Suspend, fmt.Sprintf("suspend=%v, %d Pods, %s", j.Spec.Suspend, len(pods.Items), j.Status.JobDeploymentStatus), nil
+	}), "Kueue's log:\n%s", tail(k.Log()))
+	job = rayJob(t, env, ns, name)
+	cluster := job.Status.RayClusterName
+	require.NotEmpty(t, cluster)
+	var rc rayv1.RayCluster
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cluster}, &rc))
+
+	// status reads the Workload: admitted by lab-16.
+	st, err := runstatus.Collect(ctx, conn(t, env, ns), ns, "kq-admit", time.Now())
+	require.NoError(t, err)
+	require.NotEmpty(t, st.Admissions, "status reads Kueue's Workload")
+	assert.Equal(t, runstatus.AdmissionAdmitted, st.Admissions[0].State, "%+v", st.Admissions)
+	assert.Equal(t, "Workload", st.Admissions[0].Kind)
+	assert.Equal(t, wl.GetName(), st.Admissions[0].Name)
+
+	// The next apply of the same manifests: server-side (kubectl apply
+	// --server-side, Argo CD's and Flux's default), then as kubectl's
+	// client-side apply sends it for a custom resource (a JSON merge patch
+	// of the manifest, which names no spec.suspend).
+	require.NoError(t, env.Apply(ctx, ns, objs))
+	for _, o := range objs {
+		body, err := json.Marshal(o.Object)
+		require.NoError(t, err)
+		u := o.DeepCopy()
+		u.SetNamespace(ns)
+		require.NoError(t, env.Server.Client.Patch(ctx, u, client.RawPatch(types.MergePatchType, body), client.FieldOwner("kubectl-client-side-apply")), "%s %s", o.GetKind(), o.GetName())
+	}
+	// Give Kueue and KubeRay time to act on the applies, then look again.
+	time.Sleep(3 * time.Second)
+	job = rayJob(t, env, ns, name)
+	assert.False(t, job.Spec.Suspend, "re-applying the render suspended the admitted RayJob")
+	var again rayv1.RayCluster
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cluster}, &again), "the admitted job's RayCluster is gone after a re-apply")
+	assert.Equal(t, rc.UID, again.UID, "the RayCluster was recreated")
+}
+
+// A run larger than the ClusterQueue's whole quota is never admitted:
+// preflight says so before apply, the Workload stays pending with Kueue's
+// own reason, the RayJob stays suspended without Pods, and status says it
+// is queued, with that reason.
+func TestOverQuotaStaysQueued(t *testing.T) {
+	env, k := kueue.Shared(t)
+	ctx := context.Background()
+	ns := "kq-over"
+	queue(t, env, ns, "lab-8", "8")
+	docs, objs := render(t, "kq-over", ns)
+	name := jobName(objs)
+
+	in, err := preflight.InputOf(docs, "", ns)
+	require.NoError(t, err)
+	rep, err := preflight.Run(ctx, conn(t, env, ns), in)
+	require.NoError(t, err)
+	line := lineOf(t, rep, "LocalQueue")
+	assert.Equal(t, preflight.Missing, line.State, line.Detail)
+	assert.Contains(t, line.Detail, "16 nvidia.com/gpu, more than ClusterQueue lab-8's whole nominal quota 8")
+
+	require.NoError(t, env.Apply(ctx, ns, objs))
+	job := rayJob(t, env, ns, name)
+	var message string
+	require.NoError(t, operator.Wait(ctx, waitFor, "Kueue to give its reason", func(ctx context.Context) (bool, string, error) {
+		wl := workload(t, env, ns, job)
+		conds, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "QuotaReserved" && m["status"] == "False" {
+				message, _ = m["message"].(string)
+				return message != "", message, nil
+			}
+		}
+		return false, "no QuotaReserved=False yet", nil
+	}), "Kueue's log:\n%s", tail(k.Log()))
+	assert.Contains(t, message, "nvidia.com/gpu", "Kueue's reason names the resource")
+
+	job = rayJob(t, env, ns, name)
+	assert.True(t, job.Spec.Suspend, "an unadmitted RayJob stays suspended")
+	var pods corev1.PodList
+	require.NoError(t, env.Client.List(ctx, &pods, client.InNamespace(ns)))
+	assert.Empty(t, pods.Items, "KubeRay created Pods for a job Kueue did not admit")
+
+	st, err := runstatus.Collect(ctx, conn(t, env, ns), ns, "kq-over", time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, runstatus.Queued, st.Verdict, st.Summary)
+	assert.Contains(t, st.Summary, "queue lab-queue")
+	assert.Contains(t, st.Summary, message)
+	assert.Contains(t, st.Text(), "Workload queued")
+}
+
+// Kueue's webhook refuses what check refuses for a Kueue run: a job that
+// keeps its cluster after finishing (shutdownAfterJobFinishes: false).
+func TestKueueRefusesWhatCheckRefuses(t *testing.T) {
+	env, _ := kueue.Shared(t)
+	ctx := context.Background()
+	ns := "kq-refuse"
+	queue(t, env, ns, "lab-refuse", "16")
+	_, objs := render(t, "kq-refuse", ns)
+	for _, o := range objs {
+		if o.GetKind() != "RayJob" {
+			continue
+		}
+		u := o.DeepCopy()
+		u.SetNamespace(ns)
+		require.NoError(t, unstructured.SetNestedField(u.Object, false, "spec", "shutdownAfterJobFinishes"))
+		require.NoError(t, unstructured.SetNestedField(u.Object, int64(0), "spec", "ttlSecondsAfterFinished"))
+		err := env.Server.Client.Create(ctx, u, client.DryRunAll)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "a kueue managed job should delete the cluster after finishing")
+	}
+}
+
+func lineOf(t *testing.T, rep preflight.Report, kind string) preflight.Line {
+	t.Helper()
+	for _, l := range rep.Lines {
+		if l.Kind == kind {
+			return l
+		}
+	}
+	var kinds []string
+	for _, l := range rep.Lines {
+		kinds = append(kinds, l.Kind)
+	}
+	t.Fatalf("no %s line in preflight's report (%s)", kind, strings.Join(kinds, ", "))
+	return preflight.Line{}
+}
+
+func tail(s string) string {
+	if len(s) > 6000 {
+		return "..." + s[len(s)-6000:]
+	}
+	return s
+}
