@@ -319,8 +319,8 @@ func (k *Kueue) Log() string { return k.log.String() }
 func (k *Kueue) Stop() error {
 	if k.cmd.Process != nil {
 		_ = k.cmd.Process.Kill()
-		<-k.exited
-		k.exited <- nil
+		exit := <-k.exited // killed, as asked: its exit status says nothing
+		k.exited <- exit
 	}
 	k.stop()
 	<-k.mounts
