@@ -79,7 +79,7 @@ func kueueCluster(ds *diag.List, file, where, ref, queue string, spec *rayv1.Ray
 		ds.Errorf(file, where+".enableInTreeAutoscaling", "is true on %s in Kueue queue %s; Kueue's webhook refuses autoscaling (it reserves quota once, for the declared replicas); expected false", ref, queue)
 	}
 	if n := len(spec.WorkerGroupSpecs); n > kueueMaxWorkers {
-		ds.Errorf(file, where+".workerGroupSpecs", "has %d worker groups on %s in Kueue queue %s; Kueue's webhook refuses more than %d (a Workload has at most %d PodSets, one is the head); expected fewer groups (a larger segmentSize, or dra.computeDomain.segmentSize unset)", n, ref, queue, kueueMaxWorkers, kueueMaxPodSets)
+		ds.Errorf(file, where+".workerGroupSpecs", "has %d worker groups on %s in Kueue queue %s; Kueue's webhook refuses more than %d (a Workload has at most %d PodSets, one is the head); expected at most %d worker groups (a larger kuberay.<role>.segmentSize, or none)", n, ref, queue, kueueMaxWorkers, kueueMaxPodSets, kueueMaxWorkers)
 	} else if submitter && n+2 > kueueMaxPodSets {
 		ds.Errorf(file, where+".workerGroupSpecs", "has %d worker groups on %s in Kueue queue %s with submissionMode K8sJobMode; with the head and the submitter Job that is %d PodSets and a Workload holds at most %d; expected at most %d worker groups, or launch.rayjob.submissionMode: HTTPMode", n, ref, queue, n+2, kueueMaxPodSets, kueueMaxPodSets-2)
 	}

@@ -510,3 +510,43 @@ func TestMarkdownFitsAComment(t *testing.T) {
 	require.Contains(t, text, "registry.example.net/")
 	require.True(t, strings.HasPrefix(full, text[:first]), "the cut text is the full text's beginning")
 }
+
+// TestQueuedRunCountsAtItsSize: a RayJob suspended by hand or queued in
+// Kueue has no pods yet; the review counts it at the size it runs at (a
+// queued 16-GPU run is not 0 GPUs) and says when its pods come.
+func TestQueuedRunCountsAtItsSize(t *testing.T) {
+	const job = `apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: j
+  labels: {%s}
+spec:
+  entrypoint: python x.py
+  %s
+  rayClusterSpec:
+    headGroupSpec:
+      template: {spec: {containers: [{name: h, image: img:h}]}}
+    workerGroupSpecs:
+    - groupName: g
+      replicas: 2
+      template: {spec: {containers: [{name: w, image: img:w, resources: {limits: {nvidia.com/gpu: 8}}}]}}
+`
+	running, err := review.Parse("r", "r.yaml", []byte(sprintf(job, "", "")))
+	require.NoError(t, err)
+	for _, tc := range []struct{ name, labels, suspend, says string }{
+		{"suspended", "", "suspend: true", "suspended: KubeRay creates its pods once spec.suspend is set to false"},
+		{"queued in Kueue", "kueue.x-k8s.io/queue-name: lab-queue", "", "queued: Kueue's LocalQueue lab-queue admits it, then KubeRay creates its pods"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			held, err := review.Parse("r", "r.yaml", []byte(sprintf(job, tc.labels, tc.suspend)))
+			require.NoError(t, err)
+			assert.Equal(t, review.Totals{Nodes: 2, GPUs: 16}, held.Totals())
+			s := review.Diff(review.Render{"r": running}, review.Render{"r": held})
+			require.Len(t, s.Runs, 1)
+			assert.Equal(t, s.Runs[0].Before, s.Runs[0].After, "holding a run back moves no GPUs")
+			assert.Equal(t, []string{"RayJob/j: " + tc.says}, s.Runs[0].Admission)
+			assert.Contains(t, s.Text(), "admission   RayJob/j: "+tc.says+"\n")
+			assert.Contains(t, s.Markdown(), "| admission: `RayJob/j` |  | "+tc.says+" |")
+		})
+	}
+}
