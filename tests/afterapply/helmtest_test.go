@@ -179,7 +179,11 @@ func startHelmTest(t *testing.T, env *operator.Env, helm, kc, ns, rel string) *h
 	h.requested = rec.seen
 	require.NotEmpty(t, h.requested)
 	for _, s := range h.requested {
-		assert.True(t, strings.HasPrefix(s, "200 GET "), "every read status makes is allowed to the hook's Role: %s", s)
+		// Kueue and KAI are not installed here: the API server authorizes
+		// the read first (a refusal is 403) and then answers 404 for a
+		// group it does not serve, which status reads as "nothing queued".
+		optional := strings.HasPrefix(s, "404 GET /apis/kueue.x-k8s.io/") || strings.HasPrefix(s, "404 GET /apis/scheduling.run.ai/")
+		assert.True(t, strings.HasPrefix(s, "200 GET ") || optional, "every read status makes is allowed to the hook's Role: %s", s)
 	}
 	return h
 }

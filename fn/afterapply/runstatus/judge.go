@@ -141,6 +141,20 @@ func judge(r Report) (Verdict, string) {
 	if len(r.RayClusters) > 0 {
 		return Progressing, fmt.Sprintf("%d of %d RayCluster(s) ready; no obstacle found yet", ready, len(r.RayClusters))
 	}
+	if len(r.Pods) == 0 && len(r.Deployments) == 0 {
+		// The run was deleted but not all of it: nothing will make progress.
+		var left []string
+		for _, o := range r.Services {
+			left = append(left, "Service/"+o.Name)
+		}
+		for _, o := range r.Others {
+			left = append(left, o.Kind+"/"+o.Name)
+		}
+		for _, a := range r.Admissions {
+			left = append(left, a.Kind+"/"+a.Name)
+		}
+		return NotFound, fmt.Sprintf("no RayJob, RayCluster, Pod or Deployment of the run; left over: %s (delete them with the run's other objects: docs/run-identity.md)", strings.Join(left, ", "))
+	}
 	return Progressing, "no RayJob or RayCluster of the run; other objects present"
 }
 

@@ -29,6 +29,10 @@ func TestJudge(t *testing.T) {
 		{"cluster refused", Report{RayClusters: []RayCluster{{Name: "a"}}, Problems: []Problem{podSecurity}}, Stuck, "violates PodSecurity"},
 		{"pending pod", Report{RayClusters: []RayCluster{{Name: "a"}}, Problems: []Problem{{Object: "Pod/p", Reason: "Pending", Message: "Unschedulable: 0/3 nodes"}}}, Stuck, "Unschedulable"},
 		{"only deployments", Report{Deployments: []Deployment{{Name: "d"}}}, Progressing, "other objects"},
+		{"deleted but its ConfigMap", Report{Others: []Object{{Kind: "ConfigMap", Name: "r-recipe"}}}, NotFound, "left over: ConfigMap/r-recipe"},
+		{"queued in Kueue", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Suspended"}}, Admissions: []Admission{{Object: "RayJob/j", Kind: "Workload", Name: "w", State: AdmissionQueued, Queue: "lab", Reason: "Pending", Message: "insufficient quota for nvidia.com/gpu"}}}, Queued, "RayJob/j Workload queued (queue lab): Pending: insufficient quota"},
+		{"admitted, suspended by hand", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Suspended"}}, Admissions: []Admission{{Object: "RayJob/j", Kind: "Workload", State: AdmissionAdmitted}}}, Suspended, "Suspended"},
+		{"KAI cannot place the gang yet", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Initializing"}}, Admissions: []Admission{{Object: "RayJob/j", Kind: "PodGroup", State: AdmissionUnschedulable, Message: "queue rl quota"}}}, Queued, "PodGroup unschedulable"},
 		{"informational event", Report{RayClusters: []RayCluster{{Name: "a"}}, Problems: []Problem{{Object: "RayCluster/a", Reason: "Scaled", Message: "x"}}}, Progressing, "0 of 1"},
 	}
 	for _, c := range cases {
@@ -41,7 +45,7 @@ func TestJudge(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
-	for v, code := range map[Verdict]int{Running: 0, Succeeded: 0, Progressing: 0, Suspended: 0, Stuck: 1, Failed: 1, NotFound: 3} {
+	for v, code := range map[Verdict]int{Running: 0, Succeeded: 0, Progressing: 0, Suspended: 0, Queued: 0, Stuck: 1, Failed: 1, NotFound: 3} {
 		assert.Equal(t, code, v.Exit(), v)
 	}
 }

@@ -44,6 +44,7 @@ func TestShippedProfilesPodSecurity(t *testing.T) {
 		"gb300-ultra-48n-pipeclean":    gb300,
 		"generic-single-node-8gpu":     {level: podsecurity.Baseline},
 		"h100-nfs-2n8g":                {level: podsecurity.Baseline},
+		"h100-kueue-2n8g":              {level: podsecurity.Baseline},
 		"h200-research-16n8g":          {level: podsecurity.Baseline},
 		"kind-hostpath-1n1g":           {podsecurity.Privileged, []string{"hostPathVolumes"}, "host-data"},
 	}

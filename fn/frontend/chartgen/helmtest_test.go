@@ -173,6 +173,7 @@ func TestHelmTestHook(t *testing.T) {
 			"/pods": {"list"}, "/services": {"list"}, "/configmaps": {"list"}, "/events": {"list"},
 			"apps/deployments": {"list"}, "resource.k8s.io/resourceclaims": {"get"},
 			"resource.k8s.io/resourceclaimtemplates": {"list"}, "resource.nvidia.com/computedomains": {"list"},
+			"kueue.x-k8s.io/workloads": {"list"}, "scheduling.run.ai/podgroups": {"list"},
 		}, got)
 
 		var rb rbacv1.RoleBinding

@@ -544,5 +544,10 @@ func (g *gen) profileNamespace(e Entry) (string, error) {
 	if res.Profile == nil {
 		return "", fmt.Errorf("profile does not load")
 	}
-	return res.Profile.Infra.Namespace, nil
+	if ns := res.Profile.Infra.Namespace; ns != profile.DefaultNamespace {
+		return ns, nil
+	}
+	// No namespace in the profile (the loader's default): the profile is
+	// written for any namespace, and NOTES must not say otherwise.
+	return "", nil
 }

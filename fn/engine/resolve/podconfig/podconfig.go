@@ -100,7 +100,7 @@ func Of(in Input) (string, diag.List) {
 		for _, inv := range script.Calls {
 			c := path.Clean(inv.Config)
 			if inv.Config == "" {
-				ds.Warnf(f, "launch.entrypoint", "line %d: the driver call has no --config: it reads the driver's default config, not the checked recipe %s; expected --config naming it", inv.Line, recipe)
+				ds.Errorf(f, "launch.entrypoint", "line %d: the driver call has no --config: the pod would train the driver's default config (examples/configs/<algorithm>.yaml in the image), not the checked recipe %s; expected --config naming the checked recipe on that line", inv.Line, recipe)
 				continue
 			}
 			if c != suffix && !strings.HasSuffix(c, "/"+suffix) {
@@ -128,7 +128,7 @@ func Of(in Input) (string, diag.List) {
 func configTarget(ds *diag.List, f string, script entrypoint.Script, recipe, target string, shipped bool) (string, diag.List) {
 	for _, inv := range script.Calls {
 		if inv.Config == "" {
-			ds.Warnf(f, "launch.entrypoint", "line %d: the driver call has no --config: it reads the driver's default config, not the checked recipe %s (%s in the pod); expected --config %s", inv.Line, recipe, target, target)
+			ds.Errorf(f, "launch.entrypoint", "line %d: the driver call has no --config: the pod would train the driver's default config (examples/configs/<algorithm>.yaml in the image), not the checked recipe %s (%s in the pod); expected --config %s on that line", inv.Line, recipe, target, target)
 		}
 	}
 	_, changes, err := script.RewriteConfig(target)

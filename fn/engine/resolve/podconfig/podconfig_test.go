@@ -69,10 +69,10 @@ func TestOf(t *testing.T) {
 			wantWarn: "the pod reads --config examples/configs/b.yaml from the image's code",
 		},
 		{
-			name:       "no --config",
-			recipe:     "recipes/examples/configs/a.yaml",
-			launch:     profile.Launch{CodeSource: "image", CodePath: str("/opt/nemo-rl"), Entrypoint: str("python run_grpo.py x=1")},
-			wantTarget: "/opt/nemo-rl/examples/configs/a.yaml", wantWarn: "has no --config",
+			name:    "no --config",
+			recipe:  "recipes/examples/configs/a.yaml",
+			launch:  profile.Launch{CodeSource: "image", CodePath: str("/opt/nemo-rl"), Entrypoint: str("python run_grpo.py x=1")},
+			wantErr: "line 1: the driver call has no --config: the pod would train the driver's default config",
 		},
 		{
 			name:       "configMap",
