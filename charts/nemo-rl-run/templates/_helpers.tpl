@@ -27,6 +27,9 @@ values in place of the sentinels; "" when a required value is missing
 {{- if and (eq $mode "services") (not (has $mode $p.modes)) -}}
 {{- fail (printf "nemo-rl-run: mode services: profile %s declares no deployments, so there are no shared services to install; its runs need no services release" $v.profile) -}}
 {{- end -}}
+{{- if hasKey ($p.modesRefused | default dict) $mode -}}
+{{- fail (printf "nemo-rl-run: mode %q: profile %s cannot be rendered in it: %s; expected one of %s" $mode $v.profile (index $p.modesRefused $mode) (join ", " $p.modes)) -}}
+{{- end -}}
 {{- if not (has $mode $p.modes) -}}
 {{- fail (printf "nemo-rl-run: mode %q: expected one of %s" $mode (join ", " $p.modes)) -}}
 {{- end -}}

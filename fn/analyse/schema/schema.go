@@ -52,6 +52,17 @@ var crdFor = map[string]string{
 	"resource.nvidia.com/v1beta1/ComputeDomain": "crds/resource.nvidia.com_computedomains.yaml",
 }
 
+// CRD returns the embedded CustomResourceDefinition YAML of a kind this
+// package knows (RayJob, RayCluster, ComputeDomain).
+func CRD(kind string) ([]byte, error) {
+	for key, file := range crdFor {
+		if strings.HasSuffix(key, "/"+kind) {
+			return crdFiles.ReadFile(file)
+		}
+	}
+	return nil, fmt.Errorf("no embedded CRD for kind %s", kind)
+}
+
 // crdValidator is what the API server builds from one CRD version.
 type crdValidator struct {
 	structural *structuralschema.Structural

@@ -64,6 +64,9 @@ func AppliedDefaults(in *profile.Infra, mode runparams.Mode, docs []emit.Doc) []
 		if c := profile.DevWorkspaceClaim(in); c.Claim != "" && c.From != "dev.pvcName" {
 			out = append(out, AppliedDefault{"dev.pvcName", c.Claim, "from " + c.From})
 		}
+		if m := profile.DevMountPath(in); m.From != "dev.mountPath" {
+			out = append(out, AppliedDefault{"dev.mountPath", m.Path, m.From})
+		}
 	}
 	return out
 }

@@ -136,7 +136,7 @@ func (b *builder) rayClusterMode() ([]any, error) {
 	if b.p.RecipeYAML != "" {
 		// A long-lived cluster's mounted ConfigMap would change under a
 		// running job, and the kubelet updates it late.
-		return nil, errAt("launch.recipeSource", "is configMap, which rayjob mode supports only (the recipe is mounted into the cluster KubeRay creates for the job); expected --mode rayjob, or recipeSource checkout")
+		return nil, errAt("launch.recipeSource", "is configMap, which rayjob mode supports only (the recipe is mounted into the cluster KubeRay creates for the job); expected rayjob mode (nrl-k8s --mode rayjob, the chart's mode=rayjob), or recipeSource checkout")
 	}
 	var out []any
 	cid := b.clusterIdentity()

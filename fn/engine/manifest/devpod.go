@@ -1,15 +1,15 @@
 package manifest
 
 import (
+	"path"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 )
-
-// devWorkspace is where the dev pod mounts its workspace (nrl-k8s's path).
-const devWorkspace = "/mnt/rl-workspace"
 
 // devScript is the dev pod's start script, doing what nrl-k8s's does: the
 // user's SSH key from the secret installed with mode 600, rclone configured
@@ -17,7 +17,7 @@ const devWorkspace = "/mnt/rl-workspace"
 // then sleep. An install that fails (no network) is reported, not fatal:
 // the pod stays up.
 func devScript(home string) string {
-	return `mkdir -p ` + home + ` /root/.ssh
+	return `mkdir -p ` + shell.Quote(home) + ` /root/.ssh
 if [ -n "${SSH_KEY_CONTENT:-}" ] && [ -n "${SSH_KEY_NAME:-}" ]; then
   printf '%s\n' "$SSH_KEY_CONTENT" > "/root/.ssh/$SSH_KEY_NAME" && chmod 600 "/root/.ssh/$SSH_KEY_NAME"
 fi
@@ -64,14 +64,15 @@ func (b *builder) devPod() *corev1.Pod {
 		instance = b.p.Name
 	}
 	id := b.runIdentity(instance)
-	home := devWorkspace + "/" + user
+	mount := profile.DevMountPath(in).Path
+	home := path.Join(mount, user)
 	script := devScript(home)
 	image, secrets, sa := devSettings(in)
 	workspace := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 	if c := profile.DevWorkspaceClaim(in); c.Claim != "" {
 		workspace = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.Claim}}
 	} else {
-		b.ds.Warnf(b.file, "dev.pvcName", "is unset and the profile names no workspace claim (workspace.pvcName, or one PersistentVolumeClaim in its Ray pods): the dev pod's %s is an emptyDir, lost with the pod; expected dev.pvcName naming the shared workspace PVC", devWorkspace)
+		b.ds.Warnf(b.file, "dev.pvcName", "is unset and the profile names no workspace claim (workspace.pvcName, or one PersistentVolumeClaim in its Ray pods): the dev pod's %s is an emptyDir, lost with the pod; expected dev.pvcName naming the shared workspace PVC", mount)
 	}
 	if b.p.Image != "" {
 		image = b.p.Image
@@ -120,7 +121,7 @@ func (b *builder) devPod() *corev1.Pod {
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
 					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("5"), corev1.ResourceMemory: resource.MustParse("10Gi")},
 				},
-				VolumeMounts: []corev1.VolumeMount{{Name: "rl-workspace", MountPath: devWorkspace}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "rl-workspace", MountPath: mount}},
 			}},
 			Volumes: []corev1.Volume{{Name: "rl-workspace", VolumeSource: workspace}},
 		},

@@ -98,7 +98,7 @@ func Render(l *recipe.Loader, req Request) *Result {
 	prof, ds := profile.Load(profile.Input{
 		Loader: l, UserDefaults: req.UserDefaults, File: req.Profile,
 		RecipeInfra: recipeInfra, RecipeFile: req.Recipe,
-		Overrides: infraOv, User: req.User, Namespace: req.Namespace, Env: req.Env,
+		Overrides: infraOv, User: req.User, RunName: req.Name, Namespace: req.Namespace, Env: req.Env,
 	})
 	res.Diags = append(res.Diags, ds...)
 	if prof == nil || ds.HasErrors() {

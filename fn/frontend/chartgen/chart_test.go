@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
@@ -108,6 +109,11 @@ func TestGoldenCasesParity(t *testing.T) {
 			// nrl-k8s then uses the profile's namespace; the chart the
 			// release's: install the release there.
 			ns = readMeta(t).Profiles[name].Namespace
+		}
+		if ns == "" {
+			// A namespace-neutral profile (meta records none): nrl-k8s
+			// renders for "default", so the release goes there.
+			ns = profile.DefaultNamespace
 		}
 		for _, mode := range modes {
 			r := run{profile: name, mode: mode, user: interp.NormalizeUser(spec.Spec.User), namespace: ns, runID: spec.Spec.RunID, overrides: spec.Spec.Overrides}

@@ -23,6 +23,9 @@ type ProfileMeta struct {
 	// unless `namespace` is set, so it is informational.
 	Namespace string   `json:"namespace"`
 	Modes     []string `json:"modes"`
+	// ModesRefused are the modes the profile cannot render, with the
+	// engine's reason (the chart refuses them with it).
+	ModesRefused map[string]string `json:"modesRefused,omitempty"`
 	// MaxUserLength per mode, without a run id: the longest user for which
 	// every generated name keeps within its limit.
 	MaxUserLength map[string]int `json:"maxUserLength"`

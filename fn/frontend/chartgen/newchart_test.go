@@ -272,3 +272,35 @@ func TestNewChartEnv(t *testing.T) {
 		assert.Equal(t, string(want), stripSource(got), tc.expr)
 	}
 }
+
+// TestNewChartRayJobOnlyProfile: a profile that ships its recipe in a
+// ConfigMap renders in rayjob mode only; chart-new packages the modes it
+// can, and the chart refuses raycluster mode with the engine's reason
+// instead of chart-new failing (and suggesting a flag it does not have).
+func TestNewChartRayJobOnlyProfile(t *testing.T) {
+	atRoot(t)
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	e := entry(t, "generic-single-node-8gpu")
+	prof, err := os.ReadFile(e.Profile)
+	require.NoError(t, err)
+	profFile := filepath.Join(tmp, "team.infra.yaml")
+	require.NoError(t, os.WriteFile(profFile, []byte(strings.Replace(string(prof), "launch:\n", "launch:\n  recipeSource: configMap\n", 1)), 0o644))
+	idxFile := filepath.Join(tmp, "index.yaml")
+	require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf("profiles:\n- name: team-cm\n  description: d\n  profile: team.infra.yaml\n  recipe: %s\n",
+		relTo(t, tmp, filepath.Join(root, e.Recipe)))), 0o644))
+	idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
+	require.NoError(t, err)
+	dir := filepath.Join(tmp, "chart")
+	require.NoError(t, chartgen.NewChart(idx, dir, chartgen.ChartMeta{Name: "team-cm", Version: "0.1.0"}), "chart-new packages a rayjob-only profile")
+	c := mustLoad(t, dir)
+	got, _, err := helmTemplateNamed(c, "exp-1", map[string]any{"profile": "team-cm", "user": "ann"}, "team-a")
+	require.NoError(t, err)
+	assert.Contains(t, got, "kind: ConfigMap", "the recipe ships with the run")
+	_, _, err = helmTemplateNamed(c, "exp-1", map[string]any{"profile": "team-cm", "user": "ann", "mode": "raycluster"}, "team-a")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `mode "raycluster": profile team-cm cannot be rendered in it:`)
+	assert.Contains(t, err.Error(), "recipeSource")
+	assert.Contains(t, err.Error(), "mode=rayjob", "the chart's own way to ask for rayjob mode")
+}

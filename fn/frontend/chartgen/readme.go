@@ -46,8 +46,12 @@ func Readme(readme []byte, idx *Index, meta *Meta) ([]byte, error) {
 			}
 			services = fmt.Sprintf("%s; %d", strings.Join(names, ", "), pm.MaxUserLength[ServicesMode])
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %d × %s | %d / %d | %s | %s | `%s` / `%s` |\n", e.Name, e.Description,
-			pm.Capacity.GPUNodes, strings.Join(gpus, ","), pm.MaxUserLength["rayjob"], pm.MaxUserLength["raycluster"], queue, services, pm.Profile, pm.Recipe)
+		raycluster := fmt.Sprint(pm.MaxUserLength["raycluster"])
+		if _, refused := pm.ModesRefused["raycluster"]; refused {
+			raycluster = "— (rayjob mode only)"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %d × %s | %d / %s | %s | %s | `%s` / `%s` |\n", e.Name, e.Description,
+			pm.Capacity.GPUNodes, strings.Join(gpus, ","), pm.MaxUserLength["rayjob"], raycluster, queue, services, pm.Profile, pm.Recipe)
 	}
 	out := append([]byte{}, readme[:start]...)
 	out = append(out, b.String()...)

@@ -66,7 +66,7 @@ func canonical(s string) string {
 func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 	pm := &ProfileMeta{
 		Description: e.Description, Profile: e.Profile, Recipe: e.Recipe,
-		MaxUserLength: map[string]int{}, Renders: map[string]*RenderMeta{},
+		MaxUserLength: map[string]int{}, Renders: map[string]*RenderMeta{}, ModesRefused: map[string]string{},
 		EntrypointCluster: map[string]int64{}, RecipeCluster: map[string]int64{},
 	}
 	var rayjobKnobs *knobInfo
@@ -75,6 +75,15 @@ func (g *gen) profile(e Entry) (*ProfileMeta, error) {
 	}
 	hasServices := false
 	for _, mode := range Modes {
+		if mode != runparams.RayJob {
+			if _, _, err := g.run(e, mode, sentinelValues(""), g.env); err != nil {
+				// The profile cannot render this mode (a recipe shipped in a
+				// ConfigMap is rayjob mode only): the chart packages the
+				// modes it can and refuses this one with the engine's reason.
+				pm.ModesRefused[string(mode)] = err.Error()
+				continue
+			}
+		}
 		pm.Modes = append(pm.Modes, string(mode))
 		ki, err := g.knobs(e, mode)
 		if err != nil {
@@ -460,7 +469,7 @@ func (g *gen) knobs(e Entry, mode runparams.Mode) (*knobInfo, error) {
 // pipeline loads it for v, without the knobs.
 func (g *gen) baseInfra(e Entry, v Values, env func(string) (string, bool)) (*profile.Infra, error) {
 	infra, _ := pipeline.SplitOverrides(v.infra)
-	prof, ds := profile.Load(profile.Input{Loader: g.loader, File: e.Profile, Overrides: infra, User: v.User, Namespace: v.Namespace, Env: env})
+	prof, ds := profile.Load(profile.Input{Loader: g.loader, File: e.Profile, Overrides: infra, User: v.User, RunName: v.Name, Namespace: v.Namespace, Env: env})
 	if prof == nil || ds.HasErrors() {
 		return nil, fmt.Errorf("profile %s does not load: %v", e.Profile, ds)
 	}

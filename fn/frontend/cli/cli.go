@@ -82,7 +82,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		renderCmd(), checkCmd(), valuesCmd(),
 		chartDataCmd(), chartPackageCmd(), chartNewCmd(), recipeMergeCmd(),
-		fnCmd(), kustomizeInputsCmd(), kustomizePluginCmd(),
+		fnCmd(), kustomizeInputsCmd(), kustomizePluginCmd(), kustomizeConfigCmd(),
 		preflightCmd(),
 		renderAllCmd(), diffCmd(),
 		schemaCmd(), statusCmd(), versionCmd(),

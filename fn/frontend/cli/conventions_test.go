@@ -117,6 +117,20 @@ func TestSchemaCommand(t *testing.T) {
 	require.Contains(t, stderr, `unknown schema "recipe"; expected profile`)
 }
 
+// `nrl-k8s kustomize-config` prints the repository's kustomize/ files, byte
+// for byte, so an overlay can take them from the binary it renders with.
+func TestKustomizeConfigCommand(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	for arg, file := range map[string]string{"configuration": "kustomize/nrl-k8s.configuration.yaml", "openapi": "kustomize/openapi/kuberay.json"} {
+		code, out, stderr := runCLI("kustomize-config", arg)
+		require.Equal(t, cli.ExitOK, code, stderr)
+		require.Equal(t, testenv.ReadFile(t, filepath.Join(root, file)), out, arg)
+	}
+	code, _, stderr := runCLI("kustomize-config", "nope")
+	require.Equal(t, cli.ExitUsage, code)
+	require.Contains(t, stderr, `unknown file "nope"; expected configuration or openapi`)
+}
+
 // Every build that ships a binary sets the version it reports: the
 // Makefile (build, image) and the Dockerfile. The -X path is the package's
 // real import path, so moving the variable breaks this test, not releases.

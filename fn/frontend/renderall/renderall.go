@@ -130,6 +130,10 @@ func discoverRun(src source.Source, runsDir, name string) RunEntry {
 		ds.Errorf(path.Join(runsDir, r.Name), "", "run directory name %v", err)
 		return r
 	}
+	if r.Name == "kustomization" {
+		ds.Errorf(path.Join(runsDir, r.Name), "", "run directory name %q would write manifests/kustomization.yaml, which kustomize reads as an overlay's kustomization; expected another name", r.Name)
+		return r
+	}
 	data, err := src.ReadFile(r.Path)
 	if err != nil {
 		if errors.Is(err, source.ErrNotFound) {

@@ -265,6 +265,8 @@ func TestRenderAllOrphansAndFailures(t *testing.T) {
 	write(t, filepath.Join(manifests, "retired.yaml"), "kind: RayJob\nmetadata:\n  labels: {app.kubernetes.io/managed-by: nrl-k8s}\n")
 	write(t, filepath.Join(manifests, "README.md"), "not ours")
 	write(t, filepath.Join(manifests, "notes.yaml"), "kind: RayJob\n")
+	// An overlay's entry point beside the renders is the user's, not a run.
+	write(t, filepath.Join(manifests, "kustomization.yaml"), "resources: [ultra-48n.yaml]\n")
 	broken := strings.Replace(testenv.ReadFile(t, filepath.Join(repo, "runs/ultra-48n/run.yaml")), "ultra-48n", "broken", 1)
 	write(t, filepath.Join(repo, "runs/broken/run.yaml"), strings.Replace(broken, "ultra_48n_pipeclean", "no_such", 1))
 	write(t, filepath.Join(manifests, "broken.yaml"), "kept\n")
@@ -287,6 +289,17 @@ func TestRenderAllOrphansAndFailures(t *testing.T) {
 	assert.Equal(t, "kept\n", testenv.ReadFile(t, filepath.Join(manifests, "broken.yaml")))
 	assert.FileExists(t, filepath.Join(manifests, "README.md"))
 	assert.FileExists(t, filepath.Join(manifests, "notes.yaml"), "only files render-all wrote are deleted")
+	assert.FileExists(t, filepath.Join(manifests, "kustomization.yaml"))
+	assert.NotContains(t, stdout+stderr, "kustomization", "an overlay's kustomization.yaml is neither a run nor reported")
+
+	// diff of a tree skips it too.
+	overlay := filepath.Join(tmp, "overlay")
+	write(t, filepath.Join(overlay, "a.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+	write(t, filepath.Join(overlay, "kustomization.yaml"), "resources: [a.yaml]\n")
+	code, stdout, stderr = runCLI("diff", overlay, overlay)
+	assert.Equal(t, cli.ExitOK, code, stderr)
+	assert.NotContains(t, stdout+stderr, "kind and metadata.name are required")
+	assert.NotContains(t, stdout+stderr, "kustomization")
 }
 
 func TestRenderAllUsage(t *testing.T) {

@@ -96,7 +96,9 @@ func ReadManifests(disk source.Disk, out string) (map[string][]byte, []Refused, 
 	var untracked []string
 	var budget source.RenderBudget
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), Ext) {
+		if !strings.HasSuffix(e.Name(), Ext) || e.Name() == "kustomization"+Ext {
+			// kustomization.yaml: an overlay's entry point listing the
+			// renders, the user's file, never a run.
 			continue
 		}
 		name := strings.TrimSuffix(e.Name(), Ext)

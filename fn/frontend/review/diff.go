@@ -76,6 +76,10 @@ type FieldChange struct {
 type EntrypointDiff struct {
 	Job  string
 	Diff string
+	// Words are the words (shell words as whitespace splits them) removed
+	// ("- x") and added ("+ y"), in order: a one-override change to a
+	// 300-character driver line reads as the override, not as two lines.
+	Words []string
 }
 
 // EntrypointContext is the context lines around an entrypoint change: one
@@ -129,7 +133,7 @@ func Diff(old, cur Render) *Summary {
 		for _, job := range tree.SortedKeys(c.Entrypoints) {
 			prev, ok := o.Entrypoints[job]
 			if ok && prev != c.Entrypoints[job] {
-				d.Entrypoints = append(d.Entrypoints, EntrypointDiff{Job: job, Diff: lineDiff(prev, c.Entrypoints[job])})
+				d.Entrypoints = append(d.Entrypoints, EntrypointDiff{Job: job, Diff: lineDiff(prev, c.Entrypoints[job]), Words: wordDiff(prev, c.Entrypoints[job])})
 			}
 		}
 		d.WarningsAdded, d.WarningsResolved = minus(c.Warnings, o.Warnings), minus(o.Warnings, c.Warnings)
@@ -198,6 +202,26 @@ func lineDiff(a, b string) string {
 		return "(diff failed: " + err.Error() + ")\n"
 	}
 	return s
+}
+
+// wordDiff lists the words removed and added between a and b, as
+// difflib's matcher aligns the two word sequences.
+func wordDiff(a, b string) []string {
+	aw, bw := strings.Fields(a), strings.Fields(b)
+	var out []string
+	for _, op := range difflib.NewMatcher(aw, bw).GetOpCodes() {
+		if op.Tag == 'd' || op.Tag == 'r' {
+			for _, w := range aw[op.I1:op.I2] {
+				out = append(out, "- "+w)
+			}
+		}
+		if op.Tag == 'i' || op.Tag == 'r' {
+			for _, w := range bw[op.J1:op.J2] {
+				out = append(out, "+ "+w)
+			}
+		}
+	}
+	return out
 }
 
 // lines splits s keeping "\n" on every line, the last one included, so a

@@ -54,6 +54,7 @@ func (s *Summary) Text() string {
 		rows("warnings", warningLines(d))
 		for _, e := range d.Entrypoints {
 			row("entrypoint", e.Job)
+			rows("  words", e.Words)
 			for _, l := range strings.Split(strings.TrimRight(e.Diff, "\n"), "\n") {
 				fmt.Fprintf(&b, "  %-11s   %s\n", "", safetext.Inline(l))
 			}
@@ -238,6 +239,9 @@ func (d RunDiff) markdownBlock() string {
 		}
 	}
 	for _, e := range d.Entrypoints {
+		if len(e.Words) > 0 {
+			fmt.Fprintf(&b, "\nEntrypoint of %s, words changed: %s\n", code(e.Job), codes(e.Words))
+		}
 		body := inlineLines(e.Diff)
 		fence := fenceFor(body)
 		fmt.Fprintf(&b, "\nEntrypoint of %s:\n\n%sdiff\n%s%s\n", code(e.Job), fence, body, fence)

@@ -12,6 +12,10 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
+// kustomizationFiles are the names kustomize reads as a kustomization
+// (sigs.k8s.io/kustomize/api/konfig RecognizedKustomizationFileNames).
+var kustomizationFiles = map[string]bool{"kustomization.yaml": true, "kustomization.yml": true, "Kustomization": true}
+
 // ReadRender parses a render file (one run named after it) or every *.yaml
 // and *.yml under a tree; isFile says which it was. Two files of a tree
 // with the same base name would be the same run: that is an error. The
@@ -93,6 +97,11 @@ func readRenderFiles(p string, stdin io.Reader) (Render, bool, error) {
 			return nil
 		}
 		if !strings.HasSuffix(file, ".yaml") && !strings.HasSuffix(file, ".yml") {
+			return nil
+		}
+		if kustomizationFiles[d.Name()] {
+			// An overlay's entry point beside the renders (e.g. a
+			// manifests/kustomization.yaml listing them): not a run.
 			return nil
 		}
 		if err := regularOrDir(file, d.Type()); err != nil {

@@ -550,3 +550,28 @@ spec:
 		})
 	}
 }
+
+// TestEntrypointWordDiff: one added override on a long driver line reads
+// as that override, not as two 300-character lines.
+func TestEntrypointWordDiff(t *testing.T) {
+	const job = `apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: j}
+spec:
+  entrypoint: %s
+  rayClusterSpec:
+    headGroupSpec:
+      template: {spec: {containers: [{name: h, image: img:h}]}}
+`
+	long := "python -u examples/run_grpo.py --config examples/configs/recipes/llm/grpo-nano-v2-12b-2n8g-fsdp2tp1.yaml checkpointing.checkpoint_dir=/mnt/nfs/checkpoints/alice/grpo logger.wandb_enabled=false policy.model_name=nvidia/NVIDIA-Nemotron-Nano-12B-v2"
+	before, err := review.Parse("r", "r.yaml", []byte(sprintf(job, long)))
+	require.NoError(t, err)
+	after, err := review.Parse("r", "r.yaml", []byte(sprintf(job, strings.Replace(long, "logger.wandb_enabled=false", "logger.wandb_enabled=false grpo.max_num_steps=10", 1))))
+	require.NoError(t, err)
+	s := review.Diff(review.Render{"r": before}, review.Render{"r": after})
+	require.Len(t, s.Runs, 1)
+	require.Len(t, s.Runs[0].Entrypoints, 1)
+	assert.Equal(t, []string{"+ grpo.max_num_steps=10"}, s.Runs[0].Entrypoints[0].Words)
+	assert.Contains(t, s.Text(), "  words     + grpo.max_num_steps=10\n")
+	assert.Contains(t, s.Markdown(), "words changed: `+ grpo.max_num_steps=10`")
+}

@@ -157,6 +157,7 @@ var keyDocs = sync.OnceValue(func() map[string]keyDoc {
 
 		"dev":                  {"The CPU-only dev pod (--mode dev); unset keys take the profile's image, imagePullSecrets, serviceAccount and workspace.pvcName.", "{pvcName: rl-workspace}"},
 		"dev.image":            {"Dev pod image; default the profile's image.", "nvcr.io/nvidia/nemo-rl:v0.5.0"},
+		"dev.mountPath":        {"Where the dev pod mounts its claim (its home is <mountPath>/<user>); default where the profile's Ray pods mount the same claim, so paths a run prints mean the same in the dev pod, else /mnt/rl-workspace (nrl-k8s's). An absolute, clean path.", "/mnt/nfs"},
 		"dev.pvcName":          {"Claim the dev pod mounts; default workspace.pvcName (kind pvc or lustre), else the one PersistentVolumeClaim the Ray pods mount; with none, the dev pod gets an emptyDir and a warning (no claim of another cluster is assumed).", "rl-workspace"},
 		"dev.imagePullSecrets": {"Dev pod pull secrets; default the profile's imagePullSecrets.", "[ngc-pull]"},
 		"dev.serviceAccount":   {"Dev pod service account; default the profile's serviceAccount.", "nemo-rl"},

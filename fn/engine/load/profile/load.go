@@ -44,6 +44,9 @@ type Input struct {
 	// Overrides are `infra.`-side overrides with the prefix removed (layer 4).
 	Overrides []string
 	User      string
+	// RunName is the run's name (--name, a NemoRLRun's metadata.name, the
+	// chart's release): a profile value may read it as ${run.name}.
+	RunName string
 	// Namespace, when set, wins over the profile's.
 	Namespace string
 	Env       func(string) (string, bool)
@@ -187,15 +190,37 @@ func applyOverrides(root *tree.Map, overrides []string, file string) diag.List {
 	return ds
 }
 
+// RunKey is the interpolation node holding the run: ${run.name}.
+const RunKey = "run"
+
 // resolve interpolates the merged profile (${user:}, ${oc.env:...},
 // ${a.b}); a failure says how to fix it where it can (shellHint).
 func resolve(in Input, file string, root *tree.Map) (*tree.Map, diag.List) {
 	var ds diag.List
+	// ${run.name}: the run's name, as a node the interpolation can reach
+	// and the decoded profile never sees. A profile of its own `run:` key
+	// would shadow it: refused, as a key no profile schema has.
+	if _, taken := root.Get(RunKey); taken {
+		ds.Errorf(file, RunKey, "is reserved: ${run.name} reads the run's name from it; expected no top-level run: key in a profile")
+		return nil, ds
+	}
+	if in.RunName != "" {
+		run := tree.NewMap()
+		run.Set("name", in.RunName)
+		root.Set(RunKey, run)
+		defer root.Delete(RunKey)
+	}
 	resolved, err := interp.Resolve(root, interp.Options{User: in.User, Env: in.Env})
 	if err == nil {
-		return resolved.(*tree.Map), nil
+		out := resolved.(*tree.Map)
+		out.Delete(RunKey)
+		return out, nil
 	}
 	if ie, ok := errors.AsType[*interp.Error](err); ok {
+		if in.RunName == "" && strings.Contains(ie.Value, "${"+RunKey+".") {
+			ds.Errorf(file, ie.Path, "reads ${run.name} but the run has no name; expected a named run: nrl-k8s render --name, a NemoRLRun's metadata.name, or the chart's release name")
+			return nil, ds
+		}
 		if hint, ok := shellHint(ie, readFile(in.Loader, file)); ok {
 			ds.Errorf(file, ie.Path, "%s", hint)
 		} else {

@@ -281,7 +281,10 @@ type Dev struct {
 	ImagePullSecrets []string `json:"imagePullSecrets"`
 	ServiceAccount   *string  `json:"serviceAccount"`
 	PVCName          string   `json:"pvcName"`
-	SecretName       string   `json:"secretName"`
+	// Ours: where the dev pod mounts its claim; default where the Ray
+	// pods mount the same claim, else /mnt/rl-workspace (nrl-k8s's).
+	MountPath  string `json:"mountPath"`
+	SecretName string `json:"secretName"`
 }
 
 // Int accepts a JSON number or a numeric string (pydantic's lax int), and

@@ -3,6 +3,7 @@ package profile
 import (
 	"fmt"
 	"math"
+	"path"
 	"regexp"
 	"strings"
 
@@ -115,6 +116,7 @@ func validateScheduling(ds *diag.List, file string, in *Infra) {
 		}
 	}
 	validateKueue(ds, file, in)
+	validateDevMount(ds, file, in)
 	for _, k := range tree.SortedKeys(in.Placement.NodeSelector) {
 		for _, e := range validation.IsQualifiedName(k) {
 			ds.Errorf(file, "placement.nodeSelector."+k, "key %q: expected a node label key: %s", k, e)
@@ -389,6 +391,48 @@ func DevWorkspaceClaim(in *Infra) DevClaim {
 	return DevClaim{}
 }
 
+// DevWorkspacePath is nrl-k8s's dev pod mount path, used when neither
+// dev.mountPath nor the Ray pods say where the claim belongs.
+const DevWorkspacePath = "/mnt/rl-workspace"
+
+// DevMount is where the dev pod mounts its claim, and why.
+type DevMount struct{ Path, From string }
+
+// DevMountPath: dev.mountPath; else where the profile's Ray pods mount the
+// dev pod's claim (so paths printed by a run, checkpoints and logs, mean
+// the same in the dev pod); else nrl-k8s's /mnt/rl-workspace.
+func DevMountPath(in *Infra) DevMount {
+	if in.Dev.MountPath != "" {
+		return DevMount{in.Dev.MountPath, "dev.mountPath"}
+	}
+	if c := DevWorkspaceClaim(in); c.Claim != "" {
+		for _, rc := range in.Kuberay.ByRole() {
+			if rc.Cluster.Spec == nil {
+				continue
+			}
+			specs := []*corev1.PodSpec{&rc.Cluster.Spec.HeadGroupSpec.Template.Spec}
+			for i := range rc.Cluster.Spec.WorkerGroupSpecs {
+				specs = append(specs, &rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec)
+			}
+			for _, sp := range specs {
+				for _, v := range sp.Volumes {
+					if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != c.Claim {
+						continue
+					}
+					for _, ctr := range sp.Containers {
+						for _, m := range ctr.VolumeMounts {
+							if m.Name == v.Name && m.SubPath == "" {
+								return DevMount{m.MountPath, "where the profile's Ray pods mount " + c.Claim}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return DevMount{DevWorkspacePath, "nrl-k8s's dev pod path"}
+}
+
 // validateGangTopology: scheduler.topology needs KAI, a topology and one
 // placement level, and may not contradict annotations the clusters set.
 func validateGangTopology(ds *diag.List, file string, in *Infra) {
@@ -425,6 +469,14 @@ func validateGangTopology(ds *diag.List, file string, in *Infra) {
 				ds.Errorf(file, "kuberay."+rc.Role+".annotations."+key, "is set and so is scheduler.topology; expected one of them (scheduler.topology writes it)")
 			}
 		}
+	}
+}
+
+// validateDevMount: dev.mountPath is an absolute, clean path.
+func validateDevMount(ds *diag.List, file string, in *Infra) {
+	m := in.Dev.MountPath
+	if m != "" && (!path.IsAbs(m) || path.Clean(m) != m || m == "/") {
+		ds.Errorf(file, "dev.mountPath", "found %q; expected an absolute, clean path other than / (e.g. /mnt/nfs)", m)
 	}
 }
 
