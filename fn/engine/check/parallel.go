@@ -169,6 +169,7 @@ func trainWorld(ds *diag.List, v *recipeInts, r *effective.Recipe, alg string, b
 		expertWorld(ds, v, r, b, w)
 	}
 	dp := w.train / mp
+	valWorld(ds, v, r, alg, b, dp)
 	gbs, okG := v.get("policy.train_global_batch_size")
 	mbs, okM := v.get("policy.train_micro_batch_size")
 	if !okG {
@@ -191,6 +192,60 @@ func trainWorld(ds *diag.List, v *recipeInts, r *effective.Recipe, alg string, b
 		ds.Errorf(fileOf(r, gk), gk, "found %d (set by %s): each of the %d data-parallel ranks gets %d samples, not a multiple of policy.train_micro_batch_size=%d (set by %s); expected the global batch a multiple of data-parallel size × micro batch = %d, or NeMo-RL fails cutting micro batches (batched_data_dict.py make_microbatch_iterator)",
 			gbs, r.Origin(gk), dp, gbs/dp, mbs, r.Origin("policy.train_micro_batch_size"), mulCap(dp, mbs))
 	}
+}
+
+// valWorld: SFT, DPO and RM validate through policy.train too (sft.py,
+// dpo.py, rm.py validate(): policy.train(val_batch, eval_mode=True,
+// gbs=<alg>.val_global_batch_size, mbs=<alg>.val_micro_batch_size), DPO
+// and RM with both doubled for the chosen/rejected pairs), so the
+// validation batch is sharded over the same data-parallel ranks and cut
+// into the same micro batches as the training batch: the same two
+// assertions, at the first validation (val_at_start, or after val_period
+// steps), with the model already loaded.
+func valWorld(ds *diag.List, v *recipeInts, r *effective.Recipe, alg string, b backend, dp int64) {
+	if alg != "sft" && alg != "dpo" && alg != "rm" {
+		return
+	}
+	gk, mk := alg+".val_global_batch_size", alg+".val_micro_batch_size"
+	gbs, okG := v.get(gk)
+	if !okG || gbs <= 0 {
+		return
+	}
+	// val_period may be 0 or -1 (never): read as it is, not as a count.
+	pv, _, _ := r.Value(alg + ".val_period")
+	period, okP := pv.(int64)
+	atStart, _, _ := r.Value(alg + ".val_at_start")
+	if okP && period <= 0 && !isTrue(atStart) {
+		return // never validates
+	}
+	k := int64(1)
+	if alg != "sft" {
+		k = 2
+	}
+	when := "at its first validation"
+	if isTrue(atStart) {
+		when = "at the validation before the first step (" + alg + ".val_at_start, after the model has loaded)"
+	}
+	if mulCap(gbs, k)%dp != 0 {
+		ds.Errorf(fileOf(r, gk), gk, "found %d (set by %s)%s; expected a multiple of the data-parallel size %d, or NeMo-RL fails sharding the validation batch over the ranks %s (%s.py validate → policy.train; batched_data_dict.py shard_by_batch_size: batch size is not a multiple of shards)",
+			gbs, r.Origin(gk), doubled(k), dp, when, alg)
+		return
+	}
+	mbs, okM := v.get(mk)
+	if !okM || mbs <= 0 || b.dynamicBatch || b.packing {
+		return
+	}
+	if (mulCap(gbs, k)/dp)%mulCap(mbs, k) != 0 {
+		ds.Errorf(fileOf(r, gk), gk, "found %d (set by %s): each of the %d data-parallel ranks gets %d validation samples, not a multiple of %s=%d (set by %s); expected a multiple of data-parallel size × validation micro batch = %d, or NeMo-RL fails cutting micro batches %s (batched_data_dict.py make_microbatch_iterator)",
+			gbs, r.Origin(gk), dp, mulCap(gbs, k)/dp/k, mk, mbs, r.Origin(mk), mulCap(dp, mbs), when)
+	}
+}
+
+func doubled(k int64) string {
+	if k == 2 {
+		return ", doubled for the chosen and rejected pairs"
+	}
+	return ""
 }
 
 // expertWorld: Megatron-core's initialize_model_parallel (megatron/core/
