@@ -127,23 +127,8 @@ func TestNewChart(t *testing.T) {
 // the run's variables in one name order, which a substitution cannot), with
 // the reason.
 func TestNewChartProfileEnv(t *testing.T) {
-	atRoot(t)
-	root, err := os.Getwd()
+	c, err := teamChart(t, "team-env", func(p string) string { return p + "\nenv: {TEAM_VAR: x}\n" })
 	require.NoError(t, err)
-	tmp := t.TempDir()
-	e := entry(t, "generic-single-node-8gpu")
-	prof, err := os.ReadFile(e.Profile)
-	require.NoError(t, err)
-	profFile := filepath.Join(tmp, "team.infra.yaml")
-	require.NoError(t, os.WriteFile(profFile, append(prof, []byte("\nenv: {TEAM_VAR: x}\n")...), 0o644))
-	idxFile := filepath.Join(tmp, "index.yaml")
-	require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf("profiles:\n- name: team-env\n  description: d\n  profile: team.infra.yaml\n  recipe: %s\n",
-		relTo(t, tmp, filepath.Join(root, e.Recipe)))), 0o644))
-	idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
-	require.NoError(t, err)
-	dir := filepath.Join(tmp, "chart")
-	require.NoError(t, chartgen.NewChart(idx, dir, chartgen.ChartMeta{Name: "team-env", Version: "0.1.0"}))
-	c := mustLoad(t, dir)
 	got, _, err := helmTemplateNamed(c, "exp-1", map[string]any{"profile": "team-env", "user": "ann"}, "team-a")
 	require.NoError(t, err)
 	assert.Contains(t, got, "name: TEAM_VAR")
@@ -201,6 +186,30 @@ func TestChartConventions(t *testing.T) {
 	dev.KubeVersion = chartutil.KubeVersion{Version: "v0.0.0-master+$Format:%H$", Major: "", Minor: ""}
 	_, _, err = helmTemplateCaps(base, "my-run", vals(nil), "team-a", &dev)
 	require.NoError(t, err, "an unparseable cluster version is not compared")
+}
+
+// teamChart is chart-new's chart of a one-profile team index: the generic
+// single-node profile, edited, under the name given (chart and profile).
+func teamChart(t *testing.T, name string, edit func(profile string) string) (*chart.Chart, error) {
+	t.Helper()
+	atRoot(t)
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	e := entry(t, "generic-single-node-8gpu")
+	prof, err := os.ReadFile(e.Profile)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(tmp, "team.infra.yaml"), []byte(edit(string(prof))), 0o644))
+	idxFile := filepath.Join(tmp, "index.yaml")
+	require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf("profiles:\n- name: %s\n  description: d\n  profile: team.infra.yaml\n  recipe: %s\n",
+		name, relTo(t, tmp, filepath.Join(root, e.Recipe)))), 0o644))
+	idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
+	require.NoError(t, err)
+	dir := filepath.Join(tmp, "chart")
+	if err := chartgen.NewChart(idx, dir, chartgen.ChartMeta{Name: name, Version: "0.1.0"}); err != nil {
+		return nil, err
+	}
+	return mustLoad(t, dir), nil
 }
 
 // relTo is target relative to dir (a team index names its files so).
@@ -278,23 +287,8 @@ func TestNewChartEnv(t *testing.T) {
 // can, and the chart refuses raycluster mode with the engine's reason
 // instead of chart-new failing (and suggesting a flag it does not have).
 func TestNewChartRayJobOnlyProfile(t *testing.T) {
-	atRoot(t)
-	root, err := os.Getwd()
-	require.NoError(t, err)
-	tmp := t.TempDir()
-	e := entry(t, "generic-single-node-8gpu")
-	prof, err := os.ReadFile(e.Profile)
-	require.NoError(t, err)
-	profFile := filepath.Join(tmp, "team.infra.yaml")
-	require.NoError(t, os.WriteFile(profFile, []byte(strings.Replace(string(prof), "launch:\n", "launch:\n  recipeSource: configMap\n", 1)), 0o644))
-	idxFile := filepath.Join(tmp, "index.yaml")
-	require.NoError(t, os.WriteFile(idxFile, []byte(fmt.Sprintf("profiles:\n- name: team-cm\n  description: d\n  profile: team.infra.yaml\n  recipe: %s\n",
-		relTo(t, tmp, filepath.Join(root, e.Recipe)))), 0o644))
-	idx, err := chartgen.LoadIndex(filepath.ToSlash(idxFile))
-	require.NoError(t, err)
-	dir := filepath.Join(tmp, "chart")
-	require.NoError(t, chartgen.NewChart(idx, dir, chartgen.ChartMeta{Name: "team-cm", Version: "0.1.0"}), "chart-new packages a rayjob-only profile")
-	c := mustLoad(t, dir)
+	c, err := teamChart(t, "team-cm", func(p string) string { return strings.Replace(p, "launch:\n", "launch:\n  recipeSource: configMap\n", 1) })
+	require.NoError(t, err, "chart-new packages a rayjob-only profile")
 	got, _, err := helmTemplateNamed(c, "exp-1", map[string]any{"profile": "team-cm", "user": "ann"}, "team-a")
 	require.NoError(t, err)
 	assert.Contains(t, got, "kind: ConfigMap", "the recipe ships with the run")

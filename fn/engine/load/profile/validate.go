@@ -366,21 +366,12 @@ func DevWorkspaceClaim(in *Infra) DevClaim {
 	}
 	claims := map[string]bool{}
 	var first string
-	for _, rc := range in.Kuberay.ByRole() {
-		if rc.Cluster.Spec == nil {
-			continue
-		}
-		specs := []*corev1.PodSpec{&rc.Cluster.Spec.HeadGroupSpec.Template.Spec}
-		for i := range rc.Cluster.Spec.WorkerGroupSpecs {
-			specs = append(specs, &rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec)
-		}
-		for _, sp := range specs {
-			for _, v := range sp.Volumes {
-				if v.PersistentVolumeClaim != nil && !claims[v.PersistentVolumeClaim.ClaimName] {
-					claims[v.PersistentVolumeClaim.ClaimName] = true
-					if first == "" {
-						first = v.PersistentVolumeClaim.ClaimName
-					}
+	for _, sp := range rayPodSpecs(in) {
+		for _, v := range sp.Volumes {
+			if v.PersistentVolumeClaim != nil && !claims[v.PersistentVolumeClaim.ClaimName] {
+				claims[v.PersistentVolumeClaim.ClaimName] = true
+				if first == "" {
+					first = v.PersistentVolumeClaim.ClaimName
 				}
 			}
 		}
@@ -389,6 +380,22 @@ func DevWorkspaceClaim(in *Infra) DevClaim {
 		return DevClaim{first, "the one PersistentVolumeClaim the profile's Ray pods mount"}
 	}
 	return DevClaim{}
+}
+
+// rayPodSpecs are the pod specs of every cluster's head and worker groups,
+// in role order.
+func rayPodSpecs(in *Infra) []*corev1.PodSpec {
+	var specs []*corev1.PodSpec
+	for _, rc := range in.Kuberay.ByRole() {
+		if rc.Cluster.Spec == nil {
+			continue
+		}
+		specs = append(specs, &rc.Cluster.Spec.HeadGroupSpec.Template.Spec)
+		for i := range rc.Cluster.Spec.WorkerGroupSpecs {
+			specs = append(specs, &rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec)
+		}
+	}
+	return specs
 }
 
 // DevWorkspacePath is nrl-k8s's dev pod mount path, used when neither
@@ -406,24 +413,15 @@ func DevMountPath(in *Infra) DevMount {
 		return DevMount{in.Dev.MountPath, "dev.mountPath"}
 	}
 	if c := DevWorkspaceClaim(in); c.Claim != "" {
-		for _, rc := range in.Kuberay.ByRole() {
-			if rc.Cluster.Spec == nil {
-				continue
-			}
-			specs := []*corev1.PodSpec{&rc.Cluster.Spec.HeadGroupSpec.Template.Spec}
-			for i := range rc.Cluster.Spec.WorkerGroupSpecs {
-				specs = append(specs, &rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec)
-			}
-			for _, sp := range specs {
-				for _, v := range sp.Volumes {
-					if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != c.Claim {
-						continue
-					}
-					for _, ctr := range sp.Containers {
-						for _, m := range ctr.VolumeMounts {
-							if m.Name == v.Name && m.SubPath == "" {
-								return DevMount{m.MountPath, "where the profile's Ray pods mount " + c.Claim}
-							}
+		for _, sp := range rayPodSpecs(in) {
+			for _, v := range sp.Volumes {
+				if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != c.Claim {
+					continue
+				}
+				for _, ctr := range sp.Containers {
+					for _, m := range ctr.VolumeMounts {
+						if m.Name == v.Name && m.SubPath == "" {
+							return DevMount{m.MountPath, "where the profile's Ray pods mount " + c.Claim}
 						}
 					}
 				}
