@@ -287,7 +287,9 @@ func TestNewChartEnv(t *testing.T) {
 // can, and the chart refuses raycluster mode with the engine's reason
 // instead of chart-new failing (and suggesting a flag it does not have).
 func TestNewChartRayJobOnlyProfile(t *testing.T) {
-	c, err := teamChart(t, "team-cm", func(p string) string { return strings.Replace(p, "launch:\n", "launch:\n  recipeSource: configMap\n", 1) })
+	c, err := teamChart(t, "team-cm", func(p string) string {
+		return strings.Replace(p, "launch:\n", "launch:\n  recipeSource: configMap\n", 1)
+	})
 	require.NoError(t, err, "chart-new packages a rayjob-only profile")
 	got, _, err := helmTemplateNamed(c, "exp-1", map[string]any{"profile": "team-cm", "user": "ann"}, "team-a")
 	require.NoError(t, err)
