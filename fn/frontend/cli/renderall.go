@@ -20,9 +20,9 @@ import (
 
 func renderAllCmd() *cobra.Command {
 	var outDir, rootDir, baseDir, baseRef string
-	var check, untracked bool
+	var check, untracked, kustomization bool
 	c := &cobra.Command{
-		Use:   "render-all [DIR] [--out DIR] [--root DIR] [--check [--base-ref REF | --base DIR]]",
+		Use:   "render-all [DIR] [--out DIR] [--root DIR] [--kustomization] [--check [--base-ref REF | --base DIR]]",
 		Short: "Render every run of a runs repository into its committed manifests tree",
 		Long: `Render every DIR/runs/<run>/run.yaml (a NemoRLRun) into DIR/manifests/<run>.yaml,
 one file per run holding exactly what 'nrl-k8s render' prints for it. Files
@@ -50,7 +50,12 @@ branch's upstream. With none it says so and judges against this checkout's
 own committed manifests, which a pull request rewrites itself. Every run,
 new and renamed ones included, fails the gate when its Pod Security level
 rises, it enters a namespace or it gains a privilege the base branch's
-review-allow.yaml does not permit.`,
+review-allow.yaml does not permit.
+
+--kustomization also keeps OUT/kustomization.yaml listing every run's
+manifest, so an overlay naming OUT as its base takes a new run without a
+hand edit; with --check a stale one is drift. Without it, a
+kustomization.yaml there is the user's and left alone.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
@@ -75,7 +80,7 @@ review-allow.yaml does not permit.`,
 			if baseDir != "" && baseRef != "" {
 				return usageError{errors.New("--base and --base-ref: give one")}
 			}
-			return renderAll(cmd, disk, dir, out, outDir == "", check, baseSpec{dir: baseDir, ref: baseRef})
+			return renderAll(cmd, disk, dir, out, outDir == "", check, kustomization, baseSpec{dir: baseDir, ref: baseRef})
 		},
 	}
 	c.Flags().StringVar(&outDir, "out", "", "output directory (default DIR/manifests)")
@@ -84,6 +89,7 @@ review-allow.yaml does not permit.`,
 	c.Flags().StringVar(&baseDir, "base", "", "with --check: the runs repository of the base branch's checkout; the security gate judges against its committed manifests and allow-list")
 	c.Flags().StringVar(&baseRef, "base-ref", "", "with --check: the base branch (origin/main); the security gate judges against its manifests and allow-list at the merge-base, read from git objects (default: the branch CI names, else the upstream branch)")
 	c.Flags().BoolVar(&untracked, "include-untracked", false, "in a git work tree, also read files git does not track (by default only tracked files are read)")
+	c.Flags().BoolVar(&kustomization, "kustomization", false, "also maintain OUT/kustomization.yaml listing every run's manifest (an overlay's base); with --check, a stale one is drift")
 	return c
 }
 
@@ -91,7 +97,7 @@ review-allow.yaml does not permit.`,
 // nothing (found from CI's environment or the upstream branch).
 type baseSpec struct{ dir, ref string }
 
-func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOut, check bool, base baseSpec) error {
+func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOut, check, kustomization bool, base baseSpec) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if err := renderall.CheckOutDir(disk, out, defaultOut); err != nil {
 		return err
@@ -129,6 +135,12 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 		}
 	}
 	failed := res.Failed()
+	staleKustomization := false
+	if kustomization {
+		if staleKustomization, err = maintainKustomization(stdout, stderr, disk, out, shown, defaultOut, check, res, committed); err != nil {
+			return err
+		}
+	}
 
 	gateFailed := false
 	if check {
@@ -141,10 +153,45 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 	if len(failed) > 0 {
 		fmt.Fprintf(stderr, "%d run(s) failed to render, their manifests were left as they are: %s\n", len(failed), strings.Join(failed, ", "))
 	}
-	if len(failed) > 0 || len(refused) > 0 || (check && len(drift) > 0) || gateFailed {
+	if len(failed) > 0 || len(refused) > 0 || (check && (len(drift) > 0 || staleKustomization)) || gateFailed {
 		return exitError{ExitError}
 	}
 	return nil
+}
+
+// maintainKustomization writes OUT/kustomization.yaml (renderall.Kustomization)
+// when it differs, or with --check prints its diff and reports it stale. A
+// link or non-regular file in its place is refused, never followed.
+func maintainKustomization(stdout, stderr io.Writer, disk source.Disk, out, shown string, defaultOut, check bool, res *renderall.Result, committed map[string][]byte) (bool, error) {
+	file := filepath.Join(out, renderall.KustomizationFile)
+	display := path.Join(shown, renderall.KustomizationFile)
+	want := renderall.Kustomization(res, committed)
+	var have []byte
+	if st, err := os.Lstat(file); err == nil {
+		if !st.Mode().IsRegular() {
+			return false, fmt.Errorf("%s: not a regular file; refused: render-all writes regular files only (remove it)", display)
+		}
+		if have, err = source.ReadLimited(filepath.ToSlash(file), file, source.MaxRenderSize); err != nil {
+			return false, err
+		}
+	}
+	if string(have) == string(want) {
+		return false, nil
+	}
+	if check {
+		fmt.Fprint(stdout, renderall.UnifiedDiff("a/"+display, "b/"+display, have, want))
+		fmt.Fprintf(stderr, "%s: out of date (render-all --kustomization lists every run's manifest)\n", display)
+		return true, nil
+	}
+	wdisk := source.Disk{}
+	if defaultOut {
+		wdisk = disk
+	}
+	if err := wdisk.WriteFile(file, want); err != nil {
+		return false, err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", display)
+	return false, nil
 }
 
 // printDrift is render-all --check: the drift as a diff on stdout, what is

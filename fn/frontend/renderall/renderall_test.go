@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
@@ -349,4 +351,51 @@ func TestRenderDoesNotDependOnWorkers(t *testing.T) {
 	for _, procs := range []int{2, 4} {
 		require.Equal(t, one, renderWith(procs), "GOMAXPROCS=%d", procs)
 	}
+}
+
+// TestRenderAllKustomization: --kustomization keeps manifests/kustomization.yaml
+// listing every run's manifest, so an overlay over manifests/ takes a new
+// run without a hand edit; --check calls a stale one drift.
+func TestRenderAllKustomization(t *testing.T) {
+	tmp, repo := fixture(t)
+	manifests := filepath.Join(repo, "manifests")
+	// The two ultra runs both render the profile's shared ns-tools services
+	// under one name: kustomize refuses the pair in one build (a known
+	// limit of this example repository; its runs would need
+	// --no-deployments and a services release). One of them is enough here.
+	require.NoError(t, os.RemoveAll(filepath.Join(repo, "runs", "ultra-64n")))
+	require.NoError(t, os.Remove(filepath.Join(manifests, "ultra-64n.yaml")))
+	code, stdout, stderr := runCLI("render-all", repo, "--kustomization")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	assert.Contains(t, stdout, "wrote examples/runs-repo/manifests/kustomization.yaml\n")
+	k := testenv.ReadFile(t, filepath.Join(manifests, "kustomization.yaml"))
+	assert.Contains(t, k, "kind: Kustomization\nresources:\n- qwen3-math-4n.yaml\n- ultra-48n.yaml\n")
+	testenv.GitAdd(t, tmp)
+	// kustomize itself builds it: every run's objects.
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), manifests)
+	require.NoError(t, err)
+	clusters := 0
+	for _, r := range m.Resources() {
+		if r.GetKind() == "RayCluster" || (r.GetKind() == "RayJob" && !strings.Contains(r.MustYaml(), "clusterSelector")) {
+			clusters++
+		}
+	}
+	assert.GreaterOrEqual(t, clusters, 2, "the clusters of the two runs (a RayCluster, or a RayJob that creates one)")
+
+	code, stdout, stderr = runCLI("render-all", repo, "--check", "--kustomization")
+	assert.Equal(t, cli.ExitOK, code, stdout+stderr)
+
+	// A new run: its manifest and its line in the kustomization are drift.
+	run := strings.ReplaceAll(testenv.ReadFile(t, filepath.Join(repo, "runs/qwen3-math-4n/run.yaml")), "qwen3-math-4n", "qwen3-math-4n-b")
+	write(t, filepath.Join(repo, "runs/qwen3-math-4n-b/run.yaml"), run)
+	testenv.GitAdd(t, tmp)
+	code, stdout, stderr = runCLI("render-all", repo, "--check", "--kustomization")
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, stdout, "+- qwen3-math-4n-b.yaml\n")
+	assert.Contains(t, stderr, "manifests/kustomization.yaml: out of date")
+
+	code, _, stderr = runCLI("render-all", repo, "--kustomization")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	assert.Contains(t, testenv.ReadFile(t, filepath.Join(manifests, "kustomization.yaml")), "- qwen3-math-4n-b.yaml\n")
+
 }

@@ -150,3 +150,33 @@ func DisplayDir(root, out string) string {
 	}
 	return filepath.ToSlash(rel)
 }
+
+// KustomizationFile is the overlay entry point render-all maintains beside
+// the renders when asked (--kustomization).
+const KustomizationFile = "kustomization" + Ext
+
+// Kustomization is out/kustomization.yaml listing every run's manifest: the
+// runs that rendered and the failed runs whose committed file is kept, in
+// name order. An overlay (../overlays/<env>) names out/ as its base, so a
+// new run joins every overlay without a hand edit.
+func Kustomization(res *Result, committed map[string][]byte) []byte {
+	var b strings.Builder
+	b.WriteString("# Written by nrl-k8s render-all --kustomization: every run's manifest, so an\n")
+	b.WriteString("# overlay naming this directory as a resource takes every run. Not edited by\n")
+	b.WriteString("# hand: render-all rewrites it.\n")
+	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
+	n := 0
+	for _, run := range res.Runs {
+		if _, ok := res.Files[run]; !ok {
+			if _, kept := committed[run]; !kept {
+				continue
+			}
+		}
+		b.WriteString("- " + run + Ext + "\n")
+		n++
+	}
+	if n == 0 {
+		return []byte(strings.Replace(b.String(), "resources:\n", "resources: []\n", 1))
+	}
+	return []byte(b.String())
+}
