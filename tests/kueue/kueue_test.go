@@ -196,11 +196,7 @@ func TestAdmittedThenReappliedStaysRunning(t *testing.T) {
 	}
 
 	// preflight: the LocalQueue, its ClusterQueue and 16 of 16 GPUs free.
-	in, err := preflight.InputOf(docs, "", ns)
-	require.NoError(t, err)
-	rep, err := preflight.Run(ctx, conn(t, env, ns), in)
-	require.NoError(t, err)
-	line := lineOf(t, rep, "LocalQueue")
+	line := localQueueLine(t, env, docs, ns)
 	assert.Equal(t, preflight.OK, line.State, line.Detail)
 	assert.Contains(t, line.Detail, "ClusterQueue lab-16")
 	assert.Contains(t, line.Detail, "16 nvidia.com/gpu of 16 free")
@@ -263,11 +259,7 @@ func TestOverQuotaStaysQueued(t *testing.T) {
 	docs, objs := render(t, "kq-over", ns)
 	name := jobName(objs)
 
-	in, err := preflight.InputOf(docs, "", ns)
-	require.NoError(t, err)
-	rep, err := preflight.Run(ctx, conn(t, env, ns), in)
-	require.NoError(t, err)
-	line := lineOf(t, rep, "LocalQueue")
+	line := localQueueLine(t, env, docs, ns)
 	assert.Equal(t, preflight.Missing, line.State, line.Detail)
 	assert.Contains(t, line.Detail, "16 nvidia.com/gpu, more than ClusterQueue lab-8's whole nominal quota 8")
 
@@ -322,6 +314,16 @@ func TestKueueRefusesWhatCheckRefuses(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "a kueue managed job should delete the cluster after finishing")
 	}
+}
+
+// localQueueLine is preflight's LocalQueue line for the rendered run.
+func localQueueLine(t *testing.T, env *operator.Env, docs []emit.Doc, ns string) preflight.Line {
+	t.Helper()
+	in, err := preflight.InputOf(docs, "", ns)
+	require.NoError(t, err)
+	rep, err := preflight.Run(context.Background(), conn(t, env, ns), in)
+	require.NoError(t, err)
+	return lineOf(t, rep, "LocalQueue")
 }
 
 func lineOf(t *testing.T, rep preflight.Report, kind string) preflight.Line {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 )
 
 // Admission is where a queueing system holds one of the run's objects:
@@ -38,11 +39,6 @@ const (
 	AdmissionScheduled     = "scheduled"
 )
 
-// jobUIDLabel is the label Kueue puts on a Workload: the UID of the job it
-// stands for (sigs.k8s.io/kueue v0.17.0 pkg/controller/constants
-// JobUIDLabel, set by jobframework/reconciler.go).
-const jobUIDLabel = "kueue.x-k8s.io/job-uid"
-
 // admissions reads Kueue's Workloads of the run's RayJobs and RayClusters
 // (by their UIDs) and KAI's PodGroups of the run (KAI copies the top
 // owner's labels, the run's instance label among them, onto the PodGroup:
@@ -60,13 +56,13 @@ func (k *collector) admissions(sel string, owners []unstructured.Unstructured) e
 	}
 	sort.Strings(uids)
 	if len(uids) > 0 {
-		items, out, err := k.c.List(k.ctx, kube.KueueWorkloads, k.namespace, jobUIDLabel+" in ("+strings.Join(uids, ",")+")")
+		items, out, err := k.c.List(k.ctx, kube.KueueWorkloads, k.namespace, kueue.JobUIDLabel+" in ("+strings.Join(uids, ",")+")")
 		if kube.Stops(err) {
 			return err
 		}
 		if out == kube.Found {
 			for i := range items {
-				owner := byUID[items[i].GetLabels()[jobUIDLabel]]
+				owner := byUID[items[i].GetLabels()[kueue.JobUIDLabel]]
 				if owner == "" {
 					continue
 				}

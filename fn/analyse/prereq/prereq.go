@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
 )
 
@@ -52,14 +53,6 @@ const ExtendedResourceKind = "ExtendedResource"
 // KAIQueueLabel is the label KAI reads the queue from (the profile's
 // scheduler.queue; fn/engine/manifest writes it).
 const KAIQueueLabel = "kai.scheduler/queue"
-
-// Kueue's labels on the object it admits and the API version of its
-// queues (sigs.k8s.io/kueue v0.17.0 serves v1beta2 and stores it).
-const (
-	KueueQueueLabel         = "kueue.x-k8s.io/queue-name"
-	KueuePriorityClassLabel = "kueue.x-k8s.io/priority-class"
-	KueueAPIVersion         = "kueue.x-k8s.io/v1beta2"
-)
 
 // FromObjects computes the prerequisites of the rendered objects (see
 // workload.Objects for what objs may hold), sorted by kind, namespace and
@@ -238,16 +231,16 @@ func (l *list) object(o workload.Object) error {
 		if q, _ := labels[KAIQueueLabel].(string); q != "" {
 			l.queue(q, o.Ref()+" metadata.labels["+KAIQueueLabel+"]")
 		}
-		if q, _ := labels[KueueQueueLabel].(string); q != "" {
-			ref := o.Ref() + " metadata.labels[" + KueueQueueLabel + "]"
-			l.add("LocalQueue", KueueAPIVersion, o.Namespace, q, false, ref,
+		if q, _ := labels[kueue.QueueLabel].(string); q != "" {
+			ref := o.Ref() + " metadata.labels[" + kueue.QueueLabel + "]"
+			l.add("LocalQueue", kueue.APIVersion, o.Namespace, q, false, ref,
 				"the Kueue LocalQueue that admits the object; Kueue's webhook refuses, or leaves suspended, an object naming a missing one (nrl-k8s preflight also checks its ClusterQueue and quota)")
-			l.apiOf(KueueAPIVersion, "LocalQueue", ref)
+			l.apiOf(kueue.APIVersion, "LocalQueue", ref)
 		}
-		if pc, _ := labels[KueuePriorityClassLabel].(string); pc != "" {
-			ref := o.Ref() + " metadata.labels[" + KueuePriorityClassLabel + "]"
-			l.add("WorkloadPriorityClass", KueueAPIVersion, "", pc, false, ref, "the priority Kueue gives the object's Workload")
-			l.apiOf(KueueAPIVersion, "WorkloadPriorityClass", ref)
+		if pc, _ := labels[kueue.PriorityClassLabel].(string); pc != "" {
+			ref := o.Ref() + " metadata.labels[" + kueue.PriorityClassLabel + "]"
+			l.add("WorkloadPriorityClass", kueue.APIVersion, "", pc, false, ref, "the priority Kueue gives the object's Workload")
+			l.apiOf(kueue.APIVersion, "WorkloadPriorityClass", ref)
 		}
 	}
 	return nil

@@ -10,13 +10,11 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
-
-// KueueQueueLabel is the label Kueue admits an object by.
-const KueueQueueLabel = "kueue.x-k8s.io/queue-name"
 
 // Gangs says how the run's pods will be scheduled together: for KAI, the
 // PodGroup and SubGroups its pod-grouper makes (fn/analyse/kai) as an info,
@@ -87,7 +85,7 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 		}
 	}
 	if !seen[kai.SchedulerName] {
-		if gpuPods > 1 && labels[KueueQueueLabel] == "" {
+		if gpuPods > 1 && labels[kueue.QueueLabel] == "" {
 			ds.Warnf(file, where, "%s has %d GPU pods and no gang scheduler (its pods go to %s): the scheduler places them one by one, so on a busy cluster some bind and hold their GPUs while the rest wait, and the RayCluster is never ready; expected scheduler.kind: kai (one PodGroup, all or nothing) or a Kueue queue", ref, gpuPods, schedulerList(seen))
 		}
 		return

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
@@ -87,7 +88,7 @@ func TestGangs(t *testing.T) {
 		ds := Gangs("p.yaml", []any{job("", 2, nil, keyed)})
 		require.True(t, anyContains(messages(ds, diag.Warning), "RayJob/r has 2 GPU pods and no gang scheduler (its pods go to default-scheduler)"))
 		q := job("", 2, nil, keyed)
-		q.Labels = map[string]string{KueueQueueLabel: "lab-queue"}
+		q.Labels = map[string]string{kueue.QueueLabel: "lab-queue"}
 		require.Empty(t, messages(Gangs("p.yaml", []any{q}), diag.Warning), "Kueue admits the run whole")
 		require.Empty(t, messages(Gangs("p.yaml", []any{job("", 1, nil, keyed)}), diag.Warning), "one GPU pod is its own gang")
 	})

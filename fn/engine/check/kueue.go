@@ -7,6 +7,7 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -17,10 +18,9 @@ import (
 // one for the submitter Job (pkg/controller/jobs/raycluster/common.go
 // BuildPodSets, rayjob/rayjob_controller.go addSubmitterPodSet).
 const (
-	kueueMaxPodSets    = 8
-	kueueMaxWorkers    = 7 // raycluster_webhook.go: "max podSets num - cluster head"
-	kueueHeadPodSet    = "head"
-	kueuePriorityLabel = "kueue.x-k8s.io/priority-class"
+	kueueMaxPodSets = 8
+	kueueMaxWorkers = 7 // raycluster_webhook.go: "max podSets num - cluster head"
+	kueueHeadPodSet = "head"
 )
 
 // Kueue judges the Ray objects that carry Kueue's queue label as Kueue's
@@ -37,7 +37,7 @@ func Kueue(file string, objs []any) diag.List {
 		switch t := o.(type) {
 		case *rayv1.RayJob:
 			ref, where := "RayJob/"+t.Name, "output RayJob/"+t.Name
-			q := t.Labels[KueueQueueLabel]
+			q := t.Labels[kueue.QueueLabel]
 			if t.Spec.RayClusterSpec != nil {
 				templateLabels(&ds, file, where+" spec.rayClusterSpec", ref, q, t.Spec.RayClusterSpec)
 			}
@@ -48,7 +48,7 @@ func Kueue(file string, objs []any) diag.List {
 				if t.Spec.RayClusterSpec != nil {
 					ds.Errorf(file, where+" spec.clusterSelector", "is set with spec.rayClusterSpec on a job in Kueue queue %s; Kueue refuses it (a kueue managed job should not use an existing cluster); expected one of the two", q)
 				} else {
-					ds.Warnf(file, where+" metadata.labels."+KueueQueueLabel, "is set on a job that runs on an existing cluster (spec.clusterSelector); Kueue leaves such jobs alone; expected the label on the RayCluster, which holds the resources")
+					ds.Warnf(file, where+" metadata.labels."+kueue.QueueLabel, "is set on a job that runs on an existing cluster (spec.clusterSelector); Kueue leaves such jobs alone; expected the label on the RayCluster, which holds the resources")
 				}
 				continue
 			}
@@ -62,7 +62,7 @@ func Kueue(file string, objs []any) diag.List {
 			kueueCluster(&ds, file, where+" spec.rayClusterSpec", ref, q, t.Spec.RayClusterSpec, submitter)
 		case *rayv1.RayCluster:
 			ref, where := "RayCluster/"+t.Name, "output RayCluster/"+t.Name
-			q := t.Labels[KueueQueueLabel]
+			q := t.Labels[kueue.QueueLabel]
 			templateLabels(&ds, file, where+" spec", ref, q, &t.Spec)
 			if q != "" {
 				kueueCluster(&ds, file, where+" spec", ref, q, &t.Spec, false)
@@ -107,7 +107,7 @@ func kueueCluster(ds *diag.List, file, where, ref, queue string, spec *rayv1.Ray
 // pods the label only confuses Kueue's pod integration, where it is on.
 func templateLabels(ds *diag.List, file, where, ref, queue string, spec *rayv1.RayClusterSpec) {
 	check := func(field string, labels map[string]string) bool {
-		for _, k := range []string{KueueQueueLabel, kueuePriorityLabel} {
+		for _, k := range []string{kueue.QueueLabel, kueue.PriorityClassLabel} {
 			if _, ok := labels[k]; ok {
 				fix := "set scheduler: {kind: kueue, queue: Q} in the profile (it labels the RayJob or RayCluster alone) instead of kuberay.<role>.labels"
 				if queue == "" {

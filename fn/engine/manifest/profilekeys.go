@@ -8,6 +8,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -39,13 +40,6 @@ import (
 const (
 	KAISchedulerName = "kai-scheduler"
 	KAIQueueLabel    = "kai.scheduler/queue"
-)
-
-// Kueue's labels on the object it admits (sigs.k8s.io/kueue
-// pkg/controller/constants: QueueLabel, WorkloadPriorityClassLabel).
-const (
-	KueueQueueLabel         = "kueue.x-k8s.io/queue-name"
-	KueuePriorityClassLabel = "kueue.x-k8s.io/priority-class"
 )
 
 // Volume names of the profile's checkpoints and hf_cache.
@@ -88,7 +82,7 @@ func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
 // scheduler.kind kueue: profile and cluster labels reach every object and
 // pod template, while Kueue must see them on the admitted object only.
 func kueueLabelsOnlyByScheduler(in *profile.Infra) error {
-	for _, k := range []string{KueueQueueLabel, KueuePriorityClassLabel} {
+	for _, k := range []string{kueue.QueueLabel, kueue.PriorityClassLabel} {
 		if _, ok := in.Labels[k]; ok {
 			return errAt("labels."+k, "is set but scheduler.kind is kueue; expected it unset: scheduler.queue and scheduler.workloadPriorityClass put it on the RayJob (or RayCluster) alone, while labels reach every object and pod template")
 		}
@@ -108,9 +102,9 @@ func admissionLabels(in *profile.Infra) map[string]string {
 	if in.Scheduler.Kind != "kueue" || in.Scheduler.Queue == nil {
 		return nil
 	}
-	out := map[string]string{KueueQueueLabel: *in.Scheduler.Queue}
+	out := map[string]string{kueue.QueueLabel: *in.Scheduler.Queue}
 	if pc := in.Scheduler.WorkloadPriorityClass; pc != nil {
-		out[KueuePriorityClassLabel] = *pc
+		out[kueue.PriorityClassLabel] = *pc
 	}
 	return out
 }

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -32,7 +33,6 @@ import (
 const (
 	GPUResource          = corev1.ResourceName("nvidia.com/gpu")
 	QueueLabel           = "kai.scheduler/queue"
-	KueueQueueLabel      = "kueue.x-k8s.io/queue-name"
 	TopologyAnnotation   = "kai.scheduler/topology"
 	RequiredPlacementAnn = "kai.scheduler/topology-required-placement"
 	PreferredPlacementAn = "kai.scheduler/topology-preferred-placement"
@@ -323,8 +323,8 @@ func decodeOwner(kind, ref string, doc []byte, r *RunFacts) (*owner, error) {
 // resumes it on admission; spec.suspend alone means someone resumes it.
 func admission(labels map[string]string, suspended bool) string {
 	switch {
-	case labels[KueueQueueLabel] != "":
-		return "queued: Kueue's LocalQueue " + labels[KueueQueueLabel] + " admits it, then KubeRay creates its pods"
+	case labels[kueue.QueueLabel] != "":
+		return "queued: Kueue's LocalQueue " + labels[kueue.QueueLabel] + " admits it, then KubeRay creates its pods"
 	case suspended:
 		return "suspended: KubeRay creates its pods once spec.suspend is set to false"
 	}
