@@ -102,6 +102,7 @@ KPT_RUNS       = examples/kpt/run.yaml
 golden:
 	$(GO) run ./fn/cmd/nrl-k8s kustomize-inputs -k examples/kustomize --root . --write $(KUSTOMIZE_RUNS)
 	$(GO) run ./fn/cmd/nrl-k8s kustomize-inputs -k examples/kustomize-container --root . --write examples/kustomize-container/run.yaml
+	$(GO) run ./fn/cmd/nrl-k8s kustomize-inputs -k examples/kustomize-identity --root . --write examples/kustomize-identity/runs.yaml
 	$(GO) run ./fn/cmd/nrl-k8s kustomize-inputs --kpt examples/kpt --root . --write $(KPT_RUNS)
 	$(GO) test -count=1 $(GOLDEN_PKGS) -run 'Golden' -update
 

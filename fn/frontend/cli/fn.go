@@ -30,8 +30,11 @@ function config (a NemoRLRun) and the rest are files of input items
 ("-" for stdin); only the items are written.
 
 Input files arrive as ConfigMaps annotated ` + krm.FilesDirAnnotation + `: DIR (each
-data key a file in DIR) or ` + krm.FileAnnotation + `: PATH (one key). NemoRLRun
-paths are relative to that package root. See docs/krm.md.
+data key a file in DIR) or ` + krm.FileAnnotation + `: PATH (one key). A NemoRLRun's
+paths are relative to its own file, as render-all reads them: kpt and the
+generator mode give the function each run's file, and under kustomize the
+nrl-run-files ConfigMap that kustomize-inputs writes says where it is. See
+docs/krm.md.
 
 Generator mode (kustomize ` + "`generators:`" + `, the way for many runs): kustomize gives a
 generator only its own config, so --files ROOT reads the recipes and profiles
@@ -49,7 +52,7 @@ kustomization's directory.`,
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		var opts krm.Options
 		if len(runs) > 0 && files == "" {
-			return usageError{fmt.Errorf("--runs needs --files (the package root the runs' paths are relative to)")}
+			return usageError{fmt.Errorf("--runs needs --files (the package root the runs' files and inputs are read below)")}
 		}
 		if files != "" {
 			var err error

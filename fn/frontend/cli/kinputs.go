@@ -28,8 +28,11 @@ its whole defaults: chain), one ConfigMap per directory, in the shape the KRM
 function takes (docs/krm.md).
 
 RUN files hold NemoRLRuns (several documents each allowed); their spec paths
-are relative to --root, the package root (default: the kustomization or kpt
-directory).
+are relative to the run file's directory, as for render-all. --root is the
+package root (default: the kustomization or kpt directory): the files-dir
+annotations are relative to it and nothing outside it is read. A last
+ConfigMap, nrl-run-files, says where each run's file is below --root, since
+kustomize gives the function its runs without their file paths.
 
 Kustomize (-k DIR, default .): prints the configMapGenerator block; --write
 replaces the block between the markers in DIR/kustomization.yaml, --check
@@ -66,10 +69,14 @@ Kpt (--kpt DIR): prints the ConfigMaps; --write writes DIR/inputs/<name>.yaml,
 			if err != nil {
 				return err
 			}
-			if kptDir != "" {
-				return kptInputs(cmd, disk, dirs, root, kptDir, write, check, untracked)
+			runFiles, err := krminputs.RunFiles(root, runs)
+			if err != nil {
+				return err
 			}
-			block, err := krminputs.KustomizeBlock(dirs, root, kdir)
+			if kptDir != "" {
+				return kptInputs(cmd, disk, dirs, runFiles, root, kptDir, write, check, untracked)
+			}
+			block, err := krminputs.KustomizeBlock(dirs, runFiles, root, kdir)
 			if err != nil {
 				return err
 			}
@@ -103,15 +110,15 @@ Kpt (--kpt DIR): prints the ConfigMaps; --write writes DIR/inputs/<name>.yaml,
 	}
 	c.Flags().StringVarP(&kdir, "kustomization", "k", ".", "kustomization directory")
 	c.Flags().StringVar(&kptDir, "kpt", "", "kpt package directory (inputs go to DIR/inputs/)")
-	c.Flags().StringVar(&root, "root", "", "package root the runs' spec paths are relative to (default: the kustomization or kpt directory)")
+	c.Flags().StringVar(&root, "root", "", "package root: the ConfigMaps' files-dir paths are relative to it, nothing outside it is read (default: the kustomization or kpt directory)")
 	c.Flags().BoolVar(&write, "write", false, "write the inputs in place")
 	c.Flags().BoolVar(&check, "check", false, "exit 1 when the committed inputs differ from what the runs need")
 	c.Flags().BoolVar(&untracked, "include-untracked", false, "in a git work tree, also read files git does not track")
 	return c
 }
 
-func kptInputs(cmd *cobra.Command, disk source.Disk, dirs []krminputs.Dir, root, pkg string, write, check, untracked bool) error {
-	files, err := krminputs.KptFiles(disk, dirs, root)
+func kptInputs(cmd *cobra.Command, disk source.Disk, dirs []krminputs.Dir, runFiles map[string]string, root, pkg string, write, check, untracked bool) error {
+	files, err := krminputs.KptFiles(disk, dirs, runFiles, root)
 	if err != nil {
 		return err
 	}

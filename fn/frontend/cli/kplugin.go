@@ -74,7 +74,7 @@ mode: kustomize parses the plugin's output once. Then, in a kustomization:
   apiVersion: ` + krm.PluginAPIVersion + `
   kind: ` + krm.PluginKind + `
   metadata: {name: runs}
-  files: .            # the package root the runs' paths are relative to
+  files: .            # the package root: nothing outside it is read
   runs: [runs.yaml]   # files of NemoRLRun documents
 
   KUSTOMIZE_PLUGIN_HOME=DIR kustomize build --enable-alpha-plugins DIR

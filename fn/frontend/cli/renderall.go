@@ -19,7 +19,7 @@ import (
 )
 
 func renderAllCmd() *cobra.Command {
-	var outDir, rootDir, baseDir, baseRef string
+	var outDir, rootDir, baseDir, baseRef, recipeRoot string
 	var check, untracked, kustomization bool
 	c := &cobra.Command{
 		Use:   "render-all [DIR] [--out DIR] [--root DIR] [--kustomization] [--check [--base-ref REF | --base DIR]]",
@@ -55,7 +55,16 @@ review-allow.yaml does not permit.
 --kustomization also keeps OUT/kustomization.yaml listing every run's
 manifest, so an overlay naming OUT as its base takes a new run without a
 hand edit; with --check a stale one is drift. Without it, a
-kustomization.yaml there is the user's and left alone.`,
+kustomization.yaml there is the user's and left alone.
+
+Paths in a run file (spec.recipe, spec.profile, spec.defaults,
+spec.recipeRoot) are relative to the run file's directory, as they are for
+kustomize-inputs and the KRM function. Files of a checked-out git submodule
+count as tracked (NeMo-RL pinned as a submodule); one not checked out is an
+error saying so. --recipe-root DIR is the recipe root of every run whose
+spec.recipeRoot is empty: the folder whose layout is NeMo-RL's checkout
+(the submodule), so --config points at the recipe's path below it in the
+pod (nrl-k8s render --recipe-root). It must be inside the root.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
@@ -80,7 +89,11 @@ kustomization.yaml there is the user's and left alone.`,
 			if baseDir != "" && baseRef != "" {
 				return usageError{errors.New("--base and --base-ref: give one")}
 			}
-			return renderAll(cmd, disk, dir, out, outDir == "", check, kustomization, baseSpec{dir: baseDir, ref: baseRef})
+			rr, err := recipeRootLike(disk, dir, recipeRoot)
+			if err != nil {
+				return usageError{fmt.Errorf("--recipe-root: %w", err)}
+			}
+			return renderAll(cmd, disk, dir, out, outDir == "", check, kustomization, rr, baseSpec{dir: baseDir, ref: baseRef})
 		},
 	}
 	c.Flags().StringVar(&outDir, "out", "", "output directory (default DIR/manifests)")
@@ -89,6 +102,7 @@ kustomization.yaml there is the user's and left alone.`,
 	c.Flags().StringVar(&baseDir, "base", "", "with --check: the runs repository of the base branch's checkout; the security gate judges against its committed manifests and allow-list")
 	c.Flags().StringVar(&baseRef, "base-ref", "", "with --check: the base branch (origin/main); the security gate judges against its manifests and allow-list at the merge-base, read from git objects (default: the branch CI names, else the upstream branch)")
 	c.Flags().BoolVar(&untracked, "include-untracked", false, "in a git work tree, also read files git does not track (by default only tracked files are read)")
+	c.Flags().StringVar(&recipeRoot, "recipe-root", "", "recipe root (NeMo-RL's layout, e.g. a submodule) of every run whose spec.recipeRoot is empty; inside the root")
 	c.Flags().BoolVar(&kustomization, "kustomization", false, "also maintain OUT/kustomization.yaml listing every run's manifest (an overlay's base); with --check, a stale one is drift")
 	return c
 }
@@ -97,7 +111,38 @@ kustomization.yaml there is the user's and left alone.`,
 // nothing (found from CI's environment or the upstream branch).
 type baseSpec struct{ dir, ref string }
 
-func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOut, check, kustomization bool, base baseSpec) error {
+// recipeRootLike is --recipe-root spelled like the run paths render-all
+// builds from dir (absolute when dir is, else relative to the working
+// directory), so the recipe's path below it is a prefix test; it must be a
+// directory inside the root.
+func recipeRootLike(disk source.Disk, dir, flag string) (string, error) {
+	if flag == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(flag)
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("%s: not a directory; expected the folder whose layout is NeMo-RL's checkout (examples/configs/...)", flag)
+	}
+	if disk.Root() != "" {
+		resolved, err := filepath.EvalSymlinks(abs)
+		if err != nil || !source.Within(disk.Root(), resolved) {
+			return "", fmt.Errorf("%s: not inside the root %s; expected a folder of the repository (a NeMo-RL submodule)", flag, disk.Root())
+		}
+	}
+	if filepath.IsAbs(dir) {
+		return abs, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Rel(wd, abs)
+}
+
+func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOut, check, kustomization bool, recipeRoot string, base baseSpec) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if err := renderall.CheckOutDir(disk, out, defaultOut); err != nil {
 		return err
@@ -106,6 +151,7 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 	if err != nil {
 		return err
 	}
+	renderall.DefaultRecipeRoot(runs, recipeRoot)
 	res := renderall.Render(disk, runs)
 	// Prefixed with the run: one profile may serve several runs.
 	for _, name := range res.Runs {

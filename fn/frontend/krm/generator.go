@@ -56,6 +56,10 @@ func GeneratorNamed(root string, runFiles []string, rootName string, runName fun
 		if err != nil {
 			return Options{}, fmt.Errorf("%s %s: %w", runName(i), f, err)
 		}
+		rel, err := disk.RelPath(abs)
+		if err != nil {
+			return Options{}, fmt.Errorf("%s %s: %w", runName(i), f, err)
+		}
 		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
 		if err != nil {
 			return Options{}, fmt.Errorf("%s %s: %w", runName(i), f, err)
@@ -64,8 +68,9 @@ func GeneratorNamed(root string, runFiles []string, rootName string, runName fun
 			if !isRun(n) {
 				return Options{}, fmt.Errorf("%s %s: a %s %s; expected only %s documents", runName(i), f, n.GetKind(), n.GetName(), "NemoRLRun")
 			}
-			// Results name the file the run came from.
-			if err := n.PipeE(yaml.SetAnnotation(runFileAnnotation, filepath.ToSlash(f))); err != nil {
+			// The run's paths are relative to its file, and results name
+			// it: its path below the package root, as kpt gives it.
+			if err := n.PipeE(yaml.SetAnnotation(runFileAnnotation, rel)); err != nil {
 				return Options{}, err
 			}
 			opts.Runs = append(opts.Runs, n)
@@ -74,8 +79,9 @@ func GeneratorNamed(root string, runFiles []string, rootName string, runName fun
 	return opts, nil
 }
 
-// runFileAnnotation carries a --runs file's name to the run's results; it
-// is a tool annotation (never copied to the run's objects).
+// runFileAnnotation carries a --runs file's path below the package root to
+// the run (its paths are relative to it) and its results; it is a tool
+// annotation (never copied to the run's objects).
 const runFileAnnotation = "config.kubernetes.io/path"
 
 // under reads relative slash paths below root through the confined disk.

@@ -110,8 +110,14 @@ func kptFunctionConfig(t *testing.T) *yaml.RNode {
 }
 
 // kptExampleInputs are examples/kpt/inputs/*.yaml: the qwen files as
-// local-config ConfigMaps.
-func kptExampleInputs(t *testing.T) []*yaml.RNode { return qwenFiles(t) }
+// local-config ConfigMaps, and where the run's file is below the package
+// root the files-dir annotations name (the repository's root, two levels
+// up from the kpt package, where kpt's own path annotation says run.yaml).
+func kptExampleInputs(t *testing.T) []*yaml.RNode {
+	runFiles, err := krm.RunFilesConfigMap("nrl-run-files", map[string]string{"qwen3-30b-math-gb300": "examples/kpt/run.yaml"})
+	require.NoError(t, err)
+	return append(qwenFiles(t), runFiles)
+}
 
 func TestGoldenInputs(t *testing.T) {
 	for name, rl := range goldenInputs(t) {

@@ -31,12 +31,19 @@ const (
 	// LocalConfigAnnotation marks items that are configuration for tools,
 	// not objects to apply.
 	LocalConfigAnnotation = "config.kubernetes.io/local-config"
+	// RunFilesAnnotation marks the ConfigMap that says where each run's
+	// file is (data: run name -> slash path relative to the package root):
+	// a run's paths are relative to its file, and kustomize passes a
+	// transformer's items and config without their file paths (kpt and
+	// the generator mode do pass them). kustomize-inputs writes it.
+	RunFilesAnnotation = "nemo-rl.nvidia.com/run-files"
 )
 
 // inputs is a ResourceList's items sorted into what Process uses.
 type inputs struct {
 	files       source.Memory
 	disk        source.Source     // generator mode: files no ConfigMap carries
+	runFiles    map[string]string // run name -> its file, from a run-files ConfigMap
 	from        map[string]string // file path -> the ConfigMap that gave it
 	runs        []*yaml.RNode
 	passThrough []*yaml.RNode
@@ -48,7 +55,7 @@ type inputs struct {
 // classify splits items into file ConfigMaps and NemoRLRuns (both
 // consumed) and everything else (passed through untouched).
 func classify(items []*yaml.RNode) *inputs {
-	in := &inputs{files: source.Memory{}, from: map[string]string{}, consumed: map[*yaml.RNode]bool{}}
+	in := &inputs{files: source.Memory{}, from: map[string]string{}, runFiles: map[string]string{}, consumed: map[*yaml.RNode]bool{}}
 	for _, n := range items {
 		switch {
 		case !isMapping(n):
@@ -58,6 +65,9 @@ func classify(items []*yaml.RNode) *inputs {
 			in.keepLocal(n)
 		case isFiles(n):
 			in.addFiles(n)
+			in.keepLocal(n)
+		case isRunFiles(n):
+			in.addRunFiles(n)
 			in.keepLocal(n)
 		default:
 			in.passThrough = append(in.passThrough, n)
@@ -108,6 +118,47 @@ func isFiles(n *yaml.RNode) bool {
 	_, dir := a[FilesDirAnnotation]
 	_, file := a[FileAnnotation]
 	return dir || file
+}
+
+func isRunFiles(n *yaml.RNode) bool {
+	return n.GetKind() == "ConfigMap" && n.GetApiVersion() == "v1" && annotations(n)[RunFilesAnnotation] == "true"
+}
+
+// addRunFiles records where each run's file is. A run named twice with two
+// paths is an error: which directory its paths start from would be a
+// guess.
+func (in *inputs) addRunFiles(n *yaml.RNode) {
+	ref := refOf(n)
+	data, err := dataOf(n)
+	fail := func(field, format string, args ...any) {
+		in.results = append(in.results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+			File: fileRef(fileOf(n)), Field: fieldRef(field), Message: fmt.Sprintf("ConfigMap %s: ", ref.Name) + fmt.Sprintf(format, args...)})
+	}
+	if err != nil {
+		fail("", "%v", err)
+		return
+	}
+	for _, name := range sortedNames(data) {
+		p, err := cleanRel(string(data[name]))
+		if err != nil || p == "." {
+			fail("data."+name, "found %q; expected the path of run %s's file relative to the package root", string(data[name]), name)
+			continue
+		}
+		if prev, ok := in.runFiles[name]; ok && prev != p {
+			fail("data."+name, "run %s's file is %s here and %s in another run-files ConfigMap; expected one", name, p, prev)
+			continue
+		}
+		in.runFiles[name] = p
+	}
+}
+
+func sortedNames(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func annotations(n *yaml.RNode) map[string]string {
@@ -306,6 +357,22 @@ func FilesConfigMap(name, dir string, files map[string][]byte) (*yaml.RNode, err
 	}
 	// Not SetDataMap: it calls log.Fatal on failure.
 	if err := n.LoadMapIntoConfigMapData(data); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// RunFilesConfigMap is the local-config ConfigMap saying where each run's
+// file is (run name -> slash path relative to the package root).
+func RunFilesConfigMap(name string, runFiles map[string]string) (*yaml.RNode, error) {
+	n, err := yaml.Parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + strconvQuote(name) + "\n")
+	if err != nil {
+		return nil, err
+	}
+	if err := n.SetAnnotations(map[string]string{LocalConfigAnnotation: "true", RunFilesAnnotation: "true"}); err != nil {
+		return nil, err
+	}
+	if err := n.LoadMapIntoConfigMapData(runFiles); err != nil {
 		return nil, err
 	}
 	return n, nil

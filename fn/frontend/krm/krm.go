@@ -101,6 +101,7 @@ func renderList(rl *framework.ResourceList, keys []string, opts Options) output 
 		})
 	}
 
+	locate(in, runs)
 	runs, rs = ownDirs(in, runs)
 	results = append(results, rs...)
 	out := output{items: dropPrevious(in.passThrough, runs)}
@@ -181,6 +182,32 @@ type runItem struct {
 	spec *runspec.NemoRLRun
 	file string // the item's path annotation, for results
 	ref  *yaml.ResourceIdentifier
+	// was is the run's name before kustomize's namePrefix/nameSuffix (the
+	// name kustomize-inputs knew it by).
+	was string
+	// base is the run file's slash path relative to the package root, which
+	// the run's paths are relative to ("" for a file at the root).
+	base string
+}
+
+// locate sets each run's base: what the run-files ConfigMap says (written
+// by kustomize-inputs beside the files, relative to the same root as their
+// files-dir annotations; kustomize passes a transformer's items and config
+// without file paths, and kpt's paths are relative to the kpt package,
+// which need not be that root), else its path annotation (the generator
+// mode's, relative to --files; kpt's), else the package root.
+func locate(in *inputs, runs []runItem) {
+	for i := range runs {
+		r := &runs[i]
+		switch {
+		case in.runFiles[r.was] != "":
+			r.base = in.runFiles[r.was]
+		case r.file != "":
+			r.base = path.Clean(r.file)
+		default:
+			r.base = ""
+		}
+	}
 }
 
 // collectRuns parses the function config (when it is a NemoRLRun) and the
@@ -239,7 +266,11 @@ func collectRuns(fnConfig *yaml.RNode, items, all []*yaml.RNode) ([]runItem, fra
 			return
 		}
 		seen[spec.Metadata.Name] = true
-		runs = append(runs, runItem{spec: spec, file: file, ref: ref})
+		was := spec.Metadata.Name
+		if old, renamed := renamedByKustomize(n); renamed {
+			was = old
+		}
+		runs = append(runs, runItem{spec: spec, file: file, ref: ref, was: was})
 	}
 	var configID, configSpec string
 	if isRun(fnConfig) {
@@ -269,20 +300,30 @@ func specOf(n *yaml.RNode) string {
 
 // render runs one request through the pipeline and encodes its output.
 func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document, []emit.Identity, framework.Results) {
-	req := r.spec.Request("")
+	req := r.spec.Request(r.base)
 	var results framework.Results
-	for _, f := range []struct{ field, path string }{
-		{"spec.recipe", req.Recipe}, {"spec.profile", req.Profile}, {"spec.defaults", req.UserDefaults},
+	fail := func(field, msg string) {
+		results = append(results, &framework.Result{
+			Severity: framework.Error, ResourceRef: r.ref, File: fileRef(r.file), Field: fieldRef(field),
+			Message: fmt.Sprintf("run %s: %s: %s", r.spec.Metadata.Name, field, msg)})
+	}
+	for _, f := range []struct{ field, given, path string }{
+		{"spec.recipe", r.spec.Spec.Recipe, req.Recipe}, {"spec.profile", r.spec.Spec.Profile, req.Profile},
+		{"spec.defaults", r.spec.Spec.Defaults, req.UserDefaults}, {"spec.recipeRoot", r.spec.Spec.RecipeRoot, req.RecipeRoot},
 	} {
-		if f.path == "" || in.disk != nil { // from disk: the loader says what is missing
+		if f.path == "" {
+			continue
+		}
+		if in.disk != nil && (path.IsAbs(f.path) || f.path == ".." || strings.HasPrefix(f.path, "../")) {
+			fail(f.field, fmt.Sprintf("%q%s leaves the package root (--files); expected a path relative to the run's file that stays inside it", f.given, relativeTo(r.base, f.given)))
+			continue
+		}
+		if f.field == "spec.recipeRoot" || in.disk != nil { // from disk: the loader says what is missing
 			continue
 		}
 		if _, ok := in.files[f.path]; !ok {
-			results = append(results, &framework.Result{
-				Severity: framework.Error, ResourceRef: r.ref, File: fileRef(r.file), Field: fieldRef(f.field),
-				Message: fmt.Sprintf("run %s: %s: no input file %q; expected a ConfigMap annotated %s: %s with the data key %q (paths are relative to the package root; files given: %s)",
-					r.spec.Metadata.Name, f.field, f.path, FilesDirAnnotation, path.Dir(f.path), path.Base(f.path), in.listFiles()),
-			})
+			fail(f.field, fmt.Sprintf("no input file %q%s%s; expected a ConfigMap annotated %s: %s with the data key %q (files given: %s)",
+				f.path, relativeTo(r.base, f.given), rootRelativeHint(in, r.base, f.given), FilesDirAnnotation, path.Dir(f.path), path.Base(f.path), in.listFiles()))
 		}
 	}
 	if len(results) > 0 {
@@ -311,6 +352,29 @@ func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document,
 		docs = append(docs, document{kind: d.Kind, name: d.Name, data: b})
 	}
 	return docs, ids, results
+}
+
+// relativeTo says which file a run's path was read from: its own ("" when
+// the run's file is at the package root, where the path reads as given).
+func relativeTo(base, given string) string {
+	if base == "" || path.Dir(base) == "." {
+		return ""
+	}
+	return fmt.Sprintf(" (%q relative to the run's file %s)", given, base)
+}
+
+// rootRelativeHint: a path that names an input file when read from the
+// package root is a run file written before paths were relative to the
+// run's file; say how to write it now.
+func rootRelativeHint(in *inputs, base, given string) string {
+	if base == "" || path.Dir(base) == "." {
+		return ""
+	}
+	if _, ok := in.files[path.Clean(given)]; !ok {
+		return ""
+	}
+	rel := strings.Repeat("../", strings.Count(path.Dir(base), "/")+1) + path.Clean(given)
+	return fmt.Sprintf(" (%q is an input file relative to the package root: from %s write %q)", given, base, rel)
 }
 
 // dropPrevious removes what an earlier render wrote: kpt fn render feeds a

@@ -365,8 +365,8 @@ metadata:
     internal.config.kubernetes.io/path: runs/sweep-a.yaml
     config.kubernetes.io/local-config: "true"
 spec:
-  recipe: recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml
-  profile: profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml
+  recipe: ../recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml
+  profile: ../profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml
   user: alice
   mode: raycluster
 `

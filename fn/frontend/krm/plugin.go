@@ -44,8 +44,8 @@ type GeneratorConfig struct {
 		Labels      map[string]string `json:"labels,omitempty"`
 		Annotations map[string]string `json:"annotations,omitempty"`
 	} `json:"metadata"`
-	// Files is the package root the runs' recipe and profile paths are
-	// relative to (read only below it).
+	// Files is the package root: run files and what they name are read
+	// only below it (a run's paths are relative to its file).
 	Files string `json:"files"`
 	// Runs are the files of NemoRLRun documents.
 	Runs []string `json:"runs"`
@@ -72,7 +72,7 @@ func ReadGeneratorConfig(file string) (GeneratorConfig, error) {
 	case cfg.APIVersion != PluginAPIVersion || cfg.Kind != PluginKind:
 		return cfg, fmt.Errorf("the generator config is a %s %s; expected apiVersion %s, kind %s", cfg.APIVersion, cfg.Kind, PluginAPIVersion, PluginKind)
 	case cfg.Files == "":
-		return cfg, fmt.Errorf("%s: files is empty; expected the package root the runs' recipe and profile paths are relative to (relative to the kustomization, e.g. files: ../..)", where)
+		return cfg, fmt.Errorf("%s: files is empty; expected the package root the runs' files and inputs are read below (relative to the kustomization, e.g. files: ../..)", where)
 	case len(cfg.Runs) == 0:
 		return cfg, fmt.Errorf("%s: runs is empty; expected the files of NemoRLRun documents to render, e.g. runs: [runs.yaml]", where)
 	}

@@ -31,12 +31,19 @@ type Dir struct {
 	Files []string // base names, sorted
 }
 
+// Run is one NemoRLRun and the file it was read from (its paths are
+// relative to that file's directory).
+type Run struct {
+	Spec *runspec.NemoRLRun
+	File string // as given on the command line
+}
+
 // ReadRuns reads the NemoRLRuns of each file through src (a confined
 // source.Disk in the CLI: the run files are the repository's too). A file
 // may hold several documents; other kinds are skipped, as the function
 // passes them through.
-func ReadRuns(src source.Source, files []string) ([]*runspec.NemoRLRun, error) {
-	var runs []*runspec.NemoRLRun
+func ReadRuns(src source.Source, files []string) ([]Run, error) {
+	var runs []Run
 	for _, f := range files {
 		data, err := src.ReadFile(filepath.ToSlash(filepath.Clean(f)))
 		if err != nil {
@@ -62,7 +69,7 @@ func ReadRuns(src source.Source, files []string) ([]*runspec.NemoRLRun, error) {
 			if err := r.Validate(); err != nil {
 				return nil, fmt.Errorf("%s: %w", f, err)
 			}
-			runs = append(runs, r)
+			runs = append(runs, Run{Spec: r, File: f})
 			found++
 		}
 		if found == 0 {
@@ -72,21 +79,65 @@ func ReadRuns(src source.Source, files []string) ([]*runspec.NemoRLRun, error) {
 	return runs, nil
 }
 
+// RunFiles maps each run's name to its file's slash path relative to root
+// (the package root of the files-dir annotations): the KRM function reads a
+// run's paths relative to its file, and kustomize passes runs without their
+// file paths. A run file outside root is an error.
+func RunFiles(root string, runs []Run) (map[string]string, error) {
+	out := map[string]string{}
+	for _, r := range runs {
+		rel, err := below(root, r.File)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: its file %s: %w", r.Spec.Metadata.Name, r.File, err)
+		}
+		if prev, dup := out[r.Spec.Metadata.Name]; dup && prev != rel {
+			return nil, fmt.Errorf("run %s is in %s and in %s; expected one run per name", r.Spec.Metadata.Name, prev, rel)
+		}
+		out[r.Spec.Metadata.Name] = rel
+	}
+	return out, nil
+}
+
+// below is file as a slash path relative to root, refused when it leaves
+// root.
+func below(root, file string) (string, error) {
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	absFile, err := filepath.Abs(file)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(absRoot, absFile)
+	if err != nil || rel == ".." || strings.HasPrefix(filepath.ToSlash(rel), "../") {
+		return "", fmt.Errorf("is not below the package root %s; expected every run file inside it", root)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
 // Collect lists every file the runs read through src, grouped by
-// directory. root is the directory the runs' paths are relative to (the
-// package root); the CLI's src is confined to it (source.ConfineRepo), so a
+// directory. root is the package root the ConfigMaps' files-dir
+// annotations are relative to; each run's paths are relative to its own
+// file. The CLI's src is confined to root (source.ConfineRepo), so a
 // defaults: chain cannot reach a file outside it.
-func Collect(src source.Source, root string, runs []*runspec.NemoRLRun) ([]Dir, error) {
+func Collect(src source.Source, root string, runs []Run) ([]Dir, error) {
 	l := recipe.NewLoader(src)
 	files := map[string]bool{}
-	for _, r := range runs {
+	runFiles, err := RunFiles(root, runs)
+	if err != nil {
+		return nil, err
+	}
+	for _, run := range runs {
+		r := run.Spec
+		runFile := runFiles[r.Metadata.Name]
 		for _, p := range []struct{ field, file string }{
 			{"spec.recipe", r.Spec.Recipe}, {"spec.profile", r.Spec.Profile}, {"spec.defaults", r.Spec.Defaults},
 		} {
 			if p.file == "" {
 				continue
 			}
-			rel, err := relative(p.file)
+			rel, err := relative(runFile, p.file)
 			if err != nil {
 				return nil, fmt.Errorf("run %s: %s: %w", r.Metadata.Name, p.field, err)
 			}
@@ -108,7 +159,7 @@ func Collect(src source.Source, root string, runs []*runspec.NemoRLRun) ([]Dir, 
 		byDir[path.Dir(f)] = append(byDir[path.Dir(f)], path.Base(f))
 	}
 	var out []Dir
-	names := map[string]string{}
+	names := map[string]string{RunFilesName: "(the run-files ConfigMap)"}
 	for d, fs := range byDir {
 		sort.Strings(fs)
 		n := Name(d)
@@ -122,11 +173,19 @@ func Collect(src source.Source, root string, runs []*runspec.NemoRLRun) ([]Dir, 
 	return out, nil
 }
 
-// relative refuses absolute paths: the function sees only the package.
-func relative(p string) (string, error) {
-	c := path.Clean(filepath.ToSlash(p))
-	if path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {
-		return "", fmt.Errorf("%q is not below the package root; expected a relative path inside it", p)
+// RunFilesName is the ConfigMap saying where each run's file is.
+const RunFilesName = "nrl-run-files"
+
+// relative is p, a path in the run file runFile (relative to the root),
+// as a path relative to the root; absolute paths and paths leaving the
+// root are refused: the function sees only the package.
+func relative(runFile, p string) (string, error) {
+	if path.IsAbs(filepath.ToSlash(p)) || filepath.IsAbs(p) {
+		return "", fmt.Errorf("%q is absolute; expected a path relative to the run's file %s", p, runFile)
+	}
+	c := source.Join(runFile, p)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("%q, relative to the run's file %s, is not below the package root; expected a path inside it", p, runFile)
 	}
 	return c, nil
 }
@@ -160,8 +219,9 @@ const (
 )
 
 // KustomizeBlock is the configMapGenerator block, markers included. Paths
-// in `files:` are relative to the kustomization's directory kdir.
-func KustomizeBlock(dirs []Dir, root, kdir string) (string, error) {
+// in `files:` are relative to the kustomization's directory kdir. The last
+// ConfigMap says where each run's file is (runFiles, from RunFiles).
+func KustomizeBlock(dirs []Dir, runFiles map[string]string, root, kdir string) (string, error) {
 	var b strings.Builder
 	b.WriteString(BeginMarker + "\nconfigMapGenerator:\n")
 	for _, d := range dirs {
@@ -176,6 +236,12 @@ func KustomizeBlock(dirs []Dir, root, kdir string) (string, error) {
 		fmt.Fprintf(&b, "  options:\n    disableNameSuffixHash: true\n    annotations:\n      %s: %s\n      %s: \"true\"\n",
 			krm.FilesDirAnnotation, d.Path, krm.LocalConfigAnnotation)
 	}
+	fmt.Fprintf(&b, "- name: %s\n  literals:\n", RunFilesName)
+	for _, n := range tree.SortedKeys(runFiles) {
+		fmt.Fprintf(&b, "  - %s=%s\n", n, runFiles[n])
+	}
+	fmt.Fprintf(&b, "  options:\n    disableNameSuffixHash: true\n    annotations:\n      %s: \"true\"\n      %s: \"true\"\n",
+		krm.RunFilesAnnotation, krm.LocalConfigAnnotation)
 	b.WriteString(EndMarker + "\n")
 	return b.String(), nil
 }
@@ -196,8 +262,17 @@ func ReplaceBlock(kustomization, block string) (string, error) {
 
 // KptFiles are the ConfigMaps of a kpt package: file name (in the package's
 // inputs/ folder) → bytes, each input read through src.
-func KptFiles(src source.Source, dirs []Dir, root string) (map[string][]byte, error) {
+func KptFiles(src source.Source, dirs []Dir, runFiles map[string]string, root string) (map[string][]byte, error) {
 	out := map[string][]byte{}
+	cm, err := krm.RunFilesConfigMap(RunFilesName, runFiles)
+	if err != nil {
+		return nil, err
+	}
+	s, err := cm.String()
+	if err != nil {
+		return nil, err
+	}
+	out[RunFilesName+".yaml"] = []byte(s)
 	for _, d := range dirs {
 		files := map[string][]byte{}
 		for _, f := range d.Files {
@@ -223,7 +298,7 @@ func KptFiles(src source.Source, dirs []Dir, root string) (map[string][]byte, er
 // Generated reports whether a kpt input file is one of ours (a files
 // ConfigMap), so --check can name stale ones.
 func Generated(data []byte) bool {
-	return bytes.Contains(data, []byte(krm.FilesDirAnnotation+":"))
+	return bytes.Contains(data, []byte(krm.FilesDirAnnotation+":")) || bytes.Contains(data, []byte(krm.RunFilesAnnotation+":"))
 }
 
 // SyncKpt brings a kpt package's inputs/ folder to files (name → the input

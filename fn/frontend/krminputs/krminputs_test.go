@@ -57,7 +57,8 @@ func TestErrors(t *testing.T) {
 	write("r.yaml", "defaults: ../outside.yaml\n")
 	for _, tc := range []struct{ name, file, want string }{
 		{"no run in the file", write("none.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"), "no NemoRLRun in the file"},
-		{"absolute recipe", write("abs.yaml", strings.Replace(run, "%s", "/etc/r.yaml", 1)), "is not below the package root"},
+		{"absolute recipe", write("abs.yaml", strings.Replace(run, "%s", "/etc/r.yaml", 1)), "is absolute; expected a path relative to the run's file"},
+		{"recipe leaves the root", write("up.yaml", strings.Replace(run, "%s", "../r.yaml", 1)), "relative to the run's file up.yaml, is not below the package root"},
 		{"missing recipe", write("missing.yaml", strings.Replace(run, "%s", "nosuch.yaml", 1)), "nosuch.yaml"},
 		{"chain leaves the root", write("leaves.yaml", strings.Replace(run, "%s", "r.yaml", 1)), "outside.yaml"},
 	} {
@@ -79,6 +80,7 @@ func TestExamplesAreFresh(t *testing.T) {
 	for example, files := range map[string][]string{
 		"kustomize":           {"run.yaml", "runs.yaml"},
 		"kustomize-container": {"run.yaml"},
+		"kustomize-identity":  {"runs.yaml"},
 	} {
 		t.Run(example, func(t *testing.T) { kustomizeExampleIsFresh(t, root, example, files) })
 	}
@@ -88,7 +90,10 @@ func TestExamplesAreFresh(t *testing.T) {
 		require.NoError(t, err)
 		dirs, err := krminputs.Collect(source.Disk{}, root, runs)
 		require.NoError(t, err)
-		files, err := krminputs.KptFiles(source.Disk{}, dirs, root)
+		runFiles, err := krminputs.RunFiles(root, runs)
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{"qwen3-30b-math-gb300": "examples/kpt/run.yaml"}, runFiles)
+		files, err := krminputs.KptFiles(source.Disk{}, dirs, runFiles, root)
 		require.NoError(t, err)
 		entries, err := os.ReadDir(filepath.Join(pkg, "inputs"))
 		require.NoError(t, err)
@@ -134,8 +139,8 @@ metadata:
         path: ` + bin + `
         args: [fn]
 spec:
-  recipe: recipes/examples/configs/recipes/llm/grpo-nano-v2-12b-2n8g-fsdp2tp1.yaml
-  profile: profiles/h100/grpo-nano-v2-12b-2n8g.h100-nfs.infra.yaml
+  recipe: ../recipes/examples/configs/recipes/llm/grpo-nano-v2-12b-2n8g-fsdp2tp1.yaml
+  profile: ../profiles/h100/grpo-nano-v2-12b-2n8g.h100-nfs.infra.yaml
   user: alice
   namespace: rl
 `
@@ -220,7 +225,9 @@ func kustomizeExampleIsFresh(t *testing.T, root, example string, files []string)
 	require.NoError(t, err)
 	dirs, err := krminputs.Collect(source.Disk{}, root, runs)
 	require.NoError(t, err)
-	block, err := krminputs.KustomizeBlock(dirs, root, kdir)
+	runFiles, err := krminputs.RunFiles(root, runs)
+	require.NoError(t, err)
+	block, err := krminputs.KustomizeBlock(dirs, runFiles, root, kdir)
 	require.NoError(t, err)
 	cur := testenv.ReadFile(t, filepath.Join(kdir, "kustomization.yaml"))
 	next, err := krminputs.ReplaceBlock(cur, block)

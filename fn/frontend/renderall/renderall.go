@@ -57,6 +57,17 @@ type RunEntry struct {
 	Path  string
 	Spec  *runspec.NemoRLRun
 	Diags diag.List
+	// RecipeRoot is the recipe root for a run whose spec names none
+	// (render-all --recipe-root), a path in the same form as Path.
+	RecipeRoot string
+}
+
+// DefaultRecipeRoot gives every run dir as its recipe root where its spec
+// names none (spec.recipeRoot, relative to the run file, wins).
+func DefaultRecipeRoot(runs []RunEntry, dir string) {
+	for i := range runs {
+		runs[i].RecipeRoot = dir
+	}
 }
 
 // Discover lists root/runs/*/run.yaml in name order, reading run files
@@ -229,6 +240,9 @@ func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []emit.Iden
 		return nil, nil, false
 	}
 	req := r.Spec.Request(r.Path)
+	if req.RecipeRoot == "" && r.RecipeRoot != "" {
+		req.RecipeRoot = path.Clean(filepath.ToSlash(r.RecipeRoot))
+	}
 	if res, ok := l.Src.(resolver); ok {
 		// A path the run names that the source refuses is reported at the
 		// run file's field, before anything is read.

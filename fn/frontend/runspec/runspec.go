@@ -44,13 +44,20 @@ type Metadata struct {
 
 // Spec names the inputs and the run parameters.
 type Spec struct {
-	// Recipe and Profile are paths: relative to the run file for render-all,
-	// item paths (config.kubernetes.io/path or our file annotation) for the
-	// KRM function.
+	// Recipe, Profile, Defaults and RecipeRoot are paths relative to the
+	// directory of the file holding the run, at every entry point
+	// (render-all, kustomize-inputs, the KRM function), so one run file
+	// serves them all.
 	Recipe  string `json:"recipe"`
 	Profile string `json:"profile,omitempty"`
 	// Defaults is an optional user defaults layer for the profile.
 	Defaults string `json:"defaults,omitempty"`
+	// RecipeRoot is the folder whose layout is NeMo-RL's checkout (the
+	// CLI's --recipe-root), e.g. a NeMo-RL submodule: the recipe's path
+	// below it is its path below launch.recipeRoot/codePath in the pod.
+	// Empty: the recipe's nearest ancestor folder holding NeMo-RL's
+	// examples/configs/ tree.
+	RecipeRoot string `json:"recipeRoot,omitempty"`
 	// Mode is rayjob (default), raycluster or dev.
 	Mode      string   `json:"mode,omitempty"`
 	User      string   `json:"user"`
@@ -225,7 +232,8 @@ func (r *NemoRLRun) Mode() string {
 }
 
 // Request turns the run into a pipeline request; paths are resolved
-// relative to base (a file path whose directory they are relative to).
+// relative to base, the run file's path (they are relative to its
+// directory).
 func (r *NemoRLRun) Request(base string) pipeline.Request {
 	rel := func(p string) string {
 		if p == "" {
@@ -251,6 +259,7 @@ func (r *NemoRLRun) Request(base string) pipeline.Request {
 		Recipe:       rel(r.Spec.Recipe),
 		Profile:      rel(r.Spec.Profile),
 		UserDefaults: rel(r.Spec.Defaults),
+		RecipeRoot:   rel(r.Spec.RecipeRoot),
 		// The run's own metadata is its identity: its name names the run's
 		// objects, its namespace wins over the profile's, its labels and
 		// annotations (not the tools' bookkeeping) go onto every object.

@@ -19,11 +19,11 @@ func ConfineRepo(root string, includeUntracked bool) (Disk, error) {
 	if err != nil || includeUntracked || !inWorkTree(d.root) {
 		return d, err
 	}
-	tracked, err := gitTracked(d.root)
+	tracked, unchecked, err := gitTracked(d.root)
 	if err != nil {
 		return Disk{}, fmt.Errorf("%s is in a git work tree, but the files git tracks cannot be listed (%w); run where `git ls-files` works, or pass --include-untracked to read every file", root, err)
 	}
-	d.tracked = tracked
+	d.tracked, d.unchecked = tracked, unchecked
 	return d, nil
 }
 
@@ -58,21 +58,30 @@ func inWorkTree(dir string) bool {
 }
 
 // gitTracked lists the files git tracks below dir (slash paths relative to
-// dir), and the directories holding them. git runs with hooks and the
-// file-system monitor off: listing the index needs neither.
-func gitTracked(dir string) (map[string]bool, error) {
-	listing, err := git(dir, "ls-files", "-z", "--cached")
+// dir), those of checked-out submodules included: a lab pins NeMo-RL's
+// recipes as a submodule, and its files are as committed as the lab's own
+// (the superproject pins the submodule's commit). A submodule git knows
+// but has not checked out is listed in unchecked. git runs with hooks and
+// the file-system monitor off: listing the index needs neither.
+func gitTracked(dir string) (tracked map[string]bool, unchecked []string, err error) {
+	listing, err := git(dir, "ls-files", "-z", "--cached", "--recurse-submodules")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := map[string]bool{}
+	tracked = map[string]bool{}
 	for _, f := range strings.Split(string(listing), "\x00") {
 		if f == "" {
 			continue
 		}
-		out[f] = true
+		// An entry that is a directory on disk is a submodule's gitlink
+		// listed for itself: its files are not checked out.
+		if st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f))); err == nil && st.IsDir() {
+			unchecked = append(unchecked, f)
+			continue
+		}
+		tracked[f] = true
 	}
-	return out, nil
+	return tracked, unchecked, nil
 }
 
 // WriteFile replaces the regular file name (a path inside the root) with

@@ -69,8 +69,13 @@ type Disk struct {
 	// spelled through it is inside too.
 	root, given string
 	// tracked, when not nil, holds the slash paths relative to root of the
-	// files git tracks: no other file is read.
+	// files git tracks: no other file is read. The files of a checked-out
+	// git submodule are tracked (by the submodule's own index).
 	tracked map[string]bool
+	// unchecked are the submodules git tracks whose files are not checked
+	// out (slash paths relative to root): a path below one is not found,
+	// and the error says how to check it out.
+	unchecked []string
 }
 
 // Confine returns a Disk that reads only regular files inside root, after
@@ -142,7 +147,7 @@ func (d Disk) Resolve(name string) (string, error) {
 		}
 		at, link, err := d.walk(name, rel)
 		if err != nil {
-			return "", err
+			return "", d.uncheckedSubmodule(err, rel)
 		}
 		if link == "" {
 			if d.tracked != nil && !d.tracked[filepath.ToSlash(rel)] && rel != "." {
@@ -160,6 +165,38 @@ func (d Disk) Resolve(name string) (string, error) {
 			return "", outside
 		}
 	}
+}
+
+// RelPath is p (a file inside the root) as a slash path relative to the
+// root, symlinks resolved; an unconfined Disk returns p cleaned.
+func (d Disk) RelPath(p string) (string, error) {
+	at, err := d.Resolve(filepath.ToSlash(p))
+	if err != nil {
+		return "", err
+	}
+	if d.root == "" {
+		return filepath.ToSlash(filepath.Clean(p)), nil
+	}
+	rel, err := filepath.Rel(d.root, at)
+	if err != nil {
+		return "", err
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// uncheckedSubmodule says that a file not found lies in a git submodule
+// that is not checked out, with the command that checks it out.
+func (d Disk) uncheckedSubmodule(err error, rel string) error {
+	if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	rel = filepath.ToSlash(rel)
+	for _, m := range d.unchecked {
+		if strings.HasPrefix(rel, m+"/") {
+			return fmt.Errorf("%w; it is in the git submodule %s, which is not checked out: expected `git submodule update --init %s` first (in CI: check out with submodules)", err, m, m)
+		}
+	}
+	return err
 }
 
 // inside maps abs into the real root: as it is when it is below the real

@@ -46,9 +46,10 @@ type Checkout struct {
 //
 //   - local, first that applies: --recipe-root; else the NeMo-RL checkout
 //     the command runs in, when it holds the recipe; else the nearest
-//     ancestor folder named `recipes` that holds NeMo-RL's `examples/` tree
-//     (the repository mirrors NeMo-RL's layout, so the path below it is the
-//     path in NeMo-RL's checkout);
+//     ancestor folder of the recipe that holds NeMo-RL's `examples/configs/`
+//     tree (the repository's recipes/, a lab's NeMo-RL submodule: they
+//     mirror NeMo-RL's layout, so the path below it is the path in
+//     NeMo-RL's checkout);
 //   - pod: launch.recipeRoot, else launch.codePath (codeSource image|lustre).
 //
 // A value is written relative to codePath when it lies below it and every
@@ -104,7 +105,7 @@ func Of(in Input) (string, diag.List) {
 				continue
 			}
 			if c != suffix && !strings.HasSuffix(c, "/"+suffix) {
-				ds.Errorf(f, "launch.entrypoint", "line %d: the pod reads --config %s but the checked recipe is %s, which is not under a recipe root (the NeMo-RL checkout the command runs in, a `recipes/` folder holding NeMo-RL's examples/ tree, or --recipe-root) and so cannot be mapped into the pod; expected --config naming the checked recipe, or the recipe inside a recipe root",
+				ds.Errorf(f, "launch.entrypoint", "line %d: the pod reads --config %s but the checked recipe is %s, which is not under a recipe root (the NeMo-RL checkout the command runs in, a folder holding NeMo-RL's examples/configs/ tree, spec.recipeRoot or --recipe-root) and so cannot be mapped into the pod; expected --config naming the checked recipe, or the recipe inside a recipe root",
 					inv.Line, inv.Config, recipe)
 			}
 		}
@@ -167,10 +168,18 @@ func localRel(recipe, root string) (rel, usedRoot string, ok bool) {
 		r, under := below(recipe, root)
 		return r, root, under
 	}
+	// The nearest folder holding NeMo-RL's examples/configs/ tree is a
+	// NeMo-RL checkout (the repository's recipes/, a lab's NeMo-RL
+	// submodule under any name): the recipe's path below it is its path in
+	// the image's checkout. Searched from the recipe up, so NeMo-RL's own
+	// examples/configs/recipes/ folder is not taken for a root.
 	segs := strings.Split(recipe, "/")
-	for i := len(segs) - 2; i >= 0; i-- {
-		if segs[i] == "recipes" && i+1 < len(segs)-1 && segs[i+1] == "examples" {
-			return strings.Join(segs[i+1:], "/"), strings.Join(segs[:i+1], "/"), true
+	for i := len(segs) - 3; i >= 0; i-- {
+		if segs[i] == "examples" && segs[i+1] == "configs" {
+			if i == 0 {
+				return recipe, ".", true
+			}
+			return strings.Join(segs[i:], "/"), strings.Join(segs[:i], "/"), true
 		}
 	}
 	return "", "", false
