@@ -16,6 +16,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/review"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 )
 
 func renderAllCmd() *cobra.Command {
@@ -190,7 +191,7 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 
 	gateFailed := false
 	if check {
-		if gateFailed, err = printDrift(stdout, stderr, disk, root, base, drift, res, committed); err != nil {
+		if gateFailed, err = printDrift(stdout, stderr, disk, root, rerunCommand(root, kustomization, recipeRoot), base, drift, res, committed); err != nil {
 			return err
 		}
 	} else if err := writeDrift(stdout, disk, out, defaultOut, drift, res, len(failed)); err != nil {
@@ -242,7 +243,7 @@ func maintainKustomization(stdout, stderr io.Writer, disk source.Disk, out, show
 
 // printDrift is render-all --check: the drift as a diff on stdout, what is
 // stale on stderr, then the security gate against the base branch.
-func printDrift(stdout, stderr io.Writer, disk source.Disk, root string, spec baseSpec, drift []renderall.Drift, res *renderall.Result, committed map[string][]byte) (bool, error) {
+func printDrift(stdout, stderr io.Writer, disk source.Disk, root, rerun string, spec baseSpec, drift []renderall.Drift, res *renderall.Result, committed map[string][]byte) (bool, error) {
 	for _, d := range drift {
 		// The committed side is the PR's bytes: a line that would be a
 		// CI log command or a control character is printed escaped
@@ -258,7 +259,7 @@ func printDrift(stdout, stderr io.Writer, disk source.Disk, root string, spec ba
 		fmt.Fprintf(stderr, "%s: %s\n", d.File, renderall.DescribeChange(d.Change))
 	}
 	if len(drift) > 0 {
-		fmt.Fprintf(stderr, "%d of %d manifest(s) out of date: run `nrl-k8s render-all %s` (or `make manifests`) and commit the result\n", len(drift), len(res.Runs)+renderall.Orphans(drift), root)
+		fmt.Fprintf(stderr, "%d of %d manifest(s) out of date: run `%s` (or `make manifests`) and commit the result\n", len(drift), len(res.Runs)+renderall.Orphans(drift), rerun)
 	}
 	base, err := readBase(disk, root, spec, committed)
 	if err != nil {
@@ -269,6 +270,19 @@ func printDrift(stdout, stderr io.Writer, disk source.Disk, root string, spec ba
 		return false, err
 	}
 	return review.SecurityGate(stderr, res, base, prAllow)
+}
+
+// rerunCommand is the render-all line that rewrites what --check found
+// stale: the same directory and the flags that change what is written.
+func rerunCommand(root string, kustomization bool, recipeRoot string) string {
+	cmd := "nrl-k8s render-all " + shell.Quote(root)
+	if kustomization {
+		cmd += " --kustomization"
+	}
+	if recipeRoot != "" {
+		cmd += " --recipe-root " + shell.Quote(filepath.ToSlash(recipeRoot))
+	}
+	return cmd
 }
 
 // readBase finds and reads the base the gate judges against.
