@@ -10,12 +10,20 @@
 # API types at v1.6.0, and its graph must not move this module's pins
 # (KubeRay v1.5.0 for our own reconcilers). The k8s.io modules and
 # controller-runtime are raised to this repository's pins there (v0.36.2,
-# v0.24.1), so Kueue runs with the same client libraries as our tiers.
+# v0.24.1), so Kueue runs with the same client libraries as our tiers, and
+# every module both builds compile is at one version (the higher of the
+# two, raised on the lower side): the k8s.io, controller-runtime, protobuf
+# and x/sys packages the main module's vet and tests compiled are then
+# reused, not compiled again under other dependencies (about 230 fewer
+# packages; docs/performance.md, "Cold CI").
 set -euo pipefail
 version=v0.17.0 # sigs.k8s.io/kueue in hack/kueue/go.mod
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools=${NRL_TOOLS_DIR:-$HOME/.cache/nrl-tools}
-dir=$tools/kueue-$version
+# Keyed by hack/kueue/go.sum too: aligning a dependency with the main
+# module (so the two builds share compiled packages) rebuilds it.
+sum=$(sha256sum "$root/hack/kueue/go.sum" | cut -c1-12)
+dir=$tools/kueue-$version-$sum
 if [ ! -x "$dir/kueue" ] || [ ! -s "$dir/kueue.yaml" ]; then
   echo "building Kueue $version's manager into $dir (cold: ~3 CPU-minutes after kube-apiserver's build)" >&2
   kustomize=${NRL_KUSTOMIZE:-$tools/kustomize-v5.8.0/kustomize}
