@@ -141,7 +141,7 @@ chart: build
 
 # Render every run of the example runs repository into its committed output tree.
 manifests: build
-	$(BIN) render-all examples/runs-repo
+	$(BIN) render-all --kustomization examples/runs-repo
 
 # Longer fuzzing than CI's smoke run (FUZZTIME=300x FUZZDIRS=fn: .ci/run).
 FUZZTIME ?= 60s

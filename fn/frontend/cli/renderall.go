@@ -200,7 +200,8 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 	if len(failed) > 0 {
 		fmt.Fprintf(stderr, "%d run(s) failed to render, their manifests were left as they are: %s\n", len(failed), strings.Join(failed, ", "))
 	}
-	if len(failed) > 0 || len(refused) > 0 || (check && (len(drift) > 0 || staleKustomization)) || gateFailed {
+	// staleKustomization: stale under --check, or unbuildable in any mode.
+	if len(failed) > 0 || len(refused) > 0 || (check && len(drift) > 0) || staleKustomization || gateFailed {
 		return exitError{ExitError}
 	}
 	return nil
@@ -208,10 +209,19 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 
 // maintainKustomization writes OUT/kustomization.yaml (renderall.Kustomization)
 // when it differs, or with --check prints its diff and reports it stale. A
-// link or non-regular file in its place is refused, never followed.
+// link or non-regular file in its place is refused, never followed. When
+// two listed manifests hold one object (renderall.SharedObjects), kustomize
+// could not build it: nothing is written and it reports a failure.
 func maintainKustomization(stdout, stderr io.Writer, disk source.Disk, out, shown string, defaultOut, check bool, res *renderall.Result, committed map[string][]byte) (bool, error) {
 	file := filepath.Join(out, renderall.KustomizationFile)
 	display := path.Join(shown, renderall.KustomizationFile)
+	if shared := renderall.SharedObjects(res, committed); len(shared) > 0 {
+		for _, o := range shared {
+			fmt.Fprintf(stderr, "%s: %s is in the manifests of runs %s; kustomize refuses a resource listed twice, so an overlay over %s would not build; expected one run owning the profile's shared deployments (spec.onlyDeployments: true) and spec.noDeployments: true in the others\n",
+				display, o.Object, strings.Join(o.Runs, ", "), shown)
+		}
+		return true, nil
+	}
 	want := renderall.Kustomization(res, committed)
 	var have []byte
 	if st, err := os.Lstat(file); err == nil {

@@ -95,11 +95,11 @@ func TestDiffReportsNewWarnings(t *testing.T) {
 		"  security    pod security level privileged\n"+
 		"              namespaces rl-team\n"+
 		"  warnings    + ../../profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml: kuberay.training.spec.workerGroupSpecs[*].replicas: the training cluster provides 4 GPU nodes but the recipe's cluster.num_nodes is 3 (set by ../../recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml): 1 nodes will sit idle\n"+
-		"2 runs unchanged\n"+
+		"3 runs unchanged\n"+
 		"total: GPU nodes 116, GPUs 464\n", out)
 
 	// The manifests alone do not show it: the objects are equal.
 	code, out, _ = runCLI("diff", filepath.Join(base, "manifests"), filepath.Join(pr, "manifests"))
 	require.Equal(t, cli.ExitOK, code)
-	require.Equal(t, "3 runs unchanged\ntotal: GPU nodes 116, GPUs 464\n", out)
+	require.Equal(t, "4 runs unchanged\ntotal: GPU nodes 116, GPUs 464\n", out)
 }

@@ -116,7 +116,7 @@ func TestDiffSummarisesDespiteAFailedRun(t *testing.T) {
 	code, out, errs := runCLI("diff", base, pr)
 	require.Equal(t, cli.ExitError, code, errs)
 	require.Contains(t, out, "qwen3-math-4n: changed\n")
-	require.Contains(t, out, "1 run unchanged\n")
+	require.Contains(t, out, "2 runs unchanged\n") // ultra-64n, ultra-tools
 	require.NotContains(t, out, "ultra-48n")
 	require.Contains(t, errs, "1 run(s) failed to render and are not in the summary")
 	require.Contains(t, errs, "run ultra-48n: error: ")

@@ -198,14 +198,14 @@ func TestGoldenRunsRepo(t *testing.T) {
 	code, rendered, stderr := runCLI("render",
 		filepath.Join(tmp, "recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml"),
 		"--infra", filepath.Join(tmp, "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"),
-		"--user", "alice", "--mode", "raycluster", "-n", "rl-team", "--name", "ultra-64n")
+		"--user", "alice", "--mode", "raycluster", "-n", "rl-team", "--name", "ultra-64n", "--no-deployments")
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Equal(t, testenv.ReadFile(t, filepath.Join(manifests, "ultra-64n.yaml")), rendered)
 
 	before := t.TempDir()
 	snapshot := map[string]string{}
 	past := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, n := range []string{"qwen3-math-4n", "ultra-48n", "ultra-64n"} {
+	for _, n := range []string{"qwen3-math-4n", "ultra-48n", "ultra-64n", "ultra-tools"} {
 		f := filepath.Join(manifests, n+".yaml")
 		snapshot[n] = testenv.ReadFile(t, f)
 		write(t, filepath.Join(before, n+".yaml"), snapshot[n])
@@ -224,7 +224,7 @@ func TestGoldenRunsRepo(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(stdout, "\n+++ "), "only the changed run drifts")
 	assert.Contains(t, stdout, "\n+  - groupName: gpu-workers-segment-4\n")
 	assert.Contains(t, stderr, "manifests/ultra-64n.yaml: stale (differs from the render)")
-	assert.Contains(t, stderr, "1 of 3 manifest(s) out of date")
+	assert.Contains(t, stderr, "1 of 4 manifest(s) out of date")
 	assert.Contains(t, stderr, "ultra-64n: warning: ")
 	assert.Contains(t, stderr, "the training cluster provides 80 GPU nodes")
 	for n, want := range snapshot {
@@ -233,8 +233,8 @@ func TestGoldenRunsRepo(t *testing.T) {
 
 	code, stdout, stderr = runCLI("render-all", repo)
 	require.Equal(t, cli.ExitOK, code, stderr)
-	assert.Equal(t, "wrote examples/runs-repo/manifests/ultra-64n.yaml\n3 run(s): 3 rendered, 1 changed, 0 failed\n", stdout)
-	for _, n := range []string{"qwen3-math-4n", "ultra-48n"} {
+	assert.Equal(t, "wrote examples/runs-repo/manifests/ultra-64n.yaml\n4 run(s): 4 rendered, 1 changed, 0 failed\n", stdout)
+	for _, n := range []string{"qwen3-math-4n", "ultra-48n", "ultra-tools"} {
 		st, err := os.Stat(filepath.Join(manifests, n+".yaml"))
 		require.NoError(t, err)
 		assert.True(t, st.ModTime().Equal(past), "%s was rewritten although unchanged", n)
@@ -251,7 +251,7 @@ func TestGoldenRunsRepo(t *testing.T) {
   objects     ~ RayCluster/rl-team/ultra-64n-training
   security    pod security level privileged
               namespaces rl-team
-2 runs unchanged
+3 runs unchanged
 total: GPU nodes 116 → 132 (+16), GPUs 464 → 528 (+64)
 `, stdout)
 
@@ -286,7 +286,7 @@ func TestRenderAllOrphansAndFailures(t *testing.T) {
 	code, stdout, _ = runCLI("render-all", repo)
 	require.Equal(t, cli.ExitError, code, "a failed run fails the command")
 	assert.Contains(t, stdout, "removed examples/runs-repo/manifests/retired.yaml (no run runs/retired)\n")
-	assert.Contains(t, stdout, "4 run(s): 3 rendered, 0 changed, 1 failed\n")
+	assert.Contains(t, stdout, "5 run(s): 4 rendered, 0 changed, 1 failed\n")
 	assert.NoFileExists(t, filepath.Join(manifests, "retired.yaml"))
 	assert.Equal(t, "kept\n", testenv.ReadFile(t, filepath.Join(manifests, "broken.yaml")))
 	assert.FileExists(t, filepath.Join(manifests, "README.md"))
@@ -346,7 +346,7 @@ func TestRenderDoesNotDependOnWorkers(t *testing.T) {
 	}
 	one := renderWith(1)
 	require.Equal(t, []string{"broken"}, one.Failed())
-	require.Len(t, one.Files, 3)
+	require.Len(t, one.Files, 4)
 	require.NotEmpty(t, one.Diags["broken"])
 	for _, procs := range []int{2, 4} {
 		require.Equal(t, one, renderWith(procs), "GOMAXPROCS=%d", procs)
@@ -359,17 +359,12 @@ func TestRenderDoesNotDependOnWorkers(t *testing.T) {
 func TestRenderAllKustomization(t *testing.T) {
 	tmp, repo := fixture(t)
 	manifests := filepath.Join(repo, "manifests")
-	// The two ultra runs both render the profile's shared ns-tools services
-	// under one name: kustomize refuses the pair in one build (a known
-	// limit of this example repository; its runs would need
-	// --no-deployments and a services release). One of them is enough here.
-	require.NoError(t, os.RemoveAll(filepath.Join(repo, "runs", "ultra-64n")))
-	require.NoError(t, os.Remove(filepath.Join(manifests, "ultra-64n.yaml")))
+	require.NoError(t, os.Remove(filepath.Join(manifests, "kustomization.yaml")))
 	code, stdout, stderr := runCLI("render-all", repo, "--kustomization")
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Contains(t, stdout, "wrote examples/runs-repo/manifests/kustomization.yaml\n")
 	k := testenv.ReadFile(t, filepath.Join(manifests, "kustomization.yaml"))
-	assert.Contains(t, k, "kind: Kustomization\nresources:\n- qwen3-math-4n.yaml\n- ultra-48n.yaml\n")
+	assert.Contains(t, k, "kind: Kustomization\nresources:\n- qwen3-math-4n.yaml\n- ultra-48n.yaml\n- ultra-64n.yaml\n- ultra-tools.yaml\n")
 	testenv.GitAdd(t, tmp)
 	// kustomize itself builds it: every run's objects.
 	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), manifests)
@@ -398,4 +393,19 @@ func TestRenderAllKustomization(t *testing.T) {
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Contains(t, testenv.ReadFile(t, filepath.Join(manifests, "kustomization.yaml")), "- qwen3-math-4n-b.yaml\n")
 
+	// Two runs that both render the profile's shared services hold one
+	// object kustomize would be given twice: refused, nothing written,
+	// with what to change.
+	for _, r := range []string{"ultra-48n", "ultra-64n"} {
+		f := filepath.Join(repo, "runs", r, "run.yaml")
+		write(t, f, strings.Replace(testenv.ReadFile(t, f), "noDeployments: true", "noDeployments: false", 1))
+	}
+	require.NoError(t, os.RemoveAll(filepath.Join(repo, "runs", "ultra-tools")))
+	testenv.GitAdd(t, tmp)
+	before := testenv.ReadFile(t, filepath.Join(manifests, "kustomization.yaml"))
+	code, _, stderr = runCLI("render-all", repo, "--kustomization")
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, stderr, "manifests/kustomization.yaml: Deployment.apps rl-team/alice-ultra-pipeclean-ns-tools is in the manifests of runs ultra-48n, ultra-64n; kustomize refuses a resource listed twice")
+	assert.Contains(t, stderr, "expected one run owning the profile's shared deployments (spec.onlyDeployments: true) and spec.noDeployments: true in the others")
+	assert.Equal(t, before, testenv.ReadFile(t, filepath.Join(manifests, "kustomization.yaml")), "not rewritten")
 }

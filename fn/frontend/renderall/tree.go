@@ -1,13 +1,18 @@
 package renderall
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 )
@@ -155,6 +160,91 @@ func DisplayDir(root, out string) string {
 // the renders when asked (--kustomization).
 const KustomizationFile = "kustomization" + Ext
 
+// Shared is one object the manifests of several runs hold (a profile's
+// shared deployment and its Service, byte-identical in each).
+type Shared struct {
+	Object string // Kind namespace/name
+	Runs   []string
+}
+
+// SharedObjects lists the objects held by more than one of the manifests a
+// kustomization would list (kustomizationRuns): render-all accepts them
+// (they are one object), but kustomize refuses a resource given twice, so
+// an overlay over the manifests would not build.
+func SharedObjects(res *Result, committed map[string][]byte) []Shared {
+	byID := map[string][]string{}
+	for _, run := range kustomizationRuns(res, committed) {
+		data, ok := res.Files[run]
+		if !ok {
+			data = committed[run]
+		}
+		seen := map[string]bool{}
+		for _, id := range objectIDs(data) {
+			if !seen[id] {
+				seen[id] = true
+				byID[id] = append(byID[id], run)
+			}
+		}
+	}
+	var out []Shared
+	for id, runs := range byID {
+		if len(runs) > 1 {
+			out = append(out, Shared{Object: id, Runs: runs})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Object < out[j].Object })
+	return out
+}
+
+// objectIDs are the documents of a manifest as kustomize tells them apart:
+// group, kind, namespace and name.
+func objectIDs(data []byte) []string {
+	var ids []string
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc struct {
+			APIVersion string `yaml:"apiVersion"`
+			Kind       string `yaml:"kind"`
+			Metadata   struct {
+				Name      string `yaml:"name"`
+				Namespace string `yaml:"namespace"`
+			} `yaml:"metadata"`
+		}
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) || err != nil {
+			return ids
+		}
+		if doc.Kind == "" {
+			continue
+		}
+		group, _, _ := strings.Cut(doc.APIVersion, "/")
+		if !strings.Contains(doc.APIVersion, "/") {
+			group = ""
+		}
+		id := doc.Kind + " " + doc.Metadata.Namespace + "/" + doc.Metadata.Name
+		if group != "" {
+			id = doc.Kind + "." + group + " " + doc.Metadata.Namespace + "/" + doc.Metadata.Name
+		}
+		ids = append(ids, id)
+	}
+}
+
+// kustomizationRuns are the runs whose manifest the kustomization lists:
+// those that rendered and the failed ones whose committed file is kept, in
+// name order.
+func kustomizationRuns(res *Result, committed map[string][]byte) []string {
+	var runs []string
+	for _, run := range res.Runs {
+		if _, ok := res.Files[run]; !ok {
+			if _, kept := committed[run]; !kept {
+				continue
+			}
+		}
+		runs = append(runs, run)
+	}
+	return runs
+}
+
 // Kustomization is out/kustomization.yaml listing every run's manifest: the
 // runs that rendered and the failed runs whose committed file is kept, in
 // name order. An overlay (../overlays/<env>) names out/ as its base, so a
@@ -165,17 +255,11 @@ func Kustomization(res *Result, committed map[string][]byte) []byte {
 	b.WriteString("# overlay naming this directory as a resource takes every run. Not edited by\n")
 	b.WriteString("# hand: render-all rewrites it.\n")
 	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
-	n := 0
-	for _, run := range res.Runs {
-		if _, ok := res.Files[run]; !ok {
-			if _, kept := committed[run]; !kept {
-				continue
-			}
-		}
+	runs := kustomizationRuns(res, committed)
+	for _, run := range runs {
 		b.WriteString("- " + run + Ext + "\n")
-		n++
 	}
-	if n == 0 {
+	if len(runs) == 0 {
 		return []byte(strings.Replace(b.String(), "resources:\n", "resources: []\n", 1))
 	}
 	return []byte(b.String())

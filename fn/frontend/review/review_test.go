@@ -21,13 +21,14 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files (make golden)")
 
 // committed parses the example repository's committed manifests, the
-// renders of the three shipped GB300 profiles (render-all --check in
-// fn/frontend/renderall keeps them current).
+// renders of the three shipped GB300 profiles and of the ultra profiles'
+// shared services (render-all --check in fn/frontend/renderall keeps them
+// current).
 func committed(t *testing.T) review.Render {
 	t.Helper()
 	dir := filepath.Join(testenv.RepoRoot(t), "examples", "runs-repo", "manifests")
 	out := review.Render{}
-	for _, name := range []string{"qwen3-math-4n", "ultra-48n", "ultra-64n"} {
+	for _, name := range []string{"qwen3-math-4n", "ultra-48n", "ultra-64n", "ultra-tools"} {
 		file := filepath.Join(dir, name+".yaml")
 		r, err := review.Parse(name, file, []byte(testenv.ReadFile(t, file)))
 		require.NoError(t, err)
@@ -63,15 +64,14 @@ func TestParseShippedProfiles(t *testing.T) {
 			},
 		},
 		{
+			// noDeployments: the shared services are ultra-tools'.
 			run: "ultra-64n", nodes: 64, gpus: 256,
-			images: []string{"nvcr.io/nvidian/nemo-rl:nightly-ultra-49267394", "nvcr.io/nvidian/nemo-rl:skills-sandbox-latest"},
+			images: []string{"nvcr.io/nvidian/nemo-rl:nightly-ultra-49267394"},
 			objects: []string{
 				"ComputeDomain/rl-team/compute-domain-ultra-64n-training",
-				"Deployment/rl-team/alice-ultra-pipeclean-ns-tools",
 				"RayCluster/rl-team/ultra-64n-training",
 				"RayJob/rl-team/ultra-64n",
 				"ResourceClaimTemplate/rl-team/roce-ultra-64n-training",
-				"Service/rl-team/alice-ultra-pipeclean-ns-tools",
 			},
 			facts: map[string]string{
 				"RayCluster/rl-team/ultra-64n-training scheduler":                            "kai-scheduler",
@@ -83,9 +83,18 @@ func TestParseShippedProfiles(t *testing.T) {
 		},
 		{
 			run: "ultra-48n", nodes: 48, gpus: 192,
-			images: []string{"nvcr.io/nvidian/nemo-rl:nightly-ultra-49267394", "nvcr.io/nvidian/nemo-rl:skills-sandbox-latest"},
+			images: []string{"nvcr.io/nvidian/nemo-rl:nightly-ultra-49267394"},
 			facts: map[string]string{
 				"RayJob/rl-team/ultra-48n queue": "backfill",
+			},
+		},
+		{
+			// onlyDeployments: the services both ultra runs reach by name.
+			run: "ultra-tools", nodes: 0, gpus: 0,
+			images: []string{"nvcr.io/nvidian/nemo-rl:skills-sandbox-latest"},
+			objects: []string{
+				"Deployment/rl-team/alice-ultra-pipeclean-ns-tools",
+				"Service/rl-team/alice-ultra-pipeclean-ns-tools",
 			},
 		},
 	}
@@ -359,7 +368,7 @@ func TestGoldenSummary(t *testing.T) {
 			editLine(t, filepath.Join(tmp, ultra64), tc.old, tc.new)
 			s := review.Diff(old, renderFixture(t, tmp))
 			require.Len(t, s.Runs, 1)
-			assert.Equal(t, 2, s.Unchanged)
+			assert.Equal(t, 3, s.Unchanged) // qwen3-math-4n, ultra-48n, ultra-tools
 			d := s.Runs[0]
 			assert.Equal(t, "ultra-64n", d.Name)
 			assert.Equal(t, review.Changed, d.Status)
@@ -374,22 +383,22 @@ func TestDiffAddedRemovedUnchanged(t *testing.T) {
 	runs := committed(t)
 	s := review.Diff(runs, runs)
 	assert.Empty(t, s.Runs)
-	assert.Equal(t, 3, s.Unchanged)
-	assert.Equal(t, "3 runs unchanged\ntotal: GPU nodes 116, GPUs 464\n", s.Text())
+	assert.Equal(t, 4, s.Unchanged)
+	assert.Equal(t, "4 runs unchanged\ntotal: GPU nodes 116, GPUs 464\n", s.Text())
 
 	fewer := review.Render{"qwen3-math-4n": runs["qwen3-math-4n"]}
 	s = review.Diff(fewer, runs)
-	require.Len(t, s.Runs, 2)
+	require.Len(t, s.Runs, 3)
 	assert.Equal(t, review.Added, s.Runs[0].Status)
 	assert.Equal(t, "ultra-48n", s.Runs[0].Name)
 	assert.Equal(t, review.Totals{Nodes: 48, GPUs: 192}, s.Runs[0].After)
-	assert.Len(t, s.Runs[0].ObjectsAdded, 5)
+	assert.Len(t, s.Runs[0].ObjectsAdded, 3, "its RayJob and DRA objects; the shared services are ultra-tools'")
 	assert.Empty(t, s.Runs[0].Entrypoints, "a new job's entrypoint is not diffed")
 	assert.Equal(t, review.Totals{Nodes: 4, GPUs: 16}, s.Before)
 	assert.Equal(t, review.Totals{Nodes: 116, GPUs: 464}, s.After)
 
 	s = review.Diff(runs, fewer)
-	require.Len(t, s.Runs, 2)
+	require.Len(t, s.Runs, 3)
 	assert.Equal(t, review.Removed, s.Runs[1].Status)
 	assert.Equal(t, review.Totals{Nodes: 64, GPUs: 256}, s.Runs[1].Before)
 	assert.Contains(t, s.Text(), "total: GPU nodes 116 → 4 (-112), GPUs 464 → 16 (-448)\n")

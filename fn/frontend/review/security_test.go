@@ -81,7 +81,10 @@ func workerContainer(ds []map[string]any) map[string]any {
 // Each one-line privilege or scope change of the issue appears by name in
 // the review summary, text and markdown, not as `~ RayCluster/...`.
 func TestEveryPrivilegeChangeIsNamed(t *testing.T) {
-	base := []byte(testenv.ReadFile(t, filepath.Join(testenv.RepoRoot(t), "examples", "runs-repo", "manifests", "ultra-64n.yaml")))
+	// The 64-node run with the shared services it reaches (the ns-tools
+	// Deployment and Service, rendered by ultra-tools).
+	manifests := filepath.Join(testenv.RepoRoot(t), "examples", "runs-repo", "manifests")
+	base := []byte(testenv.ReadFile(t, filepath.Join(manifests, "ultra-64n.yaml")) + testenv.ReadFile(t, filepath.Join(manifests, "ultra-tools.yaml")))
 	for _, tc := range []struct {
 		name string
 		edit func(ds []map[string]any) []map[string]any

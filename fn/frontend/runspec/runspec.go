@@ -68,6 +68,12 @@ type Spec struct {
 	// Env answers ${oc.env:VAR}; a render never reads the process
 	// environment of kustomize, kpt or CI.
 	Env map[string]string `json:"env,omitempty"`
+	// NoDeployments leaves out the profile's deployments and their
+	// Services, which a user's runs share (the CLI's --no-deployments);
+	// OnlyDeployments renders them alone (--only-deployments), so that one
+	// run of a repository owns them and a kustomization lists each once.
+	NoDeployments   bool `json:"noDeployments,omitempty"`
+	OnlyDeployments bool `json:"onlyDeployments,omitempty"`
 }
 
 // Parse reads a NemoRLRun strictly: a key given twice and an unknown key
@@ -191,6 +197,9 @@ func (r *NemoRLRun) Validate() error {
 	default:
 		return fieldErr("spec.mode", "found %q; expected rayjob, raycluster or dev", r.Spec.Mode)
 	}
+	if r.Spec.NoDeployments && r.Spec.OnlyDeployments {
+		return fieldErr("spec.onlyDeployments", "is true with spec.noDeployments; expected one of them: only the shared deployments, or the run without them")
+	}
 	return nil
 }
 
@@ -277,6 +286,9 @@ func (r *NemoRLRun) Request(base string) pipeline.Request {
 			Name:        name,
 			Labels:      r.Metadata.Labels,
 			Annotations: userAnnotations(r.Metadata.Annotations),
+			// The shared services: one run of a repository owns them.
+			NoDeployments:   r.Spec.NoDeployments,
+			OnlyDeployments: r.Spec.OnlyDeployments,
 		},
 	}
 }

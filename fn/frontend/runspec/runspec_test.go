@@ -22,6 +22,7 @@ func TestParseIsStrict(t *testing.T) {
 		{"a path", "a/b", "", "a lowercase RFC 1123 subdomain"},
 		{"reserved", "inputs", "", `"inputs" is reserved`},
 		{"empty", `""`, "", "metadata.name: is required"},
+		{"both deployment switches", "a", "  noDeployments: true\n  onlyDeployments: true\n", "spec.onlyDeployments: is true with spec.noDeployments; expected one of them"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := runspec.Parse("run.yaml", doc(tc.run, tc.extra))
@@ -54,4 +55,21 @@ func TestOneNamespace(t *testing.T) {
 	r, err = parse("  namespace: ml-prod\n", "  namespace: default\n")
 	require.NoError(t, err)
 	require.Equal(t, "ml-prod", r.Request("").Namespace, "kustomize's namespace: wins over the spec's")
+}
+
+// TestPathsAreRelativeToTheRunFile: every path field, recipeRoot included,
+// is read from the run file's directory, and the deployment switches reach
+// the request.
+func TestPathsAreRelativeToTheRunFile(t *testing.T) {
+	r, err := runspec.Parse("run.yaml", []byte("apiVersion: nemo-rl.nvidia.com/v1alpha1\nkind: NemoRLRun\nmetadata:\n  name: a\nspec:\n"+
+		"  recipe: ../../nemo-rl/examples/configs/sft.yaml\n  profile: ../../profiles/sft.yaml\n  defaults: mine.yaml\n"+
+		"  recipeRoot: ../../nemo-rl\n  user: alice\n  noDeployments: true\n"))
+	require.NoError(t, err)
+	req := r.Request("lab/runs/a/run.yaml")
+	require.Equal(t, "lab/nemo-rl/examples/configs/sft.yaml", req.Recipe)
+	require.Equal(t, "lab/profiles/sft.yaml", req.Profile)
+	require.Equal(t, "lab/runs/a/mine.yaml", req.UserDefaults)
+	require.Equal(t, "lab/nemo-rl", req.RecipeRoot)
+	require.True(t, req.Run.NoDeployments)
+	require.False(t, req.Run.OnlyDeployments)
 }
