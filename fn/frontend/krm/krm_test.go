@@ -194,6 +194,32 @@ var processCases = []processCase{{
 	},
 	wantField: "metadata.annotations.nemo-rl.nvidia.com/files-dir",
 }, {
+	// A run in runs/ (kpt gives its path) whose paths were written from the
+	// package root: each names the path it read, the run file, and the
+	// path to write instead.
+	name: "paths relative to the package root in a run below it",
+	items: func(t *testing.T) []*yaml.RNode {
+		run := node(t, qwenRun)
+		require.NoError(t, run.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "runs/qwen.yaml")))
+		return append([]*yaml.RNode{run}, qwenFiles(t)...)
+	},
+	wantErrs: []string{
+		`spec.recipe: no input file "runs/recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml" ("recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml" relative to the run's file runs/qwen.yaml) ("recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml" is an input file relative to the package root: from runs/qwen.yaml write "../recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml")`,
+		`spec.profile: no input file "runs/profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"`,
+	},
+	wantField: "spec.recipe",
+}, {
+	// The run-files ConfigMap kustomize-inputs writes places a run whose
+	// item carries no path (kustomize's transformer mode).
+	name: "the run-files ConfigMap says where a run's file is",
+	items: func(t *testing.T) []*yaml.RNode {
+		run := node(t, strings.NewReplacer("recipe: recipes/", "recipe: ../../recipes/", "profile: profiles/", "profile: ../../profiles/").Replace(qwenRun))
+		where, err := krm.RunFilesConfigMap("nrl-run-files", map[string]string{"qwen3-30b-math-gb300": "runs/qwen/run.yaml"})
+		require.NoError(t, err)
+		return append([]*yaml.RNode{run}, notLocal(t, append([]*yaml.RNode{where}, qwenFiles(t)...))...)
+	},
+	wantIDs: qwenItems,
+}, {
 	name:   "previous render output under <run>/ is replaced",
 	config: qwenRun,
 	items: func(t *testing.T) []*yaml.RNode {
