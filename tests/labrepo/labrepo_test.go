@@ -10,6 +10,7 @@ package labrepo_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -230,7 +231,7 @@ func runCode(t *testing.T, dir string, code int, prog string, args ...string) (s
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	got := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 		got = ee.ExitCode()
 	} else {
 		require.NoError(t, err)

@@ -70,6 +70,6 @@ func TestPathsAreRelativeToTheRunFile(t *testing.T) {
 	require.Equal(t, "lab/profiles/sft.yaml", req.Profile)
 	require.Equal(t, "lab/runs/a/mine.yaml", req.UserDefaults)
 	require.Equal(t, "lab/nemo-rl", req.RecipeRoot)
-	require.True(t, req.Run.NoDeployments)
-	require.False(t, req.Run.OnlyDeployments)
+	require.True(t, req.NoDeployments)
+	require.False(t, req.OnlyDeployments)
 }
