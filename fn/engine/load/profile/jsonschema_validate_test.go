@@ -10,6 +10,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
@@ -76,9 +78,47 @@ func TestSchemaValidatesProfiles(t *testing.T) {
 		{"_shared anchors", "_shared: {a: &a x}\nimage: *a\n"},
 		{"numeric string for an integer", "image: x\nkuberay: {training: {name: t, segmentSize: \"16\"}}\n"},
 		{"nulls from an empty value", "image: x\nlabels:\nimagePullSecrets:\n"},
+		{"defaults: one file", "defaults: cluster.infra.yaml\nimage: x\n"},
+		{"defaults: a list", "defaults: [cluster.infra.yaml, ../site.infra.yaml]\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.NoError(t, s.Validate(instance(t, tc.name, []byte(tc.profile))))
 		})
 	}
+}
+
+// TestSchemaAgreesWithLoaderOnTestProfiles holds the schema to the loader
+// over every profile the tests use, the bad cases' included: a profile the
+// loader accepts is one the schema accepts (an editor must not underline
+// it), and one the schema rejects is one the loader refuses.
+func TestSchemaAgreesWithLoaderOnTestProfiles(t *testing.T) {
+	s := compiledSchema(t)
+	files, err := filepath.Glob("../../../../tests/*/*/*.infra.yaml")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 100)
+	accepted := 0
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			require.NoError(t, err)
+			v, err := tree.Parse(f, data)
+			if err != nil {
+				return // not YAML: nothing for an editor's schema to judge
+			}
+			j, err := json.Marshal(plain(v))
+			require.NoError(t, err)
+			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(j))
+			require.NoError(t, err)
+			schemaErr := s.Validate(inst)
+			_, ds := Load(Input{Loader: recipe.NewLoader(source.Disk{}), File: filepath.ToSlash(f), User: "alice", RunName: "r"})
+			if !ds.HasErrors() {
+				accepted++
+				require.NoError(t, schemaErr, "the loader accepts %s", f)
+			}
+			if schemaErr != nil {
+				require.True(t, ds.HasErrors(), "the schema rejects %s (%v) but the loader accepts it", f, schemaErr)
+			}
+		})
+	}
+	require.Positive(t, accepted)
 }
