@@ -195,7 +195,7 @@ type runItem struct {
 // files-dir annotations; kustomize passes a transformer's items and config
 // without file paths, and kpt's paths are relative to the kpt package,
 // which need not be that root), else its path annotation (the generator
-// mode's, relative to --files; kpt's), else the package root.
+// mode's, relative to --files; kpt's), else the package root ("").
 func locate(in *inputs, runs []runItem) {
 	for i := range runs {
 		r := &runs[i]
@@ -204,8 +204,6 @@ func locate(in *inputs, runs []runItem) {
 			r.base = in.runFiles[r.was]
 		case r.file != "":
 			r.base = path.Clean(r.file)
-		default:
-			r.base = ""
 		}
 	}
 }
