@@ -94,7 +94,11 @@ pod (nrl-k8s render --recipe-root). It must be inside the root.`,
 			if err != nil {
 				return usageError{fmt.Errorf("--recipe-root: %w", err)}
 			}
-			return renderAll(cmd, disk, dir, out, outDir == "", check, kustomization, rr, baseSpec{dir: baseDir, ref: baseRef})
+			chk := checkSpec{
+				baseSpec: baseSpec{dir: baseDir, ref: baseRef},
+				rerun:    rerunCommand(dir, outDir, rootDir, recipeRoot, kustomization, untracked),
+			}
+			return renderAll(cmd, disk, dir, out, outDir == "", check, kustomization, rr, chk)
 		},
 	}
 	c.Flags().StringVar(&outDir, "out", "", "output directory (default DIR/manifests)")
@@ -111,6 +115,13 @@ pod (nrl-k8s render --recipe-root). It must be inside the root.`,
 // baseSpec is what the user said the base is: a checkout, a revision, or
 // nothing (found from CI's environment or the upstream branch).
 type baseSpec struct{ dir, ref string }
+
+// checkSpec is what --check needs beyond the render: the base the gate
+// judges against and the command that rewrites what it finds stale.
+type checkSpec struct {
+	baseSpec
+	rerun string
+}
 
 // recipeRootLike is --recipe-root spelled like the run paths render-all
 // builds from dir (absolute when dir is, else relative to the working
@@ -143,7 +154,7 @@ func recipeRootLike(disk source.Disk, dir, flag string) (string, error) {
 	return filepath.Rel(wd, abs)
 }
 
-func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOut, check, kustomization bool, recipeRoot string, base baseSpec) error {
+func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOut, check, kustomization bool, recipeRoot string, chk checkSpec) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if err := renderall.CheckOutDir(disk, out, defaultOut); err != nil {
 		return err
@@ -191,7 +202,7 @@ func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOu
 
 	gateFailed := false
 	if check {
-		if gateFailed, err = printDrift(stdout, stderr, disk, root, rerunCommand(root, kustomization, recipeRoot), base, drift, res, committed); err != nil {
+		if gateFailed, err = printDrift(stdout, stderr, disk, root, chk, drift, res, committed); err != nil {
 			return err
 		}
 	} else if err := writeDrift(stdout, disk, out, defaultOut, drift, res, len(failed)); err != nil {
@@ -253,7 +264,7 @@ func maintainKustomization(stdout, stderr io.Writer, disk source.Disk, out, show
 
 // printDrift is render-all --check: the drift as a diff on stdout, what is
 // stale on stderr, then the security gate against the base branch.
-func printDrift(stdout, stderr io.Writer, disk source.Disk, root, rerun string, spec baseSpec, drift []renderall.Drift, res *renderall.Result, committed map[string][]byte) (bool, error) {
+func printDrift(stdout, stderr io.Writer, disk source.Disk, root string, chk checkSpec, drift []renderall.Drift, res *renderall.Result, committed map[string][]byte) (bool, error) {
 	for _, d := range drift {
 		// The committed side is the PR's bytes: a line that would be a
 		// CI log command or a control character is printed escaped
@@ -269,9 +280,9 @@ func printDrift(stdout, stderr io.Writer, disk source.Disk, root, rerun string, 
 		fmt.Fprintf(stderr, "%s: %s\n", d.File, renderall.DescribeChange(d.Change))
 	}
 	if len(drift) > 0 {
-		fmt.Fprintf(stderr, "%d of %d manifest(s) out of date: run `%s` (or `make manifests`) and commit the result\n", len(drift), len(res.Runs)+renderall.Orphans(drift), rerun)
+		fmt.Fprintf(stderr, "%d of %d manifest(s) out of date: run `%s` (or `make manifests`) and commit the result\n", len(drift), len(res.Runs)+renderall.Orphans(drift), chk.rerun)
 	}
-	base, err := readBase(disk, root, spec, committed)
+	base, err := readBase(disk, root, chk.baseSpec, committed)
 	if err != nil {
 		return false, err
 	}
@@ -283,14 +294,20 @@ func printDrift(stdout, stderr io.Writer, disk source.Disk, root, rerun string, 
 }
 
 // rerunCommand is the render-all line that rewrites what --check found
-// stale: the same directory and the flags that change what is written.
-func rerunCommand(root string, kustomization bool, recipeRoot string) string {
-	cmd := "nrl-k8s render-all " + shell.Quote(root)
+// stale: the same directory and every flag that changes what is read or
+// written, spelled as they were given.
+func rerunCommand(dir, out, root, recipeRoot string, kustomization, untracked bool) string {
+	cmd := "nrl-k8s render-all " + shell.Quote(filepath.ToSlash(dir))
+	for _, f := range []struct{ flag, value string }{{"--out", out}, {"--root", root}, {"--recipe-root", recipeRoot}} {
+		if f.value != "" {
+			cmd += " " + f.flag + " " + shell.Quote(filepath.ToSlash(f.value))
+		}
+	}
+	if untracked {
+		cmd += " --include-untracked"
+	}
 	if kustomization {
 		cmd += " --kustomization"
-	}
-	if recipeRoot != "" {
-		cmd += " --recipe-root " + shell.Quote(filepath.ToSlash(recipeRoot))
 	}
 	return cmd
 }
