@@ -226,10 +226,10 @@ func TestGoldenRunsRepo(t *testing.T) {
 	assert.Contains(t, stderr, "manifests/ultra-64n.yaml: stale (differs from the render)")
 	assert.Contains(t, stderr, "1 of 4 manifest(s) out of date: run `nrl-k8s render-all "+filepath.ToSlash(repo)+"` (or `make manifests`)")
 	assert.Contains(t, stderr, "ultra-64n: warning: ")
+	assert.Contains(t, stderr, "the training cluster provides 80 GPU nodes")
 	// The re-run line repeats the flags that change what is read or written.
 	_, _, stderr = runCLI("render-all", repo, "--check", "--out", manifests, "--root", tmp)
 	assert.Contains(t, stderr, "run `nrl-k8s render-all "+filepath.ToSlash(repo)+" --out "+filepath.ToSlash(manifests)+" --root "+filepath.ToSlash(tmp)+"`")
-	assert.Contains(t, stderr, "the training cluster provides 80 GPU nodes")
 	for n, want := range snapshot {
 		assert.Equal(t, want, testenv.ReadFile(t, filepath.Join(manifests, n+".yaml")), "--check wrote %s", n)
 	}
