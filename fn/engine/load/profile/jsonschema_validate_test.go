@@ -35,6 +35,12 @@ func instance(t *testing.T, name string, data []byte) any {
 	t.Helper()
 	v, err := tree.Parse(name, data)
 	require.NoError(t, err)
+	return instanceOf(t, v)
+}
+
+// instanceOf is a parsed profile as the JSON instance the schema validates.
+func instanceOf(t *testing.T, v any) any {
+	t.Helper()
 	j, err := json.Marshal(plain(v))
 	require.NoError(t, err)
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(j))
@@ -105,11 +111,7 @@ func TestSchemaAgreesWithLoaderOnTestProfiles(t *testing.T) {
 			if err != nil {
 				return // not YAML: nothing for an editor's schema to judge
 			}
-			j, err := json.Marshal(plain(v))
-			require.NoError(t, err)
-			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(j))
-			require.NoError(t, err)
-			schemaErr := s.Validate(inst)
+			schemaErr := s.Validate(instanceOf(t, v))
 			_, ds := Load(Input{Loader: recipe.NewLoader(source.Disk{}), File: filepath.ToSlash(f), User: "alice", RunName: "r"})
 			if !ds.HasErrors() {
 				accepted++
