@@ -3,19 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/review"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 )
 
@@ -94,11 +89,25 @@ pod (nrl-k8s render --recipe-root). It must be inside the root.`,
 			if err != nil {
 				return usageError{fmt.Errorf("--recipe-root: %w", err)}
 			}
-			chk := checkSpec{
-				baseSpec: baseSpec{dir: baseDir, ref: baseRef},
-				rerun:    rerunCommand(dir, outDir, rootDir, recipeRoot, kustomization, untracked),
+			failed, err := renderall.Run(renderall.Options{
+				Disk: disk, Dir: dir, Out: out, DefaultOut: outDir == "", RecipeRoot: rr,
+				Check: check, Kustomization: kustomization,
+				Base:   renderall.BaseSpec{Dir: baseDir, Ref: baseRef},
+				Rerun:  rerunCommand(dir, outDir, rootDir, recipeRoot, kustomization, untracked),
+				Gate:   review.SecurityGate,
+				Getenv: os.Getenv,
+				Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+			})
+			if ue, ok := errors.AsType[renderall.UsageError](err); ok {
+				return usageError{ue}
 			}
-			return renderAll(cmd, disk, dir, out, outDir == "", check, kustomization, rr, chk)
+			if err != nil {
+				return err
+			}
+			if failed {
+				return exitError{ExitError}
+			}
+			return nil
 		},
 	}
 	c.Flags().StringVar(&outDir, "out", "", "output directory (default DIR/manifests)")
@@ -110,17 +119,6 @@ pod (nrl-k8s render --recipe-root). It must be inside the root.`,
 	c.Flags().StringVar(&recipeRoot, "recipe-root", "", "recipe root (NeMo-RL's layout, e.g. a submodule) of every run whose spec.recipeRoot is empty; inside the root")
 	c.Flags().BoolVar(&kustomization, "kustomization", false, "also maintain OUT/kustomization.yaml listing every run's manifest (an overlay's base); with --check, a stale one is drift")
 	return c
-}
-
-// baseSpec is what the user said the base is: a checkout, a revision, or
-// nothing (found from CI's environment or the upstream branch).
-type baseSpec struct{ dir, ref string }
-
-// checkSpec is what --check needs beyond the render: the base the gate
-// judges against and the command that rewrites what it finds stale.
-type checkSpec struct {
-	baseSpec
-	rerun string
 }
 
 // recipeRootLike is --recipe-root spelled like the run paths render-all
@@ -154,145 +152,6 @@ func recipeRootLike(disk source.Disk, dir, flag string) (string, error) {
 	return filepath.Rel(wd, abs)
 }
 
-func renderAll(cmd *cobra.Command, disk source.Disk, root, out string, defaultOut, check, kustomization bool, recipeRoot string, chk checkSpec) error {
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if err := renderall.CheckOutDir(disk, out, defaultOut); err != nil {
-		return err
-	}
-	runs, err := renderall.Discover(disk, root)
-	if err != nil {
-		return err
-	}
-	renderall.DefaultRecipeRoot(runs, recipeRoot)
-	res := renderall.Render(disk, runs)
-	// Prefixed with the run: one profile may serve several runs.
-	for _, name := range res.Runs {
-		for _, d := range res.Diags[name] {
-			fmt.Fprintf(stderr, "%s: %s\n", name, d)
-		}
-	}
-	committed, refused, untracked, err := renderall.ReadManifests(disk, out)
-	if err != nil {
-		return err
-	}
-	shown := renderall.DisplayDir(root, out)
-	for _, n := range untracked {
-		fmt.Fprintf(stderr, "%s: not tracked by git; read as not committed (in a git work tree only the files git tracks are read; --include-untracked to read it)\n", path.Join(shown, n+renderall.Ext))
-	}
-	for _, r := range refused {
-		fmt.Fprintf(stderr, "%s: %s; refused: render-all reads and writes regular files only (remove it)\n", path.Join(shown, r.Name+renderall.Ext), r.What)
-	}
-	for _, n := range renderall.Foreign(committed, res) {
-		fmt.Fprintf(stderr, "%s: no run %s/%s, and not written by render-all (objects without the %s: %s label); left alone\n",
-			path.Join(shown, n+renderall.Ext), renderall.RunsDir, n, manifest.ManagedByKey, manifest.ManagedByValue)
-	}
-	var drift []renderall.Drift
-	for _, d := range renderall.Compare(shown, committed, res) {
-		if !renderall.RefusedRun(refused, d.Run) {
-			drift = append(drift, d)
-		}
-	}
-	failed := res.Failed()
-	staleKustomization := false
-	if kustomization {
-		if staleKustomization, err = maintainKustomization(stdout, stderr, disk, out, shown, defaultOut, check, res, committed); err != nil {
-			return err
-		}
-	}
-
-	gateFailed := false
-	if check {
-		if gateFailed, err = printDrift(stdout, stderr, disk, root, chk, drift, res, committed); err != nil {
-			return err
-		}
-	} else if err := writeDrift(stdout, disk, out, defaultOut, drift, res, len(failed)); err != nil {
-		return err
-	}
-	if len(failed) > 0 {
-		fmt.Fprintf(stderr, "%d run(s) failed to render, their manifests were left as they are: %s\n", len(failed), strings.Join(failed, ", "))
-	}
-	// staleKustomization: stale under --check, or unbuildable in any mode.
-	if len(failed) > 0 || len(refused) > 0 || (check && len(drift) > 0) || staleKustomization || gateFailed {
-		return exitError{ExitError}
-	}
-	return nil
-}
-
-// maintainKustomization writes OUT/kustomization.yaml (renderall.Kustomization)
-// when it differs, or with --check prints its diff and reports it stale. A
-// link or non-regular file in its place is refused, never followed. When
-// two listed manifests hold one object (renderall.SharedObjects), kustomize
-// could not build it: nothing is written and it reports a failure.
-func maintainKustomization(stdout, stderr io.Writer, disk source.Disk, out, shown string, defaultOut, check bool, res *renderall.Result, committed map[string][]byte) (bool, error) {
-	file := filepath.Join(out, renderall.KustomizationFile)
-	display := path.Join(shown, renderall.KustomizationFile)
-	if shared := renderall.SharedObjects(res, committed); len(shared) > 0 {
-		for _, o := range shared {
-			fmt.Fprintf(stderr, "%s: %s is in the manifests of runs %s; kustomize refuses a resource listed twice, so an overlay over %s would not build; expected one run owning the profile's shared deployments (spec.onlyDeployments: true) and spec.noDeployments: true in the others\n",
-				display, o.Object, strings.Join(o.Runs, ", "), shown)
-		}
-		return true, nil
-	}
-	want := renderall.Kustomization(res, committed)
-	var have []byte
-	if st, err := os.Lstat(file); err == nil {
-		if !st.Mode().IsRegular() {
-			return false, fmt.Errorf("%s: not a regular file; refused: render-all writes regular files only (remove it)", display)
-		}
-		if have, err = source.ReadLimited(filepath.ToSlash(file), file, source.MaxRenderSize); err != nil {
-			return false, err
-		}
-	}
-	if string(have) == string(want) {
-		return false, nil
-	}
-	if check {
-		fmt.Fprint(stdout, renderall.UnifiedDiff("a/"+display, "b/"+display, have, want))
-		fmt.Fprintf(stderr, "%s: out of date (render-all --kustomization lists every run's manifest)\n", display)
-		return true, nil
-	}
-	wdisk := source.Disk{}
-	if defaultOut {
-		wdisk = disk
-	}
-	if err := wdisk.WriteFile(file, want); err != nil {
-		return false, err
-	}
-	fmt.Fprintf(stdout, "wrote %s\n", display)
-	return false, nil
-}
-
-// printDrift is render-all --check: the drift as a diff on stdout, what is
-// stale on stderr, then the security gate against the base branch.
-func printDrift(stdout, stderr io.Writer, disk source.Disk, root string, chk checkSpec, drift []renderall.Drift, res *renderall.Result, committed map[string][]byte) (bool, error) {
-	for _, d := range drift {
-		// The committed side is the PR's bytes: a line that would be a
-		// CI log command or a control character is printed escaped
-		// (fn/support/safetext), at the cost of `git apply` for that file.
-		diff := d.Diff
-		if guarded := safetext.Lines(diff); guarded != diff {
-			fmt.Fprintf(stderr, "%s: the diff holds control characters or lines that read as CI log commands; they are printed escaped, so `git apply` will not apply this file's diff\n", d.File)
-			diff = guarded
-		}
-		fmt.Fprint(stdout, diff)
-	}
-	for _, d := range drift {
-		fmt.Fprintf(stderr, "%s: %s\n", d.File, renderall.DescribeChange(d.Change))
-	}
-	if len(drift) > 0 {
-		fmt.Fprintf(stderr, "%d of %d manifest(s) out of date: run `%s` (or `make manifests`) and commit the result\n", len(drift), len(res.Runs)+renderall.Orphans(drift), chk.rerun)
-	}
-	base, err := readBase(disk, root, chk.baseSpec, committed)
-	if err != nil {
-		return false, err
-	}
-	_, prAllow, err := renderall.ReadAllow(disk, root)
-	if err != nil {
-		return false, err
-	}
-	return review.SecurityGate(stderr, res, base, prAllow)
-}
-
 // rerunCommand is the render-all line that rewrites what --check found
 // stale: the same directory and every flag that changes what is read or
 // written, spelled as they were given.
@@ -310,57 +169,4 @@ func rerunCommand(dir, out, root, recipeRoot string, kustomization, untracked bo
 		cmd += " --kustomization"
 	}
 	return cmd
-}
-
-// readBase finds and reads the base the gate judges against.
-func readBase(disk source.Disk, root string, spec baseSpec, committed map[string][]byte) (renderall.Base, error) {
-	switch {
-	case spec.dir != "":
-		b, err := renderall.BaseFromDir(spec.dir)
-		if err != nil {
-			return b, usageError{fmt.Errorf("--base: %w", err)}
-		}
-		return b, nil
-	case spec.ref != "":
-		b, err := renderall.BaseFromRevision(root, spec.ref, "")
-		if err != nil {
-			return b, usageError{fmt.Errorf("--base-ref: %w", err)}
-		}
-		return b, nil
-	}
-	ref, why, err := renderall.FindBaseRef(root, os.Getenv)
-	if err != nil {
-		return renderall.Base{}, usageError{err}
-	}
-	if ref == "" {
-		return renderall.Unknown(disk, root, committed)
-	}
-	return renderall.BaseFromRevision(root, ref, why)
-}
-
-// writeDrift is render-all without --check: it writes what is stale or
-// missing and removes what is orphaned.
-func writeDrift(stdout io.Writer, disk source.Disk, out string, defaultOut bool, drift []renderall.Drift, res *renderall.Result, failed int) error {
-	// Writes go through the one rule for repository files: no link
-	// followed, the directory opened as an os.Root (source.WriteFile).
-	wdisk := source.Disk{}
-	if defaultOut {
-		wdisk = disk
-	}
-	for _, d := range drift {
-		file := filepath.Join(out, d.Run+renderall.Ext)
-		if d.Change == renderall.Orphan {
-			if err := wdisk.RemoveFile(file); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "removed %s (no run %s/%s)\n", d.File, renderall.RunsDir, d.Run)
-			continue
-		}
-		if err := wdisk.WriteFile(file, d.Data); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote %s\n", d.File)
-	}
-	fmt.Fprintf(stdout, "%d run(s): %d rendered, %d changed, %d failed\n", len(res.Runs), len(res.Files), len(drift)-renderall.Orphans(drift), failed)
-	return nil
 }
