@@ -37,7 +37,9 @@ directory or output file is refused, never followed (docs/reliability.md).
 --check writes nothing: it prints a unified diff of every stale, missing or
 orphaned manifest, says what render-all would write or remove, and exits 1
 if there is any, so CI can block a pull request whose manifests were not
-regenerated. It then runs the security gate against the base branch: the
+regenerated. It also fails on any other *.yaml, *.yml or *.json file in
+OUT that no run renders (kubectl apply -f OUT/ would apply it), but for
+the kustomization render-all maintains. It then runs the security gate against the base branch: the
 manifests and review-allow.yaml of --base-ref REF read from git objects
 (the merge-base of HEAD and REF), or of the checkout --base DIR; without
 either, the branch CI names (GITHUB_BASE_REF, GitLab's
@@ -51,7 +53,8 @@ review-allow.yaml does not permit.
 --kustomization also keeps OUT/kustomization.yaml listing every run's
 manifest, so an overlay naming OUT as its base takes a new run without a
 hand edit; with --check a stale one is drift. Without it, a
-kustomization.yaml there is the user's and left alone.
+kustomization.yaml there is the user's: left alone, and passes --check
+while it holds only a Kustomization.
 
 Paths in a run file (spec.recipe, spec.profile, spec.defaults,
 spec.recipeRoot) are relative to the run file's directory, as they are for

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
@@ -78,7 +77,12 @@ func Run(o Options) (failed bool, err error) {
 		return false, err
 	}
 	shown := DisplayDir(o.Dir, o.Out)
-	reportTree(stderr, shown, committed, refused, untracked, res)
+	reportTree(stderr, shown, refused, untracked)
+	strays, err := Strays(o.Disk, o.Out, res, committed, o.Kustomization)
+	if err != nil {
+		return false, err
+	}
+	reportStrays(stderr, shown, strays, res, committed, o.Check)
 	var drift []Drift
 	for _, d := range Compare(shown, committed, res) {
 		if !RefusedRun(refused, d.Run) {
@@ -104,21 +108,16 @@ func Run(o Options) (failed bool, err error) {
 		fmt.Fprintf(stderr, "%d run(s) failed to render, their manifests were left as they are: %s\n", len(runsFailed), strings.Join(runsFailed, ", "))
 	}
 	// staleKustomization: stale under Check, or unbuildable in any mode.
-	return len(runsFailed) > 0 || len(refused) > 0 || (o.Check && len(drift) > 0) || staleKustomization || gateFailed, nil
+	return len(runsFailed) > 0 || len(refused) > 0 || (o.Check && len(drift)+len(strays) > 0) || staleKustomization || gateFailed, nil
 }
 
-// reportTree says which files of the output tree were not read, and which
-// are someone else's.
-func reportTree(stderr io.Writer, shown string, committed map[string][]byte, refused []Refused, untracked []string, res *Result) {
+// reportTree says which files of the output tree were not read.
+func reportTree(stderr io.Writer, shown string, refused []Refused, untracked []string) {
 	for _, n := range untracked {
 		fmt.Fprintf(stderr, "%s: not tracked by git; read as not committed (in a git work tree only the files git tracks are read; --include-untracked to read it)\n", path.Join(shown, n+Ext))
 	}
 	for _, r := range refused {
 		fmt.Fprintf(stderr, "%s: %s; refused: render-all reads and writes regular files only (remove it)\n", path.Join(shown, r.Name+Ext), r.What)
-	}
-	for _, n := range Foreign(committed, res) {
-		fmt.Fprintf(stderr, "%s: no run %s/%s, and not written by render-all (objects without the %s: %s label); left alone\n",
-			path.Join(shown, n+Ext), RunsDir, n, manifest.ManagedByKey, manifest.ManagedByValue)
 	}
 }
 
