@@ -75,3 +75,69 @@ func TestCheckRefusesStrayManifests(t *testing.T) {
 	r := w.run("render-all", ".", "--check", "--kustomization")
 	require.Equal(t, 0, r.code, r.stderr)
 }
+
+// The allow-list that governs is the base branch's as it is today: a pull
+// request forked while main still allowed a privileged worker, and opened
+// after main withdrew that permission, is refused, whether CI names the
+// base or --base-ref does. Judged at the merge-base, the old list would
+// let it through.
+func TestGateReadsTheBaseBranchTip(t *testing.T) {
+	w := newWorld(t)
+	allow := func(extra string) {
+		w.file("review-allow.yaml", "apiVersion: nemo-rl.nvidia.com/v1alpha1\nkind: ReviewAllow\ndefault:\n  namespaces: [default]\n"+extra)
+	}
+	allow("runs:\n  good:\n    podSecurity: privileged\n    privileges: [privileged]\n")
+	require.Equal(t, 0, w.run("render-all", ".").code)
+	w.git("add", "-A")
+	w.git("commit", "-qm", "base: good may be privileged")
+	w.git("branch", "-M", "main")
+
+	w.git("checkout", "-qb", "pr")
+	profile, err := os.ReadFile(filepath.Join(w.repo, "configs", "p.infra.yaml"))
+	require.NoError(t, err)
+	w.file("configs/p.infra.yaml", worker(privilegedWorker)(string(profile)))
+	require.Equal(t, 0, w.run("render-all", ".").code)
+	w.git("add", "-A")
+	w.git("commit", "-qm", "pr: a privileged worker")
+
+	w.git("checkout", "-q", "main")
+	allow("")
+	w.git("add", "-A")
+	w.git("commit", "-qm", "main withdraws the permission")
+	w.git("checkout", "-q", "pr")
+
+	for _, how := range []struct {
+		env  []string
+		args []string
+	}{
+		{args: []string{"--base-ref", "main"}},
+		{env: []string{"GITHUB_BASE_REF=main"}},
+	} {
+		w.env = how.env
+		r := w.run(append([]string{"render-all", ".", "--check"}, how.args...)...)
+		require.Equal(t, 1, r.code, "judged by today's allow-list\n%s", r.stderr)
+		require.Contains(t, r.stderr, "(the base branch's tip)")
+		require.Contains(t, r.stderr, "good: refused: ")
+		require.Contains(t, r.stderr, "gains 1 privilege(s): privileged;")
+	}
+	w.env = nil
+}
+
+// An empty --base-ref or --base is a mistake in the CI script (an unset
+// variable), never "no base branch found" and a pass against the pull
+// request's own allow-list.
+func TestGateEmptyBaseIsAnError(t *testing.T) {
+	w := newWorld(t)
+	require.Equal(t, 0, w.run("render-all", ".").code)
+	w.git("add", "-A")
+	w.git("commit", "-qm", "base")
+	for _, args := range [][]string{
+		{"--base-ref", ""}, {"--base-ref="}, {"--base", ""}, {"--base-ref", " "},
+		{"--base-ref", "-x"}, {"--base-ref", "--upload-pack=touch /tmp/x"}, {"--base", "--check"},
+	} {
+		r := w.run(append([]string{"render-all", ".", "--check"}, args...)...)
+		require.Equal(t, 2, r.code, "%q: %s", args, r.stderr)
+		require.NotContains(t, r.stderr, "no base branch found", "%q", args)
+		require.Contains(t, r.stderr, "--base", "%q", args)
+	}
+}

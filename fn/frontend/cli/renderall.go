@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -41,7 +42,7 @@ regenerated. It also fails on any other *.yaml, *.yml or *.json file in
 OUT that no run renders (kubectl apply -f OUT/ would apply it), but for
 the kustomization render-all maintains. It then runs the security gate against the base branch: the
 manifests and review-allow.yaml of --base-ref REF read from git objects
-(the merge-base of HEAD and REF), or of the checkout --base DIR; without
+at REF's tip (never an older merge-base: the base as it is today), or of the checkout --base DIR; without
 either, the branch CI names (GITHUB_BASE_REF, GitLab's
 CI_MERGE_REQUEST_TARGET_BRANCH_NAME: origin/<branch>), else the current
 branch's upstream. With none it says so and judges against this checkout's
@@ -82,6 +83,9 @@ pod (nrl-k8s render --recipe-root). It must be inside the root.`,
 			if err != nil {
 				return usageError{fmt.Errorf("--root: %w", err)}
 			}
+			if err := baseFlags(cmd, baseDir, baseRef); err != nil {
+				return err
+			}
 			if (baseDir != "" || baseRef != "") && !check {
 				return usageError{errors.New("--base and --base-ref go with --check")}
 			}
@@ -117,11 +121,30 @@ pod (nrl-k8s render --recipe-root). It must be inside the root.`,
 	c.Flags().StringVar(&rootDir, "root", "", "read input files only inside this directory (default: the git work tree holding DIR, else DIR)")
 	c.Flags().BoolVar(&check, "check", false, "write nothing; print a diff and exit 1 when the output tree is stale")
 	c.Flags().StringVar(&baseDir, "base", "", "with --check: the runs repository of the base branch's checkout; the security gate judges against its committed manifests and allow-list")
-	c.Flags().StringVar(&baseRef, "base-ref", "", "with --check: the base branch (origin/main); the security gate judges against its manifests and allow-list at the merge-base, read from git objects (default: the branch CI names, else the upstream branch)")
+	c.Flags().StringVar(&baseRef, "base-ref", "", "with --check: the base branch (origin/main); the security gate judges against its manifests and allow-list at its tip, read from git objects (default: the branch CI names, else the upstream branch)")
 	c.Flags().BoolVar(&untracked, "include-untracked", false, "in a git work tree, also read files git does not track (by default only tracked files are read)")
 	c.Flags().StringVar(&recipeRoot, "recipe-root", "", "recipe root (NeMo-RL's layout, e.g. a submodule) of every run whose spec.recipeRoot is empty; inside the root")
 	c.Flags().BoolVar(&kustomization, "kustomization", false, "also maintain OUT/kustomization.yaml listing every run's manifest (an overlay's base); with --check, a stale one is drift")
 	return c
+}
+
+// baseFlags refuses an empty or option-shaped --base or --base-ref: an
+// unset variable in a CI script, or a value swallowed from the next flag,
+// must not turn into "no base branch found" and a gate judged against the
+// pull request's own allow-list.
+func baseFlags(cmd *cobra.Command, baseDir, baseRef string) error {
+	for _, f := range []struct{ name, value, want string }{
+		{"base", baseDir, "a checkout of the base branch (a directory)"},
+		{"base-ref", baseRef, "the base branch (origin/main), a tag or a commit"},
+	} {
+		if !cmd.Flags().Changed(f.name) {
+			continue
+		}
+		if strings.TrimSpace(f.value) == "" || strings.HasPrefix(f.value, "-") {
+			return usageError{fmt.Errorf("--%s: %q: expected %s; a value starting with - reads as an option, and an empty one is an unset variable, never \"no base\"", f.name, f.value, f.want)}
+		}
+	}
+	return nil
 }
 
 // recipeRootLike is --recipe-root spelled like the run paths render-all

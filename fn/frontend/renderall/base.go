@@ -32,7 +32,7 @@ type Base struct {
 var BaseEnv = []string{"GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"}
 
 // FindBaseRef is the revision a pull request's checkout at dir is judged
-// against when no base is given: the merge-base of HEAD with the branch CI
+// against when no base is given: the tip of the branch CI
 // names (origin/<branch>, else <branch>), else with the branch HEAD's
 // branch tracks. "" with the reason when there is none.
 func FindBaseRef(dir string, getenv func(string) string) (ref, why string, err error) {
@@ -58,9 +58,12 @@ func FindBaseRef(dir string, getenv func(string) string) (ref, why string, err e
 
 // BaseFromRevision reads the base from git objects: the manifests and the
 // allow-list of the runs repository at dir (a path in the work tree), as
-// they are at the merge-base of HEAD and ref.
+// they are at ref's tip. Never at the merge-base: a pull request forked
+// before the base branch tightened its allow-list (or dropped a privilege
+// from a run) is judged by the base as it is today, what merging it
+// changes.
 func BaseFromRevision(dir, ref, why string) (Base, error) {
-	rev, err := source.MergeBase(dir, ref)
+	rev, err := source.ResolveRevision(dir, ref)
 	if err != nil {
 		return Base{}, err
 	}
@@ -68,7 +71,7 @@ func BaseFromRevision(dir, ref, why string) (Base, error) {
 	if err != nil {
 		return Base{}, err
 	}
-	b := Base{Known: true, Manifests: map[string][]byte{}, From: fmt.Sprintf("%s at %s (merge-base with HEAD)", ref, rev.Short())}
+	b := Base{Known: true, Manifests: map[string][]byte{}, From: fmt.Sprintf("%s at %s (the base branch's tip)", ref, rev.Short())}
 	if why != "" {
 		b.From += ", from " + why
 	}
@@ -78,19 +81,26 @@ func BaseFromRevision(dir, ref, why string) (Base, error) {
 		return Base{}, err
 	}
 	var budget source.RenderBudget
+	var manifests []source.TreeEntry
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name, Ext) || !e.Regular {
 			continue // a symlink in the base is not a manifest either
 		}
 		name := path.Join(mdir, e.Name)
+		if e.Size > source.MaxRenderSize {
+			return Base{}, fmt.Errorf("%s at %s: over the %d-byte limit", name, ref, source.MaxRenderSize)
+		}
 		if err := budget.Take(name, e.Size); err != nil {
 			return Base{}, err
 		}
-		data, err := rev.ReadFile(name, source.MaxRenderSize)
-		if err != nil {
-			return Base{}, err
-		}
-		b.Manifests[strings.TrimSuffix(e.Name, Ext)] = data
+		manifests = append(manifests, e)
+	}
+	blobs, err := rev.ReadBlobs(manifests)
+	if err != nil {
+		return Base{}, err
+	}
+	for name, data := range blobs {
+		b.Manifests[strings.TrimSuffix(name, Ext)] = data
 	}
 	allowName := path.Join(rel, AllowFile)
 	data, err := rev.ReadFile(allowName, source.MaxFileSize)

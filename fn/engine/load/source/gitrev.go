@@ -33,6 +33,11 @@ const maxGitOutput = MaxRenderTotal + MaxRenderSize
 // off (reading objects needs neither, and a repository's config must not
 // run a program), and returns its stdout.
 func git(dir string, args ...string) ([]byte, error) {
+	return gitIn(dir, nil, args...)
+}
+
+// gitIn is git with stdin.
+func gitIn(dir string, stdin []byte, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	full := append([]string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-C", dir}, args...)
@@ -40,6 +45,9 @@ func git(dir string, args ...string) ([]byte, error) {
 	var stdout, stderr capped
 	stdout.limit, stderr.limit = maxGitOutput, 4096
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	err := cmd.Run()
 	if stdout.over {
 		return nil, fmt.Errorf("git %s: printed more than %d bytes", args[0], maxGitOutput)
@@ -100,21 +108,6 @@ func ResolveRevision(dir, ref string) (Revision, error) {
 	return Revision{Ref: ref, Commit: strings.TrimSpace(string(out)), top: top}, nil
 }
 
-// MergeBase is the commit where HEAD left ref: what a pull request's
-// branch was based on, whatever landed on ref since.
-func MergeBase(dir, ref string) (Revision, error) {
-	r, err := ResolveRevision(dir, ref)
-	if err != nil {
-		return Revision{}, err
-	}
-	out, err := git(r.top, "merge-base", "HEAD", r.Commit)
-	if err != nil {
-		return Revision{}, fmt.Errorf("HEAD and %s have no common commit: %w", ref, err)
-	}
-	r.Commit = strings.TrimSpace(string(out))
-	return r, nil
-}
-
 // Upstream is the branch HEAD's branch tracks (origin/main), "" when it
 // tracks none or HEAD is detached.
 func Upstream(dir string) string {
@@ -150,6 +143,8 @@ type TreeEntry struct {
 	// (120000), a submodule or a directory is not.
 	Regular bool
 	Size    int64
+	// Object is the blob's hash (ReadBlobs).
+	Object string
 }
 
 // ReadDir lists the entries of dir (slash path from the top level) at the
@@ -174,7 +169,7 @@ func (r Revision) ReadDir(dir string) ([]TreeEntry, error) {
 		if !ok || len(f) != 4 {
 			return nil, fmt.Errorf("%s at %s: unexpected git ls-tree line %q", dir, r.Ref, line)
 		}
-		e := TreeEntry{Name: path.Base(name), Regular: f[1] == "blob" && (f[0] == "100644" || f[0] == "100755")}
+		e := TreeEntry{Name: path.Base(name), Regular: f[1] == "blob" && (f[0] == "100644" || f[0] == "100755"), Object: f[2]}
 		if e.Regular {
 			if e.Size, err = strconv.ParseInt(f[3], 10, 64); err != nil {
 				return nil, fmt.Errorf("%s at %s: unexpected size in %q", dir, r.Ref, line)
@@ -207,4 +202,37 @@ func (r Revision) ReadFile(name string, limit int64) ([]byte, error) {
 		return git(r.top, "cat-file", "blob", r.Commit+":"+name)
 	}
 	return nil, fmt.Errorf("%s: %w", shown, ErrNotFound)
+}
+
+// ReadBlobs reads the contents of regular entries of one ReadDir, keyed by
+// name, with one git process (git cat-file --batch by object hash): a base
+// branch of hundreds of manifests costs one process, not one per file. The
+// caller bounds the total from the entries' sizes before asking.
+func (r Revision) ReadBlobs(entries []TreeEntry) (map[string][]byte, error) {
+	var in bytes.Buffer
+	for _, e := range entries {
+		if !e.Regular || e.Object == "" || strings.ContainsAny(e.Object, " \n") {
+			return nil, fmt.Errorf("%s at %s: %w: not a file", e.Name, r.Ref, ErrRefused)
+		}
+		in.WriteString(e.Object + "\n")
+	}
+	out := map[string][]byte{}
+	if len(entries) == 0 {
+		return out, nil
+	}
+	data, err := gitIn(r.top, in.Bytes(), "cat-file", "--batch")
+	if err != nil {
+		return nil, fmt.Errorf("reading %d files at %s: %w", len(entries), r.Ref, err)
+	}
+	for _, e := range entries {
+		// <object> SP blob SP <size> LF <contents> LF
+		header, rest, ok := bytes.Cut(data, []byte("\n"))
+		want := fmt.Sprintf("%s blob %d", e.Object, e.Size)
+		if !ok || string(header) != want || int64(len(rest)) < e.Size+1 {
+			return nil, fmt.Errorf("%s at %s: unexpected git cat-file answer %q; expected %q", e.Name, r.Ref, header, want)
+		}
+		out[e.Name] = rest[:e.Size:e.Size]
+		data = rest[e.Size+1:]
+	}
+	return out, nil
 }
