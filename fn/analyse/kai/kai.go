@@ -31,6 +31,9 @@ const (
 	TopologyKey           = "kai.scheduler/topology"
 	RequiredPlacementKey  = "kai.scheduler/topology-required-placement"
 	PreferredPlacementKey = "kai.scheduler/topology-preferred-placement"
+	// QueueLabel names a workload's queue: the top owner's label, else the
+	// pod's (the default grouper's CalcPodGroupQueue).
+	QueueLabel = "kai.scheduler/queue"
 	// HeadGroup is the head's subgroup (KubeRay's ray.io/group value).
 	HeadGroup = "headgroup"
 	// SchedulerName is KAI's schedulerName.

@@ -20,7 +20,8 @@ func diffCmd() *cobra.Command {
 		Short: "Summarise what changes between two renders (files or trees): GPUs, nodes, images, objects, DRA, scheduling, entrypoints",
 		Long: `Compare two renders and print what a reviewer needs: per run, GPU nodes and
 GPUs requested (before → after), image changes, new, removed and changed
-objects, DRA claims and objects, KAI scheduling fields, and entrypoint changes
+objects, DRA claims and objects, KAI and Kueue scheduling (queues, priority
+classes, topology), and entrypoint changes
 as a line diff. Unchanged runs are counted, not listed.
 
 OLD and NEW are each a render file, a tree (every *.yaml below it, one run
@@ -32,9 +33,11 @@ compared as one run, named after NEW. Typical use in a PR job:
   git worktree add /tmp/base origin/main
   nrl-k8s diff /tmp/base/runs-repo runs-repo --output markdown
 
---output markdown is a pull-request comment: the runs whose security, scope
-or images change come first, then new and removed runs, then the rest by
-GPUs moved; cut to --max-size bytes (GitHub refuses comments over 65,536
+--output markdown is a pull-request comment: every run whose security,
+scope or privileges change is named first, then the runs whose images
+change, the new and removed runs, and the runs whose queue, priority class
+or topology change; the tables follow in that order (the rest by GPUs
+moved), cut to --max-size bytes (GitHub refuses comments over 65,536
 characters) by leaving out whole run tables from the end, with a line
 counting them; --full FILE writes the uncut summary (upload it as a CI
 artifact).

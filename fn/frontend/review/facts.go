@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
@@ -66,9 +68,12 @@ func collectImages(v any, into map[string]bool) {
 	}
 }
 
-// schedulingFacts records what KAI reads: the scheduler, the queue (a pod
-// label, else the owning object's, which is where KAI's pod grouper looks
-// next), the topology and its placement annotations, the priority class.
+// schedulingFacts records what decides who waits and who is preempted:
+// per pod template the scheduler, the KAI queue (the owning object's label,
+// else the pod's: KAI's pod grouper reads the top owner first), the
+// topology and its placement annotations, the priority class; per object
+// the run-wide topology annotations (the PodGroup's own constraint, which
+// binds every pod of the gang) and Kueue's LocalQueue and priority class.
 func schedulingFacts(o owner, facts map[string]string) {
 	fields := []struct {
 		name string
@@ -76,18 +81,29 @@ func schedulingFacts(o owner, facts map[string]string) {
 	}{
 		{"scheduler", func(t *corev1.PodTemplateSpec) string { return t.Spec.SchedulerName }},
 		{"queue", func(t *corev1.PodTemplateSpec) string {
-			if q := t.Labels[QueueLabel]; q != "" {
+			if q, ok := o.labels[kai.QueueLabel]; ok {
 				return q
 			}
-			return o.labels[QueueLabel]
+			return t.Labels[kai.QueueLabel]
 		}},
-		{"topology", func(t *corev1.PodTemplateSpec) string { return t.Annotations[TopologyAnnotation] }},
-		{"required-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[RequiredPlacementAnn] }},
-		{"preferred-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[PreferredPlacementAn] }},
+		{"topology", func(t *corev1.PodTemplateSpec) string { return t.Annotations[kai.TopologyKey] }},
+		{"required-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[kai.RequiredPlacementKey] }},
+		{"preferred-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[kai.PreferredPlacementKey] }},
 		{"priority-class", func(t *corev1.PodTemplateSpec) string { return t.Spec.PriorityClassName }},
 	}
 	for _, f := range fields {
 		collapse(o, f.name, func(t podTemplate) string { return f.get(t.tmpl) }, facts)
+	}
+	for _, f := range []struct{ name, value string }{
+		{"run-wide topology", o.annotations[kai.TopologyKey]},
+		{"run-wide required-placement", o.annotations[kai.RequiredPlacementKey]},
+		{"run-wide preferred-placement", o.annotations[kai.PreferredPlacementKey]},
+		{"kueue queue", o.labels[kueue.QueueLabel]},
+		{"kueue priority-class", o.labels[kueue.PriorityClassLabel]},
+	} {
+		if f.value != "" {
+			facts[o.ref+" "+f.name] = f.value
+		}
 	}
 }
 

@@ -82,36 +82,76 @@ func (s *Summary) Markdown() string {
 // and a last line counts them and points at full, where the uncut text is
 // (a CI artifact). left is the number of runs left out.
 func (s *Summary) MarkdownWithin(limit int, full string) (text string, left int) {
-	var head strings.Builder
-	head.WriteString("### nrl-k8s diff\n\n")
-	fmt.Fprintf(&head, "Total: GPU nodes **%s**, GPUs **%s**; %s, %s unchanged.\n",
-		arrow(s.Before.Nodes, s.After.Nodes), arrow(s.Before.GPUs, s.After.GPUs),
-		plural(len(s.Runs), "run")+" changed", plural(s.Unchanged, "run"))
 	runs := s.order()
-	var flagged []string
+	var security, images, scheduling []string
 	added := 0
 	for _, d := range runs {
-		if d.rank() == 0 {
-			flagged = append(flagged, code(d.Name))
+		switch d.rank() {
+		case rankSecurity:
+			security = append(security, code(d.Name))
+		case rankImages:
+			images = append(images, code(d.Name))
+		}
+		if d.Status == Changed && len(d.Scheduling) > 0 {
+			scheduling = append(scheduling, code(d.Name))
 		}
 		if d.Status != Changed {
 			added++
 		}
 	}
-	if n := len(flagged); n > 0 {
-		if n > maxNamed {
-			flagged = append(flagged[:maxNamed], fmt.Sprintf("and %d more", n-maxNamed))
-		}
-		fmt.Fprintf(&head, "\nSecurity, scope or images change in %s: %s.\n", plural(n, "existing run"), strings.Join(flagged, ", "))
+	var head strings.Builder
+	head.WriteString("### nrl-k8s diff\n\n")
+	fmt.Fprintf(&head, "Total: GPU nodes **%s**, GPUs **%s**; %s, %s unchanged.\n",
+		arrow(s.Before.Nodes, s.After.Nodes), arrow(s.Before.GPUs, s.After.GPUs),
+		plural(len(s.Runs), "run")+" changed", plural(s.Unchanged, "run"))
+	var rest strings.Builder
+	if n := len(images); n > 0 {
+		fmt.Fprintf(&rest, "\nImages change in %s: %s.\n", plural(n, "existing run"), names(images, maxNamed, -1))
 	}
 	if added > 0 {
-		fmt.Fprintf(&head, "\n%s new or removed, each judged whole.\n", plural(added, "run"))
+		fmt.Fprintf(&rest, "\n%s new or removed, each judged whole.\n", plural(added, "run"))
 	}
+	if n := len(scheduling); n > 0 {
+		fmt.Fprintf(&rest, "\nQueue, priority or topology change in %s (who waits, who is preempted): %s.\n", plural(n, "run"), names(scheduling, maxNamed, -1))
+	}
+	if n := len(security); n > 0 {
+		// Every one by name, as far as the comment holds them: a summary
+		// may drop detail, never which runs change security or scope.
+		room := -1
+		if limit > 0 {
+			room = max(0, limit-head.Len()-rest.Len()-maxNote)
+		}
+		fmt.Fprintf(&head, "\nSecurity, scope or privileges change in %s: %s.\n", plural(n, "run"), names(security, len(security), room))
+	}
+	head.WriteString(rest.String())
 	blocks := make([]string, len(runs))
 	for i, d := range runs {
 		blocks[i] = d.markdownBlock()
 	}
 	return cut(head.String(), blocks, limit, full)
+}
+
+// maxNote bounds the line cut adds and the sentence around a list of names.
+const maxNote = 400
+
+// names joins xs, at most max of them and at most room bytes (-1: no
+// bound), with the count of the others.
+func names(xs []string, max, room int) string {
+	var b strings.Builder
+	for i, x := range xs {
+		more := fmt.Sprintf(", and %d more", len(xs)-i)
+		if i == max || room >= 0 && b.Len()+len(x)+2+len(more) > room {
+			if i == 0 {
+				return fmt.Sprintf("%d runs (the full summary names them)", len(xs))
+			}
+			return b.String() + more
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(x)
+	}
+	return b.String()
 }
 
 // cut joins head and as many blocks as fit in limit with the note saying
@@ -148,21 +188,35 @@ func cut(head string, blocks []string, limit int, full string) (string, int) {
 	return out, 0
 }
 
-// maxNamed bounds the run names the comment's first lines list.
+// maxNamed bounds the run names the comment's first lines list, but for
+// security and scope changes, which are all named.
 const maxNamed = 20
 
-// rank places a run in the comment: 0 a run the base has whose security,
-// scope or images change; 1 a new or removed run; 2 the rest (cost,
-// scheduling, entrypoints).
+// Ranks place a run in the comment, most important first.
+const (
+	// rankSecurity: a run the base has whose security, scope or
+	// privileges change (a new run is judged whole, in rankNew).
+	rankSecurity = iota
+	// rankImages: a run whose images change (an image bump).
+	rankImages
+	// rankNew: a new or removed run.
+	rankNew
+	// rankRest: the rest (cost, scheduling, entrypoints); the runs whose
+	// queue, priority or topology change are named in the first lines.
+	rankRest
+)
+
 func (d RunDiff) rank() int {
 	switch {
 	case d.Status != Changed:
-		return 1
-	case len(d.Security)+len(d.PrivilegesAdded)+len(d.PrivilegesRemoved)+len(d.KindsAdded)+len(d.KindsRemoved)+len(d.ImagesAdded)+len(d.ImagesRemoved) > 0,
+		return rankNew
+	case len(d.Security)+len(d.PrivilegesAdded)+len(d.PrivilegesRemoved)+len(d.KindsAdded)+len(d.KindsRemoved) > 0,
 		d.LevelRose(), d.NamespaceChanged():
-		return 0
+		return rankSecurity
+	case len(d.ImagesAdded)+len(d.ImagesRemoved) > 0:
+		return rankImages
 	}
-	return 2
+	return rankRest
 }
 
 // order is the runs by rank, then by how many GPUs they move, then name.

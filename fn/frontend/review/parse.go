@@ -20,6 +20,7 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -29,14 +30,8 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
-// Well-known names the summary reads.
-const (
-	GPUResource          = corev1.ResourceName("nvidia.com/gpu")
-	QueueLabel           = "kai.scheduler/queue"
-	TopologyAnnotation   = "kai.scheduler/topology"
-	RequiredPlacementAnn = "kai.scheduler/topology-required-placement"
-	PreferredPlacementAn = "kai.scheduler/topology-preferred-placement"
-)
+// GPUResource is the resource the summary counts.
+const GPUResource = corev1.ResourceName("nvidia.com/gpu")
 
 // Render is a set of runs by name: a whole output tree, or one file.
 type Render map[string]*RunFacts
@@ -159,9 +154,10 @@ type podTemplate struct {
 
 // owner is an object that has pod templates.
 type owner struct {
-	ref       string
-	labels    map[string]string
-	templates []podTemplate
+	ref         string
+	labels      map[string]string
+	annotations map[string]string
+	templates   []podTemplate
 	// privileges beyond the pod templates': the head Service KubeRay
 	// creates from the spec (privileges.go).
 	privileges []string
@@ -295,13 +291,13 @@ func decodeOwner(kind, ref string, doc []byte, r *RunFacts) (*owner, error) {
 			// clusterSelector: the job runs on a RayCluster listed on its own.
 			return nil, nil
 		}
-		return rayOwner(ref, job.Labels, job.Spec.RayClusterSpec, admission(job.Labels, job.Spec.Suspend)), nil
+		return rayOwner(ref, job.ObjectMeta, job.Spec.RayClusterSpec, admission(job.Labels, job.Spec.Suspend)), nil
 	case "RayCluster":
 		var rc rayv1.RayCluster
 		if err := yaml.Unmarshal(doc, &rc); err != nil {
 			return nil, fmt.Errorf("%w; expected a ray.io/v1 RayCluster", err)
 		}
-		return rayOwner(ref, rc.Labels, &rc.Spec, admission(rc.Labels, capacity.Suspended(&rc.Spec))), nil
+		return rayOwner(ref, rc.ObjectMeta, &rc.Spec, admission(rc.Labels, capacity.Suspended(&rc.Spec))), nil
 	case "Deployment":
 		var d appsv1.Deployment
 		if err := yaml.Unmarshal(doc, &d); err != nil {
@@ -311,7 +307,7 @@ func decodeOwner(kind, ref string, doc []byte, r *RunFacts) (*owner, error) {
 		if d.Spec.Replicas != nil {
 			replicas = int64(*d.Spec.Replicas)
 		}
-		return &owner{ref: ref, labels: d.Labels, templates: []podTemplate{{
+		return &owner{ref: ref, labels: d.Labels, annotations: d.Annotations, templates: []podTemplate{{
 			scope: "pods", group: "pods", pods: replicas, maxPods: replicas, tmpl: &d.Spec.Template,
 		}}}, nil
 	}
@@ -334,9 +330,9 @@ func admission(labels map[string]string, suspended bool) string {
 // rayOwner counts a Ray object's pods at the size it runs at: a suspended
 // or queued cluster has no pods yet, but the review weighs the run it will
 // become (its admission says when).
-func rayOwner(ref string, labels map[string]string, spec *rayv1.RayClusterSpec, admission string) *owner {
+func rayOwner(ref string, meta metav1.ObjectMeta, spec *rayv1.RayClusterSpec, admission string) *owner {
 	autoscaling := capacity.Autoscaling(spec)
-	o := &owner{ref: ref, labels: labels, privileges: headServicePrivileges(&spec.HeadGroupSpec), admission: admission}
+	o := &owner{ref: ref, labels: meta.Labels, annotations: meta.Annotations, privileges: headServicePrivileges(&spec.HeadGroupSpec), admission: admission}
 	o.templates = append(o.templates, podTemplate{scope: "head", group: "head", pods: 1, maxPods: 1, tmpl: &spec.HeadGroupSpec.Template})
 	for i := range spec.WorkerGroupSpecs {
 		g := &spec.WorkerGroupSpecs[i]
