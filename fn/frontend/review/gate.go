@@ -8,6 +8,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/parallel"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
@@ -26,32 +27,18 @@ func SecurityGate(stderr io.Writer, res *renderall.Result, base renderall.Base, 
 		fmt.Fprintf(stderr, "security gate: warning: %s\n", base.From)
 	}
 	failed := false
-	for _, n := range res.Runs {
-		data, ok := res.Files[n]
+	for _, j := range judgeAll(res, base) {
+		if j.err != nil {
+			return false, j.err
+		}
+		if j.baseErr != nil {
+			fmt.Fprintf(stderr, "%s: the base manifest is not a render (%s); judged as a new run\n", j.run, safetext.Error(j.baseErr))
+		}
+		d, ok := j.diff()
 		if !ok {
 			continue
 		}
-		cur, err := Parse(n, n, data)
-		if err != nil {
-			return false, err
-		}
-		olds := Render{}
-		if b, ok := base.Manifests[n]; ok {
-			old, err := Parse(n, n, b)
-			if err != nil {
-				fmt.Fprintf(stderr, "%s: the base manifest is not a render (%s); judged as a new run\n", n, safetext.Error(err))
-			} else {
-				olds[n] = old
-			}
-		}
-		s := Diff(olds, Render{n: cur})
-		if len(s.Runs) == 0 {
-			continue
-		}
-		d := s.Runs[0]
-		if d.Status == Changed && len(d.Security)+len(d.KindsAdded)+len(d.KindsRemoved)+len(d.PrivilegesAdded)+len(d.PrivilegesRemoved) == 0 && !d.LevelRose() && !d.NamespaceChanged() {
-			continue
-		}
+		n := j.run
 		what := "security and scope"
 		if d.Status == Added {
 			what = "new run (or renamed: the base has no run of this name), judged whole; security and scope"
@@ -66,6 +53,65 @@ func SecurityGate(stderr io.Writer, res *renderall.Result, base renderall.Base, 
 		}
 	}
 	return failed, nil
+}
+
+// judged is one run's render and its base's, parsed.
+type judged struct {
+	run      string
+	cur, old *RunFacts
+	// baseErr: the base's manifest is not a render (judged as new); err:
+	// the run's own render is not.
+	baseErr, err error
+}
+
+// diff is the run's security and scope change; false when there is none.
+func (j judged) diff() (RunDiff, bool) {
+	olds := Render{}
+	if j.old != nil {
+		olds[j.run] = j.old
+	}
+	s := Diff(olds, Render{j.run: j.cur})
+	if len(s.Runs) == 0 {
+		return RunDiff{}, false
+	}
+	d := s.Runs[0]
+	if d.Status == Changed && len(d.Security)+len(d.KindsAdded)+len(d.KindsRemoved)+len(d.PrivilegesAdded)+len(d.PrivilegesRemoved) == 0 && !d.LevelRose() && !d.NamespaceChanged() {
+		return RunDiff{}, false
+	}
+	return d, true
+}
+
+// judgeAll parses, on every core, each rendered run whose manifest differs
+// from the base's (equal bytes are equal facts: nothing to judge), in run
+// order, so the gate over hundreds of runs costs about what rendering them
+// does.
+func judgeAll(res *renderall.Result, base renderall.Base) []judged {
+	var todo []string
+	for _, n := range res.Runs {
+		data, ok := res.Files[n]
+		if !ok {
+			continue
+		}
+		if b, ok := base.Manifests[n]; ok && bytes.Equal(b, data) {
+			continue
+		}
+		todo = append(todo, n)
+	}
+	return parallel.Map(len(todo), func() func(int) judged {
+		return func(i int) judged {
+			n := todo[i]
+			j := judged{run: n}
+			if j.cur, j.err = Parse(n, n, res.Files[n]); j.err != nil {
+				return j
+			}
+			if b, ok := base.Manifests[n]; ok {
+				if j.old, j.baseErr = Parse(n, n, b); j.baseErr != nil {
+					j.old = nil
+				}
+			}
+			return j
+		}
+	})
 }
 
 // refusals are the reasons a run's change may not merge unless the allow-list

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -227,7 +228,7 @@ func Parse(run, file string, data []byte) (*RunFacts, error) {
 		r.Objects[ref] = string(canon)
 		collectImages(obj, images)
 
-		o, err := decodeOwner(kind, ref, doc, r)
+		o, err := decodeOwner(kind, ref, doc, canon, r)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -279,11 +280,11 @@ func stripComments(doc []byte) []byte {
 
 // decodeOwner decodes the kinds whose pods the summary counts, into their
 // typed structs so a misspelt field cannot be silently read as zero.
-func decodeOwner(kind, ref string, doc []byte, r *RunFacts) (*owner, error) {
+func decodeOwner(kind, ref string, doc, canon []byte, r *RunFacts) (*owner, error) {
 	switch kind {
 	case "RayJob":
-		var job rayv1.RayJob
-		if err := yaml.Unmarshal(doc, &job); err != nil {
+		job, err := decodeTyped[rayv1.RayJob](canon, doc)
+		if err != nil {
 			return nil, fmt.Errorf("%w; expected a ray.io/v1 RayJob", err)
 		}
 		r.Entrypoints[ref] = job.Spec.Entrypoint
@@ -293,14 +294,14 @@ func decodeOwner(kind, ref string, doc []byte, r *RunFacts) (*owner, error) {
 		}
 		return rayOwner(ref, job.ObjectMeta, job.Spec.RayClusterSpec, admission(job.Labels, job.Spec.Suspend)), nil
 	case "RayCluster":
-		var rc rayv1.RayCluster
-		if err := yaml.Unmarshal(doc, &rc); err != nil {
+		rc, err := decodeTyped[rayv1.RayCluster](canon, doc)
+		if err != nil {
 			return nil, fmt.Errorf("%w; expected a ray.io/v1 RayCluster", err)
 		}
 		return rayOwner(ref, rc.ObjectMeta, &rc.Spec, admission(rc.Labels, capacity.Suspended(&rc.Spec))), nil
 	case "Deployment":
-		var d appsv1.Deployment
-		if err := yaml.Unmarshal(doc, &d); err != nil {
+		d, err := decodeTyped[appsv1.Deployment](canon, doc)
+		if err != nil {
 			return nil, fmt.Errorf("%w; expected an apps/v1 Deployment", err)
 		}
 		replicas := int64(1) // the API server's default
@@ -312,6 +313,41 @@ func decodeOwner(kind, ref string, doc []byte, r *RunFacts) (*owner, error) {
 		}}}, nil
 	}
 	return nil, nil
+}
+
+// decodeTyped decodes a document into its type from the JSON Parse already
+// made of it, so a document is parsed as YAML once (the gate parses every
+// run of a repository on both sides); where that fails (a scalar that only
+// YAML's reading for the field's type accepts, a number where a string
+// belongs), from the YAML itself, as before.
+func decodeTyped[T any](canon, doc []byte) (T, error) {
+	var v T
+	if exactNumbers(canon) && json.Unmarshal(canon, &v) == nil {
+		return v, nil
+	}
+	var fresh T
+	err := yaml.Unmarshal(doc, &fresh)
+	return fresh, err
+}
+
+// exactNumbers: every number in the JSON is an integer float64 holds
+// exactly (at most 15 digits, no exponent), so decoding it into an integer
+// field reads what the YAML said (2^53+1 read through float64 is not).
+func exactNumbers(canon []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(canon))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		if n, ok := tok.(json.Number); ok && (len(strings.TrimPrefix(string(n), "-")) > 15 || strings.ContainsAny(string(n), "eE")) {
+			return false
+		}
+	}
 }
 
 // admission is when a Ray object's pods are created if not at once: a
