@@ -3,6 +3,7 @@ package hostile
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -139,5 +140,45 @@ func TestGateEmptyBaseIsAnError(t *testing.T) {
 		require.Equal(t, 2, r.code, "%q: %s", args, r.stderr)
 		require.NotContains(t, r.stderr, "no base branch found", "%q", args)
 		require.Contains(t, r.stderr, "--base", "%q", args)
+	}
+}
+
+// A pull request that moves a run to another queue, raises its priority
+// class or changes its run-wide topology changes who waits and who is
+// preempted: render-all --check names it (and lets it pass: it is no
+// privilege), diff names it in both formats.
+func TestGateAndDiffNameWhoWaits(t *testing.T) {
+	for _, tc := range []struct{ name, run, want string }{
+		{name: "run-wide topology", run: "  annotations: {kai.scheduler/topology: t, kai.scheduler/topology-required-placement: zone}\n",
+			want: "RayJob/default/good run-wide required-placement: (none) → zone"},
+		{name: "Kueue priority class", run: "  labels: {kueue.x-k8s.io/priority-class: urgent}\n",
+			want: "RayJob/default/good kueue priority-class: (none) → urgent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			require.Equal(t, 0, w.run("render-all", ".").code)
+			w.git("add", "-A")
+			w.git("commit", "-qm", "base")
+			w.git("branch", "-M", "main")
+			w.git("checkout", "-qb", "pr")
+			w.file("runs/good/run.yaml", strings.Replace(runYAML("good", ""), "  name: good\n", "  name: good\n"+tc.run, 1))
+			r := w.run("render-all", ".")
+			require.Equal(t, 0, r.code, r.stderr)
+			w.git("add", "-A")
+			w.git("commit", "-qm", "pr")
+
+			r = w.run("render-all", ".", "--check", "--base-ref", "main")
+			require.Equal(t, 0, r.code, r.stderr)
+			require.Contains(t, r.stderr, "good: scheduling (who waits, who is preempted):\n")
+			require.Contains(t, r.stderr, "  "+tc.want+"\n")
+
+			w.file("old/good.yaml", string(w.committed("main", "manifests/good.yaml")))
+			r = w.run("diff", "old", "manifests")
+			require.Equal(t, 0, r.code, r.stderr)
+			require.Contains(t, r.stdout, tc.want)
+			r = w.run("diff", "old", "manifests", "--output", "markdown")
+			require.Equal(t, 0, r.code, r.stderr)
+			require.Contains(t, r.stdout, "Queue, priority or topology change in 1 run (who waits, who is preempted): `good`.")
+		})
 	}
 }

@@ -34,6 +34,7 @@ func SecurityGate(stderr io.Writer, res *renderall.Result, base renderall.Base, 
 		if j.baseErr != nil {
 			fmt.Fprintf(stderr, "%s: the base manifest is not a render (%s); judged as a new run\n", j.run, safetext.Error(j.baseErr))
 		}
+		showWhoWaits(stderr, j)
 		d, ok := j.diff()
 		if !ok {
 			continue
@@ -53,6 +54,23 @@ func SecurityGate(stderr io.Writer, res *renderall.Result, base renderall.Base, 
 		}
 	}
 	return failed, nil
+}
+
+// showWhoWaits prints a run's changes of what decides who waits and who is
+// preempted (queues, priority classes, topology): not refused, but named,
+// since they move the run ahead of or behind other teams' runs.
+func showWhoWaits(stderr io.Writer, j judged) {
+	if j.old == nil {
+		return
+	}
+	s := Diff(Render{j.run: j.old}, Render{j.run: j.cur})
+	if len(s.Runs) == 0 || len(s.Runs[0].Scheduling) == 0 {
+		return
+	}
+	fmt.Fprintf(stderr, "%s: scheduling (who waits, who is preempted):\n", j.run)
+	for _, l := range changeLines(s.Runs[0].Scheduling) {
+		fmt.Fprintf(stderr, "  %s\n", safetext.Inline(l))
+	}
 }
 
 // judged is one run's render and its base's, parsed.
