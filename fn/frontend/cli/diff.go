@@ -52,39 +52,15 @@ input cannot be read or is not a render.`,
 			if args[0] == "-" && args[1] == "-" {
 				return usageError{fmt.Errorf("OLD and NEW are both -: at most one of them can be stdin")}
 			}
-			old, oldFile, oldFailed, err := review.ReadRender(args[0], untracked, cmd.InOrStdin())
+			out, err := review.Compare(review.CompareOptions{
+				Old: args[0], New: args[1], Untracked: untracked, Stdin: cmd.InOrStdin(),
+				Markdown: output == "markdown", MaxSize: maxSize, Full: fullFile,
+			})
 			if err != nil {
 				return err
-			}
-			cur, curFile, curFailed, err := review.ReadRender(args[1], untracked, cmd.InOrStdin())
-			if err != nil {
-				return err
-			}
-			// A run that fails on either side is in neither: the others
-			// are still summarised, and the command then fails.
-			for _, f := range []map[string][]string{oldFailed, curFailed} {
-				for name := range f {
-					delete(old, name)
-					delete(cur, name)
-				}
-			}
-			if oldFile && curFile {
-				// Two files are two versions of one run, whatever they are called.
-				o, c := review.OnlyRun(old), review.OnlyRun(cur)
-				o.Name = c.Name
-				old = review.Render{c.Name: o}
-			}
-			s := review.Diff(old, cur)
-			text := s.Text()
-			if output == "markdown" {
-				text, _ = s.MarkdownWithin(maxSize, fullFile)
 			}
 			if fullFile != "" {
-				uncut := s.Text()
-				if output == "markdown" {
-					uncut = s.Markdown()
-				}
-				if err := writeGuarded(fullFile, uncut); err != nil {
+				if err := writeGuarded(fullFile, out.Uncut); err != nil {
 					return err
 				}
 			}
@@ -92,13 +68,13 @@ input cannot be read or is not a render.`,
 			// and is posted as a PR comment or printed to the CI log: the
 			// last guard is per line (fn/support/safetext).
 			w := safetext.Writer(cmd.OutOrStdout())
-			if _, err := fmt.Fprint(w, text); err != nil {
+			if _, err := fmt.Fprint(w, out.Text); err != nil {
 				return err
 			}
 			if err := w.Close(); err != nil {
 				return err
 			}
-			return review.RenderFailures(review.FailedSide{Root: args[0], Failed: oldFailed}, review.FailedSide{Root: args[1], Failed: curFailed})
+			return out.Failures
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "text", "text, or markdown for a PR comment")
