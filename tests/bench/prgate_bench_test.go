@@ -93,7 +93,7 @@ spec:
 func gitRun(dir string, args ...string) error {
 	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=b", "-c", "user.email=b@example.com", "-c", "commit.gpgsign=false"}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("git %v: %v: %s", args, err, out)
+		return fmt.Errorf("git %v: %w: %s", args, err, out)
 	}
 	return nil
 }

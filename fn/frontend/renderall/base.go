@@ -31,10 +31,10 @@ type Base struct {
 // request targets, in the order they are read: GitHub Actions, GitLab CI.
 var BaseEnv = []string{"GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"}
 
-// FindBaseRef is the revision a pull request's checkout at dir is judged
-// against when no base is given: the tip of the branch CI
-// names (origin/<branch>, else <branch>), else with the branch HEAD's
-// branch tracks. "" with the reason when there is none.
+// FindBaseRef is the branch a pull request's checkout at dir is judged
+// against when no base is given (read at its tip): the branch CI names
+// (origin/<branch>, else <branch>), else the branch HEAD's branch tracks.
+// "" with the reason when there is none.
 func FindBaseRef(dir string, getenv func(string) string) (ref, why string, err error) {
 	for _, env := range BaseEnv {
 		branch := getenv(env)

@@ -134,13 +134,13 @@ func (s *Summary) MarkdownWithin(limit int, full string) (text string, left int)
 // maxNote bounds the line cut adds and the sentence around a list of names.
 const maxNote = 400
 
-// names joins xs, at most max of them and at most room bytes (-1: no
+// names joins xs, at most most of them and at most room bytes (-1: no
 // bound), with the count of the others.
-func names(xs []string, max, room int) string {
+func names(xs []string, most, room int) string {
 	var b strings.Builder
 	for i, x := range xs {
 		more := fmt.Sprintf(", and %d more", len(xs)-i)
-		if i == max || room >= 0 && b.Len()+len(x)+2+len(more) > room {
+		if i == most || room >= 0 && b.Len()+len(x)+2+len(more) > room {
 			if i == 0 {
 				return fmt.Sprintf("%d runs (the full summary names them)", len(xs))
 			}

@@ -29,11 +29,10 @@ func TestSecurityChangesAreNamedFirst(t *testing.T) {
 		o, err := review.Parse(name, name, []byte(data))
 		require.NoError(t, err)
 		old[name] = o
-		switch {
-		case i%13 == 0:
+		if i%13 == 0 {
 			data = strings.ReplaceAll(data, "serviceAccountName: nemo-rl-endpoint-registry", "serviceAccountName: cluster-admin")
 			security = append(security, name)
-		default:
+		} else {
 			data = strings.ReplaceAll(data, "nemo-rl:664d29c-49528955", "nemo-rl:664d29c-49600000")
 		}
 		c, err := review.Parse(name, name, []byte(data))
