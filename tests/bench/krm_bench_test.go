@@ -260,6 +260,9 @@ func BenchmarkKustomizeStatic(b *testing.B) {
 func shardedKustomization(b *testing.B, n, dirs int, write func(dir string, lo, hi int)) string {
 	dir := b.TempDir()
 	copyQwenInputs(b, dir)
+	// A repository, as kustomizations live in: a generator's files: root
+	// (.. from a sub-kustomization) must stay inside the work tree.
+	defer testenv.GitCheckout(b, dir)
 	if dirs == 1 {
 		write(dir, 0, n)
 		return dir

@@ -131,7 +131,8 @@ func RunPlugin(o PluginOptions) error {
 		return &pluginError{fmt.Sprintf("nrl-k8s %s: %v", PluginKind, err), true}
 	}
 	where := fmt.Sprintf("%s %q", PluginKind, cfg.Metadata.Name)
-	opts, err := GeneratorNamed(cfg.Files, cfg.Runs, where+" files", func(i int) string { return fmt.Sprintf("%s runs[%d]", where, i) })
+	opts, err := NewGenerator(GeneratorInputs{Root: cfg.Files, RunFiles: cfg.Runs, Dir: o.Dir,
+		RootName: where + " files", RunName: func(i int) string { return fmt.Sprintf("%s runs[%d]", where, i) }})
 	if err != nil {
 		return &pluginError{fmt.Sprintf("nrl-k8s: %v", err), true}
 	}

@@ -45,13 +45,21 @@ func (d Disk) Tracked(p string) bool {
 // inWorkTree: dir or a parent holds .git (a directory, or a linked
 // worktree's file).
 func inWorkTree(dir string) bool {
+	_, ok := WorkTreeOf(dir)
+	return ok
+}
+
+// WorkTreeOf is the nearest of dir (absolute) and its parents that holds
+// .git: the top of the work tree (or submodule) holding dir, found without
+// running git.
+func WorkTreeOf(dir string) (string, bool) {
 	for d := dir; ; {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return true
+			return d, true
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return false
+			return "", false
 		}
 		d = parent
 	}
