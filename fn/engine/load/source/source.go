@@ -167,6 +167,22 @@ func (d Disk) Resolve(name string) (string, error) {
 	}
 }
 
+// Inside reports whether name (a slash path, relative to the working
+// directory or absolute) is the root or below it, judged lexically: for a
+// path nothing is read through, such as a run's recipe root. An
+// unconfined Disk holds every path.
+func (d Disk) Inside(name string) bool {
+	if d.root == "" {
+		return true
+	}
+	abs, err := filepath.Abs(filepath.FromSlash(name))
+	if err != nil {
+		return false
+	}
+	_, ok := d.inside(abs)
+	return ok
+}
+
 // RelPath is p (a file inside the root) as a slash path relative to the
 // root, symlinks resolved; an unconfined Disk returns p cleaned.
 func (d Disk) RelPath(p string) (string, error) {
