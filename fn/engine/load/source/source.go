@@ -17,6 +17,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -76,6 +77,9 @@ type Disk struct {
 	// out (slash paths relative to root): a path below one is not found,
 	// and the error says how to check it out.
 	unchecked []string
+	// initialized lists, when first asked, the submodules only `git
+	// submodule init` registered (no files checked out); nil outside git.
+	initialized func() []string
 }
 
 // Confine returns a Disk that reads only regular files inside root, after
@@ -207,7 +211,11 @@ func (d Disk) uncheckedSubmodule(err error, rel string) error {
 		return err
 	}
 	rel = filepath.ToSlash(rel)
-	for _, m := range d.unchecked {
+	unchecked := d.unchecked
+	if d.initialized != nil {
+		unchecked = append(slices.Clip(unchecked), d.initialized()...)
+	}
+	for _, m := range unchecked {
 		if strings.HasPrefix(rel, m+"/") {
 			return fmt.Errorf("%w; it is in the git submodule %s, which is not checked out: expected `git submodule update --init %s` first (in CI: check out with submodules)", err, m, m)
 		}
