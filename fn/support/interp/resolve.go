@@ -68,22 +68,27 @@ type Resolver struct {
 	root   any
 	opts   Options
 	funcs  map[string]Func
-	memo   map[string]any
+	memo   map[string]memoised
 	active map[string]bool
 	steps  int
 	// produced counts the bytes resolved values have cost so far.
 	produced int64
 	// outside is whether what is being resolved has read a value from
-	// outside the tree; fromOutside memoises it per key.
-	outside     bool
-	fromOutside map[string]bool
-	external    map[string]bool
+	// outside the tree.
+	outside  bool
+	external map[string]bool
+}
+
+// memoised is a resolved string value and whether it read a value from
+// outside the tree.
+type memoised struct {
+	v       any
+	outside bool
 }
 
 // New prepares a resolver over root (which it does not modify).
 func New(root any, opts Options) *Resolver {
-	r := &Resolver{root: root, opts: opts, memo: map[string]any{}, active: map[string]bool{},
-		fromOutside: map[string]bool{}, external: map[string]bool{}}
+	r := &Resolver{root: root, opts: opts, memo: map[string]memoised{}, active: map[string]bool{}, external: map[string]bool{}}
 	for _, k := range opts.External {
 		r.external[k] = true
 	}
@@ -184,12 +189,12 @@ func (r *Resolver) node(p tree.Path, raw any) (any, error) {
 // str resolves the string value s found at p.
 func (r *Resolver) str(p tree.Path, s string) (any, error) {
 	k := pathKey(p)
-	if v, ok := r.memo[k]; ok {
-		if err := r.charge(p, s, v); err != nil {
+	if m, ok := r.memo[k]; ok {
+		if err := r.charge(p, s, m.v); err != nil {
 			return nil, err
 		}
-		r.outside = r.outside || r.fromOutside[k]
-		return tree.Copy(v), nil
+		r.outside = r.outside || m.outside
+		return tree.Copy(m.v), nil
 	}
 	if r.active[k] {
 		return nil, &Error{Path: p.String(), Value: s, Msg: "interpolation cycle"}
@@ -213,7 +218,7 @@ func (r *Resolver) str(p tree.Path, s string) (any, error) {
 	if err := r.charge(p, s, v); err != nil {
 		return nil, err
 	}
-	r.memo[k], r.fromOutside[k] = v, r.outside
+	r.memo[k] = memoised{v, r.outside}
 	r.outside = outer || r.outside
 	return tree.Copy(v), nil
 }
