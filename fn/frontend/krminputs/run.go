@@ -80,6 +80,9 @@ func Execute(o Options) error {
 	if o.Kpt != "" {
 		return kpt(o, disk, dirs, runFiles, root)
 	}
+	if !disk.Inside(o.Kustomization) {
+		return &FlagError{"-k", errors.New("the kustomization directory is outside --root; expected it inside the package root, as its files: entries and the files-dir annotations are paths in the package")}
+	}
 	return kustomize(o, dirs, runFiles, root)
 }
 
