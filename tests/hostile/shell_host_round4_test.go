@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,6 +96,16 @@ func TestRunValuesStayShellWords(t *testing.T) {
 				require.Contains(t, r.stderr, "${oc.env:V}", "and the interpolation")
 				require.NotContains(t, r.stderr, v, "the value itself is not printed (it may be a secret)")
 				require.True(t, strings.ContainsAny(v, "$`; \n'\"\\"), "a plain value renders: %s", r.stderr)
+
+				// The function refuses it the same way.
+				q, err := json.Marshal(v)
+				require.NoError(t, err)
+				w.stdin = strings.Replace(resourceList(t, filesConfigMap(recipeYAML, shellProfile), nil), "    user: alice\n", "    user: alice\n    env: {V: "+string(q)+"}\n", 1)
+				require.Contains(t, w.stdin, "env: {V:")
+				r = w.run("fn")
+				require.Equal(t, 1, r.code, r.stderr)
+				require.Contains(t, r.stdout+r.stderr, "${oc.env:V} puts a value of the run into this shell command")
+				require.NotContains(t, r.stdout, "kind: RayJob", "nothing rendered")
 				return
 			}
 			data, err := os.ReadFile(filepath.Join(w.repo, "manifests", "good.yaml"))
