@@ -254,7 +254,7 @@ func shellWord(p tree.Path, expr, value string) error {
 type notOneWord struct{ field, expr string }
 
 func (e *notOneWord) Error() string {
-	return fmt.Sprintf("%s puts a value of the run into this shell command that is not one plain word (it holds a blank, quote, $, backtick, ;, &, |, newline or another character the shell reads as syntax; the value is not shown); refused: a run's value must never become shell syntax. Expected only letters, digits and @%%+=:,./-_ in it, or the value in launch.env (e.g. NAME: %s) read as \"$NAME\" in the entrypoint", e.expr, e.expr)
+	return fmt.Sprintf("%s puts a value of the run into this shell command that is not one plain word (it holds a blank, quote, $, backtick, ;, &, |, newline or another character the shell reads as syntax; the value is not shown); refused: a run's value must never become shell syntax. Expected only letters, digits and @%%+=:,./-_ in it, or the value put in launch.env and read as \"$NAME\" (double-quoted) in the entrypoint", e.expr)
 }
 
 // Locate says where each finding about a profile field comes from: the
