@@ -260,6 +260,9 @@ func BenchmarkKustomizeStatic(b *testing.B) {
 func shardedKustomization(b *testing.B, n, dirs int, write func(dir string, lo, hi int)) string {
 	dir := b.TempDir()
 	copyQwenInputs(b, dir)
+	// A repository, as kustomizations live in: a generator's files: root
+	// (.. from a sub-kustomization) must stay inside the work tree.
+	defer testenv.GitCheckout(b, dir)
 	if dirs == 1 {
 		write(dir, 0, n)
 		return dir
@@ -387,11 +390,13 @@ func BenchmarkKustomizePlugin(b *testing.B) {
 	b.Setenv("TMPDIR", b.TempDir())
 	for _, c := range []struct{ runs, dirs int }{{1, 1}, {100, 1}, {300, 1}, {1000, 1}, {1000, 10}} {
 		dir := shardedKustomization(b, c.runs, c.dirs, func(sub string, lo, hi int) {
-			files := "."
+			files, runs := ".", runsYAML(lo, hi)
 			if c.dirs > 1 {
+				// A run's paths are relative to its file, one level down.
 				files = ".."
+				runs = strings.NewReplacer("recipe: ", "recipe: ../", "profile: ", "profile: ../").Replace(runs)
 			}
-			writeFile(b, sub, "runs.yaml", runsYAML(lo, hi))
+			writeFile(b, sub, "runs.yaml", runs)
 			writeFile(b, sub, "gen.yaml", "apiVersion: nemo-rl.nvidia.com/v1alpha1\nkind: NemoRLRunGenerator\nmetadata:\n  name: runs\nfiles: "+files+"\nruns: [runs.yaml]\nwarnings: ignore\n")
 			writeFile(b, sub, "kustomization.yaml", "generators: [gen.yaml]\n")
 		})

@@ -38,7 +38,8 @@ docs/krm.md.
 
 Generator mode (kustomize ` + "`generators:`" + `, the way for many runs): kustomize gives a
 generator only its own config, so --files ROOT reads the recipes and profiles
-below ROOT instead (confined to it, as render-all reads a repository) and
+below ROOT instead (confined to it, as render-all reads a repository; ROOT
+itself inside the git work tree holding the kustomization) and
 --runs FILE adds the NemoRLRuns of FILE (repeatable); relative paths are
 relative to the working directory, which kustomize sets to the
 kustomization's directory.`,

@@ -2,16 +2,10 @@ package cli
 
 import (
 	"errors"
-	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krminputs"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // kustomizeInputsCmd writes (or checks) the KRM function's input ConfigMaps
@@ -47,65 +41,25 @@ Kpt (--kpt DIR): prints the ConfigMaps; --write writes DIR/inputs/<name>.yaml,
 			if kptDir != "" && cmd.Flags().Changed("kustomization") {
 				return usageError{errors.New("-k and --kpt are exclusive")}
 			}
-			base := kdir
-			if kptDir != "" {
-				base = kptDir
+			mode := krminputs.Print
+			switch {
+			case write:
+				mode = krminputs.Write
+			case check:
+				mode = krminputs.Check
 			}
-			if root == "" {
-				root = base
-			}
-			// The one rule for repository files (source): the runs and
-			// every file they read inside --root, tracked by git, no link
-			// out of it; writes never follow a link.
-			disk, err := source.ConfineRepo(root, untracked)
-			if err != nil {
-				return usageError{fmt.Errorf("--root: %w", err)}
-			}
-			runs, err := krminputs.ReadRuns(disk, args)
-			if err != nil {
-				return err
-			}
-			dirs, err := krminputs.Collect(disk, root, runs)
-			if err != nil {
-				return err
-			}
-			runFiles, err := krminputs.RunFiles(root, runs)
-			if err != nil {
-				return err
-			}
-			if kptDir != "" {
-				return kptInputs(cmd, disk, dirs, runFiles, root, kptDir, write, check, untracked)
-			}
-			block, err := krminputs.KustomizeBlock(dirs, runFiles, root, kdir)
-			if err != nil {
-				return err
-			}
-			if !write && !check {
-				_, err := fmt.Fprint(cmd.OutOrStdout(), block)
-				return err
-			}
-			wdisk, err := source.ConfineRepo(kdir, untracked)
-			if err != nil {
-				return usageError{fmt.Errorf("-k: %w", err)}
-			}
-			file := filepath.Join(kdir, "kustomization.yaml")
-			cur, err := wdisk.ReadFile(filepath.ToSlash(file))
-			if err != nil {
-				return err
-			}
-			next, err := krminputs.ReplaceBlock(string(cur), block)
-			if err != nil {
-				return fmt.Errorf("%s: %w", file, err)
-			}
-			if next == string(cur) {
-				return nil
-			}
-			if check {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: the inputs block is stale; run nrl-k8s kustomize-inputs --write\n%s",
-					file, renderall.UnifiedDiff(filepath.ToSlash(file), filepath.ToSlash(file), cur, []byte(next)))
+			err := krminputs.Execute(krminputs.Options{
+				RunFiles: args, Kustomization: kdir, Kpt: kptDir, Root: root,
+				Mode: mode, IncludeUntracked: untracked,
+				Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+			})
+			if errors.Is(err, krminputs.ErrStale) {
 				return exitError{ExitError}
 			}
-			return wdisk.WriteFile(file, []byte(next))
+			if fe, ok := errors.AsType[*krminputs.FlagError](err); ok {
+				return usageError{fe}
+			}
+			return err
 		},
 	}
 	c.Flags().StringVarP(&kdir, "kustomization", "k", ".", "kustomization directory")
@@ -115,33 +69,4 @@ Kpt (--kpt DIR): prints the ConfigMaps; --write writes DIR/inputs/<name>.yaml,
 	c.Flags().BoolVar(&check, "check", false, "exit 1 when the committed inputs differ from what the runs need")
 	c.Flags().BoolVar(&untracked, "include-untracked", false, "in a git work tree, also read files git does not track")
 	return c
-}
-
-func kptInputs(cmd *cobra.Command, disk source.Disk, dirs []krminputs.Dir, runFiles map[string]string, root, pkg string, write, check, untracked bool) error {
-	files, err := krminputs.KptFiles(disk, dirs, runFiles, root)
-	if err != nil {
-		return err
-	}
-	names := tree.SortedKeys(files)
-	if !write && !check {
-		for _, n := range names {
-			if _, err := fmt.Fprintf(cmd.OutOrStdout(), "---\n%s", files[n]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	wdisk, err := source.ConfineRepo(pkg, untracked)
-	if err != nil {
-		return usageError{fmt.Errorf("--kpt: %w", err)}
-	}
-	stale, err := krminputs.SyncKpt(wdisk, pkg, files, check)
-	if err != nil {
-		return err
-	}
-	if len(stale) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s\nrun nrl-k8s kustomize-inputs --kpt %s --write\n", strings.Join(stale, "\n"), filepath.ToSlash(pkg))
-		return exitError{ExitError}
-	}
-	return nil
 }

@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 )
@@ -20,41 +17,15 @@ import (
 // rendered objects go to stdout as a plain YAML stream, diagnostics to
 // stderr; 1 when a run fails (kustomize stops the build and prints stderr).
 func KustomizePlugin(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
-		fmt.Fprintf(stderr, "nrl-k8s %s: expected one argument, the generator config file kustomize passes; got %d (argsOneLiner and argsFromFile are not used: set files and runs in the config)\n", krm.PluginKind, len(args))
+	err := krm.RunPlugin(krm.PluginOptions{Args: args, Dir: ".", Stdout: stdout})
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(stderr, err)
+	if errors.Is(err, krm.ErrPluginUsage) {
 		return ExitUsage
 	}
-	cfg, err := krm.ReadGeneratorConfig(args[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "nrl-k8s %s: %v\n", krm.PluginKind, err)
-		return ExitUsage
-	}
-	where := fmt.Sprintf("%s %q", krm.PluginKind, cfg.Metadata.Name)
-	opts, err := krm.GeneratorNamed(cfg.Files, cfg.Runs, where+" files", func(i int) string { return fmt.Sprintf("%s runs[%d]", where, i) })
-	opts.FailOnWarning = cfg.Warnings != "ignore"
-	if err != nil {
-		fmt.Fprintf(stderr, "nrl-k8s: %v\n", err)
-		return ExitUsage
-	}
-	if err := krm.KustomizationRefuses("."); err != nil {
-		fmt.Fprintf(stderr, "nrl-k8s %s %s: %v\n", krm.PluginKind, cfg.Metadata.Name, err)
-		return ExitError
-	}
-	// No input items and no function config: the writer writes the plain
-	// stream of the rendered documents (no ResourceList, no reader
-	// annotations), which kustomize reads as it reads a resources file.
-	rw := &kio.ByteReadWriter{Reader: bytes.NewReader(nil), Writer: stdout, OmitReaderAnnotations: true}
-	// A successful build's findings are not written: kustomize keeps an
-	// exec plugin's stderr only to show it when the plugin fails, and then
-	// every finding is in the error below.
-	if err := krm.ExecuteWith(rw, nil, opts); err != nil {
-		fmt.Fprintln(stderr, strings.TrimRight(err.Error(), "\n"))
-		if opts.FailOnWarning {
-			fmt.Fprintf(stderr, "nrl-k8s: %s: failed on the findings above: kustomize shows a plugin's messages only when it fails, so a warning stops the build; fix it, or set warnings: ignore in the generator to build anyway (nrl-k8s check shows them)\n", where)
-		}
-		return ExitError
-	}
-	return 0
+	return ExitError
 }
 
 // kustomizePluginCmd installs the plugin: a symbolic link to this binary

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 // kustomizePluginBuild is `kustomize build --enable-alpha-plugins` (no
@@ -28,6 +30,7 @@ func TestKustomizeCLIPlugin(t *testing.T) {
 	dir := exampleTree(t, "kustomize-plugin")
 	root := filepath.Dir(filepath.Dir(dir))
 	copyDir(t, filepath.Join(repoRoot, "examples", "kustomize-generator"), filepath.Join(root, "examples", "kustomize-generator"))
+	testenv.GitAdd(t, root)
 	home := filepath.Join(t.TempDir(), "plugins")
 	install := exec.Command(filepath.Join(root, "bin", "nrl-k8s"), "kustomize-plugin", "--plugin-home", home)
 	out, err := install.CombinedOutput()
@@ -77,6 +80,7 @@ func TestKustomizeCLIPluginTeams(t *testing.T) {
 	for _, e := range []string{"kustomize-plugin", "kustomize-generator"} {
 		copyDir(t, filepath.Join(repoRoot, "examples", e), filepath.Join(root, "examples", e))
 	}
+	testenv.GitAdd(t, root)
 	home := filepath.Join(t.TempDir(), "plugins")
 	out, err := exec.Command(filepath.Join(root, "bin", "nrl-k8s"), "kustomize-plugin", "--plugin-home", home).CombinedOutput()
 	require.NoError(t, err, "%s", out)

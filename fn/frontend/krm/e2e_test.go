@@ -68,6 +68,9 @@ func exampleTree(t *testing.T, name string) string {
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "bin", "nrl-k8s"), bin, 0o755))
+	// A repository, as the examples are: a generator's files: ../.. must
+	// stay inside the work tree holding the kustomization.
+	testenv.GitCheckout(t, root)
 	return filepath.Join(root, "examples", name)
 }
 
@@ -181,6 +184,7 @@ func TestKustomizeCLIOverlay(t *testing.T) {
 	root := filepath.Dir(filepath.Dir(dir))
 	copyDir(t, filepath.Join(repoRoot, "examples/kustomize-overlay"), filepath.Join(root, "examples/kustomize-overlay"))
 	copyDir(t, filepath.Join(repoRoot, "kustomize"), filepath.Join(root, "kustomize"))
+	testenv.GitAdd(t, root)
 	cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec",
 		"--load-restrictor", "LoadRestrictionsNone", filepath.Join(root, "examples/kustomize-overlay"))
 	var stderr bytes.Buffer

@@ -30,25 +30,52 @@ type Options struct {
 	FailOnWarning bool
 }
 
-// Generator builds the Options of `nrl-k8s fn --files ROOT --runs FILE...`:
-// files are read below root only (regular files, symlinks resolved inside
-// it, as render-all reads a repository); run files are read through the
-// same confinement. Relative paths are relative to the working directory,
-// which kustomize sets to the kustomization's directory.
+// Generator builds the Options of `nrl-k8s fn --files ROOT --runs FILE...`
+// (see NewGenerator) for the kustomization in the working directory.
 func Generator(root string, runFiles []string) (Options, error) {
-	return GeneratorNamed(root, runFiles, "--files", func(int) string { return "--runs" })
+	return NewGenerator(GeneratorInputs{Root: root, RunFiles: runFiles, Dir: ".", RootName: "--files", RunName: func(int) string { return "--runs" }})
 }
 
-// GeneratorNamed is Generator with the names its errors give the root and
-// each run file (flags for the CLI, config fields for the kustomize plugin).
-func GeneratorNamed(root string, runFiles []string, rootName string, runName func(i int) string) (Options, error) {
-	disk, err := source.Confine(root)
+// GeneratorInputs are what a generator's config names: the package root
+// and the run files, relative to Dir.
+type GeneratorInputs struct {
+	Root     string
+	RunFiles []string
+	// Dir is the kustomization's directory (kustomize starts the function
+	// there). Root must stay inside the git work tree holding it, or
+	// inside Dir when it is in none: a pull request edits the config, and
+	// kustomize's load restrictor keeps a kustomization's own files inside
+	// its root the same way.
+	Dir string
+	// RootName and RunName name the root and each run file in errors
+	// (flags for the CLI, config fields for the kustomize plugin).
+	RootName string
+	RunName  func(i int) string
+}
+
+// NewGenerator builds the Options of a generator: files are read below the
+// root only, as render-all reads a repository (regular files, symlinks
+// resolved inside it, in a git work tree only the files git tracks); run
+// files are read through the same confinement.
+func NewGenerator(in GeneratorInputs) (Options, error) {
+	runFiles, rootName, runName := in.RunFiles, in.RootName, in.RunName
+	at := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(in.Dir, p)
+	}
+	root := at(in.Root)
+	if err := insideRepository(in.Dir, root); err != nil {
+		return Options{}, fmt.Errorf("%s %q: %w", rootName, in.Root, err)
+	}
+	disk, err := source.ConfineRepo(root, false)
 	if err != nil {
 		return Options{}, fmt.Errorf("%s: %w", rootName, err)
 	}
 	opts := Options{Files: under{root: disk.Root(), disk: disk}}
 	for i, f := range runFiles {
-		abs, err := filepath.Abs(f)
+		abs, err := filepath.Abs(at(f))
 		if err != nil {
 			return Options{}, err
 		}
@@ -77,6 +104,32 @@ func GeneratorNamed(root string, runFiles []string, rootName string, runName fun
 		}
 	}
 	return opts, nil
+}
+
+// insideRepository refuses a package root (a path, dir joined already)
+// outside the git work tree
+// holding dir (outside dir itself when no work tree holds it). The root is
+// judged after resolving links, and the message names no host path.
+func insideRepository(dir, root string) error {
+	bound, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if bound, err = filepath.EvalSymlinks(bound); err != nil {
+		return err
+	}
+	what := "the kustomization's directory (it is in no git work tree)"
+	if top, ok := source.WorkTreeOf(bound); ok {
+		bound, what = top, "the git work tree holding the kustomization"
+	}
+	abs, err := filepath.Abs(root)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil || !source.Within(bound, abs) {
+		return fmt.Errorf("is outside the repository: expected a directory inside %s, as kustomize's load restrictor keeps a kustomization's files inside its root; a recipe's defaults: would otherwise read host files into the build", what)
+	}
+	return nil
 }
 
 // runFileAnnotation carries a --runs file's path below the package root to

@@ -312,7 +312,12 @@ func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document,
 		if f.path == "" {
 			continue
 		}
-		if in.disk != nil && (path.IsAbs(f.path) || f.path == ".." || strings.HasPrefix(f.path, "../")) {
+		leaves := path.IsAbs(f.path) || f.path == ".." || strings.HasPrefix(f.path, "../")
+		if leaves && f.field == "spec.recipeRoot" && in.disk == nil {
+			fail(f.field, runspec.RecipeRootOutside(f.given))
+			continue
+		}
+		if leaves && in.disk != nil {
 			fail(f.field, fmt.Sprintf("%q%s leaves the package root (--files); expected a path relative to the run's file that stays inside it", f.given, relativeTo(r.base, f.given)))
 			continue
 		}

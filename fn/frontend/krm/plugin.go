@@ -1,11 +1,15 @@
 package krm
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/yaml"
 )
 
@@ -85,4 +89,70 @@ func ReadGeneratorConfig(file string) (GeneratorConfig, error) {
 		return cfg, fmt.Errorf("%s: warnings is %q; expected fail (the default) or ignore", where, cfg.Warnings)
 	}
 	return cfg, nil
+}
+
+// PluginOptions are the kustomize exec plugin's inputs.
+type PluginOptions struct {
+	// Args are the plugin's arguments: kustomize passes one, the file it
+	// wrote the generator's config to.
+	Args []string
+	// Dir is the kustomization's directory (kustomize starts the plugin
+	// there).
+	Dir string
+	// Stdout receives the rendered objects as a plain YAML stream.
+	Stdout io.Writer
+}
+
+// ErrPluginUsage marks a plugin error of its arguments or config, not of
+// the runs it renders.
+var ErrPluginUsage = errors.New("the plugin's arguments or config")
+
+// pluginError is a plugin failure whose message is the whole text for
+// stderr.
+type pluginError struct {
+	msg   string
+	usage bool
+}
+
+func (e *pluginError) Error() string { return e.msg }
+func (e *pluginError) Is(target error) bool {
+	return e.usage && target == ErrPluginUsage
+}
+
+// RunPlugin renders the runs of the generator config to o.Stdout. An error
+// (ErrPluginUsage for the arguments and config) carries every finding;
+// kustomize shows it only because the plugin then fails.
+func RunPlugin(o PluginOptions) error {
+	if len(o.Args) != 1 {
+		return &pluginError{fmt.Sprintf("nrl-k8s %s: expected one argument, the generator config file kustomize passes; got %d (argsOneLiner and argsFromFile are not used: set files and runs in the config)", PluginKind, len(o.Args)), true}
+	}
+	cfg, err := ReadGeneratorConfig(o.Args[0])
+	if err != nil {
+		return &pluginError{fmt.Sprintf("nrl-k8s %s: %v", PluginKind, err), true}
+	}
+	where := fmt.Sprintf("%s %q", PluginKind, cfg.Metadata.Name)
+	opts, err := NewGenerator(GeneratorInputs{Root: cfg.Files, RunFiles: cfg.Runs, Dir: o.Dir,
+		RootName: where + " files", RunName: func(i int) string { return fmt.Sprintf("%s runs[%d]", where, i) }})
+	if err != nil {
+		return &pluginError{fmt.Sprintf("nrl-k8s: %v", err), true}
+	}
+	opts.FailOnWarning = cfg.Warnings != "ignore"
+	if err := KustomizationRefuses(o.Dir); err != nil {
+		return &pluginError{fmt.Sprintf("nrl-k8s %s %s: %v", PluginKind, cfg.Metadata.Name, err), false}
+	}
+	// No input items and no function config: the writer writes the plain
+	// stream of the rendered documents (no ResourceList, no reader
+	// annotations), which kustomize reads as it reads a resources file.
+	rw := &kio.ByteReadWriter{Reader: bytes.NewReader(nil), Writer: o.Stdout, OmitReaderAnnotations: true}
+	// A successful build's findings are not written: kustomize keeps an
+	// exec plugin's stderr only to show it when the plugin fails, and then
+	// every finding is in the error.
+	if err := ExecuteWith(rw, nil, opts); err != nil {
+		msg := strings.TrimRight(err.Error(), "\n")
+		if opts.FailOnWarning {
+			msg += fmt.Sprintf("\nnrl-k8s: %s: failed on the findings above: kustomize shows a plugin's messages only when it fails, so a warning stops the build; fix it, or set warnings: ignore in the generator to build anyway (nrl-k8s check shows them)", where)
+		}
+		return &pluginError{msg, false}
+	}
+	return nil
 }

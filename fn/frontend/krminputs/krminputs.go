@@ -222,12 +222,22 @@ const (
 // in `files:` are relative to the kustomization's directory kdir. The last
 // ConfigMap says where each run's file is (runFiles, from RunFiles).
 func KustomizeBlock(dirs []Dir, runFiles map[string]string, root, kdir string) (string, error) {
+	// Absolute both, so that a relative root and an absolute -k (or the
+	// other way round) relate.
+	absK, err := filepath.Abs(kdir)
+	if err != nil {
+		return "", err
+	}
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	b.WriteString(BeginMarker + "\nconfigMapGenerator:\n")
 	for _, d := range dirs {
 		fmt.Fprintf(&b, "- name: %s\n  files:\n", d.Name)
 		for _, f := range d.Files {
-			p, err := filepath.Rel(kdir, filepath.Join(root, filepath.FromSlash(d.Path), f))
+			p, err := filepath.Rel(absK, filepath.Join(absRoot, filepath.FromSlash(d.Path), f))
 			if err != nil {
 				return "", err
 			}

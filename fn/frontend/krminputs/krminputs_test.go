@@ -234,3 +234,20 @@ func kustomizeExampleIsFresh(t *testing.T, root, example string, files []string)
 	require.NoError(t, err)
 	require.Equal(t, cur, next, "run `make golden`")
 }
+
+// A relative root and an absolute kustomization directory inside it (or
+// the other way round) give the same block: paths are related absolutely.
+func TestKustomizeBlockMixedPaths(t *testing.T) {
+	root := t.TempDir()
+	t.Chdir(root)
+	dirs := []krminputs.Dir{{Name: "nrl-configs", Path: "configs", Files: []string{"r.yaml"}}}
+	runFiles := map[string]string{"a": "deploy/runs.yaml"}
+	want, err := krminputs.KustomizeBlock(dirs, runFiles, ".", "deploy")
+	require.NoError(t, err)
+	require.Contains(t, want, "  - ../configs/r.yaml\n")
+	for _, c := range [][2]string{{".", filepath.Join(root, "deploy")}, {root, "deploy"}} {
+		got, err := krminputs.KustomizeBlock(dirs, runFiles, c[0], c[1])
+		require.NoError(t, err, "root %s, -k %s", c[0], c[1])
+		require.Equal(t, want, got)
+	}
+}

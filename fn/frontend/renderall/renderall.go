@@ -243,6 +243,10 @@ func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []emit.Iden
 	if req.RecipeRoot == "" && r.RecipeRoot != "" {
 		req.RecipeRoot = path.Clean(filepath.ToSlash(r.RecipeRoot))
 	}
+	if in, ok := l.Src.(interface{ Inside(string) bool }); ok && req.RecipeRoot != "" && r.Spec.Spec.RecipeRoot != "" && !in.Inside(req.RecipeRoot) {
+		ds.Errorf(r.Path, "spec.recipeRoot", "%s", runspec.RecipeRootOutside(r.Spec.Spec.RecipeRoot))
+		return nil, nil, false
+	}
 	if res, ok := l.Src.(resolver); ok {
 		// A path the run names that the source refuses is reported at the
 		// run file's field, before anything is read.

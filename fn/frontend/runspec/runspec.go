@@ -203,6 +203,15 @@ func (r *NemoRLRun) Validate() error {
 	return nil
 }
 
+// RecipeRootOutside is the message for a spec.recipeRoot (given as the run
+// names it) outside the package root. Nothing is read through the recipe
+// root, but it says where the pod reads the recipe, so it is the
+// repository's folder even when the recipe ships in a ConfigMap
+// (recipeSource: configMap) and the root is not used.
+func RecipeRootOutside(given string) string {
+	return fmt.Sprintf("%q leaves the package root; expected a folder inside the repository (relative to the run's file), such as a NeMo-RL submodule, whatever the recipe source", given)
+}
+
 // Reserved are run names no entry point accepts: under kpt a run's objects
 // go to <run>/, and inputs/ holds the package's input ConfigMaps.
 var Reserved = map[string]bool{"inputs": true}

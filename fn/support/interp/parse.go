@@ -13,6 +13,7 @@ import (
 // resolver call. Node paths and arguments may themselves hold interpolations.
 type part struct {
 	text     string   // literal (kind litPart)
+	raw      string   // interpolation: its source text, `${...}`
 	kind     partKind //
 	path     []part   // node reference: the path text, possibly interpolated
 	resolver string   // resolver call: its name
@@ -103,10 +104,12 @@ func (p *parser) parseSeq(depth int, stops string) ([]part, error) {
 		}
 		if strings.HasPrefix(p.s[p.pos:], "${") {
 			flush()
+			start := p.pos
 			inter, err := p.parseInterpolation(depth + 1)
 			if err != nil {
 				return nil, err
 			}
+			inter.raw = p.s[start:p.pos]
 			parts = append(parts, inter)
 			continue
 		}

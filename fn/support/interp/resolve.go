@@ -22,6 +22,16 @@ type Options struct {
 	Env func(name string) (string, bool)
 	// Resolvers adds or replaces resolvers by name.
 	Resolvers map[string]Func
+	// External are top-level keys the caller put into the tree from
+	// outside it (the run's name under run:). With ${oc.env:...} and
+	// ${user:} they are the values Splice is asked about.
+	External []string
+	// Splice, when set, is asked about every interpolation at p (expr is
+	// its text) whose value comes, directly or through other keys, from
+	// outside the tree; its error fails the resolution at p. A caller
+	// whose strings are shell commands refuses there a value that is not
+	// one plain word.
+	Splice func(p tree.Path, expr, value string) error
 }
 
 // Error is a failed interpolation, located by the key path that holds it.
@@ -29,11 +39,14 @@ type Error struct {
 	Path  string // dotted key path of the value being resolved
 	Value string // the raw value
 	Msg   string
+	Err   error // the cause, when there is one
 }
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("%s: cannot resolve %q: %s", e.Path, e.Value, e.Msg)
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 // Missing is OmegaConf's mandatory-value marker; it is kept as is and only an
 // interpolation that reads it fails.
@@ -55,16 +68,30 @@ type Resolver struct {
 	root   any
 	opts   Options
 	funcs  map[string]Func
-	memo   map[string]any
+	memo   map[string]memoised
 	active map[string]bool
 	steps  int
 	// produced counts the bytes resolved values have cost so far.
 	produced int64
+	// outside is whether what is being resolved has read a value from
+	// outside the tree.
+	outside  bool
+	external map[string]bool
+}
+
+// memoised is a resolved string value and whether it read a value from
+// outside the tree.
+type memoised struct {
+	v       any
+	outside bool
 }
 
 // New prepares a resolver over root (which it does not modify).
 func New(root any, opts Options) *Resolver {
-	r := &Resolver{root: root, opts: opts, memo: map[string]any{}, active: map[string]bool{}}
+	r := &Resolver{root: root, opts: opts, memo: map[string]memoised{}, active: map[string]bool{}, external: map[string]bool{}}
+	for _, k := range opts.External {
+		r.external[k] = true
+	}
 	r.funcs = map[string]Func{
 		"user":   r.userResolver,
 		"oc.env": r.envResolver,
@@ -162,11 +189,12 @@ func (r *Resolver) node(p tree.Path, raw any) (any, error) {
 // str resolves the string value s found at p.
 func (r *Resolver) str(p tree.Path, s string) (any, error) {
 	k := pathKey(p)
-	if v, ok := r.memo[k]; ok {
-		if err := r.charge(p, s, v); err != nil {
+	if m, ok := r.memo[k]; ok {
+		if err := r.charge(p, s, m.v); err != nil {
 			return nil, err
 		}
-		return tree.Copy(v), nil
+		r.outside = r.outside || m.outside
+		return tree.Copy(m.v), nil
 	}
 	if r.active[k] {
 		return nil, &Error{Path: p.String(), Value: s, Msg: "interpolation cycle"}
@@ -177,18 +205,21 @@ func (r *Resolver) str(p tree.Path, s string) (any, error) {
 	if err != nil {
 		return nil, &Error{Path: p.String(), Value: s, Msg: "syntax error: " + err.Error()}
 	}
-	v, err := r.eval(p, parts)
+	outer := r.outside
+	r.outside = false
+	v, err := r.eval(p, parts, true)
 	if err != nil {
 		var ie *Error
 		if errors.As(err, &ie) {
 			return nil, err
 		}
-		return nil, &Error{Path: p.String(), Value: s, Msg: err.Error()}
+		return nil, &Error{Path: p.String(), Value: s, Msg: err.Error(), Err: err}
 	}
 	if err := r.charge(p, s, v); err != nil {
 		return nil, err
 	}
-	r.memo[k] = v
+	r.memo[k] = memoised{v, r.outside}
+	r.outside = outer || r.outside
 	return tree.Copy(v), nil
 }
 
@@ -232,14 +263,15 @@ func truncate(s string) string {
 }
 
 // eval evaluates a parsed sequence: one interpolation alone keeps its type,
-// anything mixed with text becomes a string.
-func (r *Resolver) eval(p tree.Path, parts []part) (any, error) {
+// anything mixed with text becomes a string. top is the sequence of a
+// value of the tree (not of a key or an argument): Splice is asked there.
+func (r *Resolver) eval(p tree.Path, parts []part, top bool) (any, error) {
 	r.steps++
 	if r.steps > maxSteps {
 		return nil, fmt.Errorf("resolution takes more than %d steps", maxSteps)
 	}
 	if len(parts) == 1 && parts[0].kind != litPart {
-		return r.one(p, parts[0])
+		return r.spliced(p, parts[0], top)
 	}
 	var b strings.Builder
 	for _, pt := range parts {
@@ -247,7 +279,7 @@ func (r *Resolver) eval(p tree.Path, parts []part) (any, error) {
 			b.WriteString(pt.text)
 			continue
 		}
-		v, err := r.one(p, pt)
+		v, err := r.spliced(p, pt, top)
 		if err != nil {
 			return nil, err
 		}
@@ -263,10 +295,24 @@ func (r *Resolver) eval(p tree.Path, parts []part) (any, error) {
 	return b.String(), nil
 }
 
+// spliced is one, then Splice's judgement of a value from outside the tree.
+func (r *Resolver) spliced(p tree.Path, pt part, top bool) (any, error) {
+	outer := r.outside
+	r.outside = false
+	v, err := r.one(p, pt)
+	if err == nil && top && r.outside && r.opts.Splice != nil {
+		if s, ok := v.(string); ok {
+			err = r.opts.Splice(p, pt.raw, s)
+		}
+	}
+	r.outside = outer || r.outside
+	return v, err
+}
+
 func (r *Resolver) one(p tree.Path, pt part) (any, error) {
 	switch pt.kind {
 	case nodePart:
-		text, err := r.eval(p, pt.path)
+		text, err := r.eval(p, pt.path, false)
 		if err != nil {
 			return nil, err
 		}
@@ -282,6 +328,7 @@ func (r *Resolver) one(p tree.Path, pt part) (any, error) {
 			var v any
 			if v, err = r.Value(target); err == nil {
 				if v != Missing {
+					r.outside = r.outside || (len(target) > 0 && r.external[target[0]])
 					return v, nil
 				}
 				err = fmt.Errorf("key '%s' is a mandatory value (???) that is not set", target.String())
@@ -309,6 +356,7 @@ func (r *Resolver) one(p tree.Path, pt part) (any, error) {
 			anyComputed = anyComputed || computed(a.parts)
 		}
 		v, err := f(args)
+		r.outside = r.outside || pt.resolver == "oc.env" || pt.resolver == "user"
 		if err != nil {
 			if anyComputed {
 				// Resolver messages quote their arguments; computed ones
@@ -324,7 +372,7 @@ func (r *Resolver) one(p tree.Path, pt part) (any, error) {
 
 func (r *Resolver) arg(p tree.Path, a arg) (any, error) {
 	if a.quoted {
-		v, err := r.eval(p, a.parts)
+		v, err := r.eval(p, a.parts, false)
 		if err != nil {
 			return nil, err
 		}
@@ -339,7 +387,7 @@ func (r *Resolver) arg(p tree.Path, a arg) (any, error) {
 	if len(a.parts) == 1 && a.parts[0].kind == litPart {
 		return primitive(a.parts[0].text), nil
 	}
-	return r.eval(p, a.parts)
+	return r.eval(p, a.parts, false)
 }
 
 // hiddenError replaces a message that would quote a resolved value; the

@@ -14,6 +14,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/interp"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/strictjson"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -210,11 +211,15 @@ func resolve(in Input, file string, root *tree.Map) (*tree.Map, diag.List) {
 		root.Set(RunKey, run)
 		defer root.Delete(RunKey)
 	}
-	resolved, err := interp.Resolve(root, interp.Options{User: in.User, Env: in.Env})
+	resolved, err := interp.Resolve(root, interp.Options{User: in.User, Env: in.Env, External: []string{RunKey}, Splice: shellWord})
 	if err == nil {
 		out := resolved.(*tree.Map)
 		out.Delete(RunKey)
 		return out, nil
+	}
+	if se, ok := errors.AsType[*notOneWord](err); ok {
+		ds.Errorf(file, se.field, "%s", se.Error())
+		return nil, ds
 	}
 	if ie, ok := errors.AsType[*interp.Error](err); ok {
 		if in.RunName == "" && strings.Contains(ie.Value, "${"+RunKey+".") {
@@ -230,6 +235,26 @@ func resolve(in Input, file string, root *tree.Map) (*tree.Map, diag.List) {
 		ds.Errorf(file, "", "%v", err)
 	}
 	return nil, ds
+}
+
+// shellWord is the rule for a value of the run (spec.env through
+// ${oc.env:...}, ${user:}, ${run.name}) put into a shell command of the
+// profile (an entrypoint): it must be one plain word there (shell.IsSafe),
+// or it is refused. Quoting it for the entrypoint's shell would not be
+// enough: the command may hand its words to another shell (bash -c, eval,
+// a heredoc, ssh).
+func shellWord(p tree.Path, expr, value string) error {
+	if len(p) == 0 || p[len(p)-1] != "entrypoint" || value == "" || shell.IsSafe(value) {
+		return nil
+	}
+	return &notOneWord{field: p.String(), expr: expr}
+}
+
+// notOneWord is a value of the run that a shell would read as syntax.
+type notOneWord struct{ field, expr string }
+
+func (e *notOneWord) Error() string {
+	return fmt.Sprintf("%s puts a value of the run into this shell command that is not one plain word (it holds a blank, quote, $, backtick, ;, &, |, newline or another character the shell reads as syntax; the value is not shown); refused: a run's value must never become shell syntax. Expected only letters, digits and @%%+=:,./-_ in it, or the value put in launch.env and read as \"$NAME\" (double-quoted) in the entrypoint", e.expr)
 }
 
 // Locate says where each finding about a profile field comes from: the

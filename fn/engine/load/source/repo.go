@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // ConfineRepo is Confine plus the git rule: when root is in a git work tree
@@ -24,7 +25,39 @@ func ConfineRepo(root string, includeUntracked bool) (Disk, error) {
 		return Disk{}, fmt.Errorf("%s is in a git work tree, but the files git tracks cannot be listed (%w); run where `git ls-files` works, or pass --include-untracked to read every file", root, err)
 	}
 	d.tracked, d.unchecked = tracked, unchecked
+	top := d.root
+	d.initialized = sync.OnceValue(func() []string { return initializedOnly(top, tracked) })
 	return d, nil
+}
+
+// initializedOnly lists the submodules of dir that `git submodule init`
+// registered but no update checked out: `ls-files --recurse-submodules`
+// leaves them out entirely (it recurses into them and finds no
+// repository), so their gitlinks are read from the index itself. Run only
+// when a file is not found: a render that finds its files pays nothing.
+func initializedOnly(dir string, tracked map[string]bool) []string {
+	listing, err := git(dir, "ls-files", "-z", "--stage")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range strings.Split(string(listing), "\x00") {
+		meta, p, ok := strings.Cut(e, "\t")
+		if !ok || !strings.HasPrefix(meta, "160000 ") {
+			continue
+		}
+		checkedOut := false
+		for f := range tracked {
+			if strings.HasPrefix(f, p+"/") {
+				checkedOut = true
+				break
+			}
+		}
+		if !checkedOut {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Tracked reports whether the git rule lets p (an absolute path) be read:
@@ -45,13 +78,21 @@ func (d Disk) Tracked(p string) bool {
 // inWorkTree: dir or a parent holds .git (a directory, or a linked
 // worktree's file).
 func inWorkTree(dir string) bool {
+	_, ok := WorkTreeOf(dir)
+	return ok
+}
+
+// WorkTreeOf is the nearest of dir (absolute) and its parents that holds
+// .git: the top of the work tree (or submodule) holding dir, found without
+// running git.
+func WorkTreeOf(dir string) (string, bool) {
 	for d := dir; ; {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return true
+			return d, true
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return false
+			return "", false
 		}
 		d = parent
 	}

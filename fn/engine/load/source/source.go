@@ -17,6 +17,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -76,6 +77,9 @@ type Disk struct {
 	// out (slash paths relative to root): a path below one is not found,
 	// and the error says how to check it out.
 	unchecked []string
+	// initialized lists, when first asked, the submodules only `git
+	// submodule init` registered (no files checked out); nil outside git.
+	initialized func() []string
 }
 
 // Confine returns a Disk that reads only regular files inside root, after
@@ -167,6 +171,22 @@ func (d Disk) Resolve(name string) (string, error) {
 	}
 }
 
+// Inside reports whether name (a slash path, relative to the working
+// directory or absolute) is the root or below it, judged lexically: for a
+// path nothing is read through, such as a run's recipe root. An
+// unconfined Disk holds every path.
+func (d Disk) Inside(name string) bool {
+	if d.root == "" {
+		return true
+	}
+	abs, err := filepath.Abs(filepath.FromSlash(name))
+	if err != nil {
+		return false
+	}
+	_, ok := d.inside(abs)
+	return ok
+}
+
 // RelPath is p (a file inside the root) as a slash path relative to the
 // root, symlinks resolved; an unconfined Disk returns p cleaned.
 func (d Disk) RelPath(p string) (string, error) {
@@ -191,7 +211,11 @@ func (d Disk) uncheckedSubmodule(err error, rel string) error {
 		return err
 	}
 	rel = filepath.ToSlash(rel)
-	for _, m := range d.unchecked {
+	unchecked := d.unchecked
+	if d.initialized != nil {
+		unchecked = append(slices.Clip(unchecked), d.initialized()...)
+	}
+	for _, m := range unchecked {
 		if strings.HasPrefix(rel, m+"/") {
 			return fmt.Errorf("%w; it is in the git submodule %s, which is not checked out: expected `git submodule update --init %s` first (in CI: check out with submodules)", err, m, m)
 		}

@@ -70,3 +70,16 @@ func TestSpecialFiles(t *testing.T) {
 		require.Less(t, time.Since(start), time.Second, p)
 	}
 }
+
+// Inside judges a path lexically against the root: nothing is looked at.
+func TestDiskInside(t *testing.T) {
+	root := t.TempDir()
+	d, err := source.Confine(root)
+	require.NoError(t, err)
+	for p, want := range map[string]bool{
+		root: true, root + "/a/b": true, root + "/a/../..": false, "/": false, "/etc": false, root + "x": false,
+	} {
+		require.Equal(t, want, d.Inside(p), p)
+	}
+	require.True(t, source.Disk{}.Inside("/etc"), "an unconfined Disk holds every path")
+}
