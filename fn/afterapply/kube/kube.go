@@ -27,9 +27,11 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -58,6 +60,8 @@ type Conn struct {
 	rest *rest.RESTClient
 	// Namespace is the kubeconfig context's namespace ("default" when unset).
 	Namespace string
+	// listTime bounds one list, all its pages.
+	listTime time.Duration
 }
 
 // Connect resolves the kubeconfig and builds the client. A kubeconfig that
@@ -112,7 +116,7 @@ func FromConfig(cfg *rest.Config, namespace string, o Options) (*Conn, error) {
 	if namespace == "" {
 		namespace = "default"
 	}
-	return &Conn{rest: rc, Namespace: namespace}, nil
+	return &Conn{rest: rc, Namespace: namespace, listTime: listTimeouts * o.Timeout}, nil
 }
 
 // ErrRedirect is the error of a read the server answered with a redirect.
@@ -150,8 +154,18 @@ var ErrAccess = errors.New("access refused")
 var ErrServer = errors.New("API server error")
 
 // Stops reports whether a read's error ends the command: the cluster could
-// not be asked (ErrUnreachable) or failed to answer (ErrServer).
-func Stops(err error) bool { return errors.Is(err, ErrUnreachable) || errors.Is(err, ErrServer) }
+// not be asked (ErrUnreachable), failed to answer (ErrServer), or refused
+// the credentials (401 Unauthorized, whatever the API group: every read
+// after it would be refused alike, so nothing could be judged).
+func Stops(err error) bool {
+	return errors.Is(err, ErrUnreachable) || errors.Is(err, ErrServer) || apierrors.IsUnauthorized(err)
+}
+
+// Transient reports whether a read's error may pass if asked again: the
+// cluster could not be asked, or failed to answer. A refusal does not.
+func Transient(err error) bool {
+	return (errors.Is(err, ErrUnreachable) || errors.Is(err, ErrServer)) && !errors.Is(err, ErrAccess)
+}
 
 // classify turns a read's error into an outcome, or an error wrapping
 // ErrUnreachable, ErrAccess or ErrServer when the answer says nothing
@@ -259,9 +273,33 @@ func (c *Conn) fetch(ctx context.Context, gvr schema.GroupVersionResource, names
 		return out, err
 	}
 	if err := decode(body); err != nil {
+		if errors.As(err, new(badAnswer)) {
+			return NotFound, fmt.Errorf("%w: GET %s: %w", ErrServer, path, err)
+		}
 		return unreadable(path, err)
 	}
 	return Found, nil
+}
+
+// badAnswer is an answer that is not one to the request: another kind than
+// asked (a Secret for a Workload), another group, another object's name,
+// more objects than a page holds. Used, it would report another object as
+// the run's state; like a failure, it is an ErrServer error.
+type badAnswer struct{ error }
+
+// isAsked checks an object of an answer is of the resource asked for (its
+// apiVersion is gvr's group version and its kind is the resource's, as
+// the API server names resources after kinds), and, with name set, the
+// object asked for.
+func isAsked(gvr schema.GroupVersionResource, u *unstructured.Unstructured, namespace, name string) error {
+	gvk := u.GroupVersionKind()
+	if plural, _ := meta.UnsafeGuessKindToResource(gvk); gvk.GroupVersion() != gvr.GroupVersion() || plural.Resource != gvr.Resource {
+		return badAnswer{fmt.Errorf("expected %s of %s, found kind %q of %q", gvr.Resource, gvr.GroupVersion(), gvk.Kind, u.GetAPIVersion())}
+	}
+	if name != "" && (u.GetName() != name || u.GetNamespace() != "" && u.GetNamespace() != namespace) {
+		return badAnswer{fmt.Errorf("expected %s %s, found %s %q in namespace %q", gvr.Resource, name, gvk.Kind, u.GetName(), u.GetNamespace())}
+	}
+	return nil
 }
 
 // jsonOnly is the Accept header of every read: JSON, never protobuf or CBOR.
@@ -270,7 +308,13 @@ const jsonOnly = "application/json"
 // Get reads one object. namespace "" reads a cluster-scoped object.
 func (c *Conn) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, Outcome, error) {
 	u := &unstructured.Unstructured{}
-	if out, err := c.fetch(ctx, gvr, namespace, name, nil, jsonOnly, u.UnmarshalJSON); out != Found {
+	decode := func(body []byte) error {
+		if err := u.UnmarshalJSON(body); err != nil {
+			return err
+		}
+		return isAsked(gvr, u, namespace, name)
+	}
+	if out, err := c.fetch(ctx, gvr, namespace, name, nil, jsonOnly, decode); out != Found {
 		return nil, out, err
 	}
 	return u, Found, nil
@@ -320,8 +364,18 @@ type ListOptions struct {
 }
 
 // ListSome lists page by page (limit and continue) until Max objects are
-// read; more reports whether the server had more.
+// read; more reports whether the server had more. Only objects of the
+// resource asked for are taken (any other is an ErrServer error), and only
+// those the label selector matches: a server that ignores the selector
+// puts no other run's objects in the answer. The list is bounded in pages
+// and time too, not only in objects: a continue token that repeats, or
+// that still comes after maxPages pages, or a list not done within
+// ListTime is an ErrServer error, since it would never end.
 func (c *Conn) ListSome(ctx context.Context, gvr schema.GroupVersionResource, namespace string, o ListOptions) (items []unstructured.Unstructured, more bool, out Outcome, err error) {
+	sel, err := labels.Parse(o.LabelSelector)
+	if err != nil {
+		return nil, false, NotFound, fmt.Errorf("listing %s: label selector %q: %w", gvr.Resource, o.LabelSelector, err)
+	}
 	q := url.Values{"limit": {fmt.Sprint(PageSize)}}
 	if o.LabelSelector != "" {
 		q.Set("labelSelector", o.LabelSelector)
@@ -329,14 +383,16 @@ func (c *Conn) ListSome(ctx context.Context, gvr schema.GroupVersionResource, na
 	if o.FieldSelector != "" {
 		q.Set("fieldSelector", o.FieldSelector)
 	}
+	lctx, cancel := context.WithTimeoutCause(ctx, c.listTime, errListTime)
+	defer cancel()
+	p := pager{gvr: gvr, max: o.Max, seen: map[string]bool{}}
 	for {
 		var l unstructured.UnstructuredList
-		if out, err := c.fetch(ctx, gvr, namespace, "", q, jsonOnly, l.UnmarshalJSON); out != Found {
+		if out, err := c.fetch(lctx, gvr, namespace, "", q, jsonOnly, p.decoder(&l)); out != Found {
+			if ctx.Err() == nil && errors.Is(context.Cause(lctx), errListTime) {
+				err = fmt.Errorf("%w: listing %s: %w after %d pages (%d objects)", ErrServer, gvr.Resource, errListTime, p.pages, len(items))
+			}
 			return nil, false, out, err
-		}
-		if len(l.Items) > PageSize {
-			// A server that ignores limit answers with everything.
-			return nil, false, NotFound, fmt.Errorf("%w: listing %s: %d objects in one page, asked for at most %d", ErrServer, gvr.Resource, len(l.Items), PageSize)
 		}
 		items = append(items, l.Items...)
 		next := l.GetContinue()
@@ -344,13 +400,83 @@ func (c *Conn) ListSome(ctx context.Context, gvr schema.GroupVersionResource, na
 			if o.Strict {
 				return nil, false, NotFound, fmt.Errorf("%w: listing %s: more than %d objects; expected a run's objects to be fewer", ErrServer, gvr.Resource, o.Max)
 			}
-			return items[:min(len(items), o.Max)], true, Found, nil
+			return matching(items[:min(len(items), o.Max)], sel), true, Found, nil
 		}
 		if next == "" {
-			return items, false, Found, nil
+			return matching(items, sel), false, Found, nil
+		}
+		if err := p.next(next, len(items)); err != nil {
+			return nil, false, NotFound, err
 		}
 		q.Set("continue", next)
 	}
+}
+
+// listTimeouts bounds one list, all its pages, to this many request
+// timeouts (60 s by default): a server answering each page just within the
+// request timeout must not hold the command for maxPages of them.
+const listTimeouts = 4
+
+var errListTime = errors.New("the list was not done in time")
+
+// pager checks a list's pages as they come.
+type pager struct {
+	gvr   schema.GroupVersionResource
+	max   int
+	pages int
+	seen  map[string]bool
+}
+
+// maxPages is how many pages a list of at most max objects takes, with
+// room for a few short pages.
+func (p *pager) maxPages() int { return p.max/PageSize + 4 }
+
+// decoder decodes a page into l and checks it: at most PageSize objects (a
+// server that ignores limit answers with everything), each of the
+// resource asked for.
+func (p *pager) decoder(l *unstructured.UnstructuredList) func([]byte) error {
+	return func(body []byte) error {
+		if err := l.UnmarshalJSON(body); err != nil {
+			return err
+		}
+		p.pages++
+		if len(l.Items) > PageSize {
+			return badAnswer{fmt.Errorf("listing %s: %d objects in one page, asked for at most %d", p.gvr.Resource, len(l.Items), PageSize)}
+		}
+		for i := range l.Items {
+			if err := isAsked(p.gvr, &l.Items[i], "", ""); err != nil {
+				return badAnswer{fmt.Errorf("listing %s: item %d: %w", p.gvr.Resource, i, err)}
+			}
+		}
+		return nil
+	}
+}
+
+// next accepts a page's continue token, or says why the list would never
+// end: a token seen before, or still one after maxPages pages.
+func (p *pager) next(token string, read int) error {
+	if p.seen[token] {
+		return fmt.Errorf("%w: listing %s: page %d's continue token repeats an earlier page's; a list that never ends", ErrServer, p.gvr.Resource, p.pages)
+	}
+	if p.pages >= p.maxPages() {
+		return fmt.Errorf("%w: listing %s: still a continue token after %d pages (%d objects); expected at most %d objects in %d pages, a list that never ends", ErrServer, p.gvr.Resource, p.pages, read, p.max, p.maxPages())
+	}
+	p.seen[token] = true
+	return nil
+}
+
+// matching keeps the objects whose labels the selector matches.
+func matching(items []unstructured.Unstructured, sel labels.Selector) []unstructured.Unstructured {
+	if sel.Empty() {
+		return items
+	}
+	out := items[:0]
+	for _, it := range items {
+		if sel.Matches(labels.Set(it.GetLabels())) {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // Served lists the resources a group version serves (the discovery
