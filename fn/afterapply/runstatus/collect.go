@@ -10,9 +10,9 @@ import (
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 )
@@ -109,17 +109,24 @@ type collector struct {
 // empty list.
 func (k *collector) list(gvr schema.GroupVersionResource, selector string) ([]unstructured.Unstructured, error) {
 	items, out, err := k.c.List(k.ctx, gvr, k.namespace, selector)
-	if kube.Stops(err) || apierrors.IsUnauthorized(err) {
+	if kube.Stops(err) {
 		// 401 refuses every read alike: nothing after it can be judged.
 		return nil, err
 	}
 	if out == kube.Forbidden {
-		if !slices.Contains(k.refused, gvr.Resource) {
-			k.refused = append(k.refused, gvr.Resource)
-		}
-		k.r.Problems = append(k.r.Problems, Problem{Object: gvr.Resource, Reason: "Forbidden", Message: "cannot list " + gvr.Resource + ": " + err.Error()})
+		k.refuse(gvr, err)
 	}
 	return items, nil
+}
+
+// refuse records a list RBAC refused (403): judged per resource, so a
+// refusal of one API group (Kueue's, KAI's) among readable ones is a
+// Problem line, never a silent "nothing there".
+func (k *collector) refuse(gvr schema.GroupVersionResource, err error) {
+	if !slices.Contains(k.refused, gvr.Resource) {
+		k.refused = append(k.refused, gvr.Resource)
+	}
+	k.r.Problems = append(k.r.Problems, Problem{Object: gvr.Resource, Reason: "Forbidden", Message: "cannot list " + gvr.Resource + ": " + err.Error()})
 }
 
 // maxEventsPerObject bounds the Events read about one object: the newest
@@ -140,7 +147,7 @@ func (k *collector) events(jobs []unstructured.Unstructured, clusterNames, podNa
 	var out []unstructured.Unstructured
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		items, more, res, err := k.c.ListSome(k.ctx, kube.Events, k.namespace, kube.ListOptions{FieldSelector: "involvedObject.name=" + name, Max: maxEventsPerObject})
-		if kube.Stops(err) || apierrors.IsUnauthorized(err) {
+		if kube.Stops(err) {
 			return nil, err
 		}
 		if res == kube.Forbidden {
@@ -197,6 +204,9 @@ func (k *collector) listRun(gvr schema.GroupVersionResource, sel string, cluster
 		names[items[i].GetName()] = true
 	}
 	for name := range clusterNames {
+		if len(validation.IsValidLabelValue(name)) > 0 {
+			continue // no label carries it: a selector of it would select something else
+		}
 		more, err := k.list(gvr, "ray.io/cluster="+name)
 		if err != nil {
 			return nil, nil, err
@@ -218,12 +228,9 @@ func (k *collector) others(sel string) ([]Object, error) {
 		kind string
 		gvr  schema.GroupVersionResource
 	}{{"ComputeDomain", kube.ComputeDomains}, {"ResourceClaimTemplate", kube.ClaimTemplates}, {"ConfigMap", kube.ConfigMaps}} {
-		items, found, err := k.c.List(k.ctx, o.gvr, k.namespace, sel)
-		if kube.Stops(err) {
+		items, err := k.list(o.gvr, sel) // an API not served holds nothing
+		if err != nil {
 			return nil, err
-		}
-		if found != kube.Found {
-			continue // an API not served or not readable holds nothing we can show
 		}
 		for _, it := range items {
 			out = append(out, Object{Kind: o.kind, Name: it.GetName()})
