@@ -77,8 +77,7 @@ the API server fails (5xx) or its answer is no answer.`,
 			if err := preflight.Write(cmd.OutOrStdout(), rep, format); err != nil {
 				return err
 			}
-			_, missing, cannot := rep.Counts()
-			if missing > 0 || (requireAll && cannot > 0) {
+			if rep.Failed(requireAll) {
 				return exitError{ExitError}
 			}
 			return nil
