@@ -333,6 +333,9 @@ func (c *Conn) GetMetadata(ctx context.Context, gvr schema.GroupVersionResource,
 		if err := json.Unmarshal(body, &m); err != nil || m.Kind != "PartialObjectMetadata" {
 			return fmt.Errorf("expected the object's metadata alone (PartialObjectMetadata), found kind %q", m.Kind)
 		}
+		if m.Name != name || m.Namespace != "" && m.Namespace != namespace {
+			return badAnswer{fmt.Errorf("expected %s %s, found %q in namespace %q", gvr.Resource, name, m.Name, m.Namespace)}
+		}
 		return nil
 	}
 	if out, err := c.fetch(ctx, gvr, namespace, name, nil, metadataOnly, decode); out != Found {
@@ -495,6 +498,10 @@ func (c *Conn) Served(ctx context.Context, groupVersion string) (map[string]bool
 	if err := json.Unmarshal(body, &list); err != nil {
 		out, err := unreadable(path, err)
 		return nil, out, err
+	}
+	if list.GroupVersion != groupVersion {
+		// Another group's resources are not this one's.
+		return nil, NotFound, fmt.Errorf("%w: GET %s: expected the discovery document of %s, found one of %q", ErrServer, path, groupVersion, list.GroupVersion)
 	}
 	out := map[string]bool{}
 	for _, r := range list.APIResources {

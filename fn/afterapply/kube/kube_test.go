@@ -103,6 +103,8 @@ func TestGetMetadataAsksForMetadataAloneAndRefusesAWholeObject(t *testing.T) {
 		"/proxy/c1/api/v1/namespaces/ml/secrets/wandb": answer(200, `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"wandb","namespace":"ml","uid":"u1"}}`),
 		// A server (or proxy) that ignores the request and sends the Secret.
 		"/proxy/c1/api/v1/namespaces/ml/secrets/whole": answer(200, `{"kind":"Secret","apiVersion":"v1","metadata":{"name":"whole"},"data":{"key":"c2VjcmV0"}}`),
+		// Another Secret's metadata: it says nothing of this one.
+		"/proxy/c1/api/v1/namespaces/ml/secrets/gone": answer(200, `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"wandb","namespace":"ml"}}`),
 	}}
 	c := connect(t, f)
 	m, out, err := c.GetMetadata(context.Background(), Secrets, "ml", "wandb")
@@ -118,6 +120,10 @@ func TestGetMetadataAsksForMetadataAloneAndRefusesAWholeObject(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUnreachable)
 	assert.ErrorContains(t, err, `found kind "Secret"`)
 	assert.NotContains(t, err.Error(), "c2VjcmV0")
+
+	_, _, err = c.GetMetadata(context.Background(), Secrets, "ml", "gone")
+	assert.ErrorIs(t, err, ErrServer)
+	assert.ErrorContains(t, err, `expected secrets gone, found "wandb"`)
 }
 
 func TestListSendsTheSelectorAndKindsTheItems(t *testing.T) {
@@ -147,6 +153,11 @@ func TestServedReadsDiscovery(t *testing.T) {
 	_, out, err = c.Served(context.Background(), "scheduling.run.ai/v2")
 	assert.NoError(t, err)
 	assert.Equal(t, NotFound, out)
+
+	// Another group's document does not say what this group serves.
+	f.answers["/proxy/c1/apis/kueue.x-k8s.io/v1beta2"] = answer(200, `{"kind":"APIResourceList","groupVersion":"ray.io/v1","resources":[{"name":"localqueues"}]}`)
+	_, _, err = c.Served(context.Background(), "kueue.x-k8s.io/v1beta2")
+	assert.ErrorIs(t, err, ErrServer)
 }
 
 func TestNamesThatAreNotOnePathSegmentAreRefusedUnsent(t *testing.T) {
