@@ -320,3 +320,27 @@ func TestAfterApplyValidatesQuotaNumbers(t *testing.T) {
 	r := w.quick("preflight", "-f", "queuedRun.yaml", "--kubeconfig", kc)
 	require.Contains(t, localQueueLineOf(t, r.stdout), "needs 4 nvidia.com/gpu, 2 free of 16 now")
 }
+
+func TestAfterApplyValidatesNodeNumbers(t *testing.T) {
+	node := func(name, gpus string) string {
+		return fmt.Sprintf(`{"metadata":{"name":%q},"status":{"allocatable":{"cpu":"64","memory":"512Gi","pods":"110","nvidia.com/gpu":%s}}}`, name, gpus)
+	}
+	for _, gpus := range []string{`"1e30"`, `"-8"`, `"8E"`} {
+		t.Run(gpus, func(t *testing.T) {
+			w := newWorld(t)
+			c := kueueAPI(`"16"`, `"0"`)
+			c.answers["/api/v1/nodes"] = apiList("v1", "NodeList", node("bogus", gpus))
+			kc := w.serve(c)
+			w.file("queued.yaml", queuedRun)
+			r := w.quick("preflight", "-f", "queued.yaml", "--nodes", "--kubeconfig", kc)
+			named := strings.Trim(gpus, `"`)
+			for _, l := range strings.Split(r.stdout, "\n") {
+				if strings.Contains(l, "ExtendedResource nvidia.com/gpu") || strings.Contains(l, "Nodes RayJob/run1 gpu") {
+					require.True(t, strings.HasPrefix(l, "cannot tell") || strings.HasPrefix(l, "missing"), l)
+					require.Contains(t, l, "node bogus's allocatable nvidia.com/gpu is "+named, l)
+				}
+			}
+			require.Contains(t, r.stdout, "ExtendedResource nvidia.com/gpu")
+		})
+	}
+}

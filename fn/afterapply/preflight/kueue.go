@@ -207,13 +207,19 @@ func quantityOf(v any) (resource.Quantity, error) {
 	default:
 		return q, fmt.Errorf("is %s: expected a quantity", kindOf(v))
 	}
+	return q, inRange(q, show(v))
+}
+
+// inRange refuses a quantity of the server's no cluster has: negative, or
+// over maxQuantity. shown is the value as the answer wrote it.
+func inRange(q resource.Quantity, shown string) error {
 	switch {
 	case q.Sign() < 0:
-		return q, fmt.Errorf("is %s: negative, expected a quantity from 0 to %s", show(v), maxQuantity.String())
+		return fmt.Errorf("is %s: negative, expected a quantity from 0 to %s", shown, maxQuantity.String())
 	case q.Cmp(maxQuantity) > 0:
-		return q, fmt.Errorf("is %s: absurd, expected a quantity from 0 to %s", show(v), maxQuantity.String())
+		return fmt.Errorf("is %s: absurd, expected a quantity from 0 to %s", shown, maxQuantity.String())
 	}
-	return q, nil
+	return nil
 }
 
 // show is a value of the answer as it was written: a string as is, a

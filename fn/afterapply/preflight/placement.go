@@ -115,14 +115,9 @@ func placement(ctx context.Context, c *kube.Conn, shapes []PodShape) ([]Line, er
 		l.State, l.Detail = verdict(out, err)
 		return []Line{l}, nil
 	}
-	nodes := make([]*corev1.Node, 0, len(items))
+	nodes, bad := readNodes(items)
 	free := map[string]corev1.ResourceList{}
-	for i := range items {
-		var n corev1.Node
-		if kube.Decode(&items[i], &n) != nil {
-			continue
-		}
-		nodes = append(nodes, &n)
+	for _, n := range nodes {
 		free[n.Name] = n.Status.Allocatable.DeepCopy()
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
@@ -145,6 +140,13 @@ func placement(ctx context.Context, c *kube.Conn, shapes []PodShape) ([]Line, er
 		if placed < s.Count {
 			l.State = Missing
 			l.Detail = fmt.Sprintf("%d of %d placed with every other pod of the input; the rest fit no node: %s", placed, s.Count, reasons(why))
+		}
+		if len(bad) > 0 {
+			// The nodes left out may hold what the rest needs, or not.
+			if l.State == Missing {
+				l.State = CannotTell
+			}
+			l.Detail += "; " + leftOut(bad)
 		}
 		l.Detail += " (pods already running and DRA devices are not counted here)"
 		lines = append(lines, l)

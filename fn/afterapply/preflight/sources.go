@@ -3,9 +3,11 @@ package preflight
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 )
@@ -26,12 +28,9 @@ func extendedResourceLine(ctx context.Context, c *kube.Conn, l Line) (Line, erro
 		l.State, l.Detail = verdict(out, err)
 		return l, nil
 	}
+	valid, bad := readNodes(items)
 	nodes, most := 0, int64(0)
-	for i := range items {
-		var n corev1.Node
-		if kube.Decode(&items[i], &n) != nil {
-			continue
-		}
+	for _, n := range valid {
 		if q, ok := n.Status.Allocatable[name]; ok && q.Value() > 0 {
 			nodes++
 			most = max(most, q.Value())
@@ -56,5 +55,46 @@ func extendedResourceLine(ctx context.Context, c *kube.Conn, l Line) (Line, erro
 	}
 	l.State = Missing
 	l.Detail = fmt.Sprintf("no node advertises %s and no DeviceClass declares extendedResourceName: %s; the pods requesting it stay Pending (install the device plugin, or give the DRA driver's DeviceClass extendedResourceName: %s)", l.Name, l.Name, l.Name)
+	if len(bad) > 0 {
+		l.State, l.Detail = CannotTell, "no node counted advertises "+l.Name+"; "+leftOut(bad)
+	}
 	return l, nil
+}
+
+// readNodes decodes the listed Nodes, leaving out (named in bad) those
+// whose allocatable holds a value no node has: counted, a node with 1e30
+// GPUs would place every pod, one with -8 none.
+func readNodes(items []unstructured.Unstructured) (nodes []*corev1.Node, bad []string) {
+	for i := range items {
+		var n corev1.Node
+		if kube.Decode(&items[i], &n) != nil {
+			bad = append(bad, "node "+items[i].GetName()+" cannot be read")
+			continue
+		}
+		if why := badAllocatable(&n); why != "" {
+			bad = append(bad, why)
+			continue
+		}
+		nodes = append(nodes, &n)
+	}
+	return nodes, bad
+}
+
+// badAllocatable names the first allocatable value of a node out of range.
+func badAllocatable(n *corev1.Node) string {
+	for _, name := range sortedNames(n.Status.Allocatable) {
+		q := n.Status.Allocatable[name]
+		if err := inRange(q, q.String()); err != nil {
+			return fmt.Sprintf("node %s's allocatable %s %s", n.Name, name, err)
+		}
+	}
+	return ""
+}
+
+// leftOut says which nodes were not counted and why.
+func leftOut(bad []string) string {
+	if len(bad) > 3 {
+		bad = append(bad[:3:3], fmt.Sprintf("and %d more", len(bad)-3))
+	}
+	return "left out, as no node has such a value: " + strings.Join(bad, "; ")
 }
