@@ -3,6 +3,7 @@ package hostile
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -341,6 +342,67 @@ func TestAfterApplyValidatesNodeNumbers(t *testing.T) {
 				}
 			}
 			require.Contains(t, r.stdout, "ExtendedResource nvidia.com/gpu")
+		})
+	}
+}
+
+// A server answering every list with pages as large as a page may be
+// (just under 32 MiB: 500 objects of 60 KB of small fields, which decode
+// to several times their size), for every kind status lists, page after
+// page: what the command holds stays under the memory bound, and it ends.
+// Pages are written as they are made, so the test process stays small
+// (the child's peak RSS counts the parent's as it was at the fork).
+func TestAfterApplyMemoryUnderLargePages(t *testing.T) {
+	var fields []string
+	for i := range 4000 {
+		fields = append(fields, fmt.Sprintf(`"k%d":"%d"`, i, i))
+	}
+	bulk := strings.Join(fields, ",")
+	page := func(apiVersion, kind string, more bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			cont := ""
+			if more && r.URL.Query().Get("continue") != "page-40" {
+				cont = fmt.Sprintf("page-%d", len(r.URL.Query().Get("continue"))+1)
+			}
+			fmt.Fprintf(w, `{"kind":"%sList","apiVersion":%q,"metadata":{"continue":%q},"items":[`, kind, apiVersion, cont)
+			for i := range 500 {
+				if i > 0 {
+					_, _ = io.WriteString(w, ",")
+				}
+				fmt.Fprintf(w, `{"apiVersion":%q,"kind":%q,"metadata":{"name":"run1-%d","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"},"annotations":{%s}}}`, apiVersion, kind, i, bulk)
+			}
+			_, _ = io.WriteString(w, "]}")
+		}
+	}
+	for _, more := range []bool{false, true} {
+		t.Run(fmt.Sprintf("more pages %v", more), func(t *testing.T) {
+			answers := map[string]http.HandlerFunc{}
+			for path, kind := range map[string][2]string{
+				rayJobsPath: {"ray.io/v1", "RayJob"}, "/apis/ray.io/v1/namespaces/ml/rayclusters": {"ray.io/v1", "RayCluster"},
+				podsPath: {"v1", "Pod"}, "/api/v1/namespaces/ml/services": {"v1", "Service"}, "/api/v1/namespaces/ml/configmaps": {"v1", "ConfigMap"},
+				"/apis/apps/v1/namespaces/ml/deployments": {"apps/v1", "Deployment"},
+			} {
+				answers[path] = page(kind[0], kind[1], more)
+			}
+			w := newWorld(t)
+			kc := w.serve(&fakeAPI{answers: answers})
+			r := w.quick("status", "run1", "--kubeconfig", kc)
+			require.Equal(t, 5, r.code, r.stderr)
+			require.Contains(t, r.stderr, "the answers to this command are over")
+			require.Less(t, r.maxRSS, int64(MaxRSS)*3/4, "with room to spare")
+
+			// preflight lists the Nodes for the extended resources and --nodes.
+			c := kueueAPI(`"16"`, `"0"`)
+			c.answers["/api/v1/nodes"] = page("v1", "Node", more)
+			kc = w.serve(c)
+			w.file("queued.yaml", queuedRun)
+			r = w.quick("preflight", "-f", "queued.yaml", "--nodes", "--kubeconfig", kc)
+			if more {
+				require.Equal(t, 5, r.code, r.stderr)
+				require.Contains(t, r.stderr, "the answers to this command are over")
+			}
+			require.Less(t, r.maxRSS, int64(MaxRSS)*3/4, "with room to spare")
 		})
 	}
 }

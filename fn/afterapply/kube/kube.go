@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -62,6 +64,37 @@ type Conn struct {
 	Namespace string
 	// listTime bounds one list, all its pages.
 	listTime time.Duration
+	// budget, when set, bounds the bytes of every answer read through
+	// this Conn together (Budgeted).
+	budget *budget
+}
+
+// Budgeted is the connection with a budget of max bytes for all the
+// answers read through it together: what a command reads, and so holds,
+// is bounded whatever the count of its requests (one list per cluster,
+// Events per object). More is an ErrServer error.
+func (c *Conn) Budgeted(max int64) *Conn {
+	cp := *c
+	cp.budget = &budget{max: max}
+	return &cp
+}
+
+type budget struct {
+	mu        sync.Mutex
+	max, used int64
+}
+
+// left is how many bytes may still be read.
+func (b *budget) left() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.max - b.used
+}
+
+func (b *budget) take(n int) {
+	b.mu.Lock()
+	b.used += int64(n)
+	b.mu.Unlock()
 }
 
 // Connect resolves the kubeconfig and builds the client. A kubeconfig that
@@ -181,6 +214,9 @@ func classify(err error) (Outcome, error) {
 	case apierrors.IsForbidden(err):
 		return Forbidden, fmt.Errorf("%w (403 Forbidden): %w", ErrAccess, err)
 	}
+	if errors.Is(err, ErrServer) {
+		return NotFound, err // read's own bounds: already said
+	}
 	var st apierrors.APIStatus
 	if errors.As(err, &st) {
 		if code := st.Status().Code; code >= 500 || code == 429 {
@@ -242,15 +278,32 @@ func (c *Conn) read(ctx context.Context, path string, query url.Values, accept s
 		return nil, err
 	}
 	defer func() { _ = body.Close() }() // a read-only answer: nothing to flush
-	b, err := io.ReadAll(io.LimitReader(body, MaxAnswer+1))
+	limit := int64(MaxAnswer)
+	if c.budget != nil {
+		limit = min(limit, max(c.budget.left(), 0))
+	}
+	b, err := io.ReadAll(io.LimitReader(body, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > MaxAnswer {
+	switch {
+	case len(b) > MaxAnswer:
 		return nil, fmt.Errorf("%w: GET %s: the answer is over %d bytes; expected a page of at most %d items", ErrServer, path, MaxAnswer, PageSize)
+	case int64(len(b)) > limit:
+		return nil, fmt.Errorf("%w: GET %s: the answers to this command are over %d MiB in all; expected a run's objects to take far less", ErrServer, path, c.budget.max>>20)
+	}
+	if c.budget != nil {
+		c.budget.take(len(b))
 	}
 	return b, nil
 }
+
+// MaxReportBytes bounds what one report reads, every answer together (a
+// status poll, a preflight; Budgeted): a run of a few thousand Pods with
+// their Events, or the Nodes of a few thousand-node cluster, is below it,
+// and what is read is held while the report is made, decoded, several
+// times its size (a hostile answer of small fields, about seven times).
+const MaxReportBytes = 48 << 20
 
 // MaxAnswer bounds one answer of the API server: a page of PageSize
 // objects is far below it.
@@ -390,15 +443,15 @@ func (c *Conn) ListSome(ctx context.Context, gvr schema.GroupVersionResource, na
 	defer cancel()
 	p := pager{gvr: gvr, max: o.Max, seen: map[string]bool{}}
 	for {
-		var l unstructured.UnstructuredList
+		var l page
 		if out, err := c.fetch(lctx, gvr, namespace, "", q, jsonOnly, p.decoder(&l)); out != Found {
 			if ctx.Err() == nil && errors.Is(context.Cause(lctx), errListTime) {
 				err = fmt.Errorf("%w: listing %s: %w after %d pages (%d objects)", ErrServer, gvr.Resource, errListTime, p.pages, len(items))
 			}
 			return nil, false, out, err
 		}
-		items = append(items, l.Items...)
-		next := l.GetContinue()
+		items = append(items, l.items...)
+		next := l.next
 		if len(items) >= o.Max && next != "" || len(items) > o.Max {
 			if o.Strict {
 				return nil, false, NotFound, fmt.Errorf("%w: listing %s: more than %d objects; expected a run's objects to be fewer", ErrServer, gvr.Resource, o.Max)
@@ -434,20 +487,45 @@ type pager struct {
 // room for a few short pages.
 func (p *pager) maxPages() int { return p.max/PageSize + 4 }
 
-// decoder decodes a page into l and checks it: at most PageSize objects (a
+// page is one answer to a list request.
+type page struct {
+	items []unstructured.Unstructured
+	next  string
+}
+
+// decoder decodes a page and checks it: at most PageSize objects (a
 // server that ignores limit answers with everything), each of the
-// resource asked for.
-func (p *pager) decoder(l *unstructured.UnstructuredList) func([]byte) error {
+// resource asked for. Each item is decoded once, as
+// unstructured.UnstructuredList's decoder would give it (an item without
+// apiVersion and kind takes the list's), but without also decoding the
+// whole list into one map first, which doubled what a page costs.
+func (p *pager) decoder(into *page) func([]byte) error {
 	return func(body []byte) error {
-		if err := l.UnmarshalJSON(body); err != nil {
+		var l struct {
+			APIVersion string            `json:"apiVersion"`
+			Kind       string            `json:"kind"`
+			Metadata   metav1.ListMeta   `json:"metadata"`
+			Items      []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(body, &l); err != nil {
 			return err
 		}
 		p.pages++
 		if len(l.Items) > PageSize {
 			return badAnswer{fmt.Errorf("listing %s: %d objects in one page, asked for at most %d", p.gvr.Resource, len(l.Items), PageSize)}
 		}
-		for i := range l.Items {
-			if err := isAsked(p.gvr, &l.Items[i], "", ""); err != nil {
+		into.next, into.items = l.Metadata.Continue, make([]unstructured.Unstructured, len(l.Items))
+		for i, raw := range l.Items {
+			u := &into.items[i]
+			if err := utiljson.Unmarshal(raw, &u.Object); err != nil || u.Object == nil {
+				return fmt.Errorf("listing %s: item %d is not an object", p.gvr.Resource, i)
+			}
+			l.Items[i] = nil // what is decoded need not be held twice
+			if u.GetAPIVersion() == "" && u.GetKind() == "" {
+				u.SetAPIVersion(l.APIVersion)
+				u.SetKind(strings.TrimSuffix(l.Kind, "List"))
+			}
+			if err := isAsked(p.gvr, u, "", ""); err != nil {
 				return badAnswer{fmt.Errorf("listing %s: item %d: %w", p.gvr.Resource, i, err)}
 			}
 		}

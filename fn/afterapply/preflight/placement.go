@@ -3,6 +3,7 @@ package preflight
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -105,17 +106,17 @@ func podCounts(docs []emit.Doc) (map[string]int64, error) {
 // against allocatable (component-helpers' PodRequests). Pods already
 // running are not subtracted, and DRA claims are judged apart
 // (checkDevices): the lines say so.
-func placement(ctx context.Context, c *kube.Conn, shapes []PodShape) ([]Line, error) {
-	items, out, err := c.List(ctx, kube.Nodes, "", "")
-	if kube.Stops(err) {
-		return nil, err
+func placement(ctx context.Context, c *kube.Conn, shapes []PodShape, k *cache) ([]Line, error) {
+	all := k.nodesOf(ctx, c)
+	if kube.Stops(all.err) {
+		return nil, all.err
 	}
-	if out != kube.Found {
+	if all.out != kube.Found {
 		l := Line{Need: Need{Kind: "Nodes", APIVersion: "v1", Name: "(all)", Why: "where the run's pods go"}}
-		l.State, l.Detail = verdict(out, err)
+		l.State, l.Detail = verdict(all.out, all.err)
 		return []Line{l}, nil
 	}
-	nodes, bad := readNodes(items)
+	nodes, bad := slices.Clone(all.nodes), all.bad
 	free := map[string]corev1.ResourceList{}
 	for _, n := range nodes {
 		free[n.Name] = n.Status.Allocatable.DeepCopy()

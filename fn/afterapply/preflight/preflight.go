@@ -98,6 +98,7 @@ func (r Report) Failed(requireAll bool) bool {
 // on any read, whatever the API group: every line would be "cannot
 // tell"). A 403 is judged per read: that line is "cannot tell".
 func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
+	c = c.Budgeted(kube.MaxReportBytes)
 	r := Report{Namespace: in.Namespace}
 	ns, nsOut, err := c.Get(ctx, kube.Namespaces, "", in.Namespace)
 	if kube.Stops(err) {
@@ -113,10 +114,9 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 		}
 		r.Lines = append(r.Lines, podSecurityLine(in, nsOut, labels))
 	}
-	served := map[string]map[string]bool{}
-	servedOut := map[string]Outcome{}
+	k := &cache{served: map[string]map[string]bool{}, servedOut: map[string]Outcome{}}
 	for _, n := range in.Needs {
-		l, err := check(ctx, c, in, nsOut, n, served, servedOut)
+		l, err := check(ctx, c, in, nsOut, n, k)
 		if kube.Stops(err) {
 			return r, err
 		}
@@ -128,13 +128,42 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 			return r, err
 		}
 		r.Lines = append(r.Lines, devices...)
-		lines, err := placement(ctx, c, in.Pods)
+		lines, err := placement(ctx, c, in.Pods, k)
 		if kube.Stops(err) {
 			return r, err
 		}
 		r.Lines = append(r.Lines, lines...)
 	}
 	return r, nil
+}
+
+// cache holds what one preflight reads once for many lines: the
+// discovery documents asked about, and the Nodes.
+type cache struct {
+	served    map[string]map[string]bool
+	servedOut map[string]Outcome
+	nodes     *nodeList
+}
+
+// nodeList is the cluster's Nodes as read once: those counted, and those
+// left out (named) for a value no node has.
+type nodeList struct {
+	nodes []*corev1.Node
+	bad   []string
+	out   kube.Outcome
+	err   error
+}
+
+// nodesOf lists the Nodes on first use.
+func (k *cache) nodesOf(ctx context.Context, c *kube.Conn) *nodeList {
+	if k.nodes == nil {
+		items, out, err := c.List(ctx, kube.Nodes, "", "")
+		k.nodes = &nodeList{out: out, err: err}
+		if out == kube.Found {
+			k.nodes.nodes, k.nodes.bad = readNodes(items)
+		}
+	}
+	return k.nodes
 }
 
 // Outcome is re-exported so callers need not import kube for it.
@@ -201,22 +230,22 @@ var clusterScoped = map[string]bool{"DeviceClass": true, "Queue": true, "Priorit
 var resources = map[string]string{"PriorityClass": "priorityclasses", "DeviceClass": "deviceclasses", "WorkloadPriorityClass": "workloadpriorityclasses"}
 
 // check asks the cluster about one prerequisite.
-func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Need, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, error) {
+func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Need, k *cache) (Line, error) {
 	l := Line{Need: n}
 	switch n.Kind {
 	case prereq.ExtendedResourceKind:
-		return extendedResourceLine(ctx, c, l)
+		return extendedResourceLine(ctx, c, l, k)
 	case "CustomResourceDefinition":
-		return crdLine(ctx, c, in, l, served, servedOut)
+		return crdLine(ctx, c, in, l, k)
 	case "APIService":
 		// n.Name is <version>.<group>, as the API server names it.
 		version, group, _ := strings.Cut(n.Name, ".")
-		one, err := servedLine(ctx, c, group+"/"+version, "", served, servedOut)
+		one, err := servedLine(ctx, c, group+"/"+version, "", k)
 		l.State, l.Detail = one.State, one.Detail
 		return l, err
 	case "Queue", "LocalQueue", "WorkloadPriorityClass":
 		// Only asked about when KAI (Queue) or Kueue serves the API.
-		if line, done, err := schedulerAPILine(ctx, c, l, served, servedOut); done || err != nil {
+		if line, done, err := schedulerAPILine(ctx, c, l, k); done || err != nil {
 			return line, err
 		}
 	}
@@ -225,12 +254,12 @@ func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Ne
 
 // crdLine checks a CustomResourceDefinition prerequisite: n.Name is
 // <plural>.<group>, and the versions asked about are the ones the run uses.
-func crdLine(ctx context.Context, c *kube.Conn, in Input, l Line, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, error) {
+func crdLine(ctx context.Context, c *kube.Conn, in Input, l Line, k *cache) (Line, error) {
 	plural, group, _ := strings.Cut(l.Name, ".")
 	var lines []string
 	l.State = OK
 	for _, gv := range versionsOf(group, in.APIVersions) {
-		one, err := servedLine(ctx, c, gv, plural, served, servedOut)
+		one, err := servedLine(ctx, c, gv, plural, k)
 		if err != nil {
 			return l, err
 		}
@@ -248,14 +277,14 @@ func crdLine(ctx context.Context, c *kube.Conn, in Input, l Line, served map[str
 
 // schedulerAPILine asks whether KAI's Queue API or Kueue's API serves the
 // prerequisite's resource: done when it does not (the line says so).
-func schedulerAPILine(ctx context.Context, c *kube.Conn, l Line, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, bool, error) {
+func schedulerAPILine(ctx context.Context, c *kube.Conn, l Line, k *cache) (Line, bool, error) {
 	gv, plural := kube.KueueLocalQueues.GroupVersion().String(), resourceOf(l.Kind)
 	why := "Kueue's API (" + gv + ") is not served: is Kueue installed? Without it nothing unsuspends the run, and with the label and no Kueue the RayJob runs at once, unqueued"
 	if l.Kind == "Queue" {
 		gv = kube.KAIQueues.GroupVersion().String()
 		why = "KAI scheduler's Queue API (scheduling.run.ai/v2) is not served: is KAI installed? (the pods name schedulerName kai-scheduler, and no other scheduler places them)"
 	}
-	one, err := servedLine(ctx, c, gv, plural, served, servedOut)
+	one, err := servedLine(ctx, c, gv, plural, k)
 	if err != nil || one.State == OK {
 		return l, false, err
 	}
@@ -352,17 +381,17 @@ func versionsOf(group string, apiVersions []string) []string {
 
 // servedLine asks whether a group version serves a resource, once per
 // group version for the whole preflight.
-func servedLine(ctx context.Context, c *kube.Conn, gv, resource string, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, error) {
+func servedLine(ctx context.Context, c *kube.Conn, gv, resource string, k *cache) (Line, error) {
 	var l Line
-	res, seen := served[gv]
-	out := servedOut[gv]
+	res, seen := k.served[gv]
+	out := k.servedOut[gv]
 	if !seen {
 		var err error
 		res, out, err = c.Served(ctx, gv)
 		if kube.Stops(err) {
 			return l, err
 		}
-		served[gv], servedOut[gv] = res, out
+		k.served[gv], k.servedOut[gv] = res, out
 		if out == kube.Forbidden {
 			l.State, l.Detail = CannotTell, "no permission to read the API's discovery document: "+firstLine(err)
 			return l, nil

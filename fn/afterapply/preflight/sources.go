@@ -18,19 +18,19 @@ import (
 // (Kubernetes' DRA extended resources: the scheduler satisfies the request
 // from that class's devices). Neither: every pod requesting it stays
 // Pending.
-func extendedResourceLine(ctx context.Context, c *kube.Conn, l Line) (Line, error) {
+func extendedResourceLine(ctx context.Context, c *kube.Conn, l Line, k *cache) (Line, error) {
 	name := corev1.ResourceName(l.Name)
-	items, out, err := c.List(ctx, kube.Nodes, "", "")
-	if kube.Stops(err) {
-		return l, err
+	all := k.nodesOf(ctx, c)
+	if kube.Stops(all.err) {
+		return l, all.err
 	}
-	if out != kube.Found {
-		l.State, l.Detail = verdict(out, err)
+	if all.out != kube.Found {
+		l.State, l.Detail = verdict(all.out, all.err)
 		return l, nil
 	}
-	valid, bad := readNodes(items)
+	bad := all.bad
 	nodes, most := 0, int64(0)
-	for _, n := range valid {
+	for _, n := range all.nodes {
 		if q, ok := n.Status.Allocatable[name]; ok && q.Value() > 0 {
 			nodes++
 			most = max(most, q.Value())
@@ -63,12 +63,18 @@ func extendedResourceLine(ctx context.Context, c *kube.Conn, l Line) (Line, erro
 
 // readNodes decodes the listed Nodes, leaving out (named in bad) those
 // whose allocatable holds a value no node has: counted, a node with 1e30
-// GPUs would place every pod, one with -8 none.
+// GPUs would place every pod, one with -8 none. What no line reads
+// (annotations, managed fields, images) is not kept.
 func readNodes(items []unstructured.Unstructured) (nodes []*corev1.Node, bad []string) {
 	for i := range items {
 		var n corev1.Node
-		if kube.Decode(&items[i], &n) != nil {
-			bad = append(bad, "node "+items[i].GetName()+" cannot be read")
+		unstructured.RemoveNestedField(items[i].Object, "metadata", "annotations")
+		unstructured.RemoveNestedField(items[i].Object, "metadata", "managedFields")
+		unstructured.RemoveNestedField(items[i].Object, "status", "images")
+		err := kube.Decode(&items[i], &n)
+		items[i].Object = nil // held once, typed
+		if err != nil {
+			bad = append(bad, "node "+n.Name+" cannot be read")
 			continue
 		}
 		if why := badAllocatable(&n); why != "" {

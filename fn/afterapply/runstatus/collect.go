@@ -22,7 +22,7 @@ import (
 // error on one kind is a Problem, not an error.
 func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.Time) (Report, error) {
 	r := Report{Run: run, Namespace: namespace, PodPhases: map[string]int{}}
-	k := &collector{ctx: ctx, c: c, namespace: namespace, r: &r}
+	k := &collector{ctx: ctx, c: c.Budgeted(kube.MaxReportBytes), namespace: namespace, r: &r}
 	sel := InstanceLabel + "=" + run
 	jobs, err := k.list(kube.RayJobs, sel)
 	if err != nil {
@@ -192,8 +192,9 @@ func (k *collector) jobClusters(jobs, clusters []unstructured.Unstructured) ([]u
 }
 
 // listRun lists what carries the run's label, then what carries the label
-// KubeRay puts on a cluster's pods and services (ray.io/cluster) for each
-// of the run's clusters: each object once, with the set of their names.
+// KubeRay puts on a cluster's pods and services (ray.io/cluster) for the
+// run's clusters, maxSelectorValues of them per list: each object once,
+// with the set of their names.
 func (k *collector) listRun(gvr schema.GroupVersionResource, sel string, clusterNames map[string]bool) ([]unstructured.Unstructured, map[string]bool, error) {
 	items, err := k.list(gvr, sel)
 	if err != nil {
@@ -203,11 +204,14 @@ func (k *collector) listRun(gvr schema.GroupVersionResource, sel string, cluster
 	for i := range items {
 		names[items[i].GetName()] = true
 	}
-	for name := range clusterNames {
-		if len(validation.IsValidLabelValue(name)) > 0 {
-			continue // no label carries it: a selector of it would select something else
+	var clusters []string
+	for _, name := range slices.Sorted(maps.Keys(clusterNames)) {
+		if len(validation.IsValidLabelValue(name)) == 0 { // no label carries another: a selector of it would select something else
+			clusters = append(clusters, name)
 		}
-		more, err := k.list(gvr, "ray.io/cluster="+name)
+	}
+	for chunk := range slices.Chunk(clusters, maxSelectorValues) {
+		more, err := k.list(gvr, "ray.io/cluster in ("+strings.Join(chunk, ",")+")")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -220,6 +224,11 @@ func (k *collector) listRun(gvr schema.GroupVersionResource, sel string, cluster
 	}
 	return items, names, nil
 }
+
+// maxSelectorValues is how many values one set-based selector names: a
+// request per cluster would read the namespace's pods once per cluster
+// from a server that ignores the selector.
+const maxSelectorValues = 100
 
 // others are the run's DRA objects and ConfigMaps, by kind and name.
 func (k *collector) others(sel string) ([]Object, error) {
