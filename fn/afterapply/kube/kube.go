@@ -69,13 +69,13 @@ type Conn struct {
 	budget *budget
 }
 
-// Budgeted is the connection with a budget of max bytes for all the
+// Budgeted is the connection with a budget of bytes for all the
 // answers read through it together: what a command reads, and so holds,
 // is bounded whatever the count of its requests (one list per cluster,
 // Events per object). More is an ErrServer error.
-func (c *Conn) Budgeted(max int64) *Conn {
+func (c *Conn) Budgeted(bytes int64) *Conn {
 	cp := *c
-	cp.budget = &budget{max: max}
+	cp.budget = &budget{max: bytes}
 	return &cp
 }
 

@@ -285,3 +285,17 @@ func TestListsEndInPagesAndTime(t *testing.T) {
 		})
 	}
 }
+
+// A budget bounds every answer read through the connection together.
+func TestBudgetBoundsEveryAnswerTogether(t *testing.T) {
+	body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"ml"},"data":{"a":"` + strings.Repeat("x", 500) + `"}}`
+	f := &fakeServer{answers: map[string]func(http.ResponseWriter, *http.Request){"/proxy/c1/api/v1/namespaces/ml/configmaps/cfg": answer(200, body)}}
+	c := connect(t, f).Budgeted(int64(len(body)) + 100)
+	_, out, err := c.Get(context.Background(), ConfigMaps, "ml", "cfg")
+	require.NoError(t, err)
+	assert.Equal(t, Found, out)
+	_, _, err = c.Get(context.Background(), ConfigMaps, "ml", "cfg")
+	require.ErrorIs(t, err, ErrServer)
+	assert.ErrorContains(t, err, "the answers to this command are over")
+	assert.NotErrorIs(t, err, ErrUnreachable)
+}
