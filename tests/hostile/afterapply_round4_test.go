@@ -279,6 +279,19 @@ func TestAfterApplyJudgesRefusalsPerGroup(t *testing.T) {
 			require.Contains(t, r.stderr, "401 Unauthorized")
 		})
 	}
+	t.Run("preflight: 403 on Kueue's group", func(t *testing.T) {
+		w := newWorld(t)
+		c := kueueAPI(`"16"`, `"0"`)
+		c.prefixes = map[string]http.HandlerFunc{"/apis/kueue.x-k8s.io/": apiStatus(403, "Forbidden")}
+		delete(c.answers, "/apis/kueue.x-k8s.io/v1beta2")
+		kc := w.serve(c)
+		w.file("queued.yaml", queuedRun)
+		r := w.quick("preflight", "-f", "queued.yaml", "--kubeconfig", kc)
+		require.NotContains(t, []int{0, 2, 4, 5}, r.code, "other lines are missing: exit 1\n%s%s", r.stdout, r.stderr)
+		line := localQueueLineOf(t, r.stdout)
+		require.True(t, strings.HasPrefix(line, "cannot tell"), line)
+		require.Contains(t, line, "no permission")
+	})
 	t.Run("preflight: 401 on Kueue's group", func(t *testing.T) {
 		w := newWorld(t)
 		c := kueueAPI(`"16"`, `"0"`)

@@ -288,6 +288,10 @@ func schedulerAPILine(ctx context.Context, c *kube.Conn, l Line, k *cache) (Line
 	if err != nil || one.State == OK {
 		return l, false, err
 	}
+	if one.State != Missing {
+		// A refusal (403) is not absence: say what the server said.
+		why = one.Detail
+	}
 	l.State, l.Detail = one.State, why
 	return l, true, nil
 }
