@@ -419,3 +419,19 @@ func TestAfterApplyMemoryUnderLargePages(t *testing.T) {
 		})
 	}
 }
+
+// Counts in a RayCluster's or Deployment's status that no cluster has are
+// named, never printed as "workers ready -3/2".
+func TestAfterApplyValidatesStatusCounts(t *testing.T) {
+	w := newWorld(t)
+	kc := w.serve(&fakeAPI{answers: map[string]http.HandlerFunc{
+		"/apis/ray.io/v1/namespaces/ml/rayclusters": apiList("ray.io/v1", "RayClusterList", `{"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"c1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"}},"status":{"state":"ready","readyWorkerReplicas":-3,"desiredWorkerReplicas":2}}`),
+		"/apis/apps/v1/namespaces/ml/deployments":   apiList("apps/v1", "DeploymentList", `{"metadata":{"name":"d1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"}},"spec":{"replicas":1e300},"status":{"readyReplicas":-1}}`),
+	}})
+	r := w.quick("status", "run1", "--kubeconfig", kc)
+	require.NotContains(t, r.stdout, "-3/2")
+	require.NotContains(t, r.stdout, "-1/")
+	require.Contains(t, r.stdout, "status.readyWorkerReplicas is -3")
+	require.Contains(t, r.stdout, "status.readyReplicas is -1")
+	require.Contains(t, r.stdout, "spec.replicas is 1e+300")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -82,8 +83,8 @@ func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.
 	}
 	for i := range deploys {
 		d := Deployment{Name: deploys[i].GetName()}
-		d.Ready = nested(deploys[i].Object, "status", "readyReplicas")
-		d.Desired = nested(deploys[i].Object, "spec", "replicas")
+		d.Ready = k.count("Deployment/"+d.Name, deploys[i].Object, "status", "readyReplicas")
+		d.Desired = k.count("Deployment/"+d.Name, deploys[i].Object, "spec", "replicas")
 		d.Available = d.Ready >= d.Desired && d.Desired > 0
 		r.Deployments = append(r.Deployments, d)
 	}
@@ -260,7 +261,11 @@ func (k *collector) addRay(jobs, clusters []unstructured.Unstructured, clusterNa
 		if err := kube.Decode(&clusters[i], &rc); err != nil {
 			return fmt.Errorf("RayCluster %s: %w", clusters[i].GetName(), err)
 		}
-		k.r.RayClusters = append(k.r.RayClusters, rayCluster(&rc))
+		out := rayCluster(&rc)
+		object := "RayCluster/" + rc.Name
+		out.ReadyWorkers = int32(k.checkCount(object, "status.readyWorkerReplicas", int64(out.ReadyWorkers)))
+		out.DesiredWorker = int32(k.checkCount(object, "status.desiredWorkerReplicas", int64(out.DesiredWorker)))
+		k.r.RayClusters = append(k.r.RayClusters, out)
 	}
 	return nil
 }
@@ -389,22 +394,41 @@ func podClaims(ctx context.Context, c *kube.Conn, p *corev1.Pod) ([]Claim, error
 	return out, nil
 }
 
-func nested(obj map[string]any, path ...string) int64 {
-	var cur any = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return 0
-		}
-		cur = m[p]
-	}
-	switch v := cur.(type) {
+// count reads a count of the server's at path (absent: 0); one that is
+// not a whole number from 0 to math.MaxInt32 (the API's replica type) is a
+// Problem naming it, and counts as 0.
+func (k *collector) count(object string, obj map[string]any, path ...string) int64 {
+	field := strings.Join(path, ".")
+	v, found, _ := unstructured.NestedFieldNoCopy(obj, path...)
+	switch t := v.(type) {
 	case int64:
-		return v
+		return k.checkCount(object, field, t)
 	case float64:
-		return int64(v)
+		if t == math.Trunc(t) && t >= 0 && t <= math.MaxInt32 {
+			return int64(t)
+		}
+		k.invalidCount(object, field, fmt.Sprint(t))
+	default:
+		if found {
+			k.invalidCount(object, field, fmt.Sprintf("a %T", v))
+		}
 	}
 	return 0
+}
+
+// checkCount keeps a count from 0 to math.MaxInt32, else names it and
+// counts 0: "workers ready -3/2" would be printed as the run's state.
+func (k *collector) checkCount(object, field string, v int64) int64 {
+	if v < 0 || v > math.MaxInt32 {
+		k.invalidCount(object, field, fmt.Sprint(v))
+		return 0
+	}
+	return v
+}
+
+func (k *collector) invalidCount(object, field, shown string) {
+	k.r.Problems = append(k.r.Problems, Problem{Object: object, Reason: "InvalidCount",
+		Message: fmt.Sprintf("%s is %s: expected a count from 0 to %d; counted as 0", field, shown, math.MaxInt32)})
 }
 
 func nestedMap(obj map[string]any, path ...string) (map[string]any, bool) {
