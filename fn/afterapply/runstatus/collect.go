@@ -263,8 +263,16 @@ func (k *collector) addRay(jobs, clusters []unstructured.Unstructured, clusterNa
 		}
 		out := rayCluster(&rc)
 		object := "RayCluster/" + rc.Name
-		out.ReadyWorkers = int32(k.checkCount(object, "status.readyWorkerReplicas", int64(out.ReadyWorkers)))
-		out.DesiredWorker = int32(k.checkCount(object, "status.desiredWorkerReplicas", int64(out.DesiredWorker)))
+		// int32 fields: decoding refused what is over math.MaxInt32.
+		for _, c := range []struct {
+			field string
+			n     *int32
+		}{{"status.readyWorkerReplicas", &out.ReadyWorkers}, {"status.desiredWorkerReplicas", &out.DesiredWorker}} {
+			if *c.n < 0 {
+				k.invalidCount(object, c.field, fmt.Sprint(*c.n))
+				*c.n = 0
+			}
+		}
 		k.r.RayClusters = append(k.r.RayClusters, out)
 	}
 	return nil
