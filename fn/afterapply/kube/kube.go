@@ -24,15 +24,19 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -58,6 +62,39 @@ type Conn struct {
 	rest *rest.RESTClient
 	// Namespace is the kubeconfig context's namespace ("default" when unset).
 	Namespace string
+	// listTime bounds one list, all its pages.
+	listTime time.Duration
+	// budget, when set, bounds the bytes of every answer read through
+	// this Conn together (Budgeted).
+	budget *budget
+}
+
+// Budgeted is the connection with a budget of bytes for all the
+// answers read through it together: what a command reads, and so holds,
+// is bounded whatever the count of its requests (one list per cluster,
+// Events per object). More is an ErrServer error.
+func (c *Conn) Budgeted(bytes int64) *Conn {
+	cp := *c
+	cp.budget = &budget{max: bytes}
+	return &cp
+}
+
+type budget struct {
+	mu        sync.Mutex
+	max, used int64
+}
+
+// left is how many bytes may still be read.
+func (b *budget) left() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.max - b.used
+}
+
+func (b *budget) take(n int) {
+	b.mu.Lock()
+	b.used += int64(n)
+	b.mu.Unlock()
 }
 
 // Connect resolves the kubeconfig and builds the client. A kubeconfig that
@@ -112,7 +149,7 @@ func FromConfig(cfg *rest.Config, namespace string, o Options) (*Conn, error) {
 	if namespace == "" {
 		namespace = "default"
 	}
-	return &Conn{rest: rc, Namespace: namespace}, nil
+	return &Conn{rest: rc, Namespace: namespace, listTime: listTimeouts * o.Timeout}, nil
 }
 
 // ErrRedirect is the error of a read the server answered with a redirect.
@@ -150,8 +187,18 @@ var ErrAccess = errors.New("access refused")
 var ErrServer = errors.New("API server error")
 
 // Stops reports whether a read's error ends the command: the cluster could
-// not be asked (ErrUnreachable) or failed to answer (ErrServer).
-func Stops(err error) bool { return errors.Is(err, ErrUnreachable) || errors.Is(err, ErrServer) }
+// not be asked (ErrUnreachable), failed to answer (ErrServer), or refused
+// the credentials (401 Unauthorized, whatever the API group: every read
+// after it would be refused alike, so nothing could be judged).
+func Stops(err error) bool {
+	return errors.Is(err, ErrUnreachable) || errors.Is(err, ErrServer) || apierrors.IsUnauthorized(err)
+}
+
+// Transient reports whether a read's error may pass if asked again: the
+// cluster could not be asked, or failed to answer. A refusal does not.
+func Transient(err error) bool {
+	return (errors.Is(err, ErrUnreachable) || errors.Is(err, ErrServer)) && !errors.Is(err, ErrAccess)
+}
 
 // classify turns a read's error into an outcome, or an error wrapping
 // ErrUnreachable, ErrAccess or ErrServer when the answer says nothing
@@ -166,6 +213,9 @@ func classify(err error) (Outcome, error) {
 		return Forbidden, fmt.Errorf("%w: the cluster refused the kubeconfig's credentials (401 Unauthorized): %w", ErrAccess, err)
 	case apierrors.IsForbidden(err):
 		return Forbidden, fmt.Errorf("%w (403 Forbidden): %w", ErrAccess, err)
+	}
+	if errors.Is(err, ErrServer) {
+		return NotFound, err // read's own bounds: already said
 	}
 	var st apierrors.APIStatus
 	if errors.As(err, &st) {
@@ -228,15 +278,32 @@ func (c *Conn) read(ctx context.Context, path string, query url.Values, accept s
 		return nil, err
 	}
 	defer func() { _ = body.Close() }() // a read-only answer: nothing to flush
-	b, err := io.ReadAll(io.LimitReader(body, MaxAnswer+1))
+	limit := int64(MaxAnswer)
+	if c.budget != nil {
+		limit = min(limit, max(c.budget.left(), 0))
+	}
+	b, err := io.ReadAll(io.LimitReader(body, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > MaxAnswer {
+	switch {
+	case len(b) > MaxAnswer:
 		return nil, fmt.Errorf("%w: GET %s: the answer is over %d bytes; expected a page of at most %d items", ErrServer, path, MaxAnswer, PageSize)
+	case int64(len(b)) > limit:
+		return nil, fmt.Errorf("%w: GET %s: the answers to this command are over %d MiB in all; expected a run's objects to take far less", ErrServer, path, c.budget.max>>20)
+	}
+	if c.budget != nil {
+		c.budget.take(len(b))
 	}
 	return b, nil
 }
+
+// MaxReportBytes bounds what one report reads, every answer together (a
+// status poll, a preflight; Budgeted): a run of a few thousand Pods with
+// their Events, or the Nodes of a few thousand-node cluster, is below it,
+// and what is read is held while the report is made, decoded, several
+// times its size (a hostile answer of small fields, about seven times).
+const MaxReportBytes = 48 << 20
 
 // MaxAnswer bounds one answer of the API server: a page of PageSize
 // objects is far below it.
@@ -259,9 +326,33 @@ func (c *Conn) fetch(ctx context.Context, gvr schema.GroupVersionResource, names
 		return out, err
 	}
 	if err := decode(body); err != nil {
+		if errors.As(err, new(badAnswer)) {
+			return NotFound, fmt.Errorf("%w: GET %s: %w", ErrServer, path, err)
+		}
 		return unreadable(path, err)
 	}
 	return Found, nil
+}
+
+// badAnswer is an answer that is not one to the request: another kind than
+// asked (a Secret for a Workload), another group, another object's name,
+// more objects than a page holds. Used, it would report another object as
+// the run's state; like a failure, it is an ErrServer error.
+type badAnswer struct{ error }
+
+// isAsked checks an object of an answer is of the resource asked for (its
+// apiVersion is gvr's group version and its kind is the resource's, as
+// the API server names resources after kinds), and, with name set, the
+// object asked for.
+func isAsked(gvr schema.GroupVersionResource, u *unstructured.Unstructured, namespace, name string) error {
+	gvk := u.GroupVersionKind()
+	if plural, _ := meta.UnsafeGuessKindToResource(gvk); gvk.GroupVersion() != gvr.GroupVersion() || plural.Resource != gvr.Resource {
+		return badAnswer{fmt.Errorf("expected %s of %s, found kind %q of %q", gvr.Resource, gvr.GroupVersion(), gvk.Kind, u.GetAPIVersion())}
+	}
+	if name != "" && (u.GetName() != name || u.GetNamespace() != "" && u.GetNamespace() != namespace) {
+		return badAnswer{fmt.Errorf("expected %s %s, found %s %q in namespace %q", gvr.Resource, name, gvk.Kind, u.GetName(), u.GetNamespace())}
+	}
+	return nil
 }
 
 // jsonOnly is the Accept header of every read: JSON, never protobuf or CBOR.
@@ -270,7 +361,13 @@ const jsonOnly = "application/json"
 // Get reads one object. namespace "" reads a cluster-scoped object.
 func (c *Conn) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, Outcome, error) {
 	u := &unstructured.Unstructured{}
-	if out, err := c.fetch(ctx, gvr, namespace, name, nil, jsonOnly, u.UnmarshalJSON); out != Found {
+	decode := func(body []byte) error {
+		if err := u.UnmarshalJSON(body); err != nil {
+			return err
+		}
+		return isAsked(gvr, u, namespace, name)
+	}
+	if out, err := c.fetch(ctx, gvr, namespace, name, nil, jsonOnly, decode); out != Found {
 		return nil, out, err
 	}
 	return u, Found, nil
@@ -288,6 +385,9 @@ func (c *Conn) GetMetadata(ctx context.Context, gvr schema.GroupVersionResource,
 	decode := func(body []byte) error {
 		if err := json.Unmarshal(body, &m); err != nil || m.Kind != "PartialObjectMetadata" {
 			return fmt.Errorf("expected the object's metadata alone (PartialObjectMetadata), found kind %q", m.Kind)
+		}
+		if m.Name != name || m.Namespace != "" && m.Namespace != namespace {
+			return badAnswer{fmt.Errorf("expected %s %s, found %q in namespace %q", gvr.Resource, name, m.Name, m.Namespace)}
 		}
 		return nil
 	}
@@ -320,8 +420,18 @@ type ListOptions struct {
 }
 
 // ListSome lists page by page (limit and continue) until Max objects are
-// read; more reports whether the server had more.
+// read; more reports whether the server had more. Only objects of the
+// resource asked for are taken (any other is an ErrServer error), and only
+// those the label selector matches: a server that ignores the selector
+// puts no other run's objects in the answer. The list is bounded in pages
+// and time too, not only in objects: a continue token that repeats, or
+// that still comes after maxPages pages, or a list not done within
+// ListTime is an ErrServer error, since it would never end.
 func (c *Conn) ListSome(ctx context.Context, gvr schema.GroupVersionResource, namespace string, o ListOptions) (items []unstructured.Unstructured, more bool, out Outcome, err error) {
+	sel, err := labels.Parse(o.LabelSelector)
+	if err != nil {
+		return nil, false, NotFound, fmt.Errorf("listing %s: label selector %q: %w", gvr.Resource, o.LabelSelector, err)
+	}
 	q := url.Values{"limit": {fmt.Sprint(PageSize)}}
 	if o.LabelSelector != "" {
 		q.Set("labelSelector", o.LabelSelector)
@@ -329,28 +439,125 @@ func (c *Conn) ListSome(ctx context.Context, gvr schema.GroupVersionResource, na
 	if o.FieldSelector != "" {
 		q.Set("fieldSelector", o.FieldSelector)
 	}
+	lctx, cancel := context.WithTimeoutCause(ctx, c.listTime, errListTime)
+	defer cancel()
+	p := pager{gvr: gvr, max: o.Max, seen: map[string]bool{}}
 	for {
-		var l unstructured.UnstructuredList
-		if out, err := c.fetch(ctx, gvr, namespace, "", q, jsonOnly, l.UnmarshalJSON); out != Found {
+		var l page
+		if out, err := c.fetch(lctx, gvr, namespace, "", q, jsonOnly, p.decoder(&l)); out != Found {
+			if ctx.Err() == nil && errors.Is(context.Cause(lctx), errListTime) {
+				err = fmt.Errorf("%w: listing %s: %w after %d pages (%d objects)", ErrServer, gvr.Resource, errListTime, p.pages, len(items))
+			}
 			return nil, false, out, err
 		}
-		if len(l.Items) > PageSize {
-			// A server that ignores limit answers with everything.
-			return nil, false, NotFound, fmt.Errorf("%w: listing %s: %d objects in one page, asked for at most %d", ErrServer, gvr.Resource, len(l.Items), PageSize)
-		}
-		items = append(items, l.Items...)
-		next := l.GetContinue()
+		items = append(items, l.items...)
+		next := l.next
 		if len(items) >= o.Max && next != "" || len(items) > o.Max {
 			if o.Strict {
 				return nil, false, NotFound, fmt.Errorf("%w: listing %s: more than %d objects; expected a run's objects to be fewer", ErrServer, gvr.Resource, o.Max)
 			}
-			return items[:min(len(items), o.Max)], true, Found, nil
+			return matching(items[:min(len(items), o.Max)], sel), true, Found, nil
 		}
 		if next == "" {
-			return items, false, Found, nil
+			return matching(items, sel), false, Found, nil
+		}
+		if err := p.next(next, len(items)); err != nil {
+			return nil, false, NotFound, err
 		}
 		q.Set("continue", next)
 	}
+}
+
+// listTimeouts bounds one list, all its pages, to this many request
+// timeouts (60 s by default): a server answering each page just within the
+// request timeout must not hold the command for maxPages of them.
+const listTimeouts = 4
+
+var errListTime = errors.New("the list was not done in time")
+
+// pager checks a list's pages as they come.
+type pager struct {
+	gvr   schema.GroupVersionResource
+	max   int
+	pages int
+	seen  map[string]bool
+}
+
+// maxPages is how many pages a list of at most max objects takes, with
+// room for a few short pages.
+func (p *pager) maxPages() int { return p.max/PageSize + 4 }
+
+// page is one answer to a list request.
+type page struct {
+	items []unstructured.Unstructured
+	next  string
+}
+
+// decoder decodes a page and checks it: at most PageSize objects (a
+// server that ignores limit answers with everything), each of the
+// resource asked for. Each item is decoded once, as
+// unstructured.UnstructuredList's decoder would give it (an item without
+// apiVersion and kind takes the list's), but without also decoding the
+// whole list into one map first, which doubled what a page costs.
+func (p *pager) decoder(into *page) func([]byte) error {
+	return func(body []byte) error {
+		var l struct {
+			APIVersion string            `json:"apiVersion"`
+			Kind       string            `json:"kind"`
+			Metadata   metav1.ListMeta   `json:"metadata"`
+			Items      []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(body, &l); err != nil {
+			return err
+		}
+		p.pages++
+		if len(l.Items) > PageSize {
+			return badAnswer{fmt.Errorf("listing %s: %d objects in one page, asked for at most %d", p.gvr.Resource, len(l.Items), PageSize)}
+		}
+		into.next, into.items = l.Metadata.Continue, make([]unstructured.Unstructured, len(l.Items))
+		for i, raw := range l.Items {
+			u := &into.items[i]
+			if err := utiljson.Unmarshal(raw, &u.Object); err != nil || u.Object == nil {
+				return fmt.Errorf("listing %s: item %d is not an object", p.gvr.Resource, i)
+			}
+			l.Items[i] = nil // what is decoded need not be held twice
+			if u.GetAPIVersion() == "" && u.GetKind() == "" {
+				u.SetAPIVersion(l.APIVersion)
+				u.SetKind(strings.TrimSuffix(l.Kind, "List"))
+			}
+			if err := isAsked(p.gvr, u, "", ""); err != nil {
+				return badAnswer{fmt.Errorf("listing %s: item %d: %w", p.gvr.Resource, i, err)}
+			}
+		}
+		return nil
+	}
+}
+
+// next accepts a page's continue token, or says why the list would never
+// end: a token seen before, or still one after maxPages pages.
+func (p *pager) next(token string, read int) error {
+	if p.seen[token] {
+		return fmt.Errorf("%w: listing %s: page %d's continue token repeats an earlier page's; a list that never ends", ErrServer, p.gvr.Resource, p.pages)
+	}
+	if p.pages >= p.maxPages() {
+		return fmt.Errorf("%w: listing %s: still a continue token after %d pages (%d objects); expected at most %d objects in %d pages, a list that never ends", ErrServer, p.gvr.Resource, p.pages, read, p.max, p.maxPages())
+	}
+	p.seen[token] = true
+	return nil
+}
+
+// matching keeps the objects whose labels the selector matches.
+func matching(items []unstructured.Unstructured, sel labels.Selector) []unstructured.Unstructured {
+	if sel.Empty() {
+		return items
+	}
+	out := items[:0]
+	for _, it := range items {
+		if sel.Matches(labels.Set(it.GetLabels())) {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // Served lists the resources a group version serves (the discovery
@@ -369,6 +576,10 @@ func (c *Conn) Served(ctx context.Context, groupVersion string) (map[string]bool
 	if err := json.Unmarshal(body, &list); err != nil {
 		out, err := unreadable(path, err)
 		return nil, out, err
+	}
+	if list.GroupVersion != groupVersion {
+		// Another group's resources are not this one's.
+		return nil, NotFound, fmt.Errorf("%w: GET %s: expected the discovery document of %s, found one of %q", ErrServer, path, groupVersion, list.GroupVersion)
 	}
 	out := map[string]bool{}
 	for _, r := range list.APIResources {

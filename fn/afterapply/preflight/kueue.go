@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,28 +54,11 @@ func localQueueLine(ctx context.Context, c *kube.Conn, in Input, l Line, lq *uns
 	l.State = OK
 	var notes []string
 	for _, name := range sortedNames(need) {
-		want := need[name]
-		q, covered := quota[name]
-		switch {
-		case !covered:
-			l.State = Missing
-			notes = append(notes, fmt.Sprintf("ClusterQueue %s covers no %s (the run asks %s): Kueue never admits it; expected %s among a resource group's coveredResources", cqName, name, want.String(), name))
-		case want.Cmp(q.nominal) > 0 && cohort == "":
-			l.State = Missing
-			notes = append(notes, fmt.Sprintf("the run asks %s %s, more than ClusterQueue %s's whole nominal quota %s and it is in no cohort to borrow from: Kueue never admits it", want.String(), name, cqName, q.nominal.String()))
-		case want.Cmp(q.nominal) > 0:
-			notes = append(notes, fmt.Sprintf("the run asks %s %s, more than ClusterQueue %s's nominal quota %s: admitted only by borrowing from cohort %s", want.String(), name, cqName, q.nominal.String(), cohort))
-		default:
-			free := q.nominal.DeepCopy()
-			free.Sub(q.reserved)
-			if want.Cmp(free) > 0 {
-				left := nonNegative(free)
-				notes = append(notes, fmt.Sprintf("needs %s %s, %s free of %s now: queued until other Workloads finish", want.String(), name, left.String(), q.nominal.String()))
-			} else {
-				left := nonNegative(free)
-				notes = append(notes, fmt.Sprintf("%s %s of %s free", want.String(), name, left.String()))
-			}
+		state, note := quotaNote(cqName, cohort, name, need[name], quota)
+		if worse(state, l.State) {
+			l.State = state
 		}
+		notes = append(notes, note)
 	}
 	l.Detail = fmt.Sprintf("ClusterQueue %s: %s", cqName, strings.Join(notes, "; "))
 	return l, nil
@@ -108,7 +92,50 @@ func queueDemand(pods []PodShape, referencedBy []string) corev1.ResourceList {
 	return total
 }
 
-type flavorQuota struct{ nominal, reserved resource.Quantity }
+// quotaNote judges one resource the run asks for against the
+// ClusterQueue's quota of it.
+func quotaNote(cqName, cohort string, name corev1.ResourceName, want resource.Quantity, quota map[corev1.ResourceName]flavorQuota) (State, string) {
+	q, covered := quota[name]
+	switch {
+	case !covered:
+		return Missing, fmt.Sprintf("ClusterQueue %s covers no %s (the run asks %s): Kueue never admits it; expected %s among a resource group's coveredResources", cqName, name, want.String(), name)
+	case q.invalid != "":
+		return CannotTell, fmt.Sprintf("ClusterQueue %s's %s: cannot tell whether the run's %s %s fit", cqName, q.invalid, want.String(), name)
+	case want.Cmp(q.nominal) > 0 && cohort == "":
+		return Missing, fmt.Sprintf("the run asks %s %s, more than ClusterQueue %s's whole nominal quota %s and it is in no cohort to borrow from: Kueue never admits it", want.String(), name, cqName, q.nominal.String())
+	case want.Cmp(q.nominal) > 0:
+		return OK, fmt.Sprintf("the run asks %s %s, more than ClusterQueue %s's nominal quota %s: admitted only by borrowing from cohort %s", want.String(), name, cqName, q.nominal.String(), cohort)
+	}
+	free := q.nominal.DeepCopy()
+	free.Sub(q.reserved)
+	left := nonNegative(free)
+	if want.Cmp(free) > 0 {
+		return OK, fmt.Sprintf("needs %s %s, %s free of %s now: queued until other Workloads finish", want.String(), name, left.String(), q.nominal.String())
+	}
+	return OK, fmt.Sprintf("%s %s of %s free", want.String(), name, left.String())
+}
+
+// flavorQuota is a resource's nominal quota summed over flavors and what
+// Workloads reserved of it; invalid names a value of the server's that is
+// no quantity of a cluster (negative, absurd, not a number), which makes
+// both sums meaningless.
+type flavorQuota struct {
+	nominal, reserved resource.Quantity
+	invalid           string
+}
+
+// add adds one value of the ClusterQueue's (field names it) to sum, or
+// records why it is not a quantity a cluster can have.
+func (q *flavorQuota) add(sum *resource.Quantity, field string, v any) {
+	n, err := quantityOf(v)
+	if err != nil {
+		if q.invalid == "" {
+			q.invalid = field + " " + err.Error()
+		}
+		return
+	}
+	sum.Add(n)
+}
 
 // readQuota sums, per resource, the nominal quota of every flavor of every
 // resource group, and what Workloads have reserved of it.
@@ -131,7 +158,7 @@ func readQuota(cq *unstructured.Unstructured) map[corev1.ResourceName]flavorQuot
 				rm, _ := r.(map[string]any)
 				name, _ := rm["name"].(string)
 				q := out[corev1.ResourceName(name)]
-				q.nominal.Add(quantityOf(rm["nominalQuota"]))
+				q.add(&q.nominal, "spec nominalQuota of "+name, rm["nominalQuota"])
 				out[corev1.ResourceName(name)] = q
 			}
 		}
@@ -144,7 +171,7 @@ func readQuota(cq *unstructured.Unstructured) map[corev1.ResourceName]flavorQuot
 			rm, _ := r.(map[string]any)
 			name, _ := rm["name"].(string)
 			if q, ok := out[corev1.ResourceName(name)]; ok {
-				q.reserved.Add(quantityOf(rm["total"]))
+				q.add(&q.reserved, "status.flavorsReservation total of "+name, rm["total"])
 				out[corev1.ResourceName(name)] = q
 			}
 		}
@@ -152,20 +179,71 @@ func readQuota(cq *unstructured.Unstructured) map[corev1.ResourceName]flavorQuot
 	return out
 }
 
-// quantityOf reads a quantity written as a string or a number; anything
-// else (a hostile or broken answer) counts as zero.
-func quantityOf(v any) resource.Quantity {
+// maxQuantity bounds a quota value: 10^18 (1E) of any unit is more than
+// any cluster holds (an exabyte of memory, a million million GPUs).
+var maxQuantity = resource.MustParse("1E")
+
+// quantityOf reads a quantity written as a string or a number. Anything
+// else, a negative value or one over maxQuantity (a hostile or broken
+// answer) is an error naming the value: counted, it would make "80 free
+// of 16".
+func quantityOf(v any) (resource.Quantity, error) {
+	var q resource.Quantity
 	switch t := v.(type) {
 	case string:
-		if q, err := resource.ParseQuantity(t); err == nil {
-			return q
+		parsed, err := resource.ParseQuantity(t)
+		if err != nil {
+			return q, fmt.Errorf("is %q: expected a quantity", truncate(t))
 		}
+		q = parsed
 	case int64:
-		return *resource.NewQuantity(t, resource.DecimalSI)
+		q = *resource.NewQuantity(t, resource.DecimalSI)
 	case float64:
-		return *resource.NewMilliQuantity(int64(t*1000), resource.DecimalSI)
+		parsed, err := resource.ParseQuantity(strconv.FormatFloat(t, 'g', -1, 64))
+		if err != nil {
+			return q, fmt.Errorf("is %v: expected a quantity", t)
+		}
+		q = parsed
+	default:
+		return q, fmt.Errorf("is %s: expected a quantity", kindOf(v))
 	}
-	return resource.Quantity{}
+	return q, inRange(q, show(v))
+}
+
+// inRange refuses a quantity of the server's no cluster has: negative, or
+// over maxQuantity. shown is the value as the answer wrote it.
+func inRange(q resource.Quantity, shown string) error {
+	switch {
+	case q.Sign() < 0:
+		return fmt.Errorf("is %s: negative, expected a quantity from 0 to %s", shown, maxQuantity.String())
+	case q.Cmp(maxQuantity) > 0:
+		return fmt.Errorf("is %s: absurd, expected a quantity from 0 to %s", shown, maxQuantity.String())
+	}
+	return nil
+}
+
+// show is a value of the answer as it was written: a string as is, a
+// number as Go prints it.
+func show(v any) string {
+	if s, ok := v.(string); ok {
+		return truncate(s)
+	}
+	return fmt.Sprint(v)
+}
+
+func kindOf(v any) string {
+	if v == nil {
+		return "missing"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// truncate keeps a value of the server's short enough for one line.
+func truncate(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
 }
 
 func nonNegative(q resource.Quantity) resource.Quantity {

@@ -3,6 +3,7 @@ package preflight
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -105,24 +106,19 @@ func podCounts(docs []emit.Doc) (map[string]int64, error) {
 // against allocatable (component-helpers' PodRequests). Pods already
 // running are not subtracted, and DRA claims are judged apart
 // (checkDevices): the lines say so.
-func placement(ctx context.Context, c *kube.Conn, shapes []PodShape) ([]Line, error) {
-	items, out, err := c.List(ctx, kube.Nodes, "", "")
-	if kube.Stops(err) {
-		return nil, err
+func placement(ctx context.Context, c *kube.Conn, shapes []PodShape, k *cache) ([]Line, error) {
+	all := k.nodesOf(ctx, c)
+	if kube.Stops(all.err) {
+		return nil, all.err
 	}
-	if out != kube.Found {
+	if all.out != kube.Found {
 		l := Line{Need: Need{Kind: "Nodes", APIVersion: "v1", Name: "(all)", Why: "where the run's pods go"}}
-		l.State, l.Detail = verdict(out, err)
+		l.State, l.Detail = verdict(all.out, all.err)
 		return []Line{l}, nil
 	}
-	nodes := make([]*corev1.Node, 0, len(items))
+	nodes, bad := slices.Clone(all.nodes), all.bad
 	free := map[string]corev1.ResourceList{}
-	for i := range items {
-		var n corev1.Node
-		if kube.Decode(&items[i], &n) != nil {
-			continue
-		}
-		nodes = append(nodes, &n)
+	for _, n := range nodes {
 		free[n.Name] = n.Status.Allocatable.DeepCopy()
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
@@ -145,6 +141,13 @@ func placement(ctx context.Context, c *kube.Conn, shapes []PodShape) ([]Line, er
 		if placed < s.Count {
 			l.State = Missing
 			l.Detail = fmt.Sprintf("%d of %d placed with every other pod of the input; the rest fit no node: %s", placed, s.Count, reasons(why))
+		}
+		if len(bad) > 0 {
+			// The nodes left out may hold what the rest needs, or not.
+			if l.State == Missing {
+				l.State = CannotTell
+			}
+			l.Detail += "; " + leftOut(bad)
 		}
 		l.Detail += " (pods already running and DRA devices are not counted here)"
 		lines = append(lines, l)

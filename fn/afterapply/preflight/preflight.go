@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
@@ -85,14 +85,23 @@ func (r Report) Counts() (ok, missing, cannotTell int) {
 	return ok, missing, cannotTell
 }
 
+// Failed reports whether the report fails the check: a prerequisite is
+// missing, or with requireAll one cannot be told.
+func (r Report) Failed(requireAll bool) bool {
+	_, missing, cannot := r.Counts()
+	return missing > 0 || requireAll && cannot > 0
+}
+
 // Run asks the cluster about every prerequisite. It returns an error
 // wrapping kube.ErrUnreachable or kube.ErrServer when the cluster cannot be
-// asked or fails, and kube.ErrAccess when it refuses the credentials (401:
-// every line would be "cannot tell").
+// asked or fails, and kube.ErrAccess when it refuses the credentials (401
+// on any read, whatever the API group: every line would be "cannot
+// tell"). A 403 is judged per read: that line is "cannot tell".
 func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
+	c = c.Budgeted(kube.MaxReportBytes)
 	r := Report{Namespace: in.Namespace}
 	ns, nsOut, err := c.Get(ctx, kube.Namespaces, "", in.Namespace)
-	if kube.Stops(err) || apierrors.IsUnauthorized(err) {
+	if kube.Stops(err) {
 		return r, err
 	}
 	nsLine := Line{Need: Need{Kind: "Namespace", APIVersion: "v1", Name: in.Namespace, Why: "every object of the run is created there"}}
@@ -105,10 +114,9 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 		}
 		r.Lines = append(r.Lines, podSecurityLine(in, nsOut, labels))
 	}
-	served := map[string]map[string]bool{}
-	servedOut := map[string]Outcome{}
+	k := &cache{served: map[string]map[string]bool{}, servedOut: map[string]Outcome{}}
 	for _, n := range in.Needs {
-		l, err := check(ctx, c, in, nsOut, n, served, servedOut)
+		l, err := check(ctx, c, in, nsOut, n, k)
 		if kube.Stops(err) {
 			return r, err
 		}
@@ -120,13 +128,42 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 			return r, err
 		}
 		r.Lines = append(r.Lines, devices...)
-		lines, err := placement(ctx, c, in.Pods)
+		lines, err := placement(ctx, c, in.Pods, k)
 		if kube.Stops(err) {
 			return r, err
 		}
 		r.Lines = append(r.Lines, lines...)
 	}
 	return r, nil
+}
+
+// cache holds what one preflight reads once for many lines: the
+// discovery documents asked about, and the Nodes.
+type cache struct {
+	served    map[string]map[string]bool
+	servedOut map[string]Outcome
+	nodes     *nodeList
+}
+
+// nodeList is the cluster's Nodes as read once: those counted, and those
+// left out (named) for a value no node has.
+type nodeList struct {
+	nodes []*corev1.Node
+	bad   []string
+	out   kube.Outcome
+	err   error
+}
+
+// nodesOf lists the Nodes on first use.
+func (k *cache) nodesOf(ctx context.Context, c *kube.Conn) *nodeList {
+	if k.nodes == nil {
+		items, out, err := c.List(ctx, kube.Nodes, "", "")
+		k.nodes = &nodeList{out: out, err: err}
+		if out == kube.Found {
+			k.nodes.nodes, k.nodes.bad = readNodes(items)
+		}
+	}
+	return k.nodes
 }
 
 // Outcome is re-exported so callers need not import kube for it.
@@ -192,109 +229,129 @@ var clusterScoped = map[string]bool{"DeviceClass": true, "Queue": true, "Priorit
 // is not the lowercase kind plus "s".
 var resources = map[string]string{"PriorityClass": "priorityclasses", "DeviceClass": "deviceclasses", "WorkloadPriorityClass": "workloadpriorityclasses"}
 
-func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Need, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, error) {
+// check asks the cluster about one prerequisite.
+func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Need, k *cache) (Line, error) {
 	l := Line{Need: n}
 	switch n.Kind {
 	case prereq.ExtendedResourceKind:
-		return extendedResourceLine(ctx, c, l)
+		return extendedResourceLine(ctx, c, l, k)
 	case "CustomResourceDefinition":
-		// n.Name is <plural>.<group>: the versions asked about are the ones
-		// the run uses.
-		plural, group, _ := strings.Cut(n.Name, ".")
-		var lines []string
-		l.State = OK
-		for _, gv := range versionsOf(group, in.APIVersions) {
-			one, err := servedLine(ctx, c, gv, plural, served, servedOut)
-			if err != nil {
-				return l, err
-			}
-			lines = append(lines, one.Detail)
-			if worse(one.State, l.State) {
-				l.State = one.State
-			}
-		}
-		l.Detail = strings.Join(lines, "; ")
-		if len(lines) == 0 {
-			l.State, l.Detail = CannotTell, "no version of "+group+" is used by the run"
-		}
-		return l, nil
+		return crdLine(ctx, c, in, l, k)
 	case "APIService":
 		// n.Name is <version>.<group>, as the API server names it.
 		version, group, _ := strings.Cut(n.Name, ".")
-		one, err := servedLine(ctx, c, group+"/"+version, "", served, servedOut)
+		one, err := servedLine(ctx, c, group+"/"+version, "", k)
 		l.State, l.Detail = one.State, one.Detail
 		return l, err
-	case "Queue":
-		// Only asked about when KAI serves its Queue API.
-		one, err := servedLine(ctx, c, kube.KAIQueues.GroupVersion().String(), "queues", served, servedOut)
-		if err != nil {
-			return l, err
-		}
-		if one.State != OK {
-			l.State = one.State
-			l.Detail = "KAI scheduler's Queue API (scheduling.run.ai/v2) is not served: is KAI installed? (the pods name schedulerName kai-scheduler, and no other scheduler places them)"
-			return l, nil
-		}
-	case "LocalQueue", "WorkloadPriorityClass":
-		// Only asked about when Kueue serves its API.
-		plural := resources[n.Kind]
-		if plural == "" {
-			plural = strings.ToLower(n.Kind) + "s"
-		}
-		one, err := servedLine(ctx, c, kube.KueueLocalQueues.GroupVersion().String(), plural, served, servedOut)
-		if err != nil {
-			return l, err
-		}
-		if one.State != OK {
-			l.State = one.State
-			l.Detail = "Kueue's API (" + kube.KueueLocalQueues.GroupVersion().String() + ") is not served: is Kueue installed? Without it nothing unsuspends the run, and with the label and no Kueue the RayJob runs at once, unqueued"
-			return l, nil
+	case "Queue", "LocalQueue", "WorkloadPriorityClass":
+		// Only asked about when KAI (Queue) or Kueue serves the API.
+		if line, done, err := schedulerAPILine(ctx, c, l, k); done || err != nil {
+			return line, err
 		}
 	}
-	gv, err := schema.ParseGroupVersion(n.APIVersion)
+	return objectLine(ctx, c, in, nsOut, l)
+}
+
+// crdLine checks a CustomResourceDefinition prerequisite: n.Name is
+// <plural>.<group>, and the versions asked about are the ones the run uses.
+func crdLine(ctx context.Context, c *kube.Conn, in Input, l Line, k *cache) (Line, error) {
+	plural, group, _ := strings.Cut(l.Name, ".")
+	var lines []string
+	l.State = OK
+	for _, gv := range versionsOf(group, in.APIVersions) {
+		one, err := servedLine(ctx, c, gv, plural, k)
+		if err != nil {
+			return l, err
+		}
+		lines = append(lines, one.Detail)
+		if worse(one.State, l.State) {
+			l.State = one.State
+		}
+	}
+	l.Detail = strings.Join(lines, "; ")
+	if len(lines) == 0 {
+		l.State, l.Detail = CannotTell, "no version of "+group+" is used by the run"
+	}
+	return l, nil
+}
+
+// schedulerAPILine asks whether KAI's Queue API or Kueue's API serves the
+// prerequisite's resource: done when it does not (the line says so).
+func schedulerAPILine(ctx context.Context, c *kube.Conn, l Line, k *cache) (Line, bool, error) {
+	gv, plural := kube.KueueLocalQueues.GroupVersion().String(), resourceOf(l.Kind)
+	why := "Kueue's API (" + gv + ") is not served: is Kueue installed? Without it nothing unsuspends the run, and with the label and no Kueue the RayJob runs at once, unqueued"
+	if l.Kind == "Queue" {
+		gv = kube.KAIQueues.GroupVersion().String()
+		why = "KAI scheduler's Queue API (scheduling.run.ai/v2) is not served: is KAI installed? (the pods name schedulerName kai-scheduler, and no other scheduler places them)"
+	}
+	one, err := servedLine(ctx, c, gv, plural, k)
+	if err != nil || one.State == OK {
+		return l, false, err
+	}
+	if one.State != Missing {
+		// A refusal (403) is not absence: say what the server said.
+		why = one.Detail
+	}
+	l.State, l.Detail = one.State, why
+	return l, true, nil
+}
+
+// resourceOf is the resource name of a prerequisite's kind.
+func resourceOf(kind string) string {
+	if r := resources[kind]; r != "" {
+		return r
+	}
+	return strings.ToLower(kind) + "s"
+}
+
+// objectLine reads the prerequisite's object: it exists, and a PVC is
+// Bound, a LocalQueue's ClusterQueue admits the run.
+func objectLine(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, l Line) (Line, error) {
+	gv, err := schema.ParseGroupVersion(l.APIVersion)
 	if err != nil {
-		l.State, l.Detail = CannotTell, fmt.Sprintf("apiVersion %q: %v", n.APIVersion, err)
+		l.State, l.Detail = CannotTell, fmt.Sprintf("apiVersion %q: %v", l.APIVersion, err)
 		return l, nil
 	}
-	resource := resources[n.Kind]
-	if resource == "" {
-		resource = strings.ToLower(n.Kind) + "s"
-	}
-	gvr := gv.WithResource(resource)
-	ns := n.Namespace
-	if clusterScoped[n.Kind] {
+	ns := l.Namespace
+	if clusterScoped[l.Kind] {
 		ns = ""
 	} else if nsOut == kube.NotFound {
-		l.State, l.Detail = Missing, "namespace "+n.Namespace+" does not exist"
+		l.State, l.Detail = Missing, "namespace "+l.Namespace+" does not exist"
 		return optional(l), nil
 	}
-	if n.Kind == "Secret" {
+	if l.Kind == "Secret" {
 		// Metadata only: a secret's values never reach this process.
-		_, out, err := c.GetMetadata(ctx, kube.Secrets, ns, n.Name)
+		_, out, err := c.GetMetadata(ctx, kube.Secrets, ns, l.Name)
 		l.State, l.Detail = verdict(out, err)
 		return optional(l), passUnreachable(err)
 	}
-	u, out, err := c.Get(ctx, gvr, ns, n.Name)
+	u, out, err := c.Get(ctx, gv.WithResource(resourceOf(l.Kind)), ns, l.Name)
 	l.State, l.Detail = verdict(out, err)
 	switch {
-	case out == kube.Found && n.Kind == "LocalQueue":
+	case out == kube.Found && l.Kind == "LocalQueue":
 		return localQueueLine(ctx, c, in, l, u)
 	case out != kube.Found:
-		if n.Kind == "DeviceClass" && l.State == Missing {
+		if l.Kind == "DeviceClass" && l.State == Missing {
 			l.Detail = "not found: claims naming it are never allocated (is the DRA driver installed?)"
 		}
-	case n.Kind == "PersistentVolumeClaim":
-		var pvc corev1.PersistentVolumeClaim
-		if derr := kube.Decode(u, &pvc); derr != nil {
-			l.State, l.Detail = CannotTell, derr.Error()
-		} else if pvc.Status.Phase != corev1.ClaimBound {
-			l.State = Missing
-			l.Detail = fmt.Sprintf("exists but is %s, not Bound: pods mounting it stay Pending until it binds", orNone(string(pvc.Status.Phase)))
-		} else {
-			l.Detail = "Bound to " + pvc.Spec.VolumeName
-		}
+	case l.Kind == "PersistentVolumeClaim":
+		l = pvcLine(l, u)
 	}
 	return optional(l), passUnreachable(err)
+}
+
+// pvcLine: a PersistentVolumeClaim is ok only when Bound.
+func pvcLine(l Line, u *unstructured.Unstructured) Line {
+	var pvc corev1.PersistentVolumeClaim
+	if err := kube.Decode(u, &pvc); err != nil {
+		l.State, l.Detail = CannotTell, err.Error()
+	} else if pvc.Status.Phase != corev1.ClaimBound {
+		l.State = Missing
+		l.Detail = fmt.Sprintf("exists but is %s, not Bound: pods mounting it stay Pending until it binds", orNone(string(pvc.Status.Phase)))
+	} else {
+		l.Detail = "Bound to " + pvc.Spec.VolumeName
+	}
+	return l
 }
 
 // optional: an absent optional Secret or ConfigMap is fine (the pod
@@ -328,17 +385,17 @@ func versionsOf(group string, apiVersions []string) []string {
 
 // servedLine asks whether a group version serves a resource, once per
 // group version for the whole preflight.
-func servedLine(ctx context.Context, c *kube.Conn, gv, resource string, served map[string]map[string]bool, servedOut map[string]Outcome) (Line, error) {
+func servedLine(ctx context.Context, c *kube.Conn, gv, resource string, k *cache) (Line, error) {
 	var l Line
-	res, seen := served[gv]
-	out := servedOut[gv]
+	res, seen := k.served[gv]
+	out := k.servedOut[gv]
 	if !seen {
 		var err error
 		res, out, err = c.Served(ctx, gv)
 		if kube.Stops(err) {
 			return l, err
 		}
-		served[gv], servedOut[gv] = res, out
+		k.served[gv], k.servedOut[gv] = res, out
 		if out == kube.Forbidden {
 			l.State, l.Detail = CannotTell, "no permission to read the API's discovery document: "+firstLine(err)
 			return l, nil

@@ -3,9 +3,11 @@ package preflight
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 )
@@ -16,22 +18,19 @@ import (
 // (Kubernetes' DRA extended resources: the scheduler satisfies the request
 // from that class's devices). Neither: every pod requesting it stays
 // Pending.
-func extendedResourceLine(ctx context.Context, c *kube.Conn, l Line) (Line, error) {
+func extendedResourceLine(ctx context.Context, c *kube.Conn, l Line, k *cache) (Line, error) {
 	name := corev1.ResourceName(l.Name)
-	items, out, err := c.List(ctx, kube.Nodes, "", "")
-	if kube.Stops(err) {
-		return l, err
+	all := k.nodesOf(ctx, c)
+	if kube.Stops(all.err) {
+		return l, all.err
 	}
-	if out != kube.Found {
-		l.State, l.Detail = verdict(out, err)
+	if all.out != kube.Found {
+		l.State, l.Detail = verdict(all.out, all.err)
 		return l, nil
 	}
+	bad := all.bad
 	nodes, most := 0, int64(0)
-	for i := range items {
-		var n corev1.Node
-		if kube.Decode(&items[i], &n) != nil {
-			continue
-		}
+	for _, n := range all.nodes {
 		if q, ok := n.Status.Allocatable[name]; ok && q.Value() > 0 {
 			nodes++
 			most = max(most, q.Value())
@@ -56,5 +55,52 @@ func extendedResourceLine(ctx context.Context, c *kube.Conn, l Line) (Line, erro
 	}
 	l.State = Missing
 	l.Detail = fmt.Sprintf("no node advertises %s and no DeviceClass declares extendedResourceName: %s; the pods requesting it stay Pending (install the device plugin, or give the DRA driver's DeviceClass extendedResourceName: %s)", l.Name, l.Name, l.Name)
+	if len(bad) > 0 {
+		l.State, l.Detail = CannotTell, "no node counted advertises "+l.Name+"; "+leftOut(bad)
+	}
 	return l, nil
+}
+
+// readNodes decodes the listed Nodes, leaving out (named in bad) those
+// whose allocatable holds a value no node has: counted, a node with 1e30
+// GPUs would place every pod, one with -8 none. What no line reads
+// (annotations, managed fields, images) is not kept.
+func readNodes(items []unstructured.Unstructured) (nodes []*corev1.Node, bad []string) {
+	for i := range items {
+		var n corev1.Node
+		unstructured.RemoveNestedField(items[i].Object, "metadata", "annotations")
+		unstructured.RemoveNestedField(items[i].Object, "metadata", "managedFields")
+		unstructured.RemoveNestedField(items[i].Object, "status", "images")
+		err := kube.Decode(&items[i], &n)
+		items[i].Object = nil // held once, typed
+		if err != nil {
+			bad = append(bad, "node "+n.Name+" cannot be read")
+			continue
+		}
+		if why := badAllocatable(&n); why != "" {
+			bad = append(bad, why)
+			continue
+		}
+		nodes = append(nodes, &n)
+	}
+	return nodes, bad
+}
+
+// badAllocatable names the first allocatable value of a node out of range.
+func badAllocatable(n *corev1.Node) string {
+	for _, name := range sortedNames(n.Status.Allocatable) {
+		q := n.Status.Allocatable[name]
+		if err := inRange(q, q.String()); err != nil {
+			return fmt.Sprintf("node %s's allocatable %s %s", n.Name, name, err)
+		}
+	}
+	return ""
+}
+
+// leftOut says which nodes were not counted and why.
+func leftOut(bad []string) string {
+	if len(bad) > 3 {
+		bad = append(bad[:3:3], fmt.Sprintf("and %d more", len(bad)-3))
+	}
+	return "left out, as no node has such a value: " + strings.Join(bad, "; ")
 }

@@ -44,7 +44,8 @@ const (
 // owner's labels, the run's instance label among them, onto the PodGroup:
 // KAI-Scheduler pkg/podgrouper/podgrouper/plugins/defaultgrouper
 // default_grouper.go CalcPodGroupLabels). An API that is not served holds
-// nothing: most clusters have one of the two at most.
+// nothing: most clusters have one of the two at most. One RBAC refuses
+// (403) is a Problem line; kube.List keeps only what the selector matches.
 func (k *collector) admissions(sel string, owners []unstructured.Unstructured) error {
 	byUID := map[string]string{}
 	var uids []string
@@ -56,28 +57,22 @@ func (k *collector) admissions(sel string, owners []unstructured.Unstructured) e
 	}
 	sort.Strings(uids)
 	if len(uids) > 0 {
-		items, out, err := k.c.List(k.ctx, kube.KueueWorkloads, k.namespace, kueue.JobUIDLabel+" in ("+strings.Join(uids, ",")+")")
-		if kube.Stops(err) {
+		items, err := k.list(kube.KueueWorkloads, kueue.JobUIDLabel+" in ("+strings.Join(uids, ",")+")")
+		if err != nil {
 			return err
 		}
-		if out == kube.Found {
-			for i := range items {
-				owner := byUID[items[i].GetLabels()[kueue.JobUIDLabel]]
-				if owner == "" {
-					continue
-				}
+		for i := range items {
+			if owner := byUID[items[i].GetLabels()[kueue.JobUIDLabel]]; owner != "" {
 				k.r.Admissions = append(k.r.Admissions, workloadAdmission(owner, &items[i]))
 			}
 		}
 	}
-	items, out, err := k.c.List(k.ctx, kube.KAIPodGroups, k.namespace, sel)
-	if kube.Stops(err) {
+	items, err := k.list(kube.KAIPodGroups, sel)
+	if err != nil {
 		return err
 	}
-	if out == kube.Found {
-		for i := range items {
-			k.r.Admissions = append(k.r.Admissions, podGroupAdmission(&items[i]))
-		}
+	for i := range items {
+		k.r.Admissions = append(k.r.Admissions, podGroupAdmission(&items[i]))
 	}
 	sort.Slice(k.r.Admissions, func(i, j int) bool {
 		a, b := k.r.Admissions[i], k.r.Admissions[j]

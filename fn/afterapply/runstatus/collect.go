@@ -4,15 +4,16 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 )
@@ -22,7 +23,7 @@ import (
 // error on one kind is a Problem, not an error.
 func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.Time) (Report, error) {
 	r := Report{Run: run, Namespace: namespace, PodPhases: map[string]int{}}
-	k := &collector{ctx: ctx, c: c, namespace: namespace, r: &r}
+	k := &collector{ctx: ctx, c: c.Budgeted(kube.MaxReportBytes), namespace: namespace, r: &r}
 	sel := InstanceLabel + "=" + run
 	jobs, err := k.list(kube.RayJobs, sel)
 	if err != nil {
@@ -82,8 +83,8 @@ func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.
 	}
 	for i := range deploys {
 		d := Deployment{Name: deploys[i].GetName()}
-		d.Ready = nested(deploys[i].Object, "status", "readyReplicas")
-		d.Desired = nested(deploys[i].Object, "spec", "replicas")
+		d.Ready = k.count("Deployment/"+d.Name, deploys[i].Object, "status", "readyReplicas")
+		d.Desired = k.count("Deployment/"+d.Name, deploys[i].Object, "spec", "replicas")
 		d.Available = d.Ready >= d.Desired && d.Desired > 0
 		r.Deployments = append(r.Deployments, d)
 	}
@@ -109,17 +110,24 @@ type collector struct {
 // empty list.
 func (k *collector) list(gvr schema.GroupVersionResource, selector string) ([]unstructured.Unstructured, error) {
 	items, out, err := k.c.List(k.ctx, gvr, k.namespace, selector)
-	if kube.Stops(err) || apierrors.IsUnauthorized(err) {
+	if kube.Stops(err) {
 		// 401 refuses every read alike: nothing after it can be judged.
 		return nil, err
 	}
 	if out == kube.Forbidden {
-		if !slices.Contains(k.refused, gvr.Resource) {
-			k.refused = append(k.refused, gvr.Resource)
-		}
-		k.r.Problems = append(k.r.Problems, Problem{Object: gvr.Resource, Reason: "Forbidden", Message: "cannot list " + gvr.Resource + ": " + err.Error()})
+		k.refuse(gvr, err)
 	}
 	return items, nil
+}
+
+// refuse records a list RBAC refused (403): judged per resource, so a
+// refusal of one API group (Kueue's, KAI's) among readable ones is a
+// Problem line, never a silent "nothing there".
+func (k *collector) refuse(gvr schema.GroupVersionResource, err error) {
+	if !slices.Contains(k.refused, gvr.Resource) {
+		k.refused = append(k.refused, gvr.Resource)
+	}
+	k.r.Problems = append(k.r.Problems, Problem{Object: gvr.Resource, Reason: "Forbidden", Message: "cannot list " + gvr.Resource + ": " + err.Error()})
 }
 
 // maxEventsPerObject bounds the Events read about one object: the newest
@@ -140,7 +148,7 @@ func (k *collector) events(jobs []unstructured.Unstructured, clusterNames, podNa
 	var out []unstructured.Unstructured
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		items, more, res, err := k.c.ListSome(k.ctx, kube.Events, k.namespace, kube.ListOptions{FieldSelector: "involvedObject.name=" + name, Max: maxEventsPerObject})
-		if kube.Stops(err) || apierrors.IsUnauthorized(err) {
+		if kube.Stops(err) {
 			return nil, err
 		}
 		if res == kube.Forbidden {
@@ -185,8 +193,9 @@ func (k *collector) jobClusters(jobs, clusters []unstructured.Unstructured) ([]u
 }
 
 // listRun lists what carries the run's label, then what carries the label
-// KubeRay puts on a cluster's pods and services (ray.io/cluster) for each
-// of the run's clusters: each object once, with the set of their names.
+// KubeRay puts on a cluster's pods and services (ray.io/cluster) for the
+// run's clusters, maxSelectorValues of them per list: each object once,
+// with the set of their names.
 func (k *collector) listRun(gvr schema.GroupVersionResource, sel string, clusterNames map[string]bool) ([]unstructured.Unstructured, map[string]bool, error) {
 	items, err := k.list(gvr, sel)
 	if err != nil {
@@ -196,8 +205,14 @@ func (k *collector) listRun(gvr schema.GroupVersionResource, sel string, cluster
 	for i := range items {
 		names[items[i].GetName()] = true
 	}
-	for name := range clusterNames {
-		more, err := k.list(gvr, "ray.io/cluster="+name)
+	var clusters []string
+	for _, name := range slices.Sorted(maps.Keys(clusterNames)) {
+		if len(validation.IsValidLabelValue(name)) == 0 { // no label carries another: a selector of it would select something else
+			clusters = append(clusters, name)
+		}
+	}
+	for chunk := range slices.Chunk(clusters, maxSelectorValues) {
+		more, err := k.list(gvr, "ray.io/cluster in ("+strings.Join(chunk, ",")+")")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -211,6 +226,11 @@ func (k *collector) listRun(gvr schema.GroupVersionResource, sel string, cluster
 	return items, names, nil
 }
 
+// maxSelectorValues is how many values one set-based selector names: a
+// request per cluster would read the namespace's pods once per cluster
+// from a server that ignores the selector.
+const maxSelectorValues = 100
+
 // others are the run's DRA objects and ConfigMaps, by kind and name.
 func (k *collector) others(sel string) ([]Object, error) {
 	var out []Object
@@ -218,12 +238,9 @@ func (k *collector) others(sel string) ([]Object, error) {
 		kind string
 		gvr  schema.GroupVersionResource
 	}{{"ComputeDomain", kube.ComputeDomains}, {"ResourceClaimTemplate", kube.ClaimTemplates}, {"ConfigMap", kube.ConfigMaps}} {
-		items, found, err := k.c.List(k.ctx, o.gvr, k.namespace, sel)
-		if kube.Stops(err) {
+		items, err := k.list(o.gvr, sel) // an API not served holds nothing
+		if err != nil {
 			return nil, err
-		}
-		if found != kube.Found {
-			continue // an API not served or not readable holds nothing we can show
 		}
 		for _, it := range items {
 			out = append(out, Object{Kind: o.kind, Name: it.GetName()})
@@ -244,7 +261,19 @@ func (k *collector) addRay(jobs, clusters []unstructured.Unstructured, clusterNa
 		if err := kube.Decode(&clusters[i], &rc); err != nil {
 			return fmt.Errorf("RayCluster %s: %w", clusters[i].GetName(), err)
 		}
-		k.r.RayClusters = append(k.r.RayClusters, rayCluster(&rc))
+		out := rayCluster(&rc)
+		object := "RayCluster/" + rc.Name
+		// int32 fields: decoding refused what is over math.MaxInt32.
+		for _, c := range []struct {
+			field string
+			n     *int32
+		}{{"status.readyWorkerReplicas", &out.ReadyWorkers}, {"status.desiredWorkerReplicas", &out.DesiredWorker}} {
+			if *c.n < 0 {
+				k.invalidCount(object, c.field, fmt.Sprint(*c.n))
+				*c.n = 0
+			}
+		}
+		k.r.RayClusters = append(k.r.RayClusters, out)
 	}
 	return nil
 }
@@ -373,22 +402,41 @@ func podClaims(ctx context.Context, c *kube.Conn, p *corev1.Pod) ([]Claim, error
 	return out, nil
 }
 
-func nested(obj map[string]any, path ...string) int64 {
-	var cur any = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return 0
-		}
-		cur = m[p]
-	}
-	switch v := cur.(type) {
+// count reads a count of the server's at path (absent: 0); one that is
+// not a whole number from 0 to math.MaxInt32 (the API's replica type) is a
+// Problem naming it, and counts as 0.
+func (k *collector) count(object string, obj map[string]any, path ...string) int64 {
+	field := strings.Join(path, ".")
+	v, found, _ := unstructured.NestedFieldNoCopy(obj, path...)
+	switch t := v.(type) {
 	case int64:
-		return v
+		return k.checkCount(object, field, t)
 	case float64:
-		return int64(v)
+		if t == math.Trunc(t) && t >= 0 && t <= math.MaxInt32 {
+			return int64(t)
+		}
+		k.invalidCount(object, field, fmt.Sprint(t))
+	default:
+		if found {
+			k.invalidCount(object, field, fmt.Sprintf("a %T", v))
+		}
 	}
 	return 0
+}
+
+// checkCount keeps a count from 0 to math.MaxInt32, else names it and
+// counts 0: "workers ready -3/2" would be printed as the run's state.
+func (k *collector) checkCount(object, field string, v int64) int64 {
+	if v < 0 || v > math.MaxInt32 {
+		k.invalidCount(object, field, fmt.Sprint(v))
+		return 0
+	}
+	return v
+}
+
+func (k *collector) invalidCount(object, field, shown string) {
+	k.r.Problems = append(k.r.Problems, Problem{Object: object, Reason: "InvalidCount",
+		Message: fmt.Sprintf("%s is %s: expected a count from 0 to %d; counted as 0", field, shown, math.MaxInt32)})
 }
 
 func nestedMap(obj map[string]any, path ...string) (map[string]any, bool) {

@@ -158,12 +158,18 @@ func judge(r Report) (Verdict, string) {
 	return Progressing, "no RayJob or RayCluster of the run; other objects present"
 }
 
-// blockingProblems are the problems that stop a run from progressing.
+// besideProgress are the resources whose refusal (403) hides no step of
+// the run's progress: where a queue holds it and the objects listed
+// beside the run. Their refusal is a Problem line, not a cause of stuck.
+var besideProgress = map[string]bool{"workloads": true, "podgroups": true, "computedomains": true, "resourceclaimtemplates": true, "configmaps": true}
+
+// blockingProblems are the problems that stop a run from progressing, or
+// hide whether it does (a refused read of its own kinds).
 func blockingProblems(ps []Problem) []Problem {
 	var out []Problem
 	for _, p := range ps {
 		if strings.HasPrefix(p.Reason, "FailedToCreate") || strings.HasPrefix(p.Reason, "FailedCreate") ||
-			p.Reason == "FailedScheduling" || p.Reason == "Pending" || p.Reason == "Failed" || p.Reason == "Forbidden" {
+			p.Reason == "FailedScheduling" || p.Reason == "Pending" || p.Reason == "Failed" || p.Reason == "Forbidden" && !besideProgress[p.Object] {
 			out = append(out, p)
 		}
 	}

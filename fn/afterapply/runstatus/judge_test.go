@@ -33,6 +33,8 @@ func TestJudge(t *testing.T) {
 		{"queued in Kueue", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Suspended"}}, Admissions: []Admission{{Object: "RayJob/j", Kind: "Workload", Name: "w", State: AdmissionQueued, Queue: "lab", Reason: "Pending", Message: "insufficient quota for nvidia.com/gpu"}}}, Queued, "RayJob/j Workload queued (queue lab): Pending: insufficient quota"},
 		{"admitted, suspended by hand", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Suspended"}}, Admissions: []Admission{{Object: "RayJob/j", Kind: "Workload", State: AdmissionAdmitted}}}, Suspended, "Suspended"},
 		{"KAI cannot place the gang yet", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Initializing"}}, Admissions: []Admission{{Object: "RayJob/j", Kind: "PodGroup", State: AdmissionUnschedulable, Message: "queue rl quota"}}}, Queued, "PodGroup unschedulable"},
+		{"running, Kueue's Workloads unreadable", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Running"}}, Problems: []Problem{{Object: "workloads", Reason: "Forbidden", Message: "cannot list workloads"}}}, Running, "Running"},
+		{"initializing, its Pods unreadable", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Initializing"}}, Problems: []Problem{{Object: "pods", Reason: "Forbidden", Message: "cannot list pods"}}}, Stuck, "cannot list pods"},
 		{"informational event", Report{RayClusters: []RayCluster{{Name: "a"}}, Problems: []Problem{{Object: "RayCluster/a", Reason: "Scaled", Message: "x"}}}, Progressing, "0 of 1"},
 	}
 	for _, c := range cases {

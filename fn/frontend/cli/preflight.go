@@ -3,15 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 )
 
 func preflightCmd() *cobra.Command {
@@ -77,8 +74,7 @@ the API server fails (5xx) or its answer is no answer.`,
 			if err := preflight.Write(cmd.OutOrStdout(), rep, format); err != nil {
 				return err
 			}
-			_, missing, cannot := rep.Counts()
-			if missing > 0 || (requireAll && cannot > 0) {
+			if rep.Failed(requireAll) {
 				return exitError{ExitError}
 			}
 			return nil
@@ -100,22 +96,7 @@ func preflightDocs(cmd *cobra.Command, f *runFlags, files, args []string) ([]emi
 		if len(args) > 0 {
 			return nil, usageError{errors.New("give RECIPE [OVERRIDES] --infra INFRA or -f RENDERED.yaml, not both")}
 		}
-		var docs []emit.Doc
-		for _, name := range files {
-			data, err := readRendered(cmd.InOrStdin(), name)
-			if err != nil {
-				return nil, err
-			}
-			more, err := emit.Decode(name, data)
-			if err != nil {
-				return nil, err
-			}
-			docs = append(docs, more...)
-		}
-		if len(docs) == 0 {
-			return nil, fmt.Errorf("%s: no Kubernetes object found; expected rendered manifests", strings.Join(files, ", "))
-		}
-		return docs, nil
+		return preflight.ReadRendered(cmd.InOrStdin(), files)
 	}
 	if len(args) == 0 {
 		return nil, usageError{errors.New("missing RECIPE argument (or -f RENDERED.yaml)")}
@@ -129,20 +110,4 @@ func preflightDocs(cmd *cobra.Command, f *runFlags, files, args []string) ([]emi
 		return nil, exitError{ExitError}
 	}
 	return res.Docs, nil
-}
-
-// readRendered reads a rendered file, or stdin for "-", within the size
-// a rendered run may have.
-func readRendered(stdin io.Reader, name string) ([]byte, error) {
-	if name == "-" {
-		b, err := io.ReadAll(io.LimitReader(stdin, source.MaxRenderSize+1))
-		if err != nil {
-			return nil, fmt.Errorf("stdin: %w", err)
-		}
-		if len(b) > source.MaxRenderSize {
-			return nil, fmt.Errorf("stdin: over the %d-byte limit for rendered manifests", source.MaxRenderSize)
-		}
-		return b, nil
-	}
-	return source.ReadLimited(name, name, source.MaxRenderSize)
 }

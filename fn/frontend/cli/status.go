@@ -3,16 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
 func statusCmd() *cobra.Command {
@@ -60,7 +57,12 @@ or answered what is not an answer. With --watch a failed poll is retried
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			return runStatus(ctx, conn, cmd.OutOrStdout(), cmd.ErrOrStderr(), namespace, args[0], format, watch, interval)
+			v, err := runstatus.Watch(ctx, conn, runstatus.WatchOptions{Namespace: namespace, Run: args[0], Format: format,
+				Watch: watch, Interval: interval, Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()})
+			if err != nil {
+				return clusterError(cmd.ErrOrStderr(), err)
+			}
+			return exitCode(v.Exit())
 		},
 	}
 	cf.register(c)
@@ -72,59 +74,6 @@ or answered what is not an answer. With --watch a failed poll is retried
 	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
-
-// runStatus prints the report once, or with watch every time it changes
-// until the verdict is final (succeeded with cleanup done, failed, not
-// found) or ctx ends; then the last verdict decides the exit code. A stuck
-// run is watched on: its cause (a Pending pod waiting for nodes) may clear.
-// Within a watch, a poll the cluster did not answer (ErrServer,
-// ErrUnreachable) is retried, maxFailedPolls in a row at most.
-func runStatus(ctx context.Context, conn *kube.Conn, w, stderr io.Writer, ns, run, format string, watch bool, interval time.Duration) error {
-	var last string
-	var verdict *runstatus.Verdict
-	failed := 0
-	for {
-		r, err := runstatus.Collect(ctx, conn, ns, run, time.Now())
-		switch {
-		case err != nil && ctx.Err() != nil && verdict != nil:
-			// --timeout (or ^C) ended a poll: the last verdict decides.
-			fmt.Fprintf(stderr, "status: stopped after %s; the last state decides the exit code\n", safetext.Inline(context.Cause(ctx).Error()))
-			return exitCode(verdict.Exit())
-		case err != nil && watch && kube.Stops(err) && failed+1 < maxFailedPolls:
-			failed++
-			fmt.Fprintf(stderr, "status: poll %d failed, retrying in %s: %s\n", failed, interval, safetext.Inline(err.Error()))
-		case err != nil:
-			return clusterError(stderr, err)
-		default:
-			failed = 0
-			out, err := r.Format(format)
-			if err != nil {
-				return err
-			}
-			if out != last {
-				if _, err := io.WriteString(w, out); err != nil {
-					return err
-				}
-				last = out
-			}
-			verdict = &r.Verdict
-			if !watch || r.Final() {
-				return exitCode(r.Verdict.Exit())
-			}
-		}
-		select {
-		case <-ctx.Done():
-			if verdict == nil {
-				return clusterError(stderr, context.Cause(ctx))
-			}
-			return exitCode(verdict.Exit())
-		case <-time.After(interval):
-		}
-	}
-}
-
-// maxFailedPolls is how many polls in a row may fail within a watch.
-const maxFailedPolls = 3
 
 func exitCode(code int) error {
 	if code == 0 {
