@@ -1,11 +1,17 @@
-// Package docs checks that the repository's documentation stands on its own:
-// no page sends a reader to files that live outside the checkout.
+// Package docs checks that the repository's documentation stands on its own
+// and stays true to the tree: no page sends a reader to files outside the
+// checkout or to an in-repo path that does not exist, every package says
+// what it is for, and docs/architecture.md's package layout lists every
+// package.
 package docs_test
 
 import (
 	"io/fs"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -82,6 +88,155 @@ func TestDocsInstallFromACheckout(t *testing.T) {
 			if strings.Contains(line, "go install") && strings.Contains(line, "nemo-rl-krm/nemo-rl-krm") {
 				t.Errorf("%s:%d: %q: the module is not published; expected a build from a checkout (make build)", p, i+1, strings.TrimSpace(line))
 			}
+		}
+	}
+}
+
+// repoPath is a path into the checkout's code and tooling, where files
+// move: it starts at one of those top-level folders. (examples/, profiles/
+// and recipes/ also spell a user's runs repository and NeMo-RL's tree in
+// the pod, so only links are checked there.) Text such a path cannot hold
+// (placeholders, globs, shell) ends the match.
+var repoPath = regexp.MustCompile(`(?:^|[\s(\x60"'\[])((?:\.ci|charts|docs|fn|gitops|hack|internal|kustomize|tests)/[A-Za-z0-9_./-]*)`)
+
+// goSelector is a Go identifier written after a package path
+// (fn/support/parallel.Map).
+var goSelector = regexp.MustCompile(`\.[A-Z][A-Za-z0-9]*$`)
+
+// mdLink is a Markdown link's target.
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocsPathsExist: every in-repo path a page names exists, so a moved or
+// renamed file cannot leave a page pointing at nothing. A path is read from
+// the repository root; a Markdown link (and a path in a page below the
+// root) may also be relative to the page's folder.
+func TestDocsPathsExist(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	for _, f := range pages(t, root) {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, p := range cited(line) {
+				if !exists(root, path.Dir(f), p) {
+					t.Errorf("%s:%d: names %s, which does not exist in the repository; point it at the file's current path", f, i+1, p)
+				}
+			}
+		}
+	}
+}
+
+// cited lists the in-repo paths a line names.
+func cited(line string) []string {
+	var out []string
+	for _, m := range repoPath.FindAllStringSubmatch(line, -1) {
+		p := strings.TrimSuffix(strings.TrimRight(m[1], ".,:;"), "/...")
+		out = append(out, goSelector.ReplaceAllString(p, ""))
+	}
+	for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+		target, _, _ := strings.Cut(m[1], "#")
+		if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			continue
+		}
+		out = append(out, target)
+	}
+	return out
+}
+
+func exists(root, pageDir, p string) bool {
+	for _, base := range []string{root, filepath.Join(root, filepath.FromSlash(pageDir))} {
+		if _, err := os.Stat(filepath.Join(base, filepath.FromSlash(p))); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// The check can fail: a moved file, a link to a missing page, a path in
+// backquotes or prose are each caught; placeholders and URLs are not paths.
+func TestCited(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want []string
+	}{
+		{"see `fn/engine/resolve/podconfig/podconfig_test.go` (`TestX`)", []string{"fn/engine/resolve/podconfig/podconfig_test.go"}},
+		{"run `go test ./fn/...` or tests/golden/... or `fn/support/parallel.Map`.", []string{"tests/golden/", "fn/support/parallel"}},
+		{"[run identity](run-identity.md#labels), [k](https://kubernetes.io/x)", []string{"run-identity.md"}},
+		{"github.com/nemo-rl-krm/nemo-rl-krm/fn/cmd/nrl-k8s", nil},
+		{"a profile under profiles/gb300/, then docs/krm.md:", []string{"docs/krm.md"}},
+		{"files/rendered/<profile>.json", nil},
+	} {
+		require.Equal(t, tc.want, cited(tc.line), tc.line)
+	}
+	root := testenv.RepoRoot(t)
+	require.True(t, exists(root, "docs", "run-identity.md"))
+	require.True(t, exists(root, "docs", "fn/support/diag"))
+	require.False(t, exists(root, "docs", "fn/engine/podconfig/podconfig_test.go"))
+}
+
+// packages lists the module's packages below fn/, internal/ and hack/ with
+// their package comments.
+func packages(t *testing.T, root string) map[string]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}\t{{.Doc}}", "./fn/...", "./internal/...", "./hack/...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list")
+	pkgs := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, doc, _ := strings.Cut(line, "\t")
+		pkgs[strings.TrimPrefix(path, "github.com/nemo-rl-krm/nemo-rl-krm/")] = doc
+	}
+	require.Greater(t, len(pkgs), 40, "go list printed too few packages")
+	return pkgs
+}
+
+// TestEveryPackageSaysWhatItIs: `go doc` of any package starts with what it
+// is for (a doc.go or the main file's package comment).
+func TestEveryPackageSaysWhatItIs(t *testing.T) {
+	for path, doc := range packages(t, testenv.RepoRoot(t)) {
+		if doc == "" {
+			t.Errorf("%s has no package comment; say what it is for above its package clause (a doc.go when no file is the obvious home)", path)
+		}
+	}
+}
+
+// layoutRow is a row of docs/architecture.md's "Package layout" table: a
+// group folder (or one package's folder) and the packages it lists.
+var layoutRow = regexp.MustCompile("^\\| `((?:fn|internal)/[a-z/]*)` \\| ([^|]+) \\|")
+
+// TestArchitectureListsEveryPackage: the package layout table names every
+// package below fn/ and internal/, and nothing that is not one, so the
+// overview a reader starts from is the tree.
+func TestArchitectureListsEveryPackage(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	b, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	require.NoError(t, err)
+	listed := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		m := layoutRow.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		for _, name := range regexp.MustCompile("`([a-z0-9-]+)`").FindAllStringSubmatch(m[2], -1) {
+			p := m[1]
+			if strings.HasSuffix(p, "/") {
+				p += name[1]
+			}
+			listed[p] = true
+		}
+	}
+	pkgs := packages(t, root)
+	for p := range pkgs {
+		if strings.HasPrefix(p, "hack/") {
+			continue
+		}
+		if !listed[p] {
+			t.Errorf("%s is not in docs/architecture.md's package layout table: add it to its group's row", p)
+		}
+	}
+	for p := range listed {
+		if _, ok := pkgs[p]; !ok {
+			t.Errorf("docs/architecture.md's package layout table lists %s, which is not a package", p)
 		}
 	}
 }
