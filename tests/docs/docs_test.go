@@ -240,3 +240,28 @@ func TestArchitectureListsEveryPackage(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeListsEveryPage: README's layout names every page under docs/,
+// and no page that is not there.
+func TestReadmeListsEveryPage(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	var row string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "| `docs/` |") {
+			row = line
+		}
+	}
+	require.NotEmpty(t, row, "README.md has no `docs/` row in its layout table")
+	var listed []string
+	for _, m := range regexp.MustCompile("`([a-z0-9-]+\\.md)`").FindAllStringSubmatch(row, -1) {
+		listed = append(listed, m[1])
+	}
+	onDisk, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	require.NoError(t, err)
+	for i, p := range onDisk {
+		onDisk[i] = filepath.Base(p)
+	}
+	require.ElementsMatch(t, onDisk, listed, "README.md's `docs/` row and the pages under docs/")
+}
