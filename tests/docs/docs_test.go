@@ -265,3 +265,47 @@ func TestReadmeListsEveryPage(t *testing.T) {
 	}
 	require.ElementsMatch(t, onDisk, listed, "README.md's `docs/` row and the pages under docs/")
 }
+
+// pinned reads one version from a file of the repository: the first
+// submatch of re.
+func pinned(t *testing.T, root, file, re string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(file)))
+	require.NoError(t, err)
+	m := regexp.MustCompile(re).FindSubmatch(b)
+	require.NotNil(t, m, "%s: no match for %s", file, re)
+	return string(m[1])
+}
+
+// TestDocsVersionsArePins: a version the pages give for a pinned tool or
+// library is the one the repository pins, so a bump cannot leave a page
+// naming the old one.
+func TestDocsVersionsArePins(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	pins := map[string]string{
+		"KubeRay":        pinned(t, root, "go.mod", `ray-project/kuberay/ray-operator v(\S+)`),
+		"Go":             pinned(t, root, "go.mod", `(?m)^go (\S+)`),
+		"Kueue":          pinned(t, root, "hack/kueue/go.mod", `sigs.k8s.io/kueue v(\S+)`),
+		"kube-apiserver": pinned(t, root, "hack/apiserver/go.mod", `k8s.io/kubernetes v(\S+)`),
+		"Helm 3":         pinned(t, root, "go.mod", `helm.sh/helm/v3 v(\S+)`),
+		"Helm 4":         pinned(t, root, "hack/tools.sh", `"helm v(4\S+) `),
+		"kustomize":      pinned(t, root, "hack/tools.sh", `"kustomize v(\S+) `),
+		"golangci-lint":  pinned(t, root, "hack/tools.sh", `"golangci-lint v(\S+) `),
+	}
+	mention := regexp.MustCompile(`\b(KubeRay|Go|Kueue|kube-apiserver|Helm|kustomize|golangci-lint) v?(\d+\.\d+\.\d+)\b`)
+	for _, f := range pages(t, root) {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, m := range mention.FindAllStringSubmatch(line, -1) {
+				name, version := m[1], m[2]
+				if name == "Helm" {
+					name += " " + version[:1]
+				}
+				if want, ok := pins[name]; ok && version != want {
+					t.Errorf("%s:%d: %s %s, but the repository pins %s", f, i+1, m[1], version, want)
+				}
+			}
+		}
+	}
+}
