@@ -16,7 +16,8 @@ import (
 // reason.
 var notRaced = map[string]string{
 	"fn/frontend/chartgen": "its concurrency is fn/engine/batch's, race-tested there and through krm and renderall; " +
-		"its own tests render every packaged profile under Helm's engine (about 2 CPU-minutes without the detector; docs/performance.md)",
+		"its own tests render every packaged profile under Helm's engine, the slowest package of go test ./... without the detector " +
+		"(docs/performance.md, \"The race detector\")",
 }
 
 // pkg is what the rule needs to know of one package, read from `go list`

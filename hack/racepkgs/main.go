@@ -38,7 +38,7 @@ func main() {
 
 // run prints the race set of the module at root.
 func run(w io.Writer, root string, verbose bool) error {
-	pkgs, err := load(root, scope)
+	pkgs, err := load(root)
 	if err != nil {
 		return err
 	}
@@ -67,20 +67,20 @@ type listed struct {
 	Error                              *struct{ Err string }
 }
 
-func load(root, pattern string) ([]pkg, error) {
-	goList := func(args ...string) ([]byte, error) {
-		cmd := exec.Command("go", append([]string{"list"}, args...)...)
+// load lists the packages in scope, in the module at root.
+func load(root string) ([]pkg, error) {
+	inRoot := func(cmd *exec.Cmd) ([]byte, error) {
 		cmd.Dir = root
 		return cmd.Output()
 	}
-	mod, err := goList("-m")
+	mod, err := inRoot(exec.Command("go", "list", "-m"))
 	if err != nil {
 		return nil, fmt.Errorf("go list -m: %w", err)
 	}
 	module := strings.TrimSpace(string(mod)) + "/"
-	out, err := goList("-json=ImportPath,Dir,GoFiles,TestGoFiles,XTestGoFiles,Imports,TestImports,XTestImports,Error", pattern)
+	out, err := inRoot(exec.Command("go", "list", "-json=ImportPath,Dir,GoFiles,TestGoFiles,XTestGoFiles,Imports,TestImports,XTestImports,Error", scope))
 	if err != nil {
-		return nil, fmt.Errorf("go list %s: %w", pattern, err)
+		return nil, fmt.Errorf("go list %s: %w", scope, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	var pkgs []pkg
@@ -89,7 +89,7 @@ func load(root, pattern string) ([]pkg, error) {
 		if err := dec.Decode(&l); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			return nil, fmt.Errorf("go list %s: %w", pattern, err)
+			return nil, fmt.Errorf("go list %s: %w", scope, err)
 		}
 		if l.Error != nil {
 			return nil, fmt.Errorf("%s: %s", l.ImportPath, l.Error.Err)
