@@ -183,6 +183,11 @@ func TestRayPodNames(t *testing.T) {
 	require.Len(t, id, 63)
 	require.True(t, strings.HasSuffix(long+"-head", id))
 	require.Equal(t, strings.ToLower(long[:50])+"-head-", ps[0].GenerateName)
+	for _, n := range []int{50, 51, 55} {
+		name := strings.Repeat("n", n)
+		ps := pods(t, rayCluster(name, clusterSpec()))
+		require.Equal(t, name[:50]+"-head-", ps[0].GenerateName, "a %d-character cluster name", n)
+	}
 
 	// The last 63 characters of "c-qqq…q-head" start with the dash.
 	q := strings.Repeat("q", 57)

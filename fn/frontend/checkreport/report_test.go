@@ -22,10 +22,16 @@ import (
 // render is the README's example: the GB300 qwen3-30B recipe and profile.
 func render(t *testing.T, overrides ...string) *pipeline.Result {
 	t.Helper()
+	return renderPair(t, "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
+		"profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml", overrides...)
+}
+
+func renderPair(t *testing.T, recipeFile, profileFile string, overrides ...string) *pipeline.Result {
+	t.Helper()
 	root := testenv.RepoRoot(t)
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe:    filepath.Join(root, "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"),
-		Profile:   filepath.Join(root, "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"),
+		Recipe:    filepath.Join(root, recipeFile),
+		Profile:   filepath.Join(root, profileFile),
 		Run:       runparams.Run{Mode: runparams.RayJob, User: "alice"},
 		Overrides: overrides,
 	})
@@ -80,6 +86,16 @@ func TestSummaryOfARender(t *testing.T) {
 	} {
 		require.Contains(t, out, want)
 	}
+}
+
+// Pods that name no scheduler are the default scheduler's; no queue is named.
+func TestSummaryDefaultScheduler(t *testing.T) {
+	res := renderPair(t, "recipes/examples/configs/recipes/llm/grpo-llama3.2-1b-instruct-1n8g-fsdp2tp1.v3.yaml",
+		"profiles/generic/grpo-llama3.2-1b-instruct-1n8g.single-node-8gpu.infra.yaml")
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+	var b bytes.Buffer
+	checkreport.Summary(&b, res)
+	require.Contains(t, b.String(), "scheduler:   default-scheduler\n")
 }
 
 // A render that made nothing says so instead of guessing from the profile.
