@@ -309,3 +309,50 @@ func TestDocsVersionsArePins(t *testing.T) {
 		}
 	}
 }
+
+// notOurs are test-like names the pages cite from elsewhere.
+var notOurs = map[string]string{
+	"TestSuccess":                 "Flux's HelmRelease condition",
+	"TestRewriteEntrypointRecipe": "nrl-k8s's Python test class",
+}
+
+// TestDocsTestNamesExist: a test, fuzz target or benchmark a page cites as
+// evidence is defined in the module (a name followed by * is a family).
+func TestDocsTestNamesExist(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	defined := map[string]bool{}
+	decl := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Benchmark)[A-Za-z0-9_]*)\(`)
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != root) {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range decl.FindAllSubmatch(b, -1) {
+			defined[string(m[1])] = true
+		}
+		return nil
+	}))
+	require.True(t, defined["TestDocsTestNamesExist"], "the walk found no test declarations")
+	cite := regexp.MustCompile(`\b((?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*)(\*?)`)
+	for _, f := range pages(t, root) {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, m := range cite.FindAllStringSubmatch(line, -1) {
+				if m[2] == "*" || defined[m[1]] || notOurs[m[1]] != "" {
+					continue
+				}
+				t.Errorf("%s:%d: cites %s, which no test file defines; point it at the test's current name", f, i+1, m[1])
+			}
+		}
+	}
+}
