@@ -49,27 +49,14 @@ test: vet lint build image race
 	  echo "make test: podman or runc not installed: the container tier (tests/container) is skipped$${CI:+ and fails, CI=true}$${NRL_REQUIRE_PODMAN:+ and fails, NRL_REQUIRE_PODMAN is set}; apt-get install podman runc"
 	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_REQUIRE_APISERVER=1 NRL_IMAGE_TAR=$(CURDIR)/dist/nrl-k8s-image.tar $(GO) test -count=1 ./...
 
-# The race detector over every package that shares state between
-# goroutines (it needs cgo: Debian's gcc, which .ci/run installs when
-# missing). Everything else stays CGO_ENABLED=0. Each package and why:
-#   fn/support/parallel       the worker pool: results by index from N goroutines
-#   fn/engine/batch           the worker pool with one loader each, under one job budget
-#   fn/engine/load/recipe     the job budget: a sync.Cond that workers wait on
-#   fn/frontend/krm           many runs of one ResourceList on the worker pool
-#   fn/frontend/renderall     many runs of a repository on the pool, under the budget
-#   fn/support/strictjson     sync.Map type caches every worker reads and fills
-#   fn/support/lazyre         regular expressions compiled on first use, from any worker
-# Not listed: fn/analyse/podsecurity (its evaluator, built once behind
-# sync.OnceValue, is reached from the krm and renderall workers above, whose
-# test binaries instrument it) and fn/analyse/schema (only `check --strict`
-# calls it, from one goroutine). Their own tests start no goroutine, so the
-# detector had nothing to see there; their race build cost half a
-# CPU-minute of a cold CI run (CEL and apiextensions instrumented).
+# The race detector over every package whose tests run goroutines, found
+# from the code by hack/racepkgs (`go run ./hack/racepkgs -v` says why each
+# is there; its notRaced table names the one left out, with why). It needs
+# cgo: Debian's gcc, which .ci/run installs when missing; the finder itself
+# and everything else stay CGO_ENABLED=0.
 # -short: the tiers that drive the pinned CLIs run in `go test ./...` above.
-RACE_PKGS = ./fn/support/parallel ./fn/engine/batch ./fn/engine/load/recipe ./fn/frontend/krm ./fn/frontend/renderall \
-            ./fn/support/strictjson ./fn/support/lazyre
 race:
-	CGO_ENABLED=1 $(GO) test -race -short -count=1 $(RACE_PKGS)
+	pkgs=$$(CGO_ENABLED=0 $(GO) run ./hack/racepkgs) && CGO_ENABLED=1 $(GO) test -race -short -count=1 $$pkgs
 
 # Only the real-API-server tier: server-side dry-run apply of every golden,
 # example and shipped-profile render.

@@ -1,0 +1,184 @@
+package checkreport_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/checkreport"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+)
+
+// render is the README's example: the GB300 qwen3-30B recipe and profile.
+func render(t *testing.T, overrides ...string) *pipeline.Result {
+	t.Helper()
+	return renderPair(t, "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
+		"profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml", overrides...)
+}
+
+func renderPair(t *testing.T, recipeFile, profileFile string, overrides ...string) *pipeline.Result {
+	t.Helper()
+	root := testenv.RepoRoot(t)
+	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
+		Recipe:    filepath.Join(root, recipeFile),
+		Profile:   filepath.Join(root, profileFile),
+		Run:       runparams.Run{Mode: runparams.RayJob, User: "alice"},
+		Overrides: overrides,
+	})
+	return res
+}
+
+func TestFindings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ds   diag.List
+		want string
+	}{
+		{"none", nil, "CHECKS\n------\n  0 error(s), 0 warning(s)\n"},
+		{
+			"sorted, notes not counted",
+			diag.List{
+				{Severity: diag.Info, File: "a.yaml", Message: "note"},
+				{Severity: diag.Warning, File: "b.yaml", Field: "x", Message: "warn"},
+				{Severity: diag.Error, File: "c.yaml", Field: "y", Message: "bad\nline"},
+			},
+			"CHECKS\n------\n  error: c.yaml: y: bad\\nline\n  warning: b.yaml: x: warn\n  info: a.yaml: note\n  1 error(s), 1 warning(s)\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			checkreport.Findings(&b, tc.ds)
+			require.Equal(t, tc.want, b.String())
+		})
+	}
+}
+
+// The summary reads the rendered objects: the scheduler and queue the pods
+// name, the --config the pod reads, the DRA objects, the defaults used.
+func TestSummaryOfARender(t *testing.T) {
+	res := render(t, "cluster.num_nodes=4")
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+	var b bytes.Buffer
+	checkreport.Summary(&b, res)
+	out := b.String()
+	for _, want := range []string{
+		"namespace:   default\n",
+		"scheduler:   kai-scheduler (queue=rl)\n",
+		"recipe:      " + res.Recipe.Files[0] + " <- ",
+		`  cluster.num_nodes = 4 (run override "cluster.num_nodes=4")` + "\n",
+		"pod reads:   --config examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml (line ",
+		"    cluster.num_nodes=4 2>&1 | tee", // the run's override, in the rendered entrypoint
+		"\nKUBERAY\n-------\n  training: alice-raycluster-qwen3-30b-math-gb300\n",
+		"    workers 4x (4 segments x 1) cpu=132 mem=900Gi gpu=16\n",
+		"\nDRA RESOURCES\n-------------\n  ComputeDomain: ",
+		"\nDEFAULTS APPLIED (no profile key sets them)\n",
+		"  namespace = default (no namespace in the profile or the run)\n",
+	} {
+		require.Contains(t, out, want)
+	}
+}
+
+// Pods that name no scheduler are the default scheduler's; no queue is named.
+func TestSummaryDefaultScheduler(t *testing.T) {
+	res := renderPair(t, "recipes/examples/configs/recipes/llm/grpo-llama3.2-1b-instruct-1n8g-fsdp2tp1.v3.yaml",
+		"profiles/generic/grpo-llama3.2-1b-instruct-1n8g.single-node-8gpu.infra.yaml")
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+	var b bytes.Buffer
+	checkreport.Summary(&b, res)
+	require.Contains(t, b.String(), "scheduler:   default-scheduler\n")
+}
+
+// A render that made nothing says so instead of guessing from the profile.
+func TestSummaryWithNothingRendered(t *testing.T) {
+	res := render(t)
+	res.Docs = nil
+	var b bytes.Buffer
+	checkreport.Summary(&b, res)
+	out := b.String()
+	require.Contains(t, out, "scheduler:   (nothing rendered)\n")
+	require.NotContains(t, out, "pod reads:")
+	require.Contains(t, out, "entrypoint:\n", "the profile's own entrypoint")
+	require.NotContains(t, out, "DEFAULTS APPLIED")
+	require.NotContains(t, out, "DRA RESOURCES")
+
+	f := checkreport.FactsOf(res)
+	require.Nil(t, f.PodSecurity)
+	b.Reset()
+	f.Print(&b)
+	require.Empty(t, b.String())
+}
+
+func TestFactsPrint(t *testing.T) {
+	res := render(t)
+	f := checkreport.FactsOf(res)
+	require.NotNil(t, f.PodSecurity)
+	require.NotEmpty(t, f.Prerequisites)
+	var b bytes.Buffer
+	f.Print(&b)
+	out := b.String()
+	require.Contains(t, out, "\nPOD SECURITY\n------------\n  needs: privileged ")
+	require.Contains(t, out, "  baseline refuses RayJob/alice-raycluster-qwen3-30b-math-gb300 ")
+	require.Equal(t, 1, strings.Count(out, "    why: "), "each reason once")
+	require.Contains(t, out, "  restricted also refuses: allowPrivilegeEscalation x")
+	require.Contains(t, out, "\nPREREQUISITES (must exist before apply; nrl-k8s preflight checks them)\n")
+	require.Contains(t, out, "  CustomResourceDefinition apiextensions.k8s.io/v1 computedomains.resource.nvidia.com: ")
+}
+
+type report struct {
+	Valid         bool              `json:"valid"`
+	Profile       string            `json:"profile"`
+	Namespace     string            `json:"namespace"`
+	PodSecurity   *json.RawMessage  `json:"podSecurity"`
+	Prerequisites []json.RawMessage `json:"prerequisites"`
+	Findings      []map[string]any  `json:"findings"`
+}
+
+func TestWriteJSON(t *testing.T) {
+	t.Run("a render", func(t *testing.T) {
+		res := render(t)
+		var b bytes.Buffer
+		require.NoError(t, checkreport.WriteJSON(&b, res, checkreport.FactsOf(res)))
+		var got report
+		require.NoError(t, json.Unmarshal(b.Bytes(), &got))
+		require.True(t, got.Valid)
+		require.Equal(t, res.Profile.File, got.Profile)
+		require.Equal(t, "default", got.Namespace)
+		require.NotNil(t, got.PodSecurity)
+		require.NotEmpty(t, got.Prerequisites)
+		require.Len(t, got.Findings, len(res.Diags))
+	})
+	t.Run("nothing rendered, errors sorted first", func(t *testing.T) {
+		res := &pipeline.Result{Profile: &profile.Loaded{File: "p.yaml", Infra: &profile.Infra{Namespace: "ns"}}, Diags: diag.List{
+			{Severity: diag.Warning, File: "a.yaml", Message: "w"},
+			{Severity: diag.Error, File: "b.yaml", Field: "f", Message: "e <&>"},
+		}}
+		var b bytes.Buffer
+		require.NoError(t, checkreport.WriteJSON(&b, res, checkreport.Facts{}))
+		require.Contains(t, b.String(), `"message": "e <&>"`, "no HTML escaping")
+		require.Contains(t, b.String(), `"prerequisites": []`, "an empty list, not null")
+		require.Contains(t, b.String(), `"podSecurity": null`)
+		var got report
+		require.NoError(t, json.Unmarshal(b.Bytes(), &got))
+		require.False(t, got.Valid)
+		require.Equal(t, []map[string]any{
+			{"severity": "error", "file": "b.yaml", "field": "f", "message": "e <&>"},
+			{"severity": "warning", "file": "a.yaml", "message": "w"},
+		}, got.Findings)
+	})
+	t.Run("no profile", func(t *testing.T) {
+		var b bytes.Buffer
+		require.NoError(t, checkreport.WriteJSON(&b, &pipeline.Result{Diags: diag.List{{Severity: diag.Error, Message: "no such file"}}}, checkreport.Facts{}))
+		require.NotContains(t, b.String(), `"profile"`)
+		require.NotContains(t, b.String(), `"namespace"`)
+	})
+}
