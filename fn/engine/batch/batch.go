@@ -80,10 +80,10 @@ func Render[T any](src source.Source, n int, run func(l *recipe.Loader, i int) O
 // of two runs that render one object fails, naming both, and writes
 // nothing. names are the runs' names, in the order of outs.
 func Collisions[T any](names []string, outs []Output[T]) [][]string {
-	owners := emit.Owners{}
+	claimed := owners{}
 	msgs := make([][]string, len(outs))
 	for i := range outs {
-		msgs[i] = owners.Claim(names[i], outs[i].IDs)
+		msgs[i] = claimed.claim(names[i], outs[i].IDs)
 	}
 	return msgs
 }

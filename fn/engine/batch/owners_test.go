@@ -1,4 +1,4 @@
-package emit_test
+package batch
 
 import (
 	"testing"
@@ -24,9 +24,9 @@ func TestOwners(t *testing.T) {
 		{"another name", doc("a", "other", "img:2"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := emit.Owners{}
-			require.Empty(t, o.Claim("first", emit.Identities([]emit.Doc{doc("a", "tools", "img:1")})))
-			msgs := o.Claim("second", emit.Identities([]emit.Doc{tc.second}))
+			o := owners{}
+			require.Empty(t, o.claim("first", emit.Identities([]emit.Doc{doc("a", "tools", "img:1")})))
+			msgs := o.claim("second", emit.Identities([]emit.Doc{tc.second}))
 			if tc.want == "" {
 				require.Empty(t, msgs)
 				return
