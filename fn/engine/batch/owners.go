@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // owners records which run rendered each object of one invocation, so two
@@ -22,7 +22,7 @@ type owner struct {
 // claim records run's objects and returns one message per object another
 // run already rendered differently, naming both runs; nothing is recorded
 // when there is any.
-func (o owners) claim(run string, ids []emit.Identity) []string {
+func (o owners) claim(run string, ids []rendered.Identity) []string {
 	var msgs []string
 	for _, id := range ids {
 		if prev, ok := o[id.ID]; ok && prev.run != run && prev.sum != id.Sum {

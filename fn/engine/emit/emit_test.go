@@ -4,12 +4,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // A stream is `---` then each document's YAML with sorted keys, block
 // strings kept literal, and one newline at the end of each document.
 func TestStream(t *testing.T) {
-	out, err := Stream([]Doc{
+	out, err := Stream([]rendered.Doc{
 		{Kind: "Service", Name: "s", Data: map[string]any{"kind": "Service", "apiVersion": "v1", "metadata": map[string]any{"name": "s"}}},
 		{Kind: "RayJob", Name: "j", Data: map[string]any{"spec": map[string]any{"entrypoint": "set -eu\npython x.py\n", "replicas": 2.0}, "kind": "RayJob"}},
 	})

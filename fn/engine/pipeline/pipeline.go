@@ -11,6 +11,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/effective"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
@@ -60,7 +61,7 @@ type Result struct {
 	Mode    runparams.Mode
 	Recipe  *effective.Recipe
 	Profile *profile.Loaded
-	Docs    []emit.Doc
+	Docs    []rendered.Doc
 	Diags   diag.List
 }
 

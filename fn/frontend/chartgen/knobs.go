@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -389,7 +389,7 @@ type Taken struct {
 	Env []string `json:"env"`
 }
 
-func taken(docs []emit.Doc) Taken {
+func taken(docs []rendered.Doc) Taken {
 	t := Taken{NodeSelector: map[string][]string{}, Tolerations: []string{}, Env: []string{}}
 	ns := map[string]map[string]bool{}
 	tols, env := map[string]bool{}, map[string]bool{}

@@ -11,10 +11,10 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
@@ -130,7 +130,7 @@ func Summary(w io.Writer, res *pipeline.Result) {
 // renderedEntrypoint is the training job's entrypoint as rendered (the
 // --config rewrite and the run's overrides applied): the first RayJob that
 // runs a NeMo-RL driver.
-func renderedEntrypoint(docs []emit.Doc) (string, bool) {
+func renderedEntrypoint(docs []rendered.Doc) (string, bool) {
 	for _, d := range docs {
 		if d.Kind != "RayJob" {
 			continue
@@ -146,7 +146,7 @@ func renderedEntrypoint(docs []emit.Doc) (string, bool) {
 
 // schedulerOf says which schedulers and KAI queues the rendered pods name,
 // read from the objects (not from the profile's words).
-func schedulerOf(docs []emit.Doc) string {
+func schedulerOf(docs []rendered.Doc) string {
 	if docs == nil {
 		return "(nothing rendered)"
 	}

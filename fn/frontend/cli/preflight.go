@@ -10,8 +10,8 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 func preflightCmd() *cobra.Command {
@@ -95,18 +95,18 @@ the API server fails (5xx) or its answer is no answer.`,
 }
 
 // preflightDocs renders the run, or reads -f.
-func preflightDocs(cmd *cobra.Command, f *runFlags, files, args []string) ([]emit.Doc, error) {
+func preflightDocs(cmd *cobra.Command, f *runFlags, files, args []string) ([]rendered.Doc, error) {
 	if len(files) > 0 {
 		if len(args) > 0 {
 			return nil, usageError{errors.New("give RECIPE [OVERRIDES] --infra INFRA or -f RENDERED.yaml, not both")}
 		}
-		var docs []emit.Doc
+		var docs []rendered.Doc
 		for _, name := range files {
 			data, err := readRendered(cmd.InOrStdin(), name)
 			if err != nil {
 				return nil, err
 			}
-			more, err := emit.Decode(name, data)
+			more, err := rendered.Decode(name, data)
 			if err != nil {
 				return nil, err
 			}

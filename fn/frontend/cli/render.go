@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -65,7 +66,7 @@ func checkFormat(format string) error {
 // encodeDocs writes the documents as `nrl-k8s render` prints them: the YAML
 // stream, or kubectl's JSON form of several objects (a v1 List), indented,
 // keys sorted.
-func encodeDocs(docs []emit.Doc, format string) ([]byte, error) {
+func encodeDocs(docs []rendered.Doc, format string) ([]byte, error) {
 	if format == "yaml" {
 		return emit.Stream(docs)
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
@@ -235,7 +236,7 @@ func Render(src source.Source, runs []RunEntry) *Result {
 	return res
 }
 
-func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []emit.Identity, bool) {
+func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []rendered.Identity, bool) {
 	if r.Spec == nil || ds.HasErrors() {
 		return nil, nil, false
 	}
@@ -269,7 +270,7 @@ func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []emit.Iden
 		return nil, nil, false
 	}
 	// Identities only: the documents themselves are in data.
-	return data, emit.Identities(pr.Docs), true
+	return data, rendered.Identities(pr.Docs), true
 }
 
 // dirChecker is a source that judges a directory before it is listed
