@@ -3,6 +3,16 @@
 // that the check stage needs nothing from the build stage that follows it.
 package runparams
 
+import "strings"
+
+// NormalizeUser is the one user-name rule (the run's user, `${user:}`):
+// lower case, `_` and `.` become `-`, so the name is usable in Kubernetes
+// object names. Every entry point applies it before a render.
+func NormalizeUser(u string) string {
+	u = strings.ToLower(strings.TrimSpace(u))
+	return strings.NewReplacer("_", "-", ".", "-").Replace(u)
+}
+
 // Mode is what a render produces.
 type Mode string
 

@@ -16,7 +16,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/interp"
 )
 
 // APIVersion and Kind of the resource.
@@ -282,7 +281,7 @@ func (r *NemoRLRun) Request(base string) pipeline.Request {
 		Run: runparams.Run{
 			Mode:        runparams.Mode(r.Mode()),
 			RunID:       r.Spec.RunID,
-			User:        interp.NormalizeUser(r.Spec.User),
+			User:        runparams.NormalizeUser(r.Spec.User),
 			Name:        name,
 			Labels:      r.Metadata.Labels,
 			Annotations: userAnnotations(r.Metadata.Annotations),
