@@ -61,6 +61,8 @@ var layers = []layer{
 	// Data every stage shares: the run parameters and the rendered document.
 	{prefix: "fn/engine/runparams", may: []string{"fn/support/"}, never: clusterClients},
 	{prefix: "fn/engine/rendered", may: []string{"fn/support/"}, never: clusterClients},
+	// The NemoRLRun API type: a leaf any entry point reads, which never pulls in the pipeline.
+	{prefix: "fn/frontend/runspec", may: []string{"fn/support/", "fn/engine/runparams"}, never: clusterClients},
 	// Analysers read rendered documents and typed objects; the stages call them, never the reverse.
 	{prefix: "fn/analyse/", may: []string{"fn/support/", "fn/engine/rendered", "fn/analyse/"}, never: clusterClients},
 	// The stages in pipeline order: load → resolve → check | build → emit → pipeline.
@@ -177,6 +179,7 @@ func TestLayeringRefuses(t *testing.T) {
 		{"support imports the engine", pkg{path: module + "fn/support/tree", imports: []string{module + "fn/engine/emit"}}, "fn/support/tree imports fn/engine/emit"},
 		{"an analyser imports the emit stage", pkg{path: module + "fn/analyse/workload", imports: []string{module + "fn/engine/emit"}}, "fn/analyse/workload imports fn/engine/emit"},
 		{"check imports the emit stage", pkg{path: module + "fn/engine/check", imports: []string{module + "fn/engine/emit"}}, "fn/engine/check imports fn/engine/emit"},
+		{"the NemoRLRun type imports the pipeline", pkg{path: module + "fn/frontend/runspec", imports: []string{module + "fn/engine/pipeline"}}, "fn/frontend/runspec imports fn/engine/pipeline"},
 		{"a package in no layer", pkg{path: module + "fn/misc"}, "fn/misc: in no layer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
@@ -89,7 +90,7 @@ func TestGoldenCasesParity(t *testing.T) {
 		require.NoError(t, err)
 		spec, err := runspec.Parse(file, data)
 		require.NoError(t, err)
-		req := spec.Request(filepath.ToSlash(file))
+		req := runrequest.Of(spec, filepath.ToSlash(file))
 		var name string
 		for _, e := range idx.Profiles {
 			if e.Profile == req.Profile && e.Recipe == req.Recipe {

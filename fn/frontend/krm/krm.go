@@ -24,6 +24,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
@@ -299,7 +300,7 @@ func specOf(n *yaml.RNode) string {
 
 // render runs one request through the pipeline and encodes its output.
 func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document, []rendered.Identity, framework.Results) {
-	req := r.spec.Request(r.base)
+	req := runrequest.Of(r.spec, r.base)
 	var results framework.Results
 	fail := func(field, msg string) {
 		results = append(results, &framework.Result{

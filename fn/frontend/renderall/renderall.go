@@ -35,6 +35,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
@@ -240,7 +241,7 @@ func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []rendered.
 	if r.Spec == nil || ds.HasErrors() {
 		return nil, nil, false
 	}
-	req := r.Spec.Request(r.Path)
+	req := runrequest.Of(r.Spec, r.Path)
 	if req.RecipeRoot == "" && r.RecipeRoot != "" {
 		req.RecipeRoot = path.Clean(filepath.ToSlash(r.RecipeRoot))
 	}
