@@ -66,7 +66,8 @@ var layers = []layer{
 	// Analysers read rendered documents and typed objects; the stages call them, never the reverse.
 	{prefix: "fn/analyse/", may: []string{"fn/support/", "fn/engine/rendered", "fn/analyse/"}, never: clusterClients},
 	// The stages in pipeline order: load → resolve → check | build → emit → pipeline.
-	{prefix: "fn/engine/load/", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/load/"}, never: clusterClients},
+	// The profile's schema checks the names KAI and Kueue read, from the one package that holds each.
+	{prefix: "fn/engine/load/", may: []string{"fn/support/", "fn/engine/runparams", "fn/analyse/kai", "fn/analyse/kueue", "fn/engine/load/"}, never: clusterClients},
 	{prefix: "fn/engine/resolve/", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/load/", "fn/engine/resolve/"}, never: clusterClients},
 	// check and build (manifest) both read the resolved run; neither reads the other.
 	{prefix: "fn/engine/check", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/rendered", "fn/engine/load/", "fn/engine/resolve/", "fn/engine/check", "fn/analyse/"}, never: clusterClients},

@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
@@ -156,7 +156,7 @@ func schedulerOf(docs []rendered.Doc) string {
 		switch t := v.(type) {
 		case map[string]any:
 			if key == "labels" {
-				if q, ok := t[manifest.KAIQueueLabel].(string); ok {
+				if q, ok := t[kai.QueueLabel].(string); ok {
 					queues[q] = true
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
@@ -76,14 +77,14 @@ func schedulingFacts(o owner, facts map[string]string) {
 	}{
 		{"scheduler", func(t *corev1.PodTemplateSpec) string { return t.Spec.SchedulerName }},
 		{"queue", func(t *corev1.PodTemplateSpec) string {
-			if q := t.Labels[QueueLabel]; q != "" {
+			if q := t.Labels[kai.QueueLabel]; q != "" {
 				return q
 			}
-			return o.labels[QueueLabel]
+			return o.labels[kai.QueueLabel]
 		}},
-		{"topology", func(t *corev1.PodTemplateSpec) string { return t.Annotations[TopologyAnnotation] }},
-		{"required-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[RequiredPlacementAnn] }},
-		{"preferred-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[PreferredPlacementAn] }},
+		{"topology", func(t *corev1.PodTemplateSpec) string { return t.Annotations[kai.TopologyKey] }},
+		{"required-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[kai.RequiredPlacementKey] }},
+		{"preferred-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[kai.PreferredPlacementKey] }},
 		{"priority-class", func(t *corev1.PodTemplateSpec) string { return t.Spec.PriorityClassName }},
 	}
 	for _, f := range fields {

@@ -31,11 +31,7 @@ import (
 
 // Well-known names the summary reads.
 const (
-	GPUResource          = corev1.ResourceName("nvidia.com/gpu")
-	QueueLabel           = "kai.scheduler/queue"
-	TopologyAnnotation   = "kai.scheduler/topology"
-	RequiredPlacementAnn = "kai.scheduler/topology-required-placement"
-	PreferredPlacementAn = "kai.scheduler/topology-preferred-placement"
+	GPUResource = corev1.ResourceName("nvidia.com/gpu")
 )
 
 // Render is a set of runs by name: a whole output tree, or one file.
