@@ -29,8 +29,7 @@ import (
 // The names KAI reads from a run's objects, in one place for every package
 // that renders, checks, reviews or reads them back.
 const (
-	// QueueLabel names the KAI queue of an object and its pods
-	// (pkg/common/constants: DefaultQueueLabel).
+	// QueueLabel names the KAI queue of an object and its pods.
 	QueueLabel = "kai.scheduler/queue"
 	// QueueAPIVersion is the version KAI serves its Queue in.
 	QueueAPIVersion = "scheduling.run.ai/v2"
