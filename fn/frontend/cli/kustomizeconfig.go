@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/schema"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tooling/kustomizeconf"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/kustomizeconf"
 )
 
 // kustomizeConfigCmd prints the two files a kustomize overlay over rendered
