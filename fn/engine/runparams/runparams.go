@@ -68,9 +68,6 @@ type Run struct {
 // resolve stage derived from them and the recipe for the pod.
 type Params struct {
 	Run
-	// Overrides are the run's recipe overrides (its `infra.` ones went into
-	// the profile), appended to the training driver call.
-	Overrides []string
 	// Config, when set, is the --config every driver call is pointed at: the
 	// checked recipe as the pod sees it (podconfig.Of).
 	Config string

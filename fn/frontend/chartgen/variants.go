@@ -299,7 +299,7 @@ func overridesToken(data, plain string) (string, error) {
 			}
 		}
 		if token == "" {
-			return "", fmt.Errorf("removing the inserted override %q does not give the render without overrides: entrypoint.AppendOverrides no longer inserts plain text", SentinelOverride)
+			return "", fmt.Errorf("removing the inserted override %q does not give the render without overrides: entrypoint.Script.AppendOverrides no longer inserts plain text", SentinelOverride)
 		}
 		return token, nil
 	default:

@@ -59,12 +59,13 @@ func Summary(w io.Writer, res *pipeline.Result) {
 			}
 		}
 	}
-	ep, rendered := renderedEntrypoint(res.Docs)
+	script, rendered := renderedEntrypoint(res.Docs)
+	ep := script.Text
 	if !rendered && in.Launch.Entrypoint != nil {
 		ep = *in.Launch.Entrypoint
 	}
 	if rendered {
-		for _, inv := range entrypoint.FindInvocations(ep) {
+		for _, inv := range script.Calls {
 			what := "the driver's default config (no --config)"
 			if inv.Config != "" {
 				what = "--config " + inv.Config
@@ -130,18 +131,18 @@ func Summary(w io.Writer, res *pipeline.Result) {
 // renderedEntrypoint is the training job's entrypoint as rendered (the
 // --config rewrite and the run's overrides applied): the first RayJob that
 // runs a NeMo-RL driver.
-func renderedEntrypoint(docs []rendered.Doc) (string, bool) {
+func renderedEntrypoint(docs []rendered.Doc) (entrypoint.Script, bool) {
 	for _, d := range docs {
 		if d.Kind != "RayJob" {
 			continue
 		}
 		spec, _ := d.Data["spec"].(map[string]any)
 		ep, _ := spec["entrypoint"].(string)
-		if _, ok := entrypoint.FindInvocation(ep); ok {
-			return ep, true
+		if s := entrypoint.Parse(ep); len(s.Calls) > 0 {
+			return s, true
 		}
 	}
-	return "", false
+	return entrypoint.Script{}, false
 }
 
 // schedulerOf says which schedulers and KAI queues the rendered pods name,

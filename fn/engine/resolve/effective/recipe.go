@@ -52,7 +52,8 @@ type AppliedOverride struct {
 }
 
 // Resolve builds the recipe the training driver will see.
-func Resolve(l *recipe.Loader, rec *recipe.Loaded, file string, prof *profile.Loaded, runOverrides []string, env Env) (*Recipe, diag.List) {
+// runOverrides are the run's recipe overrides, parsed once by the pipeline.
+func Resolve(l *recipe.Loader, rec *recipe.Loaded, file string, prof *profile.Loaded, runOverrides []hydra.Override, env Env) (*Recipe, diag.List) {
 	var ds diag.List
 	r := &Recipe{File: file, Files: rec.Files, Tree: tree.Copy(rec.Tree).(*tree.Map), loader: l}
 	if ep := prof.Infra.Launch.Entrypoint; ep != nil {
@@ -70,12 +71,7 @@ func Resolve(l *recipe.Loader, rec *recipe.Loaded, file string, prof *profile.Lo
 			}
 		}
 	}
-	for _, raw := range runOverrides {
-		o, err := hydra.Parse(raw)
-		if err != nil {
-			ds.Errorf("", raw, "%v", err)
-			continue
-		}
+	for _, o := range runOverrides {
 		r.apply(&ds, file, o.Key.String(), o, "run")
 	}
 	resolved, err := interp.New(r.Tree, interp.Options{
