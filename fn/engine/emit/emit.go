@@ -146,3 +146,20 @@ func Stream(docs []rendered.Doc) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// List writes documents as kubectl's JSON form of several objects (a v1
+// List, `render -o json`): indented, keys sorted, HTML left unescaped.
+func List(docs []rendered.Doc) ([]byte, error) {
+	items := make([]any, len(docs))
+	for i, d := range docs {
+		items[i] = d.Data
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "    ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items}); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

@@ -53,3 +53,31 @@ func TestConvertPrunesAndOrders(t *testing.T) {
 	require.NotContains(t, docs[0].Data, "strategy")
 	require.NotContains(t, docs[1].Data, "status")
 }
+
+// -o json is a v1 List of the documents, four-space indented, keys sorted,
+// `<` and `&` kept as they are; rendered.Decode reads it back.
+func TestList(t *testing.T) {
+	out, err := List([]rendered.Doc{{Kind: "ConfigMap", Name: "c", Data: map[string]any{
+		"kind": "ConfigMap", "apiVersion": "v1", "metadata": map[string]any{"name": "c"}, "data": map[string]any{"x": "a<b&c"}}}})
+	require.NoError(t, err)
+	require.Equal(t, `{
+    "apiVersion": "v1",
+    "items": [
+        {
+            "apiVersion": "v1",
+            "data": {
+                "x": "a<b&c"
+            },
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "c"
+            }
+        }
+    ],
+    "kind": "List"
+}
+`, string(out))
+	back, err := rendered.Decode("l.json", out)
+	require.NoError(t, err)
+	require.Equal(t, "ConfigMap c", back[0].Describe())
+}
