@@ -271,3 +271,18 @@ func Write(chartDir string, files map[string][]byte) error {
 	}
 	return nil
 }
+
+// Regenerate is Generate of the index file for the chart at chartDir
+// (paths relative to the working directory): the files `make chart` writes
+// and `chart-data --check` compares.
+func Regenerate(chartDir, indexFile string) (map[string][]byte, error) {
+	idx, err := LoadIndex(filepath.ToSlash(indexFile))
+	if err != nil {
+		return nil, err
+	}
+	readme, err := os.ReadFile(filepath.Join(chartDir, "README.md"))
+	if err != nil {
+		return nil, err
+	}
+	return Generate(idx, readme)
+}
