@@ -108,7 +108,10 @@ func Render(l *recipe.Loader, req Request) *Result {
 	}
 	res.Profile = prof
 	params := runparams.Params{Run: req.Run}
-	runRecipe, cds := effective.Resolve(l, rec, req.Recipe, prof, runOv, effective.Env{User: req.User, Env: req.Env})
+	runRecipe, cds := effective.Resolve(effective.Input{
+		Loader: l, Recipe: rec, File: req.Recipe, Profile: prof, Overrides: runOv,
+		Env: effective.Env{User: req.User, Env: req.Env},
+	})
 	res.Recipe = runRecipe
 	res.Diags = append(res.Diags, prof.Locate(cds)...)
 	res.Diags = append(res.Diags, resolvePod(req, rec, prof, runRecipe.Entrypoint, &params)...)
