@@ -21,6 +21,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 )
 
@@ -65,7 +66,7 @@ func modesOf(c Case) []runparams.Mode {
 }
 
 func render(c Case, mode runparams.Mode) (out, findings []byte) {
-	req := c.Run.Request(filepath.ToSlash(filepath.Join(c.Dir, "run.yaml")))
+	req := runrequest.Of(c.Run, filepath.ToSlash(filepath.Join(c.Dir, "run.yaml")))
 	req.Mode = mode
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), req)
 	var fb bytes.Buffer

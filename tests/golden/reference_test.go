@@ -19,6 +19,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -188,7 +189,7 @@ func renderUnnamed(t *testing.T, dir string, mode runparams.Mode) []byte {
 		}
 	}
 	require.NotNil(t, c.Run, dir)
-	req := c.Run.Request(filepath.ToSlash(filepath.Join(c.Dir, "run.yaml")))
+	req := runrequest.Of(c.Run, filepath.ToSlash(filepath.Join(c.Dir, "run.yaml")))
 	req.Mode, req.Name = mode, ""
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), req)
 	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)

@@ -36,6 +36,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
@@ -58,7 +59,7 @@ const (
 
 // render renders the shipped Kueue profile (2 workers x 8 GPUs, LocalQueue
 // lab-queue) as run name in namespace ns.
-func render(t *testing.T, name, ns string) ([]emit.Doc, []*unstructured.Unstructured) {
+func render(t *testing.T, name, ns string) ([]rendered.Doc, []*unstructured.Unstructured) {
 	t.Helper()
 	root := testenv.RepoRoot(t)
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
@@ -317,7 +318,7 @@ func TestKueueRefusesWhatCheckRefuses(t *testing.T) {
 }
 
 // localQueueLine is preflight's LocalQueue line for the rendered run.
-func localQueueLine(t *testing.T, env *operator.Env, docs []emit.Doc, ns string) preflight.Line {
+func localQueueLine(t *testing.T, env *operator.Env, docs []rendered.Doc, ns string) preflight.Line {
 	t.Helper()
 	in, err := preflight.InputOf(docs, "", ns)
 	require.NoError(t, err)

@@ -1,8 +1,9 @@
 // Package layering holds the package tree to the architecture it shows
 // (docs/architecture.md, "Package layout"): the engine's stages import only
 // earlier stages, the engine never reaches a front end, an after-apply
-// command or a cluster client, and analysers never reach a front end. The
-// import graph is what decides it, so that is what this test reads.
+// command or a cluster client, and analysers never reach a stage (they read
+// the rendered document, below every stage) or a front end. The import
+// graph is what decides it, so that is what this test reads.
 package layering_test
 
 import (
@@ -36,28 +37,48 @@ var clusterClients = []string{
 	"github.com/spf13/cobra", "helm.sh/helm/",
 }
 
-// layers, most specific first: the first prefix matching a package is its
-// layer. A package no prefix matches fails the test, so a new package is
-// placed on purpose.
+// engine is every engine package a later layer may read.
+var engine = []string{
+	"fn/engine/runparams", "fn/engine/rendered", "fn/engine/load/", "fn/engine/resolve/",
+	"fn/engine/check", "fn/engine/manifest", "fn/engine/emit", "fn/engine/pipeline", "fn/engine/batch",
+}
+
+func with(prefixes ...[]string) []string {
+	var out []string
+	for _, p := range prefixes {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// layers, lowest first: a layer may import only itself and layers above it
+// in this list (TestNoBackEdge holds the table to that), so the list is the
+// order data flows in. The first prefix matching a package is its layer; a
+// package no prefix matches fails the test, so a new package is placed on
+// purpose.
 var layers = []layer{
 	{prefix: "fn/support/", may: []string{"fn/support/"}, never: clusterClients},
-	// Data every stage shares: the run parameters and the emitted document.
+	// Data every stage shares: the run parameters and the rendered document.
 	{prefix: "fn/engine/runparams", may: []string{"fn/support/"}, never: clusterClients},
-	{prefix: "fn/engine/emit", may: []string{"fn/support/"}, never: clusterClients},
-	// The stages in pipeline order: load → resolve → check | build → pipeline.
-	{prefix: "fn/engine/load/", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/emit", "fn/engine/load/"}, never: clusterClients},
-	{prefix: "fn/engine/resolve/", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/emit", "fn/engine/load/", "fn/engine/resolve/"}, never: clusterClients},
+	{prefix: "fn/engine/rendered", may: []string{"fn/support/"}, never: clusterClients},
+	// The NemoRLRun API type: a leaf any entry point reads, which never pulls in the pipeline.
+	{prefix: "fn/frontend/runspec", may: []string{"fn/support/", "fn/engine/runparams"}, never: clusterClients},
+	// Analysers read rendered documents and typed objects; the stages call them, never the reverse.
+	{prefix: "fn/analyse/", may: []string{"fn/support/", "fn/engine/rendered", "fn/analyse/"}, never: clusterClients},
+	// The stages in pipeline order: load → resolve → check | build → emit → pipeline.
+	// The profile's schema checks the names KAI and Kueue read, from the one package that holds each.
+	{prefix: "fn/engine/load/", may: []string{"fn/support/", "fn/engine/runparams", "fn/analyse/kai", "fn/analyse/kueue", "fn/engine/load/"}, never: clusterClients},
+	{prefix: "fn/engine/resolve/", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/load/", "fn/engine/resolve/"}, never: clusterClients},
 	// check and build (manifest) both read the resolved run; neither reads the other.
-	{prefix: "fn/engine/check", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/emit", "fn/engine/load/", "fn/engine/resolve/", "fn/engine/check", "fn/analyse/"}, never: clusterClients},
-	{prefix: "fn/engine/manifest", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/emit", "fn/engine/load/", "fn/engine/resolve/", "fn/engine/manifest", "fn/analyse/"}, never: clusterClients},
-	{prefix: "fn/engine/pipeline", may: []string{"fn/support/", "fn/engine/", "fn/analyse/"}, never: clusterClients},
+	{prefix: "fn/engine/check", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/rendered", "fn/engine/load/", "fn/engine/resolve/", "fn/engine/check", "fn/analyse/"}, never: clusterClients},
+	{prefix: "fn/engine/manifest", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/rendered", "fn/engine/load/", "fn/engine/resolve/", "fn/engine/manifest", "fn/analyse/"}, never: clusterClients},
+	{prefix: "fn/engine/emit", may: []string{"fn/support/", "fn/engine/rendered"}, never: clusterClients},
+	{prefix: "fn/engine/pipeline", may: with([]string{"fn/support/", "fn/analyse/"}, engine[:len(engine)-1]), never: clusterClients},
 	// Many runs in one process, on the one path.
-	{prefix: "fn/engine/batch", may: []string{"fn/support/", "fn/engine/", "fn/analyse/"}, never: clusterClients},
-	// Analysers read rendered documents and typed objects; they never call back into the pipeline.
-	{prefix: "fn/analyse/", may: []string{"fn/support/", "fn/engine/emit", "fn/analyse/"}, never: clusterClients},
-	{prefix: "fn/tooling/", may: []string{"fn/support/", "fn/engine/", "fn/analyse/", "fn/tooling/"}, never: clusterClients},
-	{prefix: "fn/afterapply/", may: []string{"fn/support/", "fn/engine/", "fn/analyse/", "fn/afterapply/"}},
-	{prefix: "fn/frontend/", may: []string{"fn/support/", "fn/engine/", "fn/analyse/", "fn/afterapply/", "fn/tooling/", "fn/frontend/", "charts"}},
+	{prefix: "fn/engine/batch", may: with([]string{"fn/support/", "fn/analyse/"}, engine), never: clusterClients},
+	{prefix: "fn/tooling/", may: with([]string{"fn/support/", "fn/analyse/", "fn/tooling/"}, engine), never: clusterClients},
+	{prefix: "fn/afterapply/", may: with([]string{"fn/support/", "fn/analyse/", "fn/afterapply/"}, engine)},
+	{prefix: "fn/frontend/", may: with([]string{"fn/support/", "fn/analyse/", "fn/afterapply/", "fn/tooling/", "fn/frontend/", "charts"}, engine)},
 	{prefix: "fn/cmd/", may: []string{"fn/", "charts"}},
 }
 
@@ -157,6 +178,9 @@ func TestLayeringRefuses(t *testing.T) {
 		{"an analyser imports a front end", pkg{path: module + "fn/analyse/podsecurity", imports: []string{module + "fn/frontend/review"}}, "fn/analyse/podsecurity imports fn/frontend/review"},
 		{"an analyser imports the pipeline", pkg{path: module + "fn/analyse/prereq", imports: []string{module + "fn/engine/pipeline"}}, "fn/analyse/prereq imports fn/engine/pipeline"},
 		{"support imports the engine", pkg{path: module + "fn/support/tree", imports: []string{module + "fn/engine/emit"}}, "fn/support/tree imports fn/engine/emit"},
+		{"an analyser imports the emit stage", pkg{path: module + "fn/analyse/workload", imports: []string{module + "fn/engine/emit"}}, "fn/analyse/workload imports fn/engine/emit"},
+		{"check imports the emit stage", pkg{path: module + "fn/engine/check", imports: []string{module + "fn/engine/emit"}}, "fn/engine/check imports fn/engine/emit"},
+		{"the NemoRLRun type imports the pipeline", pkg{path: module + "fn/frontend/runspec", imports: []string{module + "fn/engine/pipeline"}}, "fn/frontend/runspec imports fn/engine/pipeline"},
 		{"a package in no layer", pkg{path: module + "fn/misc"}, "fn/misc: in no layer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,4 +189,36 @@ func TestLayeringRefuses(t *testing.T) {
 			require.Contains(t, bad[0], tc.want)
 		})
 	}
+}
+
+// TestNoBackEdge holds the table itself to one direction: every prefix a
+// layer may import names only that layer or layers listed before it, so
+// no import the table allows points back up the flow (an analyser reading
+// the emit stage, a stage reading a later one).
+func TestNoBackEdge(t *testing.T) {
+	require.Empty(t, backEdges(layers))
+	// The check can fail: a table where an analyser may read the emit stage.
+	bad := append([]layer{}, layers...)
+	for i := range bad {
+		if bad[i].prefix == "fn/analyse/" {
+			bad[i].may = append([]string{"fn/engine/emit"}, bad[i].may...)
+		}
+	}
+	require.Equal(t, []string{"fn/analyse/ may import fn/engine/emit, a later layer"}, backEdges(bad))
+}
+
+// backEdges lists each prefix a layer may import that names a layer after it.
+func backEdges(ls []layer) []string {
+	var bad []string
+	for i, l := range ls {
+		for _, m := range l.may {
+			for j := i + 1; j < len(ls); j++ {
+				if matches(ls[j].prefix, m) || matches(m, ls[j].prefix) {
+					bad = append(bad, fmt.Sprintf("%s may import %s, a later layer", l.prefix, m))
+					break
+				}
+			}
+		}
+	}
+	return bad
 }

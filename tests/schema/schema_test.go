@@ -16,16 +16,16 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/schema"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
-func readDocs(t *testing.T, file string) []emit.Doc {
+func readDocs(t *testing.T, file string) []rendered.Doc {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var docs []emit.Doc
+	var docs []rendered.Doc
 	for {
 		var m map[string]any
 		err := dec.Decode(&m)
@@ -36,7 +36,7 @@ func readDocs(t *testing.T, file string) []emit.Doc {
 		if m == nil {
 			continue
 		}
-		d := emit.Doc{Data: m}
+		d := rendered.Doc{Data: m}
 		d.Kind, _ = m["kind"].(string)
 		if md, ok := m["metadata"].(map[string]any); ok {
 			d.Name, _ = md["name"].(string)
@@ -76,7 +76,7 @@ func TestGoldenOutputsMatchTheirSchemas(t *testing.T) {
 // The validator fails on what the API server would reject: one broken
 // copy of a real object per rule.
 func TestSchemaViolations(t *testing.T) {
-	byKind := map[string]emit.Doc{}
+	byKind := map[string]rendered.Doc{}
 	for _, file := range goldenOutputs(t) {
 		for _, d := range readDocs(t, file) {
 			if _, ok := byKind[d.Kind]; !ok {
@@ -125,9 +125,9 @@ func TestSchemaViolations(t *testing.T) {
 			d, ok := byKind[tc.kind]
 			require.True(t, ok, "no golden %s", tc.kind)
 			d.Data = deepCopy(d.Data).(map[string]any)
-			require.Empty(t, schema.Validate("p.yaml", []emit.Doc{d}), "the unedited object is valid")
+			require.Empty(t, schema.Validate("p.yaml", []rendered.Doc{d}), "the unedited object is valid")
 			tc.edit(d.Data)
-			ds := schema.Validate("p.yaml", []emit.Doc{d})
+			ds := schema.Validate("p.yaml", []rendered.Doc{d})
 			require.NotEmpty(t, ds)
 			want := "output " + d.Kind + "/" + d.Name
 			if tc.field != "" {
@@ -147,7 +147,7 @@ func TestSchemaViolations(t *testing.T) {
 
 // An unknown kind is an error, not a silent pass.
 func TestUnknownKindHasNoSchema(t *testing.T) {
-	ds := schema.Validate("p.yaml", []emit.Doc{{Kind: "Job", Name: "j", Data: map[string]any{"apiVersion": "batch/v1", "kind": "Job"}}})
+	ds := schema.Validate("p.yaml", []rendered.Doc{{Kind: "Job", Name: "j", Data: map[string]any{"apiVersion": "batch/v1", "kind": "Job"}}})
 	require.Len(t, ds, 1)
 	require.Contains(t, ds[0].Message, "no schema for batch/v1 Job")
 }

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/schema"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -64,7 +64,7 @@ func newUpstream(t *testing.T, file, version string) *upstreamValidator {
 }
 
 // findings are "field: message" lines as schema.Validate reports them.
-func (v *upstreamValidator) findings(d emit.Doc) []string {
+func (v *upstreamValidator) findings(d rendered.Doc) []string {
 	u := runtime.DeepCopyJSON(jsonNumbers(d.Data).(map[string]any))
 	where := "output " + d.Kind + "/" + d.Name
 	var out []string
@@ -85,9 +85,9 @@ func (v *upstreamValidator) findings(d emit.Doc) []string {
 	return out
 }
 
-func ours(d emit.Doc) []string {
+func ours(d rendered.Doc) []string {
 	var out []string
-	for _, x := range schema.Validate("p.yaml", []emit.Doc{d}) {
+	for _, x := range schema.Validate("p.yaml", []rendered.Doc{d}) {
 		out = append(out, x.Field+": "+x.Message)
 	}
 	sort.Strings(out)

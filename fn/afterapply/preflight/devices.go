@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 )
 
@@ -23,7 +23,7 @@ type ClaimRequest struct {
 
 // ClaimRequests lists the exact-count device requests of the rendered
 // ResourceClaimTemplates (the RoCE, InfiniBand and GPU claims).
-func ClaimRequests(docs []emit.Doc) ([]ClaimRequest, error) {
+func ClaimRequests(docs []rendered.Doc) ([]ClaimRequest, error) {
 	var out []ClaimRequest
 	for _, d := range docs {
 		if d.Kind != "ResourceClaimTemplate" {

@@ -5,21 +5,21 @@ import (
 	"io"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // ReadRendered reads the objects of rendered files (- is stdin), each
 // within the size a rendered run may have: any rendered output, a
 // committed manifest or helm template's. No object at all is an error.
-func ReadRendered(stdin io.Reader, names []string) ([]emit.Doc, error) {
-	var docs []emit.Doc
+func ReadRendered(stdin io.Reader, names []string) ([]rendered.Doc, error) {
+	var docs []rendered.Doc
 	for _, name := range names {
 		data, err := readRendered(stdin, name)
 		if err != nil {
 			return nil, err
 		}
-		more, err := emit.Decode(name, data)
+		more, err := rendered.Decode(name, data)
 		if err != nil {
 			return nil, err
 		}

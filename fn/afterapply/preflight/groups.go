@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
-func fromData(d emit.Doc, into any) error {
+func fromData(d rendered.Doc, into any) error {
 	b, err := json.Marshal(d.Data)
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
@@ -42,7 +42,7 @@ func Write(w io.Writer, rep Report, format string) error {
 
 // InputOf derives what the run asks of its namespace. The namespace
 // is the objects' own (render sets it), else -n, else the kubeconfig's.
-func InputOf(docs []emit.Doc, flagNS, contextNS string) (Input, error) {
+func InputOf(docs []rendered.Doc, flagNS, contextNS string) (Input, error) {
 	ns := ""
 	for _, d := range docs {
 		if d.Namespace != "" {
@@ -76,7 +76,7 @@ func InputOf(docs []emit.Doc, flagNS, contextNS string) (Input, error) {
 // needsOf is what the rendered objects ask of the namespace: fn/analyse/prereq's
 // list, the apiVersions in use, and fn/analyse/podsecurity's level with the fields
 // that push it there.
-func needsOf(docs []emit.Doc) (needs []Need, apiVersions []string, level string, why []string, err error) {
+func needsOf(docs []rendered.Doc) (needs []Need, apiVersions []string, level string, why []string, err error) {
 	objs := make([]any, len(docs))
 	for i, d := range docs {
 		objs[i] = d

@@ -18,7 +18,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // PodShape is one kind of pod the input's objects make, as KubeRay creates
@@ -33,7 +33,7 @@ type PodShape struct {
 
 // PodShapes lists every pod the objects of the input make, every run of it
 // together, in object order.
-func PodShapes(docs []emit.Doc) ([]PodShape, error) {
+func PodShapes(docs []rendered.Doc) ([]PodShape, error) {
 	objs := make([]any, len(docs))
 	for i, d := range docs {
 		objs[i] = d
@@ -68,7 +68,7 @@ func PodShapes(docs []emit.Doc) ([]PodShape, error) {
 
 // podCounts are the worker groups' and Deployments' pod counts, keyed as
 // workload names the pods ("RayJob/x worker group g").
-func podCounts(docs []emit.Doc) (map[string]int64, error) {
+func podCounts(docs []rendered.Doc) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, d := range docs {
 		owner := d.Kind + "/" + d.Name
@@ -247,7 +247,7 @@ func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
 // rayClusterSpecOf is the RayCluster spec of a RayCluster or RayJob
 // document (nil for a RayJob that submits to an existing cluster), and
 // whether KubeRay starts none of its pods (a suspended RayJob or cluster).
-func rayClusterSpecOf(d emit.Doc) (*rayv1.RayClusterSpec, bool, error) {
+func rayClusterSpecOf(d rendered.Doc) (*rayv1.RayClusterSpec, bool, error) {
 	if d.Kind == "RayCluster" {
 		var rc rayv1.RayCluster
 		if err := fromData(d, &rc); err != nil {

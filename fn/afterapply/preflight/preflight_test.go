@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 func TestPodSecurityLine(t *testing.T) {
@@ -55,7 +55,7 @@ func TestOptional(t *testing.T) {
 // job makes only its submitter (K8sJobMode, the default), a suspended run
 // none.
 func TestPodShapes(t *testing.T) {
-	docs, err := emit.Decode("run.yaml", []byte(`
+	docs, err := rendered.Decode("run.yaml", []byte(`
 apiVersion: ray.io/v1
 kind: RayJob
 metadata: {name: j}

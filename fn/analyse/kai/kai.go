@@ -26,8 +26,12 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 )
 
-// Annotation keys KAI reads (pkg/podgrouper/podgrouper/plugins/constants).
+// The names KAI reads from a run's objects, in one place for every package
+// that renders, checks, reviews or reads them back.
 const (
+	// QueueAPIVersion is the version KAI serves its Queue in.
+	QueueAPIVersion = "scheduling.run.ai/v2"
+	// Annotation keys of a topology constraint (pkg/podgrouper/podgrouper/plugins/constants).
 	TopologyKey           = "kai.scheduler/topology"
 	RequiredPlacementKey  = "kai.scheduler/topology-required-placement"
 	PreferredPlacementKey = "kai.scheduler/topology-preferred-placement"

@@ -107,7 +107,7 @@ var checks = sync.OnceValue(func() judge {
 })
 
 // Evaluate judges every pod the objects make (see workload.Objects for
-// what objs may hold: emit.Doc, decoded documents or typed objects).
+// what objs may hold: rendered.Doc, decoded documents or typed objects).
 func Evaluate(objs []any) Report {
 	rep := Report{Level: Restricted, Violations: []Violation{}}
 	if j := checks(); j.err != nil {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // restrictedSC is what Pod Security restricted asks of a container.
@@ -133,7 +134,7 @@ func TestEvaluate(t *testing.T) {
 			TypeMeta: metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayJob"}, ObjectMeta: metav1.ObjectMeta{Name: "j"},
 			Spec: rayv1.RayJobSpec{SubmissionMode: rayv1.HTTPMode, RayClusterSpec: &cluster(one("ray-head", restrictedSC()), one("ray-worker", restrictedSC()), nil).Spec},
 		}, level: Restricted},
-		{name: "Deployment template, read from an emit.Doc", obj: mustDoc(t, &appsv1.Deployment{
+		{name: "Deployment template, read from an rendered.Doc", obj: mustDoc(t, &appsv1.Deployment{
 			TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: metav1.ObjectMeta{Name: "d"},
 			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: one("c", ipcLock)}},
 		}), level: Privileged, want: []want{
@@ -209,7 +210,7 @@ func TestLevelAllows(t *testing.T) {
 	require.True(t, Privileged.Allows(Privileged))
 }
 
-func mustDoc(t *testing.T, o any) emit.Doc {
+func mustDoc(t *testing.T, o any) rendered.Doc {
 	d, err := emit.ToDoc(o)
 	require.NoError(t, err)
 	return d

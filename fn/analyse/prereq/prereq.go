@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
 )
@@ -49,10 +50,6 @@ const ComputeDomainChannelClass = "compute-domain-default-channel.nvidia.com"
 // extendedResourceName (DRA's extended resources, beta in Kubernetes 1.36),
 // or every pod requesting it stays Pending.
 const ExtendedResourceKind = "ExtendedResource"
-
-// KAIQueueLabel is the label KAI reads the queue from (the profile's
-// scheduler.queue; fn/engine/manifest writes it).
-const KAIQueueLabel = "kai.scheduler/queue"
 
 // FromObjects computes the prerequisites of the rendered objects (see
 // workload.Objects for what objs may hold), sorted by kind, namespace and
@@ -228,8 +225,8 @@ func (l *list) object(o workload.Object) error {
 	}
 	if md, ok := data["metadata"].(map[string]any); ok {
 		labels, _ := md["labels"].(map[string]any)
-		if q, _ := labels[KAIQueueLabel].(string); q != "" {
-			l.queue(q, o.Ref()+" metadata.labels["+KAIQueueLabel+"]")
+		if q, _ := labels[kai.QueueLabel].(string); q != "" {
+			l.queue(q, o.Ref()+" metadata.labels["+kai.QueueLabel+"]")
 		}
 		if q, _ := labels[kueue.QueueLabel].(string); q != "" {
 			ref := o.Ref() + " metadata.labels[" + kueue.QueueLabel + "]"
@@ -247,20 +244,20 @@ func (l *list) object(o workload.Object) error {
 }
 
 func (l *list) queue(name, ref string) {
-	l.add("Queue", "scheduling.run.ai/v2", "", name, false, ref, "the KAI scheduler queue the pods are submitted to")
-	l.apiOf("scheduling.run.ai/v2", "Queue", ref)
+	l.add("Queue", kai.QueueAPIVersion, "", name, false, ref, "the KAI scheduler queue the pods are submitted to")
+	l.apiOf(kai.QueueAPIVersion, "Queue", ref)
 }
 
 // pod reads what one pod references.
 func (l *list) pod(p workload.Pod) {
 	ns, sp := p.Namespace, p.SpecPath()
 	at := func(field string) string { return p.Object + " " + sp + "." + field }
-	if q := p.Meta.Labels[KAIQueueLabel]; q != "" {
+	if q := p.Meta.Labels[kai.QueueLabel]; q != "" {
 		mp := "metadata"
 		if p.Path != "" {
 			mp = p.Path + ".metadata"
 		}
-		l.queue(q, p.Object+" "+mp+".labels["+KAIQueueLabel+"]")
+		l.queue(q, p.Object+" "+mp+".labels["+kai.QueueLabel+"]")
 	}
 	// The namespace's "default" ServiceAccount is created by Kubernetes.
 	if sa := p.Spec.ServiceAccountName; sa != "" && sa != "default" {

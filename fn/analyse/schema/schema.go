@@ -38,7 +38,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/validate"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -167,7 +167,7 @@ func join(p, k string) string {
 }
 
 // Validate checks every document; errors name file, object and field.
-func Validate(file string, docs []emit.Doc) diag.List {
+func Validate(file string, docs []rendered.Doc) diag.List {
 	var ds diag.List
 	for _, d := range docs {
 		where := fmt.Sprintf("output %s/%s", d.Kind, d.Name)

@@ -6,17 +6,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
-func computeDomain(spec map[string]any) emit.Doc {
-	return emit.Doc{Kind: "ComputeDomain", Name: "cd", Data: map[string]any{
+func computeDomain(spec map[string]any) rendered.Doc {
+	return rendered.Doc{Kind: "ComputeDomain", Name: "cd", Data: map[string]any{
 		"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
 		"metadata": map[string]any{"name": "cd", "namespace": "ns"}, "spec": spec}}
 }
 
-func deployment(selector, labels map[string]any) emit.Doc {
-	return emit.Doc{Kind: "Deployment", Name: "d", Data: map[string]any{
+func deployment(selector, labels map[string]any) rendered.Doc {
+	return rendered.Doc{Kind: "Deployment", Name: "d", Data: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "d"},
 		"spec": map[string]any{"selector": map[string]any{"matchLabels": selector},
 			"template": map[string]any{"metadata": map[string]any{"labels": labels},
@@ -28,7 +28,7 @@ func TestValidate(t *testing.T) {
 	channel := map[string]any{"resourceClaimTemplate": map[string]any{"name": "cd"}}
 	for _, tc := range []struct {
 		name  string
-		doc   emit.Doc
+		doc   rendered.Doc
 		field string // "" for a valid document
 		msg   string
 	}{
@@ -40,11 +40,11 @@ func TestValidate(t *testing.T) {
 		{"Deployment whose selector selects its template", deployment(map[string]any{"app": "a"}, map[string]any{"app": "a"}), "", ""},
 		{"Deployment whose selector misses its template", deployment(map[string]any{"app": "a"}, map[string]any{"app": "b"}),
 			"output Deployment/d.spec.template.metadata.labels", "do not match spec.selector"},
-		{"a kind nrl-k8s never renders", emit.Doc{Kind: "Job", Name: "j", Data: map[string]any{"apiVersion": "batch/v1", "kind": "Job"}},
+		{"a kind nrl-k8s never renders", rendered.Doc{Kind: "Job", Name: "j", Data: map[string]any{"apiVersion": "batch/v1", "kind": "Job"}},
 			"output Job/j", "no schema for batch/v1 Job"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ds := Validate("p.yaml", []emit.Doc{tc.doc})
+			ds := Validate("p.yaml", []rendered.Doc{tc.doc})
 			if tc.field == "" {
 				require.Empty(t, ds)
 				return

@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // Object is one rendered object with its identity: as plain data, or as
@@ -51,7 +51,7 @@ type typedObject interface {
 	GetNamespace() string
 }
 
-// Objects reads what a render produced. Each element may be an emit.Doc
+// Objects reads what a render produced. Each element may be an rendered.Doc
 // (what pipeline.Render returns), a map[string]any (a decoded YAML or JSON
 // document, as `preflight -f RENDERED.yaml` reads them) or a typed object
 // (*rayv1.RayJob, *appsv1.Deployment, ... as manifest.Build returns them),
@@ -70,9 +70,9 @@ func Objects(objs []any) ([]Object, error) {
 		}
 		var data map[string]any
 		switch t := o.(type) {
-		case emit.Doc:
+		case rendered.Doc:
 			data = t.Data
-		case *emit.Doc:
+		case *rendered.Doc:
 			data = t.Data
 		case map[string]any:
 			data = t

@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/parallel"
 )
 
@@ -20,7 +20,7 @@ import (
 // in bytes (what the call's output budget counts).
 type Output[T any] struct {
 	Value T
-	IDs   []emit.Identity
+	IDs   []rendered.Identity
 	Bytes int
 }
 
@@ -53,23 +53,23 @@ var ErrOverBudget = fmt.Errorf("the runs of this call render more than %d bytes 
 // sizes add up the same in any order), so the error is deterministic too.
 func Render[T any](src source.Source, n int, run func(l *recipe.Loader, i int) Output[T]) ([]Output[T], error) {
 	job := recipe.NewJobBudget()
-	var rendered atomic.Int64
+	var renderedBytes atomic.Int64
 	outs := parallel.Map(n, func() func(int) Output[T] {
 		l := recipe.NewLoader(src)
 		l.Job = job
 		return func(i int) Output[T] {
-			if rendered.Load() > MaxOutput {
+			if renderedBytes.Load() > MaxOutput {
 				return Output[T]{}
 			}
 			job.Start(i)
 			defer job.Done(i)
 			l.JobRun = i
 			o := run(l, i)
-			rendered.Add(int64(o.Bytes))
+			renderedBytes.Add(int64(o.Bytes))
 			return o
 		}
 	})
-	if rendered.Load() > MaxOutput {
+	if renderedBytes.Load() > MaxOutput {
 		return nil, ErrOverBudget
 	}
 	return outs, nil
@@ -80,10 +80,10 @@ func Render[T any](src source.Source, n int, run func(l *recipe.Loader, i int) O
 // of two runs that render one object fails, naming both, and writes
 // nothing. names are the runs' names, in the order of outs.
 func Collisions[T any](names []string, outs []Output[T]) [][]string {
-	owners := emit.Owners{}
+	claimed := owners{}
 	msgs := make([][]string, len(outs))
 	for i := range outs {
-		msgs[i] = owners.Claim(names[i], outs[i].IDs)
+		msgs[i] = claimed.claim(names[i], outs[i].IDs)
 	}
 	return msgs
 }

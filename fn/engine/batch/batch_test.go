@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/batch"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // Outputs come back in run order whatever the workers' order, each run
@@ -43,8 +43,8 @@ func TestRenderInRunOrder(t *testing.T) {
 // both; the same object rendered identically, or by a failed run (no
 // identities), is no collision.
 func TestCollisions(t *testing.T) {
-	id := func(sum byte) []emit.Identity {
-		return []emit.Identity{{ID: "ray.io/RayJob/ml/train", Describe: "RayJob ml/train", Sum: [32]byte{sum}}}
+	id := func(sum byte) []rendered.Identity {
+		return []rendered.Identity{{ID: "ray.io/RayJob/ml/train", Describe: "RayJob ml/train", Sum: [32]byte{sum}}}
 	}
 	outs := []batch.Output[int]{{IDs: id('a')}, {IDs: nil}, {IDs: id('a')}, {IDs: id('b')}}
 	msgs := batch.Collisions([]string{"first", "failed", "same", "other"}, outs)

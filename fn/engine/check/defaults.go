@@ -3,8 +3,8 @@ package check
 import (
 	"fmt"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 )
 
@@ -20,7 +20,7 @@ type AppliedDefault struct {
 // its value equals defaults.yaml's (the profile may have written the same
 // value: then the line says what it already knew) and the rendered objects
 // use the feature it configures.
-func AppliedDefaults(in *profile.Infra, mode runparams.Mode, docs []emit.Doc) []AppliedDefault {
+func AppliedDefaults(in *profile.Infra, mode runparams.Mode, docs []rendered.Doc) []AppliedDefault {
 	kinds := map[string]bool{}
 	roce, cd := false, false
 	for _, d := range docs {

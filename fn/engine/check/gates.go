@@ -1,8 +1,8 @@
 package check
 
 import (
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -24,7 +24,7 @@ func Objects(file string, in *profile.Infra, objs []any) diag.List {
 // of the pods KubeRay creates from them, then (only for documents that
 // would be written) the Pod Security level of the pods
 // KubeRay creates from them against the profile's declared one.
-func Documents(file string, in *profile.Infra, docs []emit.Doc) diag.List {
+func Documents(file string, in *profile.Infra, docs []rendered.Doc) diag.List {
 	ds := Output(file, docs)
 	ds = append(ds, Secrets(file, docs)...)
 	if ds.HasErrors() {

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/strictjson"
 )
@@ -35,7 +35,7 @@ type customObject struct {
 // rules, its pods with the API server's rules that a profile can break, and
 // runs KubeRay's admission rules: a manifest the operator or the API server
 // would refuse never leaves the tool.
-func Output(file string, docs []emit.Doc) diag.List {
+func Output(file string, docs []rendered.Doc) diag.List {
 	var ds diag.List
 	for _, d := range docs {
 		where := fmt.Sprintf("output %s/%s", d.Kind, d.Name)

@@ -8,6 +8,7 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
@@ -57,7 +58,7 @@ func placementOf(ds *diag.List, file, ref, base string, spec *rayv1.RayClusterSp
 		for _, c := range g.Template.Spec.ResourceClaims {
 			hasCD = hasCD || c.Name == profile.ComputeDomainClaim
 		}
-		if hasCD && g.Template.Annotations["kai.scheduler/topology"] == "" {
+		if hasCD && g.Template.Annotations[kai.TopologyKey] == "" {
 			ds.Warnf(file, gf+".metadata.annotations", "worker group %q claims a ComputeDomain spanning nodes but has no kai.scheduler/topology annotation; expected KAI topology so the workers land in one NVLink domain", name)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -18,7 +18,7 @@ import (
 // groupName KubeRay copies into each pod's ray.io/group label and name, or
 // 256 KiB of annotations, and then every pod KubeRay creates is refused
 // (FailedToCreate*Pod Events) while the RayJob waits.
-func PodMetadata(file string, docs []emit.Doc) diag.List {
+func PodMetadata(file string, docs []rendered.Doc) diag.List {
 	var ds diag.List
 	objs := make([]any, len(docs))
 	for i, d := range docs {

@@ -10,13 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // The pods KubeRay creates carry the template's metadata and KubeRay's own
 // labels: 280 KB of worker annotations, a group name with an underscore (a
 // pod name the API server refuses) and a good cluster are told apart.
 func TestPodMetadata(t *testing.T) {
-	cluster := func(group string, annotations map[string]string) []emit.Doc {
+	cluster := func(group string, annotations map[string]string) []rendered.Doc {
 		rc := &rayv1.RayCluster{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayCluster"},
 			ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"},
@@ -30,7 +31,7 @@ func TestPodMetadata(t *testing.T) {
 		}
 		d, err := emit.ToDoc(rc)
 		require.NoError(t, err)
-		return []emit.Doc{d}
+		return []rendered.Doc{d}
 	}
 	require.Empty(t, PodMetadata("p.yaml", cluster("gpu", nil)))
 

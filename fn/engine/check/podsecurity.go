@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -18,7 +18,7 @@ import (
 // pods, and KubeRay's RayJob then waits in Initializing with no reason in
 // its status. docs are a fresh render's: each is judged by the typed
 // object it was encoded from (the same pods, with no JSON round trip).
-func PodSecurity(file, declared string, docs []emit.Doc) diag.List {
+func PodSecurity(file, declared string, docs []rendered.Doc) diag.List {
 	objs := make([]any, len(docs))
 	for i, d := range docs {
 		objs[i] = d

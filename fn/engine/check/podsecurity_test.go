@@ -9,19 +9,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
 // The profile's podSecurity against a pod adding IPC_LOCK (needs
 // privileged) and one with no securityContext (needs baseline).
 func TestPodSecurityFindings(t *testing.T) {
-	doc := func(sc *corev1.SecurityContext) []emit.Doc {
+	doc := func(sc *corev1.SecurityContext) []rendered.Doc {
 		d, err := emit.ToDoc(&corev1.Pod{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "p"},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", SecurityContext: sc}}},
 		})
 		require.NoError(t, err)
-		return []emit.Doc{d}
+		return []rendered.Doc{d}
 	}
 	ipc := doc(&corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"IPC_LOCK"}}})
 	plain := doc(nil)
@@ -43,7 +44,7 @@ func TestPodSecurityFindings(t *testing.T) {
 	for _, tc := range []struct {
 		name               string
 		declared           string
-		docs               []emit.Doc
+		docs               []rendered.Doc
 		errs, warns, infos int
 		info               string
 	}{

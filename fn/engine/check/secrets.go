@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/secrets"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
@@ -14,7 +14,7 @@ import (
 // (profile, recipe, overrides, run labels): a manifest that would carry a
 // credential is refused at render time by every entry point. Messages name
 // the object and field, never the value.
-func Secrets(file string, docs []emit.Doc) diag.List {
+func Secrets(file string, docs []rendered.Doc) diag.List {
 	var ds diag.List
 	for _, d := range docs {
 		for _, f := range secrets.Scan(d.Data) {

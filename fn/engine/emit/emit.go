@@ -11,24 +11,13 @@ import (
 	"sort"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
-// Doc is one object as plain data.
-type Doc struct {
-	Kind      string
-	Name      string
-	Namespace string
-	Data      map[string]any
-	// Obj is the typed object Data was encoded from (nil for a document
-	// read back from YAML). Data, not Obj, is what is written: Obj lets a
-	// check of the fresh render read the typed form without decoding Data
-	// again, and is stale once anyone edits Data.
-	Obj any
-}
-
 // Convert turns typed objects into documents, in install order.
-func Convert(objs []any) ([]Doc, error) {
-	docs := make([]Doc, 0, len(objs))
+func Convert(objs []any) ([]rendered.Doc, error) {
+	docs := make([]rendered.Doc, 0, len(objs))
 	for _, o := range objs {
 		d, err := ToDoc(o)
 		if err != nil {
@@ -41,23 +30,19 @@ func Convert(objs []any) ([]Doc, error) {
 }
 
 // ToDoc converts one typed object.
-func ToDoc(o any) (Doc, error) {
+func ToDoc(o any) (rendered.Doc, error) {
 	b, err := json.Marshal(o)
 	if err != nil {
-		return Doc{}, fmt.Errorf("encode %T: %w", o, err)
+		return rendered.Doc{}, fmt.Errorf("encode %T: %w", o, err)
 	}
 	var data map[string]any
 	if err := json.Unmarshal(b, &data); err != nil {
-		return Doc{}, fmt.Errorf("decode %T: %w", o, err)
+		return rendered.Doc{}, fmt.Errorf("decode %T: %w", o, err)
 	}
 	delete(data, "status")
 	Prune(data)
-	d := Doc{Data: data, Obj: o}
-	d.Kind, _ = data["kind"].(string)
-	if md, ok := data["metadata"].(map[string]any); ok {
-		d.Name, _ = md["name"].(string)
-		d.Namespace, _ = md["namespace"].(string)
-	}
+	d := rendered.FromData(data)
+	d.Obj = o
 	return d, nil
 }
 
@@ -123,7 +108,7 @@ var kindRank = func() map[string]int {
 
 // Order sorts documents as Helm does: known kinds by rank, unknown kinds
 // after them by name, render order kept within a kind.
-func Order(docs []Doc) {
+func Order(docs []rendered.Doc) {
 	sort.SliceStable(docs, func(i, j int) bool {
 		a, b := docs[i].Kind, docs[j].Kind
 		ra, oka := kindRank[a]
@@ -143,12 +128,12 @@ func Order(docs []Doc) {
 
 // Marshal writes one document as YAML with sigs.k8s.io/yaml.Marshal,
 // Helm's toYaml: the function that makes the chart and the CLI byte-identical.
-func Marshal(d Doc) ([]byte, error) {
+func Marshal(d rendered.Doc) ([]byte, error) {
 	return yaml.Marshal(d.Data)
 }
 
 // Stream writes documents, each introduced by `---`.
-func Stream(docs []Doc) ([]byte, error) {
+func Stream(docs []rendered.Doc) ([]byte, error) {
 	var buf bytes.Buffer
 	for _, d := range docs {
 		b, err := Marshal(d)
@@ -160,4 +145,21 @@ func Stream(docs []Doc) ([]byte, error) {
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes(), nil
+}
+
+// List writes documents as kubectl's JSON form of several objects (a v1
+// List, `render -o json`): indented, keys sorted, HTML left unescaped.
+func List(docs []rendered.Doc) ([]byte, error) {
+	items := make([]any, len(docs))
+	for i, d := range docs {
+		items[i] = d.Data
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "    ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items}); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

@@ -4,12 +4,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // A stream is `---` then each document's YAML with sorted keys, block
 // strings kept literal, and one newline at the end of each document.
 func TestStream(t *testing.T) {
-	out, err := Stream([]Doc{
+	out, err := Stream([]rendered.Doc{
 		{Kind: "Service", Name: "s", Data: map[string]any{"kind": "Service", "apiVersion": "v1", "metadata": map[string]any{"name": "s"}}},
 		{Kind: "RayJob", Name: "j", Data: map[string]any{"spec": map[string]any{"entrypoint": "set -eu\npython x.py\n", "replicas": 2.0}, "kind": "RayJob"}},
 	})
@@ -50,4 +52,32 @@ func TestConvertPrunesAndOrders(t *testing.T) {
 	require.Equal(t, "s", docs[0].Name)
 	require.NotContains(t, docs[0].Data, "strategy")
 	require.NotContains(t, docs[1].Data, "status")
+}
+
+// -o json is a v1 List of the documents, four-space indented, keys sorted,
+// `<` and `&` kept as they are; rendered.Decode reads it back.
+func TestList(t *testing.T) {
+	out, err := List([]rendered.Doc{{Kind: "ConfigMap", Name: "c", Data: map[string]any{
+		"kind": "ConfigMap", "apiVersion": "v1", "metadata": map[string]any{"name": "c"}, "data": map[string]any{"x": "a<b&c"}}}})
+	require.NoError(t, err)
+	require.Equal(t, `{
+    "apiVersion": "v1",
+    "items": [
+        {
+            "apiVersion": "v1",
+            "data": {
+                "x": "a<b&c"
+            },
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "c"
+            }
+        }
+    ],
+    "kind": "List"
+}
+`, string(out))
+	back, err := rendered.Decode("l.json", out)
+	require.NoError(t, err)
+	require.Equal(t, "ConfigMap c", back[0].Describe())
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/releaseutil"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // The copy of Helm's install order is Helm's: the chart's `helm template`
@@ -16,7 +18,7 @@ func TestKindOrderIsHelms(t *testing.T) {
 // Known kinds by Helm's rank, unknown kinds after them by name, render
 // order kept within a kind.
 func TestOrder(t *testing.T) {
-	docs := []Doc{
+	docs := []rendered.Doc{
 		{Kind: "ResourceClaimTemplate", Name: "a"}, {Kind: "RayJob", Name: "j"},
 		{Kind: "Deployment", Name: "d"}, {Kind: "Service", Name: "s2"},
 		{Kind: "ComputeDomain", Name: "c"}, {Kind: "Service", Name: "s1"},

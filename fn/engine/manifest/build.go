@@ -9,15 +9,33 @@ import (
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
+// Input is what the build reads: the profile, the run's parameters, and
+// what the resolve stage read for the pods.
+type Input struct {
+	Infra  *profile.Infra
+	File   string
+	Params runparams.Params
+	// Entrypoint is launch.entrypoint as the resolve stage read it
+	// (effective.Recipe.Entrypoint), nil when the profile has none: the
+	// build edits that reading and never reads the text again.
+	Entrypoint *entrypoint.Script
+	// Overrides are the run's recipe overrides, parsed once by the
+	// pipeline, appended to the training driver call.
+	Overrides []hydra.Override
+}
+
 // Build renders every object the run needs. Findings that do not stop the
 // render (warnings) are returned beside the objects.
-func Build(in *profile.Infra, file string, p runparams.Params) ([]any, diag.List) {
-	b := &builder{in: in, p: p, file: file}
+func Build(bi Input) ([]any, diag.List) {
+	in, file, p := bi.Infra, bi.File, bi.Params
+	b := &builder{in: in, p: p, file: file, ep: bi.Entrypoint, overrides: bi.Overrides}
 	if errs := checkRunMetadata(p); len(errs) > 0 {
 		for _, e := range errs {
 			b.ds.Errorf("", e.field, "%s", e.msg)
@@ -64,10 +82,12 @@ func Build(in *profile.Infra, file string, p runparams.Params) ([]any, diag.List
 
 // builder is one render: the profile, the run parameters and the findings.
 type builder struct {
-	in   *profile.Infra
-	p    runparams.Params
-	file string
-	ds   diag.List
+	in        *profile.Infra
+	p         runparams.Params
+	file      string
+	ep        *entrypoint.Script
+	overrides []hydra.Override
+	ds        diag.List
 }
 
 // fieldError is an error tied to a profile field.

@@ -36,12 +36,6 @@ import (
 // A setting that contradicts what the specs already say is an error naming
 // both, never a silent winner.
 
-// KAI's scheduler name and queue label.
-const (
-	KAISchedulerName = "kai-scheduler"
-	KAIQueueLabel    = "kai.scheduler/queue"
-)
-
 // Volume names of the profile's checkpoints and hf_cache.
 const (
 	checkpointsVolume = "checkpoints"
@@ -58,23 +52,23 @@ func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
 		return in, nil
 	}
 	q := *in.Scheduler.Queue
-	if v, ok := in.Labels[KAIQueueLabel]; ok && v != q {
-		return nil, errAt("labels."+KAIQueueLabel, "is %q but scheduler.queue is %q; expected one queue (drop the label: scheduler.queue sets it)", v, q)
+	if v, ok := in.Labels[kai.QueueLabel]; ok && v != q {
+		return nil, errAt("labels."+kai.QueueLabel, "is %q but scheduler.queue is %q; expected one queue (drop the label: scheduler.queue sets it)", v, q)
 	}
 	for _, rc := range in.Kuberay.ByRole() {
-		if v, ok := rc.Cluster.Labels[KAIQueueLabel]; ok && v != q {
-			return nil, errAt("kuberay."+rc.Role+".labels."+KAIQueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, q)
+		if v, ok := rc.Cluster.Labels[kai.QueueLabel]; ok && v != q {
+			return nil, errAt("kuberay."+rc.Role+".labels."+kai.QueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, q)
 		}
 	}
 	for _, k := range tree.SortedKeys(in.Deployments) {
 		if d := in.Deployments[k]; d != nil {
-			if v, ok := d.Labels[KAIQueueLabel]; ok && v != q {
-				return nil, errAt("deployments."+k+".labels."+KAIQueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, q)
+			if v, ok := d.Labels[kai.QueueLabel]; ok && v != q {
+				return nil, errAt("deployments."+k+".labels."+kai.QueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, q)
 			}
 		}
 	}
 	cp := *in
-	cp.Labels = merged(in.Labels, map[string]string{KAIQueueLabel: q})
+	cp.Labels = merged(in.Labels, map[string]string{kai.QueueLabel: q})
 	return &cp, nil
 }
 
@@ -135,14 +129,14 @@ func applyScheduler(in *profile.Infra, field string, t *corev1.PodTemplateSpec) 
 	}
 	switch t.Spec.SchedulerName {
 	case "":
-		t.Spec.SchedulerName = KAISchedulerName
-	case KAISchedulerName:
+		t.Spec.SchedulerName = kai.SchedulerName
+	case kai.SchedulerName:
 	default:
-		return errAt(field+".spec.schedulerName", "is %q but scheduler.kind is kai; expected %s or no schedulerName", t.Spec.SchedulerName, KAISchedulerName)
+		return errAt(field+".spec.schedulerName", "is %q but scheduler.kind is kai; expected %s or no schedulerName", t.Spec.SchedulerName, kai.SchedulerName)
 	}
 	if in.Scheduler.Queue != nil {
-		if v, ok := t.Labels[KAIQueueLabel]; ok && v != *in.Scheduler.Queue {
-			return errAt(field+".metadata.labels."+KAIQueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, *in.Scheduler.Queue)
+		if v, ok := t.Labels[kai.QueueLabel]; ok && v != *in.Scheduler.Queue {
+			return errAt(field+".metadata.labels."+kai.QueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, *in.Scheduler.Queue)
 		}
 	}
 	return nil

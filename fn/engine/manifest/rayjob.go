@@ -9,25 +9,20 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
-// trainingEntrypoint is launch.entrypoint with the run's extra overrides.
-func trainingEntrypoint(in *profile.Infra, p runparams.Params) (string, error) {
-	if in.Launch.Entrypoint == nil || strings.TrimSpace(*in.Launch.Entrypoint) == "" {
+// trainingEntrypoint is launch.entrypoint pointed at the run's --config,
+// with the run's extra overrides.
+func (b *builder) trainingEntrypoint() (string, error) {
+	if b.in.Launch.Entrypoint == nil || strings.TrimSpace(*b.in.Launch.Entrypoint) == "" {
 		return "", errAt("launch.entrypoint", "infra.launch.entrypoint is empty; expected the training command")
 	}
-	ep := *in.Launch.Entrypoint
-	if p.Config != "" {
-		var err error
-		if ep, _, err = entrypoint.RewriteConfig(ep, p.Config); err != nil {
-			return "", errAt("launch.entrypoint", "%v", err)
-		}
+	if b.ep == nil {
+		return "", errAt("launch.entrypoint", "was not read by the resolve stage; expected manifest.Input.Entrypoint (effective.Recipe.Entrypoint)")
 	}
-	ep, err := entrypoint.AppendOverrides(ep, p.Overrides)
+	ep, err := b.ep.ForRun(b.p.Config, b.overrides)
 	if err != nil {
 		return "", errAt("launch.entrypoint", "%v", err)
 	}
@@ -39,7 +34,7 @@ func trainingEntrypoint(in *profile.Infra, p runparams.Params) (string, error) {
 // HTTPMode by default: K8sJobMode's extra Job breaks KAI gang scheduling.
 func (b *builder) newRayJob(id identity, name string, c *profile.Cluster, spec *rayv1.RayClusterSpec) (*rayv1.RayJob, error) {
 	in := b.in
-	ep, err := trainingEntrypoint(in, b.p)
+	ep, err := b.trainingEntrypoint()
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +116,7 @@ func (b *builder) newDaemonJob(id identity, role string, c *profile.Cluster) (*r
 // the same: Ray refuses to merge runtime_env env_vars with the cluster's).
 func (b *builder) newTrainingJob(c *profile.Cluster) (*rayv1.RayJob, error) {
 	in, p := b.in, b.p
-	ep, err := trainingEntrypoint(in, p)
+	ep, err := b.trainingEntrypoint()
 	if err != nil {
 		return nil, err
 	}

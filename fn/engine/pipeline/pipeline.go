@@ -11,6 +11,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/effective"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
@@ -60,7 +61,7 @@ type Result struct {
 	Mode    runparams.Mode
 	Recipe  *effective.Recipe
 	Profile *profile.Loaded
-	Docs    []emit.Doc
+	Docs    []rendered.Doc
 	Diags   diag.List
 }
 
@@ -86,7 +87,8 @@ func Render(l *recipe.Loader, req Request) *Result {
 	res := &Result{Mode: req.Mode}
 	l.StartRun()
 	infraOv, recipeOv := SplitOverrides(req.Overrides)
-	if res.Diags = requestDiags(l, req, infraOv, recipeOv); res.Diags.HasErrors() {
+	runOv, ds := requestDiags(l, req, infraOv, recipeOv)
+	if res.Diags = ds; res.Diags.HasErrors() {
 		// A bad run parameter is reported where it was written; the objects
 		// it would break would only repeat it.
 		return res
@@ -105,8 +107,11 @@ func Render(l *recipe.Loader, req Request) *Result {
 		return res
 	}
 	res.Profile = prof
-	params := runparams.Params{Run: req.Run, Overrides: recipeOv}
-	runRecipe, cds := effective.Resolve(l, rec, req.Recipe, prof, recipeOv, effective.Env{User: req.User, Env: req.Env})
+	params := runparams.Params{Run: req.Run}
+	runRecipe, cds := effective.Resolve(effective.Input{
+		Loader: l, Recipe: rec, File: req.Recipe, Profile: prof, Overrides: runOv,
+		Env: effective.Env{User: req.User, Env: req.Env},
+	})
 	res.Recipe = runRecipe
 	res.Diags = append(res.Diags, prof.Locate(cds)...)
 	res.Diags = append(res.Diags, resolvePod(req, rec, prof, runRecipe.Entrypoint, &params)...)
@@ -116,7 +121,9 @@ func Render(l *recipe.Loader, req Request) *Result {
 	if res.Diags.HasErrors() {
 		return res
 	}
-	objs, bds := manifest.Build(prof.Infra, prof.File, params)
+	objs, bds := manifest.Build(manifest.Input{
+		Infra: prof.Infra, File: prof.File, Params: params, Entrypoint: runRecipe.Entrypoint, Overrides: runOv,
+	})
 	res.Diags = append(res.Diags, prof.Locate(bds)...)
 	if res.Diags.HasErrors() {
 		return res
@@ -146,32 +153,37 @@ func Render(l *recipe.Loader, req Request) *Result {
 // charged against the run's node budget (each is parsed as YAML, so one can
 // hold an alias bomb just under the per-document bound, and many would add
 // up; counted first, so a run over the budget stops before parsing them
-// again), the run parameters, then each override's grammar.
-func requestDiags(l *recipe.Loader, req Request, infraOv, recipeOv []string) diag.List {
+// again), the run parameters, then each override's grammar. It returns the
+// recipe overrides parsed: the one parse every later stage reads.
+func requestDiags(l *recipe.Loader, req Request, infraOv, recipeOv []string) ([]hydra.Override, diag.List) {
 	var ds diag.List
 	for _, o := range req.Overrides {
 		_, v, _ := strings.Cut(o, "=")
 		if _, n, err := tree.ParseCount("override", []byte(v)); err == nil || n > 0 {
 			if err := l.ChargeNodes("", o, n); err != nil {
-				return diag.FromError(err, "")
+				return nil, diag.FromError(err, "")
 			}
 		}
 	}
 	validateParams(req, &ds)
 	if ds.HasErrors() {
-		return ds
+		return nil, ds
 	}
 	for _, o := range infraOv {
 		if strings.HasPrefix(o, "+") || strings.HasPrefix(o, "~") {
 			ds.Errorf("", o, "infra overrides take no +/~ prefix (a plain dotlist merge, as in nrl-k8s); expected infra.KEY=VALUE")
 		}
 	}
+	parsed := make([]hydra.Override, 0, len(recipeOv))
 	for _, o := range recipeOv {
-		if _, err := hydra.Parse(o); err != nil {
+		p, err := hydra.Parse(o)
+		if err != nil {
 			ds.Errorf("", o, "%v", err)
+			continue
 		}
+		parsed = append(parsed, p)
 	}
-	return ds
+	return parsed, ds
 }
 
 // loadRecipe loads the recipe with its defaults: chain and takes out its

@@ -3,6 +3,16 @@
 // that the check stage needs nothing from the build stage that follows it.
 package runparams
 
+import "strings"
+
+// NormalizeUser is the one user-name rule (the run's user, `${user:}`):
+// lower case, `_` and `.` become `-`, so the name is usable in Kubernetes
+// object names. Every entry point applies it before a render.
+func NormalizeUser(u string) string {
+	u = strings.ToLower(strings.TrimSpace(u))
+	return strings.NewReplacer("_", "-", ".", "-").Replace(u)
+}
+
 // Mode is what a render produces.
 type Mode string
 
@@ -58,9 +68,6 @@ type Run struct {
 // resolve stage derived from them and the recipe for the pod.
 type Params struct {
 	Run
-	// Overrides are the run's recipe overrides (its `infra.` ones went into
-	// the profile), appended to the training driver call.
-	Overrides []string
 	// Config, when set, is the --config every driver call is pointed at: the
 	// checked recipe as the pod sees it (podconfig.Of).
 	Config string

@@ -16,8 +16,8 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 )
@@ -90,7 +90,7 @@ func TestGoldenCasesParity(t *testing.T) {
 		require.NoError(t, err)
 		spec, err := runspec.Parse(file, data)
 		require.NoError(t, err)
-		req := spec.Request(filepath.ToSlash(file))
+		req := runrequest.Of(spec, filepath.ToSlash(file))
 		var name string
 		for _, e := range idx.Profiles {
 			if e.Profile == req.Profile && e.Recipe == req.Recipe {
@@ -116,7 +116,7 @@ func TestGoldenCasesParity(t *testing.T) {
 			ns = profile.DefaultNamespace
 		}
 		for _, mode := range modes {
-			r := run{profile: name, mode: mode, user: interp.NormalizeUser(spec.Spec.User), namespace: ns, runID: spec.Spec.RunID, overrides: spec.Spec.Overrides}
+			r := run{profile: name, mode: mode, user: runparams.NormalizeUser(spec.Spec.User), namespace: ns, runID: spec.Spec.RunID, overrides: spec.Spec.Overrides}
 			t.Run(filepath.Base(filepath.Dir(file))+"/"+string(mode), func(t *testing.T) {
 				covered++
 				want, msg, ok := engineRender(t, r)

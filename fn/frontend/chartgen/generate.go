@@ -12,11 +12,11 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/secrets"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/batch"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
@@ -212,7 +212,7 @@ func (g *gen) run(e Entry, mode runparams.Mode, v Values, env func(string) (stri
 // EncodeDocs is the rendered-file format: a JSON array of the documents'
 // data, keys sorted by encoding/json, one document per line so that a
 // profile change shows as a readable diff.
-func EncodeDocs(docs []emit.Doc) (string, error) {
+func EncodeDocs(docs []rendered.Doc) (string, error) {
 	var b strings.Builder
 	b.WriteString("[\n")
 	for i, d := range docs {
@@ -270,4 +270,19 @@ func Write(chartDir string, files map[string][]byte) error {
 		}
 	}
 	return nil
+}
+
+// Regenerate is Generate of the index file for the chart at chartDir
+// (paths relative to the working directory): the files `make chart` writes
+// and `chart-data --check` compares.
+func Regenerate(chartDir, indexFile string) (map[string][]byte, error) {
+	idx, err := LoadIndex(filepath.ToSlash(indexFile))
+	if err != nil {
+		return nil, err
+	}
+	readme, err := os.ReadFile(filepath.Join(chartDir, "README.md"))
+	if err != nil {
+		return nil, err
+	}
+	return Generate(idx, readme)
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
@@ -349,13 +348,11 @@ const servicesMode = runparams.Mode(chartgen.ServicesMode)
 // chartLabel is the helm.sh/chart label the chart adds.
 const chartLabel = "nemo-rl-run-0.1.0"
 
-// mergedRecipe is what `nrl-k8s recipe-merge FILE` prints (the same two
-// calls): the text the chart's recipe value takes.
+// mergedRecipe is what `nrl-k8s recipe-merge FILE` prints: the text the
+// chart's recipe value takes.
 func mergedRecipe(t testing.TB, file string) string {
 	t.Helper()
-	rec, err := recipe.NewLoader(source.Disk{}).Load(file)
-	require.NoError(t, err)
-	y, err := manifest.RecipeYAML(rec.Tree)
+	y, err := chartgen.MergedRecipe("", file)
 	require.NoError(t, err)
 	return y
 }

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -91,7 +91,7 @@ func (f FieldSentinel) Token() string { return jsonString(f.Key) + ":" + f.Value
 
 var knobSentinels = KnobSentinels{
 	Fields: map[string]FieldSentinel{
-		KnobQueue:             {Key: manifest.KAIQueueLabel, Value: jsonString(SentinelQueue)},
+		KnobQueue:             {Key: kai.QueueLabel, Value: jsonString(SentinelQueue)},
 		KnobPriorityClassName: {Key: "priorityClassName", Value: jsonString(SentinelPriorityClass)},
 		KnobSuspend:           {Key: "suspend", Value: "true"},
 		KnobTTL:               {Key: "ttlSecondsAfterFinished", Value: strconv.FormatInt(SentinelTTL, 10)},
@@ -389,7 +389,7 @@ type Taken struct {
 	Env []string `json:"env"`
 }
 
-func taken(docs []emit.Doc) Taken {
+func taken(docs []rendered.Doc) Taken {
 	t := Taken{NodeSelector: map[string][]string{}, Tolerations: []string{}, Env: []string{}}
 	ns := map[string]map[string]bool{}
 	tols, env := map[string]bool{}, map[string]bool{}

@@ -2,7 +2,7 @@ package chartgen
 
 import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/secrets"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // Meta is files/profiles.json.
@@ -98,7 +98,7 @@ var apiMinKube = map[string]string{
 }
 
 // kubeVersion is the constraint a render's documents need.
-func kubeVersion(docs []emit.Doc) string {
+func kubeVersion(docs []rendered.Doc) string {
 	best := ""
 	for _, d := range docs {
 		av, _ := d.Data["apiVersion"].(string)

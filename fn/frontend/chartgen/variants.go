@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
@@ -22,7 +22,7 @@ import (
 
 // shippedRecipe is the recipe text a render ships in its ConfigMap
 // (launch.recipeSource=configMap), "" when it ships none.
-func shippedRecipe(docs []emit.Doc) string {
+func shippedRecipe(docs []rendered.Doc) string {
 	for _, d := range docs {
 		if d.Kind != "ConfigMap" {
 			continue
@@ -299,7 +299,7 @@ func overridesToken(data, plain string) (string, error) {
 			}
 		}
 		if token == "" {
-			return "", fmt.Errorf("removing the inserted override %q does not give the render without overrides: entrypoint.AppendOverrides no longer inserts plain text", SentinelOverride)
+			return "", fmt.Errorf("removing the inserted override %q does not give the render without overrides: entrypoint.Script.AppendOverrides no longer inserts plain text", SentinelOverride)
 		}
 		return token, nil
 	default:
@@ -393,7 +393,7 @@ func (g *gen) proveNoEnvironment(e Entry, mode runparams.Mode, withOv Values, sh
 
 // sentinelNames are the generated names holding a sentinel, with the limit
 // and pattern the chart checks the real name against.
-func sentinelNames(docs []emit.Doc) []NameRule {
+func sentinelNames(docs []rendered.Doc) []NameRule {
 	var out []NameRule
 	for _, d := range docs {
 		if strings.Contains(d.Name, SentinelUser) || strings.Contains(d.Name, SentinelRunID) || strings.Contains(d.Name, SentinelNamespace) || strings.Contains(d.Name, SentinelName) {

@@ -10,11 +10,11 @@ import (
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
@@ -59,12 +59,13 @@ func Summary(w io.Writer, res *pipeline.Result) {
 			}
 		}
 	}
-	ep, rendered := renderedEntrypoint(res.Docs)
+	script, rendered := renderedEntrypoint(res.Docs)
+	ep := script.Text
 	if !rendered && in.Launch.Entrypoint != nil {
 		ep = *in.Launch.Entrypoint
 	}
 	if rendered {
-		for _, inv := range entrypoint.FindInvocations(ep) {
+		for _, inv := range script.Calls {
 			what := "the driver's default config (no --config)"
 			if inv.Config != "" {
 				what = "--config " + inv.Config
@@ -130,23 +131,23 @@ func Summary(w io.Writer, res *pipeline.Result) {
 // renderedEntrypoint is the training job's entrypoint as rendered (the
 // --config rewrite and the run's overrides applied): the first RayJob that
 // runs a NeMo-RL driver.
-func renderedEntrypoint(docs []emit.Doc) (string, bool) {
+func renderedEntrypoint(docs []rendered.Doc) (entrypoint.Script, bool) {
 	for _, d := range docs {
 		if d.Kind != "RayJob" {
 			continue
 		}
 		spec, _ := d.Data["spec"].(map[string]any)
 		ep, _ := spec["entrypoint"].(string)
-		if _, ok := entrypoint.FindInvocation(ep); ok {
-			return ep, true
+		if s := entrypoint.Parse(ep); len(s.Calls) > 0 {
+			return s, true
 		}
 	}
-	return "", false
+	return entrypoint.Script{}, false
 }
 
 // schedulerOf says which schedulers and KAI queues the rendered pods name,
 // read from the objects (not from the profile's words).
-func schedulerOf(docs []emit.Doc) string {
+func schedulerOf(docs []rendered.Doc) string {
 	if docs == nil {
 		return "(nothing rendered)"
 	}
@@ -156,7 +157,7 @@ func schedulerOf(docs []emit.Doc) string {
 		switch t := v.(type) {
 		case map[string]any:
 			if key == "labels" {
-				if q, ok := t[manifest.KAIQueueLabel].(string); ok {
+				if q, ok := t[kai.QueueLabel].(string); ok {
 					queues[q] = true
 				}
 			}

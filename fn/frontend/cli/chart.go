@@ -2,14 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
 )
@@ -29,15 +25,7 @@ and fails when the committed files are stale. Paths are relative to the
 working directory (run it from the repository root).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			idx, err := chartgen.LoadIndex(filepath.ToSlash(index))
-			if err != nil {
-				return err
-			}
-			readme, err := os.ReadFile(filepath.Join(chart, "README.md"))
-			if err != nil {
-				return err
-			}
-			files, err := chartgen.Generate(idx, readme)
+			files, err := chartgen.Regenerate(chart, index)
 			if err != nil {
 				return err
 			}
@@ -153,20 +141,9 @@ in its ConfigMap. The Helm chart's recipe value takes this text
 (helm install ... --set-file recipe=merged.yaml) and ships it the same way.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			disk := source.Disk{}
-			if root != "" {
-				var err error
-				if disk, err = source.Confine(root); err != nil {
-					return err
-				}
-			}
-			rec, err := recipe.NewLoader(disk).Load(filepath.ToSlash(args[0]))
+			y, err := chartgen.MergedRecipe(root, filepath.ToSlash(args[0]))
 			if err != nil {
 				return err
-			}
-			y, err := manifest.RecipeYAML(rec.Tree)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			_, err = fmt.Fprint(cmd.OutOrStdout(), y)
 			return err

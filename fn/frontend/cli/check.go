@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/schema"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/checkreport"
@@ -22,8 +19,9 @@ func checkCmd() *cobra.Command {
 		Short:   "Validate a run and print a summary; exit 1 on errors",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return usageError{fmt.Errorf("-o %s: expected text (the summary) or json (one object: findings, podSecurity, prerequisites)", format)}
+			opts := checkreport.Options{Format: checkreport.Format(format), Strict: strict}
+			if err := opts.Check(); err != nil {
+				return usageError{err}
 			}
 			res, err := f.run(args, func(req *pipeline.Request) {
 				if repoRoot != "" {
@@ -33,24 +31,8 @@ func checkCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if strict && res.Docs != nil {
-				// Only here: the CRDs are parsed on first use, so a plain
-				// render or check pays nothing for them.
-				res.Diags = append(res.Diags, schema.Validate(res.Profile.File, res.Docs)...)
-			}
-			w := cmd.OutOrStdout()
-			facts := checkreport.FactsOf(res)
-			if format == "json" {
-				if err := checkreport.WriteJSON(w, res, facts); err != nil {
-					return err
-				}
-			} else {
-				if res.Profile != nil {
-					checkreport.Summary(w, res)
-				}
-				facts.Print(w)
-				fmt.Fprintln(w)
-				checkreport.Findings(w, res.Diags)
+			if err := checkreport.Write(cmd.OutOrStdout(), res, opts); err != nil {
+				return err
 			}
 			if res.Diags.HasErrors() {
 				return exitError{ExitError}

@@ -17,7 +17,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/interp"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
@@ -278,7 +277,7 @@ func resolveUser(flag string) (string, error) {
 			u = cu.Username
 		}
 	}
-	u = interp.NormalizeUser(u)
+	u = runparams.NormalizeUser(u)
 	if u == "" {
 		return "", errors.New("no user: pass --user or set NRL_K8S_USER")
 	}

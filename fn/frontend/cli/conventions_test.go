@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/buildinfo"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -83,7 +85,7 @@ func TestVersion(t *testing.T) {
 		}},
 		{"short", []string{"--short"}, func(t *testing.T, out string) { require.Equal(t, cli.Version+"\n", out) }},
 		{"json", []string{"-o", "json"}, func(t *testing.T, out string) {
-			var bi cli.BuildInfo
+			var bi buildinfo.Info
 			require.NoError(t, json.Unmarshal([]byte(out), &bi))
 			require.Equal(t, cli.Version, bi.Version)
 			require.NotEmpty(t, bi.GoVersion)
@@ -135,7 +137,8 @@ func TestKustomizeConfigCommand(t *testing.T) {
 // Makefile (build, image) and the Dockerfile. The -X path is the package's
 // real import path, so moving the variable breaks this test, not releases.
 func TestBuildsSetVersion(t *testing.T) {
-	flag := "-X " + reflect.TypeOf(cli.BuildInfo{}).PkgPath() + ".Version="
+	pkg := strings.TrimSuffix(runtime.FuncForPC(reflect.ValueOf(cli.Main).Pointer()).Name(), ".Main")
+	flag := "-X " + pkg + ".Version="
 	for _, f := range []string{"Dockerfile", "Makefile"} {
 		t.Run(f, func(t *testing.T) {
 			require.Contains(t, testenv.ReadFile(t, filepath.Join(testenv.RepoRoot(t), f)), flag)

@@ -1,12 +1,11 @@
 package cli
 
 import (
-	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/schema"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tooling/kustomizeconf"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/kustomizeconf"
 )
 
 // kustomizeConfigCmd prints the two files a kustomize overlay over rendered
@@ -28,30 +27,16 @@ Write it next to the overlay's kustomization.yaml, e.g.
   nrl-k8s kustomize-config openapi > kuberay.openapi.json
 and name them under configurations: and openapi: {path: ...} (docs/krm.md).`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"configuration", "openapi"},
+		ValidArgs: kustomizeconf.Files,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var out []byte
-			switch args[0] {
-			case "configuration":
-				out = kustomizeconf.Configuration()
-			case "openapi":
-				crds := map[string][]byte{}
-				for _, k := range kustomizeconf.Kinds {
-					b, err := schema.CRD(k.Kind)
-					if err != nil {
-						return err
-					}
-					crds[k.Kind] = b
+			out, err := kustomizeconf.File(args[0])
+			if err != nil {
+				if !slices.Contains(kustomizeconf.Files, args[0]) {
+					return usageError{err}
 				}
-				b, err := kustomizeconf.OpenAPI(crds)
-				if err != nil {
-					return err
-				}
-				out = b
-			default:
-				return usageError{fmt.Errorf("unknown file %q; expected configuration or openapi", args[0])}
+				return err
 			}
-			_, err := cmd.OutOrStdout().Write(out)
+			_, err = cmd.OutOrStdout().Write(out)
 			return err
 		},
 	}

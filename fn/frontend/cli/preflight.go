@@ -8,7 +8,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 func preflightCmd() *cobra.Command {
@@ -91,7 +91,7 @@ the API server fails (5xx) or its answer is no answer.`,
 }
 
 // preflightDocs renders the run, or reads -f.
-func preflightDocs(cmd *cobra.Command, f *runFlags, files, args []string) ([]emit.Doc, error) {
+func preflightDocs(cmd *cobra.Command, f *runFlags, files, args []string) ([]rendered.Doc, error) {
 	if len(files) > 0 {
 		if len(args) > 0 {
 			return nil, usageError{errors.New("give RECIPE [OVERRIDES] --infra INFRA or -f RENDERED.yaml, not both")}

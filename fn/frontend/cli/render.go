@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -38,7 +36,11 @@ appended to the training driver call and checked against the cluster.`,
 			if res.Diags.HasErrors() {
 				return exitError{ExitError}
 			}
-			data, err := encodeDocs(res.Docs, format)
+			encode := emit.Stream
+			if format == "json" {
+				encode = emit.List
+			}
+			data, err := encode(res.Docs)
 			if err != nil {
 				return err
 			}
@@ -60,27 +62,6 @@ func checkFormat(format string) error {
 		return nil
 	}
 	return usageError{fmt.Errorf("-o %s: -o is the output format (yaml or json), as in kubectl; to write a file use --output-file %s", format, format)}
-}
-
-// encodeDocs writes the documents as `nrl-k8s render` prints them: the YAML
-// stream, or kubectl's JSON form of several objects (a v1 List), indented,
-// keys sorted.
-func encodeDocs(docs []emit.Doc, format string) ([]byte, error) {
-	if format == "yaml" {
-		return emit.Stream(docs)
-	}
-	items := make([]any, len(docs))
-	for i, d := range docs {
-		items[i] = d.Data
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "    ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items}); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }
 
 func writeOutput(stdout io.Writer, file string, data []byte) error {

@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -27,28 +27,18 @@ KubeRay / Kubernetes schemas are in fn/analyse/schema/crds); the loader checks t
 			if args[0] != "profile" {
 				return usageError{fmt.Errorf("unknown schema %q; expected profile", args[0])}
 			}
-			var out []byte
-			switch format {
-			case "json":
-				b, err := profile.SchemaJSON()
-				if err != nil {
-					return err
-				}
-				out = b
-			case "markdown":
-				s, err := profile.Markdown()
-				if err != nil {
-					return err
-				}
-				out = []byte(s)
-			default:
-				return usageError{errors.New("-o " + format + ": expected json or markdown")}
+			out, err := profile.Reference(format)
+			if err != nil && !slices.Contains(profile.ReferenceFormats, format) {
+				return usageError{err}
 			}
-			_, err := cmd.OutOrStdout().Write(out)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(out)
 			return err
 		},
 	}
 	c.Flags().StringVarP(&format, "output", "o", "json", "output format: json (JSON Schema) or markdown (key reference)")
-	completeValues(c, "output", "json", "markdown")
+	completeValues(c, "output", profile.ReferenceFormats...)
 	return c
 }

@@ -3,17 +3,8 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/checkreport"
 )
-
-// rendererKeys are the recipe keys the checks read.
-var rendererKeys = []string{
-	"cluster.gpus_per_node", "cluster.num_nodes", "cluster.segment_size",
-	"policy.megatron_cfg.enabled", "policy.dtensor_cfg.enabled",
-	"policy.generation.colocated.enabled",
-	"policy.generation.colocated.resources.num_nodes",
-	"policy.generation.colocated.resources.gpus_per_node",
-}
 
 func valuesCmd() *cobra.Command {
 	var f runFlags
@@ -30,28 +21,7 @@ func valuesCmd() *cobra.Command {
 			if res.Profile == nil {
 				return exitError{ExitError}
 			}
-			out := tree.NewMap()
-			out.Set("infra", res.Profile.Tree)
-			if res.Recipe != nil {
-				keys := tree.NewMap()
-				for _, k := range rendererKeys {
-					if v, ok, dyn := res.Recipe.Value(k); ok {
-						keys.Set(k, v)
-					} else if dyn {
-						keys.Set(k, "<set in the pod by a shell variable>")
-					}
-				}
-				rm := tree.NewMap()
-				rm.Set("file", res.Recipe.File)
-				files := make([]any, len(res.Recipe.Files))
-				for i, s := range res.Recipe.Files {
-					files[i] = s
-				}
-				rm.Set("defaultsChain", files)
-				rm.Set("keys", keys)
-				out.Set("recipe", rm)
-			}
-			y, err := tree.ToYAML(out)
+			y, err := checkreport.Values(res)
 			if err != nil {
 				return err
 			}

@@ -1,37 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/buildinfo"
 )
-
-// BuildInfo is what `nrl-k8s version` reports.
-type BuildInfo struct {
-	Version   string `json:"version"`
-	GitCommit string `json:"gitCommit,omitempty"`
-	GoVersion string `json:"goVersion"`
-	Platform  string `json:"platform"`
-}
-
-// buildInfo reads the version set at link time (-X .../fn/frontend/cli.Version) and
-// the commit Go stamps into binaries built from a git checkout.
-func buildInfo() BuildInfo {
-	bi := BuildInfo{Version: Version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" {
-				bi.GitCommit = s.Value
-			}
-		}
-	}
-	return bi
-}
 
 func versionCmd() *cobra.Command {
 	var short bool
@@ -41,30 +16,21 @@ func versionCmd() *cobra.Command {
 		Short: "Print the version of nrl-k8s",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			bi := buildInfo()
+			bi := buildinfo.Read(Version)
 			w := cmd.OutOrStdout()
 			switch {
-			case format == "json":
-				b, err := json.MarshalIndent(bi, "", "  ")
+			case format != "":
+				b, err := bi.Encode(format)
 				if err != nil {
-					return err
-				}
-				_, err = fmt.Fprintf(w, "%s\n", b)
-				return err
-			case format == "yaml":
-				b, err := yaml.Marshal(bi)
-				if err != nil {
-					return err
+					return usageError{err}
 				}
 				_, err = w.Write(b)
 				return err
-			case format != "":
-				return usageError{errors.New("-o " + format + ": expected json or yaml")}
 			case short:
 				_, err := fmt.Fprintln(w, bi.Version)
 				return err
 			}
-			_, err := fmt.Fprintf(w, "nrl-k8s %s (commit %s, %s, %s)\n", bi.Version, orUnknown(bi.GitCommit), bi.GoVersion, bi.Platform)
+			_, err := fmt.Fprintln(w, bi.String())
 			return err
 		},
 	}
@@ -72,11 +38,4 @@ func versionCmd() *cobra.Command {
 	c.Flags().StringVarP(&format, "output", "o", "", "json or yaml")
 	completeValues(c, "output", "json", "yaml")
 	return c
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
@@ -152,7 +154,7 @@ func dataOnly(rs framework.Results) framework.Results {
 	return rs
 }
 
-type rendered struct {
+type runOutput struct {
 	docs    []document
 	results framework.Results
 }
@@ -160,20 +162,20 @@ type rendered struct {
 // renderAll renders the runs on every core, in run order, under the batch's
 // memory budget (fn/engine/batch): rendering every run of a list in one
 // process is what makes 1,000 runs affordable.
-func renderAll(in *inputs, runs []runItem, keys []string) ([]batch.Output[rendered], error) {
+func renderAll(in *inputs, runs []runItem, keys []string) ([]batch.Output[runOutput], error) {
 	var src source.Source = in.files
 	if in.disk != nil {
 		src = layered{mem: in.files, disk: in.disk}
 	}
-	return batch.Render(src, len(runs), func(l *recipe.Loader, i int) batch.Output[rendered] {
-		var o rendered
-		var ids []emit.Identity
+	return batch.Render(src, len(runs), func(l *recipe.Loader, i int) batch.Output[runOutput] {
+		var o runOutput
+		var ids []rendered.Identity
 		o.docs, ids, o.results = render(l, in, runs[i], keys)
 		size := 0
 		for _, d := range o.docs {
 			size += len(d.data)
 		}
-		return batch.Output[rendered]{Value: o, IDs: ids, Bytes: size}
+		return batch.Output[runOutput]{Value: o, IDs: ids, Bytes: size}
 	})
 }
 
@@ -297,8 +299,8 @@ func specOf(n *yaml.RNode) string {
 }
 
 // render runs one request through the pipeline and encodes its output.
-func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document, []emit.Identity, framework.Results) {
-	req := r.spec.Request(r.base)
+func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document, []rendered.Identity, framework.Results) {
+	req := runrequest.Of(r.spec, r.base)
 	var results framework.Results
 	fail := func(field, msg string) {
 		results = append(results, &framework.Result{
@@ -339,7 +341,7 @@ func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document,
 	if res.Diags.HasErrors() {
 		return nil, nil, results
 	}
-	ids := emit.Identities(res.Docs)
+	ids := rendered.Identities(res.Docs)
 	docs := make([]document, 0, len(res.Docs))
 	index := map[string]int{}
 	for _, d := range res.Docs {
@@ -415,7 +417,7 @@ func previousOutput(n *yaml.RNode) (string, bool) {
 	if n.GetLabels()[manifest.ManagedByKey] != manifest.ManagedByValue {
 		return "", false
 	}
-	if p != OutputPath(dir, emit.Doc{Kind: n.GetKind(), Name: n.GetName()}) {
+	if p != OutputPath(dir, rendered.Doc{Kind: n.GetKind(), Name: n.GetName()}) {
 		return "", false
 	}
 	return dir, true
@@ -460,7 +462,7 @@ func ownDirs(in *inputs, runs []runItem) ([]runItem, framework.Results) {
 
 // OutputPath is the file kpt fn render writes a document to: one directory
 // per run, one file per object, so a re-render diffs object by object.
-func OutputPath(run string, d emit.Doc) string {
+func OutputPath(run string, d rendered.Doc) string {
 	return run + "/" + strings.ToLower(d.Kind) + "_" + d.Name + ".yaml"
 }
 
@@ -475,7 +477,7 @@ var allPathKeys = []string{
 
 // setPath writes the output file and index annotations into a document
 // before it is encoded.
-func setPath(d emit.Doc, keys []string, p string, index int) {
+func setPath(d rendered.Doc, keys []string, p string, index int) {
 	if len(keys) == 0 {
 		return
 	}

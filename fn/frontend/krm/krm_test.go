@@ -16,6 +16,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 )
@@ -337,7 +338,7 @@ func TestOutputMatchesRender(t *testing.T) {
 
 				spec, err := runspec.Parse("run.yaml", []byte(run))
 				require.NoError(t, err)
-				req := spec.Request("")
+				req := runrequest.Of(spec, "")
 				req.Recipe = repoRoot + "/" + req.Recipe
 				req.Profile = repoRoot + "/" + req.Profile
 				res := pipeline.Render(recipe.NewLoader(source.Disk{}), req)

@@ -34,6 +34,8 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
@@ -235,11 +237,11 @@ func Render(src source.Source, runs []RunEntry) *Result {
 	return res
 }
 
-func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []emit.Identity, bool) {
+func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []rendered.Identity, bool) {
 	if r.Spec == nil || ds.HasErrors() {
 		return nil, nil, false
 	}
-	req := r.Spec.Request(r.Path)
+	req := runrequest.Of(r.Spec, r.Path)
 	if req.RecipeRoot == "" && r.RecipeRoot != "" {
 		req.RecipeRoot = path.Clean(filepath.ToSlash(r.RecipeRoot))
 	}
@@ -273,7 +275,7 @@ func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []emit.Iden
 		return nil, nil, false
 	}
 	// Identities only: the documents themselves are in data.
-	return data, emit.Identities(pr.Docs), true
+	return data, rendered.Identities(pr.Docs), true
 }
 
 // dirChecker is a source that judges a directory before it is listed

@@ -16,7 +16,8 @@ type Func func(args []any) (any, error)
 // comes from the process environment unless the caller puts it here, so a
 // render is a function of its inputs.
 type Options struct {
-	// User is the value of `${user:}`, already normalised (NormalizeUser).
+	// User is the value of `${user:}`, already normalised
+	// (runparams.NormalizeUser).
 	User string
 	// Env answers `${oc.env:VAR}`; nil means no variable is set.
 	Env func(name string) (string, bool)

@@ -92,11 +92,6 @@ func TestInterpolationErrors(t *testing.T) {
 	}
 }
 
-func TestNormalizeUser(t *testing.T) {
-	require.Equal(t, "bob-smith-jr", interp.NormalizeUser("Bob_Smith.Jr"))
-	require.Equal(t, "alice", interp.NormalizeUser(" alice "))
-}
-
 func TestPyFloat(t *testing.T) {
 	for f, want := range map[float64]string{2: "2.0", 0.5: "0.5", 1e-05: "1e-05", 0.0001: "0.0001", 1e16: "1e+16", 123456.0: "123456.0", -3.25: "-3.25"} {
 		require.Equal(t, want, interp.PyFloat(f))

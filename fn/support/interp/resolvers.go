@@ -2,17 +2,9 @@ package interp
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
-
-// NormalizeUser is the `${user:}` rule: lower case, `_` and `.` become `-`,
-// so the name is usable in Kubernetes object names.
-func NormalizeUser(u string) string {
-	u = strings.ToLower(strings.TrimSpace(u))
-	return strings.NewReplacer("_", "-", ".", "-").Replace(u)
-}
 
 func (r *Resolver) userResolver(args []any) (any, error) {
 	if len(args) > 0 {

@@ -1,6 +1,9 @@
 package profile
 
-import "sync"
+import (
+	"maps"
+	"sync"
+)
 
 // keyDoc is what docs/profiles.md and the JSON Schema say about one key.
 type keyDoc struct {
@@ -17,6 +20,14 @@ const inert = " Changes nothing in the output; a render warns when it is set."
 // Built on first use: only the schema and docs commands read it, where a
 // package-level map literal is built by every process's init.
 var keyDocs = sync.OnceValue(func() map[string]keyDoc {
+	docs := topKeyDocs()
+	maps.Copy(docs, clusterKeyDocs())
+	return docs
+})
+
+// topKeyDocs documents the keys about where and how pods run: namespace,
+// image, scheduler, placement, networking, storage, submit.
+func topKeyDocs() map[string]keyDoc {
 	return map[string]keyDoc{
 		"namespace":        {"Namespace of every rendered object. Required; --namespace / spec.namespace win; `default` when nothing sets it.", "rl"},
 		"image":            {"Container image set on every container of every RayCluster pod (sidecars too, init containers left alone) and on Deployment containers that name none. Required.", "nvcr.io/nvidia/nemo-rl:v0.5.0"},
@@ -80,7 +91,13 @@ var keyDocs = sync.OnceValue(func() map[string]keyDoc {
 		"submit.localDashboardPort": {"Local port of the dashboard port-forward (nrl-k8s runtime).", "18265"},
 		"submit.submitter":          {"portForward or exec; checked against the head pod (exec needs a shell in the head container).", "exec"},
 		"submit.execTmpDir":         {"Temporary directory for the exec submitter (nrl-k8s runtime).", "/tmp"},
+	}
+}
 
+// clusterKeyDocs documents the keys about what runs: launch, resources,
+// the clusters, deployments, labels, env, annotations, DRA and the dev pod.
+func clusterKeyDocs() map[string]keyDoc {
+	return map[string]keyDoc{
 		"launch":                                 {"The training driver and how it is submitted.", "{runMode: batch, codeSource: image, codePath: /opt/nemo-rl}"},
 		"launch.mode":                            {"single, rayjob, attach or bringup (nrl-k8s runtime); attach needs launch.attach.", "single"},
 		"launch.runMode":                         {"interactive or batch (nrl-k8s runtime).", "batch"},
@@ -163,4 +180,4 @@ var keyDocs = sync.OnceValue(func() map[string]keyDoc {
 		"dev.serviceAccount":   {"Dev pod service account; default the profile's serviceAccount.", "nemo-rl"},
 		"dev.secretName":       {"Secret the dev pod reads its environment from (optional).", "${user:}-secrets"},
 	}
-})
+}

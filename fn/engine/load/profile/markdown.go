@@ -71,3 +71,20 @@ func ReplaceMarkdown(doc string) (string, error) {
 	}
 	return doc[:i+len(MarkdownBegin)] + "\n\n" + table + "\n" + doc[j:], nil
 }
+
+// ReferenceFormats are the formats Reference writes.
+var ReferenceFormats = []string{"json", "markdown"}
+
+// Reference is the profile's reference in a format `nrl-k8s schema profile
+// -o` names: json (the JSON Schema, SchemaJSON) or markdown (the key
+// reference, Markdown).
+func Reference(format string) ([]byte, error) {
+	switch format {
+	case "json":
+		return SchemaJSON()
+	case "markdown":
+		s, err := Markdown()
+		return []byte(s), err
+	}
+	return nil, fmt.Errorf("-o %s: expected json or markdown", format)
+}

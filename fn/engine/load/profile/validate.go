@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -455,7 +456,7 @@ func validateGangTopology(ds *diag.List, file string, in *Infra) {
 			ds.Errorf(file, "scheduler.topology."+k.field, "found %q; expected a node label key: %s", k.v, e)
 		}
 	}
-	keys := []string{"kai.scheduler/topology", "kai.scheduler/topology-required-placement", "kai.scheduler/topology-preferred-placement"}
+	keys := []string{kai.TopologyKey, kai.RequiredPlacementKey, kai.PreferredPlacementKey}
 	for _, key := range keys {
 		if _, set := in.Annotations[key]; set {
 			ds.Errorf(file, "annotations."+key, "is set and so is scheduler.topology; expected one of them (scheduler.topology writes it)")

@@ -51,8 +51,20 @@ type AppliedOverride struct {
 	Origin   string // "entrypoint" or "run"
 }
 
+// Input is what resolving a recipe reads.
+type Input struct {
+	Loader  *recipe.Loader
+	Recipe  *recipe.Loaded
+	File    string // the recipe file, as the request names it
+	Profile *profile.Loaded
+	// Overrides are the run's recipe overrides, parsed once by the pipeline.
+	Overrides []hydra.Override
+	Env       Env
+}
+
 // Resolve builds the recipe the training driver will see.
-func Resolve(l *recipe.Loader, rec *recipe.Loaded, file string, prof *profile.Loaded, runOverrides []string, env Env) (*Recipe, diag.List) {
+func Resolve(in Input) (*Recipe, diag.List) {
+	l, rec, file, prof, env := in.Loader, in.Recipe, in.File, in.Profile, in.Env
 	var ds diag.List
 	r := &Recipe{File: file, Files: rec.Files, Tree: tree.Copy(rec.Tree).(*tree.Map), loader: l}
 	if ep := prof.Infra.Launch.Entrypoint; ep != nil {
@@ -70,12 +82,7 @@ func Resolve(l *recipe.Loader, rec *recipe.Loaded, file string, prof *profile.Lo
 			}
 		}
 	}
-	for _, raw := range runOverrides {
-		o, err := hydra.Parse(raw)
-		if err != nil {
-			ds.Errorf("", raw, "%v", err)
-			continue
-		}
+	for _, o := range in.Overrides {
 		r.apply(&ds, file, o.Key.String(), o, "run")
 	}
 	resolved, err := interp.New(r.Tree, interp.Options{

@@ -9,6 +9,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/effective"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -52,7 +53,14 @@ func resolveFile(t *testing.T, file, entry string, run []string, env map[string]
 		prof.Infra.Launch.Entrypoint = &entry
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	return effective.Resolve(l, rec, file, prof, run, effective.Env{User: "alice", Env: lookup})
+	overrides := make([]hydra.Override, 0, len(run))
+	for _, raw := range run {
+		o, err := hydra.Parse(raw)
+		require.NoError(t, err)
+		overrides = append(overrides, o)
+	}
+	return effective.Resolve(effective.Input{Loader: l, Recipe: rec, File: file, Profile: prof, Overrides: overrides,
+		Env: effective.Env{User: "alice", Env: lookup}})
 }
 
 const driver = "uv run python examples/run_grpo.py --config child.yaml "

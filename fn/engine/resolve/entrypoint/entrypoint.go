@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
@@ -45,18 +47,14 @@ type Invocation struct {
 
 var scriptRE = regexp.MustCompile(`(^|/)run_[A-Za-z0-9_]*\.py$`)
 
-// FindInvocation returns the first training call of a shell entrypoint,
-// false when it has none.
-func FindInvocation(entrypoint string) (Invocation, bool) { return Parse(entrypoint).First() }
-
-// FindInvocations returns every training call, in order. A training call is
+// findInvocations returns every training call, in order. A training call is
 // a simple command that runs one of NeMo-RL's drivers (a `run_*.py` script)
 // or, whatever its script's name, passes `--config` (`python train.py
 // --config a/b.yaml`): nrl-k8s rewrites every `--config` of the entrypoint,
 // so a recipe path the pod reads is never left unchecked. Backslash-newline
 // continuations join lines (as two blanks, so byte offsets stay those of the
 // entrypoint).
-func FindInvocations(entrypoint string) []Invocation {
+func findInvocations(entrypoint string) []Invocation {
 	joined := shell.JoinContinuations(entrypoint)
 	var out []Invocation
 	var ctx shell.LineState
@@ -221,8 +219,19 @@ type Script struct {
 	Calls []Invocation
 }
 
-// Parse reads an entrypoint's driver calls.
-func Parse(text string) Script { return Script{Text: text, Calls: FindInvocations(text)} }
+// parses counts Parse calls (Parses).
+var parses atomic.Int64
+
+// Parse reads an entrypoint's driver calls: the one read of an entrypoint's
+// text, whose Script every later step takes.
+func Parse(text string) Script {
+	parses.Add(1)
+	return Script{Text: text, Calls: findInvocations(text)}
+}
+
+// Parses is how many entrypoints this process has read, so that a test can
+// hold a render to one read of its entrypoint.
+func Parses() int64 { return parses.Load() }
 
 // First is the first training call, false when there is none.
 func (s Script) First() (Invocation, bool) {
@@ -232,34 +241,78 @@ func (s Script) First() (Invocation, bool) {
 	return s.Calls[0], true
 }
 
-// AppendOverrides is Script.AppendOverrides of the entrypoint's text.
-func AppendOverrides(entrypoint string, extra []string) (string, error) {
-	if len(extra) == 0 {
-		return entrypoint, nil
-	}
-	return Parse(entrypoint).AppendOverrides(extra)
-}
-
-// AppendOverrides adds extra overrides to the end of the first NeMo-RL
-// driver call in a shell entrypoint, before any pipe or redirection, so that
-// they win over the entrypoint's own (Hydra applies overrides left to
-// right).
-func (s Script) AppendOverrides(extra []string) (string, error) {
-	entrypoint := s.Text
-	if len(extra) == 0 {
-		return entrypoint, nil
-	}
-	for _, o := range extra {
-		if _, err := hydra.Parse(o); err != nil {
+// ForRun is the entrypoint the run's pods execute: every driver call's
+// --config pointed at config (RewriteConfig; none when config is ""), then
+// the run's overrides appended to the first call (AppendOverrides), both
+// from this one read of the text.
+func (s Script) ForRun(config string, extra []hydra.Override) (string, error) {
+	var edits []splice
+	if config != "" {
+		sp, _, err := s.configSplices(config)
+		if err != nil {
 			return "", err
 		}
+		edits = sp
 	}
+	if len(extra) > 0 {
+		raw := make([]string, len(extra))
+		for i, o := range extra {
+			raw[i] = o.Raw
+		}
+		ins, err := s.overrideSplice(raw)
+		if err != nil {
+			return "", err
+		}
+		// After the first call's own --config, before any later call's.
+		at := sort.Search(len(edits), func(i int) bool { return edits[i].start >= ins.end })
+		edits = append(edits[:at], append([]splice{ins}, edits[at:]...)...)
+	}
+	return s.apply(edits), nil
+}
+
+// AppendOverrides adds extra overrides, already parsed, to the end of the
+// first NeMo-RL driver call in a shell entrypoint, before any pipe or
+// redirection, so that they win over the entrypoint's own (Hydra applies
+// overrides left to right).
+func (s Script) AppendOverrides(extra []hydra.Override) (string, error) {
+	return s.ForRun("", extra)
+}
+
+// splice replaces Text[start:end] with text (an insertion when start ==
+// end). Splices are made on the text as read, so edits never need a second
+// read of an edited text.
+type splice struct {
+	start, end int
+	text       string
+}
+
+// apply makes the splices, given in text order and not overlapping, on the
+// script's text.
+func (s Script) apply(edits []splice) string {
+	if len(edits) == 0 {
+		return s.Text
+	}
+	var out strings.Builder
+	last := 0
+	for _, e := range edits {
+		out.WriteString(s.Text[last:e.start])
+		out.WriteString(e.text)
+		last = e.end
+	}
+	out.WriteString(s.Text[last:])
+	return out.String()
+}
+
+// overrideSplice is the insertion of extra (raw overrides) after the first
+// driver call's arguments.
+func (s Script) overrideSplice(extra []string) (splice, error) {
+	entrypoint := s.Text
 	inv, ok := s.First()
 	if !ok {
-		return "", errors.New("the entrypoint runs no NeMo-RL driver (python ... run_*.py) to append overrides to")
+		return splice{}, errors.New("the entrypoint runs no NeMo-RL driver (python ... run_*.py) to append overrides to")
 	}
 	if strings.ContainsAny(inv.Script, " \t") {
-		return "", fmt.Errorf("line %d: the driver call is %s; an override appended after that word would be an argument of the outer command, not of the driver: refused. Call the driver directly on a line of the entrypoint", inv.Line, inv.Wrapped)
+		return splice{}, fmt.Errorf("line %d: the driver call is %s; an override appended after that word would be an argument of the outer command, not of the driver: refused. Call the driver directly on a line of the entrypoint", inv.Line, inv.Wrapped)
 	}
 	if inv.Wrapped != "" {
 		// Quoting for the entrypoint's shell is what keeps an override one
@@ -268,7 +321,7 @@ func (s Script) AppendOverrides(extra []string) (string, error) {
 		// word in every context.
 		for _, o := range extra {
 			if !shell.IsSafe(o) {
-				return "", fmt.Errorf("line %d: the driver call is %s; override %q needs shell quoting, which does not hold there, so it could run as a command in the pod: refused. Give the value in the recipe or profile, or call the driver directly on a line of the entrypoint", inv.Line, inv.Wrapped, o)
+				return splice{}, fmt.Errorf("line %d: the driver call is %s; override %q needs shell quoting, which does not hold there, so it could run as a command in the pod: refused. Give the value in the recipe or profile, or call the driver directly on a line of the entrypoint", inv.Line, inv.Wrapped, o)
 			}
 		}
 	}
@@ -280,13 +333,15 @@ func (s Script) AppendOverrides(extra []string) (string, error) {
 	// The insertion leaves the rest of the entrypoint byte for byte as it
 	// was, so removing it restores the original exactly (the chart relies on
 	// that): `OVR ` before an operator or comment, ` OVR` otherwise.
+	// A --config rewrite never ends in a blank, so the byte before the
+	// operator says the same of the text as read and of the rewritten one.
 	if at := inv.opStart; at >= 0 {
 		if at > 0 && entrypoint[at-1] != ' ' && entrypoint[at-1] != '\t' {
-			return entrypoint[:at] + " " + ins + entrypoint[at:], nil
+			return splice{at, at, " " + ins}, nil
 		}
-		return entrypoint[:at] + ins + " " + entrypoint[at:], nil
+		return splice{at, at, ins + " "}, nil
 	}
-	return entrypoint[:inv.end] + " " + ins + entrypoint[inv.end:], nil
+	return splice{inv.end, inv.end, " " + ins}, nil
 }
 
 // ConfigRewrite is one --config value changed by RewriteConfig.
@@ -299,16 +354,19 @@ type ConfigRewrite struct {
 // each call's form (`--config a.yaml`, `--config=a.yaml`, single or double
 // quotes), as nrl-k8s does in long-lived mode. A value the pod's shell
 // expands (`$RECIPE`) is refused: what it names is only known in the pod.
-func RewriteConfig(entrypoint, path string) (string, []ConfigRewrite, error) {
-	return Parse(entrypoint).RewriteConfig(path)
+func (s Script) RewriteConfig(path string) (string, []ConfigRewrite, error) {
+	edits, changes, err := s.configSplices(path)
+	if err != nil {
+		return "", nil, err
+	}
+	return s.apply(edits), changes, nil
 }
 
-// RewriteConfig is the package's RewriteConfig of a script read already.
-func (s Script) RewriteConfig(path string) (string, []ConfigRewrite, error) {
+// configSplices are RewriteConfig's edits, in text order.
+func (s Script) configSplices(path string) ([]splice, []ConfigRewrite, error) {
 	entrypoint := s.Text
-	var out strings.Builder
+	var edits []splice
 	var changes []ConfigRewrite
-	last := 0
 	for _, inv := range s.Calls {
 		if inv.config == nil {
 			continue
@@ -325,7 +383,7 @@ func (s Script) RewriteConfig(path string) (string, []ConfigRewrite, error) {
 			}
 		}
 		if strings.ContainsAny(raw, "$`") && !strings.HasPrefix(raw, "'") {
-			return "", nil, fmt.Errorf("line %d: --config %s is expanded by the shell in the pod; expected a literal path so that the checked recipe (%s) is the one that runs", inv.Line, raw, path)
+			return nil, nil, fmt.Errorf("line %d: --config %s is expanded by the shell in the pod; expected a literal path so that the checked recipe (%s) is the one that runs", inv.Line, raw, path)
 		}
 		if inv.Config == path {
 			continue
@@ -335,14 +393,8 @@ func (s Script) RewriteConfig(path string) (string, []ConfigRewrite, error) {
 			q := entrypoint[inv.config.Start : inv.config.Start+1]
 			repl = shell.QuoteLike(q, "--config="+path)
 		}
-		out.WriteString(entrypoint[last:inv.config.Start])
-		out.WriteString(repl)
-		last = inv.config.End
+		edits = append(edits, splice{inv.config.Start, inv.config.End, repl})
 		changes = append(changes, ConfigRewrite{Line: inv.Line, From: inv.Config, To: path})
 	}
-	if len(changes) == 0 {
-		return entrypoint, nil, nil
-	}
-	out.WriteString(entrypoint[last:])
-	return out.String(), changes, nil
+	return edits, changes, nil
 }

@@ -37,7 +37,7 @@ func upstreamRewrite(t *testing.T, ep, recipe string, codeSource string) (string
 	if target == "" || ds.HasErrors() {
 		return ep, ds
 	}
-	out, _, err := entrypoint.RewriteConfig(ep, target)
+	out, _, err := entrypoint.Parse(ep).RewriteConfig(target)
 	require.NoError(t, err)
 	return out, ds
 }

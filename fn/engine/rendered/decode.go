@@ -1,4 +1,4 @@
-package emit
+package rendered
 
 import (
 	"bufio"
@@ -45,12 +45,7 @@ func Decode(file string, data []byte) ([]Doc, error) {
 			}
 		}
 		for _, o := range objs {
-			d := Doc{Data: o}
-			d.Kind, _ = o["kind"].(string)
-			if md, ok := o["metadata"].(map[string]any); ok {
-				d.Name, _ = md["name"].(string)
-				d.Namespace, _ = md["namespace"].(string)
-			}
+			d := FromData(o)
 			if d.Kind == "" || d.Name == "" {
 				return nil, fmt.Errorf("%s: document %d: kind and metadata.name are required; found kind %q, name %q", file, idx, d.Kind, d.Name)
 			}

@@ -1,21 +1,21 @@
-package emit_test
+package batch
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 func TestOwners(t *testing.T) {
-	doc := func(ns, name, image string) emit.Doc {
-		return emit.Doc{Kind: "Deployment", Name: name, Namespace: ns, Data: map[string]any{
+	doc := func(ns, name, image string) rendered.Doc {
+		return rendered.Doc{Kind: "Deployment", Name: name, Namespace: ns, Data: map[string]any{
 			"apiVersion": "apps/v1", "kind": "Deployment", "spec": map[string]any{"image": image}}}
 	}
 	for _, tc := range []struct {
 		name   string
-		second emit.Doc
+		second rendered.Doc
 		want   string
 	}{
 		{"same object, different content", doc("a", "tools", "img:2"), "Deployment a/tools is also rendered by run first, differently; expected runs first and second"},
@@ -24,9 +24,9 @@ func TestOwners(t *testing.T) {
 		{"another name", doc("a", "other", "img:2"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := emit.Owners{}
-			require.Empty(t, o.Claim("first", emit.Identities([]emit.Doc{doc("a", "tools", "img:1")})))
-			msgs := o.Claim("second", emit.Identities([]emit.Doc{tc.second}))
+			o := owners{}
+			require.Empty(t, o.claim("first", rendered.Identities([]rendered.Doc{doc("a", "tools", "img:1")})))
+			msgs := o.claim("second", rendered.Identities([]rendered.Doc{tc.second}))
 			if tc.want == "" {
 				require.Empty(t, msgs)
 				return

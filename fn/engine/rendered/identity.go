@@ -1,4 +1,4 @@
-package emit
+package rendered
 
 import (
 	"crypto/sha256"
@@ -28,8 +28,8 @@ func (d Doc) Describe() string {
 	return d.Kind + " " + d.Namespace + "/" + d.Name
 }
 
-// Identity is what Owners needs of a document: its ID, its name for
-// messages and a digest of its content.
+// Identity is what the batch renderer's collision rule needs of a
+// document: its ID, its name for messages and a digest of its content.
 type Identity struct {
 	ID, Describe string
 	Sum          [sha256.Size]byte
@@ -54,37 +54,4 @@ func Identities(docs []Doc) []Identity {
 		out[i] = Identify(d)
 	}
 	return out
-}
-
-// Owners records which run rendered each object of one invocation, so two
-// runs that would apply different versions of one object are caught before
-// either is written: applied together, the later would silently replace
-// the earlier. An object two runs render byte-identically (a profile's
-// shared service, docs/run-identity.md) is one object and no conflict.
-type Owners map[string]owner
-
-type owner struct {
-	run string
-	sum [sha256.Size]byte
-}
-
-// Claim records run's objects and returns one message per object another
-// run already rendered differently, naming both runs; nothing is recorded
-// when there is any.
-func (o Owners) Claim(run string, ids []Identity) []string {
-	var msgs []string
-	for _, id := range ids {
-		if prev, ok := o[id.ID]; ok && prev.run != run && prev.sum != id.Sum {
-			msgs = append(msgs, fmt.Sprintf("%s is also rendered by run %s, differently; expected runs %s and %s to render distinct objects, or this one identically (give one a different name or namespace)", id.Describe, prev.run, prev.run, run))
-		}
-	}
-	if len(msgs) > 0 {
-		return msgs
-	}
-	for _, id := range ids {
-		if _, ok := o[id.ID]; !ok {
-			o[id.ID] = owner{run, id.Sum}
-		}
-	}
-	return nil
 }
