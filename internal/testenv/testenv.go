@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
 )
 
 // RepoRoot is the repository root (where go.mod lives).
@@ -93,26 +91,6 @@ func RunWithCLI(m *testing.M, bin *string) {
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// Golden compares got with a golden file, or rewrites it when update is set
-// (`make golden`).
-func Golden(t testing.TB, file string, got []byte, update bool) {
-	t.Helper()
-	if update {
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("golden file %s: %v; run `make golden`", file, err)
-	}
-	assert.Equal(t, string(want), string(got), "%s is stale; run `make golden` and review the diff", file)
 }
 
 // Recipes is recipes/: NeMo-RL's repository root as far as recipes go

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -135,7 +136,7 @@ func TestGoldenKrusty(t *testing.T) {
 	require.NoError(t, err)
 	got, err := m.AsYaml()
 	require.NoError(t, err)
-	writeOrCompare(t, krustyGolden, got)
+	golden.File(t, krustyGolden, got)
 	require.Equal(t, string(renderExample(t)), string(got), "kustomize output must be nrl-k8s render's, byte for byte")
 }
 
