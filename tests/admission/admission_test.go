@@ -10,7 +10,6 @@ package admission
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,10 +27,8 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -73,48 +70,23 @@ func committedOutputs(t *testing.T) []manifest {
 	return out
 }
 
-type indexEntry struct{ Name, Profile, Recipe string }
-
 // shippedRenders renders every profile the repository ships (profiles/index.yaml)
 // in every mode, with and without a run id.
 func shippedRenders(t *testing.T) []manifest {
-	root := testenv.RepoRoot(t)
-	b, err := os.ReadFile(filepath.Join(root, "profiles", "index.yaml"))
-	require.NoError(t, err)
-	var idx struct{ Profiles []indexEntry }
-	require.NoError(t, yaml.Unmarshal(b, &idx))
-	require.NotEmpty(t, idx.Profiles)
 	var out []manifest
-	for _, p := range idx.Profiles {
+	for _, p := range fixtures.Shipped(t) {
 		for _, mode := range runparams.Modes {
 			for _, runID := range []string{"", "r42"} {
-				rel := func(f string) string { return filepath.ToSlash(filepath.Join(root, "profiles", f)) }
-				res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-					Recipe:  rel(p.Recipe),
-					Profile: rel(p.Profile),
-					Run: runparams.Run{
-						Mode:  mode,
-						RunID: runID,
-						User:  "alice",
-					},
-				})
+				run := fixtures.As(mode)
+				run.RunID = runID
 				origin := fmt.Sprintf("%s/%s/run-id=%q", p.Name, mode, runID)
-				require.False(t, res.Diags.HasErrors(), "%s: %v", origin, res.Diags)
-				for _, d := range res.Docs {
+				for _, d := range fixtures.Render(t, fixtures.Request(p, run)) {
 					out = append(out, manifest{origin: origin + "/" + d.Kind + "/" + d.Name, data: d.Data})
 				}
 			}
 		}
 	}
 	return out
-}
-
-func decode[T any](t testing.TB, data map[string]any) *T {
-	b, err := json.Marshal(data)
-	require.NoError(t, err)
-	var v T
-	require.NoError(t, json.Unmarshal(b, &v))
-	return &v
 }
 
 // kubeRay runs KubeRay's own validation on a RayJob or RayCluster.
@@ -159,9 +131,9 @@ func TestEverythingWeRenderIsAdmitted(t *testing.T) {
 		var obj any
 		switch kind {
 		case "RayJob":
-			obj = decode[rayv1.RayJob](t, m.data)
+			obj = fixtures.Typed[rayv1.RayJob](t, m.data)
 		case "RayCluster":
-			obj = decode[rayv1.RayCluster](t, m.data)
+			obj = fixtures.Typed[rayv1.RayCluster](t, m.data)
 		default:
 			continue
 		}
@@ -176,25 +148,9 @@ func TestEverythingWeRenderIsAdmitted(t *testing.T) {
 // base renders the qwen3 profile in one mode and returns its first object of
 // the kind.
 func base[T any](t testing.TB, mode runparams.Mode, kind string) *T {
-	root := testenv.RepoRoot(t)
-	b, err := os.ReadFile(filepath.Join(root, "profiles", "index.yaml"))
-	require.NoError(t, err)
-	var idx struct{ Profiles []indexEntry }
-	require.NoError(t, yaml.Unmarshal(b, &idx))
-	p := idx.Profiles[0]
-	rel := func(f string) string { return filepath.ToSlash(filepath.Join(root, "profiles", f)) }
-	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe:  rel(p.Recipe),
-		Profile: rel(p.Profile),
-		Run: runparams.Run{
-			Mode: mode,
-			User: "alice",
-		},
-	})
-	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
-	for _, d := range res.Docs {
+	for _, d := range fixtures.Render(t, fixtures.Request(fixtures.Shipped(t)[0], fixtures.As(mode))) {
 		if d.Kind == kind {
-			return decode[T](t, d.Data)
+			return fixtures.Typed[T](t, d.Data)
 		}
 	}
 	t.Fatalf("no %s in the %s render", kind, mode)
@@ -253,5 +209,5 @@ func TestVerdictSurvivesEmit(t *testing.T) {
 	ds := check.Output("p.infra.yaml", docs)
 	require.True(t, ds.HasErrors())
 	require.Contains(t, ds.Err().Error(), "ttlSecondsAfterFinished")
-	require.Error(t, kubeRay(decode[rayv1.RayJob](t, docs[0].Data)))
+	require.Error(t, kubeRay(fixtures.Typed[rayv1.RayJob](t, docs[0].Data)))
 }

@@ -25,12 +25,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -53,7 +50,7 @@ func admitAll(t *testing.T, srv *apiserver.Server, inputs []input) map[string]in
 	kinds := map[string]int{}
 	for _, in := range inputs {
 		t.Run(in.name, func(t *testing.T) {
-			objs, err := apiserver.Decode(in.stream)
+			objs, err := fixtures.Decode(in.stream)
 			require.NoError(t, err)
 			require.NotEmpty(t, objs, "no objects")
 			for _, u := range objs {
@@ -136,37 +133,15 @@ func kptOutput(t *testing.T) []byte {
 	return stream
 }
 
-// The shipped profiles (profiles/index.yaml, which must list every profile
-// under profiles/) rendered now by the engine, in every mode.
+// The shipped profiles (profiles/index.yaml, which internal/fixtures'
+// TestShipped holds to every profile under profiles/) rendered now by the
+// engine, in every mode.
 func TestShippedProfileRendersAreAdmitted(t *testing.T) {
 	srv := apiserver.Shared(t)
-	root := testenv.RepoRoot(t)
-	var index struct {
-		Profiles []struct{ Name, Profile, Recipe string } `json:"profiles"`
-	}
-	require.NoError(t, yaml.Unmarshal([]byte(testenv.ReadFile(t, filepath.Join(root, "profiles/index.yaml"))), &index))
-	listed := map[string]bool{}
-	for _, p := range index.Profiles {
-		listed[filepath.Join(root, "profiles", p.Profile)] = true
-	}
-	for _, f := range glob(t, "profiles/*/*.infra.yaml") {
-		require.True(t, listed[f], "%s is not in profiles/index.yaml, so no tier would render it", f)
-	}
 	var inputs []input
-	for _, p := range index.Profiles {
-		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster, runparams.Dev} {
-			res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-				Recipe:  filepath.Join(root, "profiles", p.Recipe),
-				Profile: filepath.Join(root, "profiles", p.Profile),
-				Run: runparams.Run{
-					Mode: mode,
-					User: "alice",
-				},
-			})
-			require.False(t, res.Diags.HasErrors(), "%s/%s: %v", p.Name, mode, res.Diags)
-			b, err := emit.Stream(res.Docs)
-			require.NoError(t, err)
-			inputs = append(inputs, input{p.Name + "/" + string(mode), b})
+	for _, p := range fixtures.Shipped(t) {
+		for _, mode := range runparams.Modes {
+			inputs = append(inputs, input{p.Name + "/" + string(mode), fixtures.Stream(t, fixtures.Request(p, fixtures.As(mode)))})
 		}
 	}
 	admitAll(t, srv, inputs)
@@ -179,7 +154,7 @@ func TestServerRejectsBadOutput(t *testing.T) {
 	srv := apiserver.Shared(t)
 	byKind := map[string]*unstructured.Unstructured{}
 	for _, in := range fileInputs(t, "tests/golden/*/expected/*.yaml") {
-		objs, err := apiserver.Decode(in.stream)
+		objs, err := fixtures.Decode(in.stream)
 		require.NoError(t, err)
 		for _, u := range objs {
 			if _, ok := byKind[u.GetKind()]; !ok {

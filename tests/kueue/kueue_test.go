@@ -33,11 +33,9 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
@@ -61,15 +59,14 @@ const (
 func render(t *testing.T, name, ns string) ([]emit.Doc, []*unstructured.Unstructured) {
 	t.Helper()
 	root := testenv.RepoRoot(t)
-	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe: filepath.Join(root, recipeFile), Profile: filepath.Join(root, profileFile),
-		Namespace: ns,
-		Run:       runparams.Run{Mode: runparams.RayJob, User: "alice", Name: name},
+	run := fixtures.As(runparams.RayJob)
+	run.Name = name
+	docs := fixtures.Render(t, pipeline.Request{
+		Recipe: filepath.Join(root, recipeFile), Profile: filepath.Join(root, profileFile), Namespace: ns, Run: run,
 	})
-	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
-	b, err := emit.Stream(res.Docs)
+	b, err := emit.Stream(docs)
 	require.NoError(t, err)
-	objs, err := apiserver.Decode(b)
+	objs, err := fixtures.Decode(b)
 	require.NoError(t, err)
 	for _, o := range objs {
 		if o.GetKind() == "RayJob" {
@@ -78,7 +75,7 @@ func render(t *testing.T, name, ns string) ([]emit.Doc, []*unstructured.Unstruct
 			require.Equal(t, "lab-queue", o.GetLabels()["kueue.x-k8s.io/queue-name"])
 		}
 	}
-	return res.Docs, objs
+	return docs, objs
 }
 
 // queue creates ns (its ServiceAccount, the NFS claim the profile mounts),
@@ -211,7 +208,7 @@ func TestAdmittedThenReappliedStaysRunning(t *testing.T) {
 		}
 		j := rayJob(t, env, ns, name)
 		return len(pods.Items) == 3 && !j.Spec.Suspend, fmt.Sprintf("suspend=%v, %d Pods, %s", j.Spec.Suspend, len(pods.Items), j.Status.JobDeploymentStatus), nil
-	}), "Kueue's log:\n%s", tail(k.Log()))
+	}), "Kueue's log:\n%s", fixtures.Tail(k.Log(), 6000))
 	job = rayJob(t, env, ns, name)
 	cluster := job.Status.RayClusterName
 	require.NotEmpty(t, cluster)
@@ -277,7 +274,7 @@ func TestOverQuotaStaysQueued(t *testing.T) {
 			}
 		}
 		return false, "no QuotaReserved=False yet", nil
-	}), "Kueue's log:\n%s", tail(k.Log()))
+	}), "Kueue's log:\n%s", fixtures.Tail(k.Log(), 6000))
 	assert.Contains(t, message, "nvidia.com/gpu", "Kueue's reason names the resource")
 
 	job = rayJob(t, env, ns, name)
@@ -339,11 +336,4 @@ func lineOf(t *testing.T, rep preflight.Report, kind string) preflight.Line {
 	}
 	t.Fatalf("no %s line in preflight's report (%s)", kind, strings.Join(kinds, ", "))
 	return preflight.Line{}
-}
-
-func tail(s string) string {
-	if len(s) > 6000 {
-		return "..." + s[len(s)-6000:]
-	}
-	return s
 }

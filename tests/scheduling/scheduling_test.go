@@ -14,8 +14,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -27,16 +25,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/scheduler"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
@@ -50,73 +43,31 @@ func TestMain(m *testing.M) {
 // cores, short enough that a stuck run fails with what it waited for.
 const bindTimeout = 60 * time.Second
 
-type run struct {
-	name string
-	objs []*unstructured.Unstructured
-}
-
-type indexEntry struct{ Name, Profile, Recipe string }
-
-// renderRun renders a shipped profile's recipe and profile as run name.
-func renderRun(t *testing.T, profile, recipeFile, name string, overrides ...string) run {
+// renderRun renders shipped profile p in rayjob mode as run name.
+func renderRun(t *testing.T, p chartgen.Entry, name string, overrides ...string) fixtures.Run {
 	t.Helper()
-	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe: recipeFile, Profile: profile, Overrides: overrides,
-		Run: runparams.Run{Mode: runparams.RayJob, User: "alice", Name: name},
-	})
-	require.False(t, res.Diags.HasErrors(), "%s: %v", name, res.Diags)
-	b, err := emit.Stream(res.Docs)
-	require.NoError(t, err)
-	objs, err := apiserver.Decode(b)
-	require.NoError(t, err)
-	return run{name, objs}
-}
-
-func shipped(t *testing.T) map[string]indexEntry {
-	t.Helper()
-	root := testenv.RepoRoot(t)
-	var index struct{ Profiles []indexEntry }
-	require.NoError(t, yaml.Unmarshal([]byte(testenv.ReadFile(t, filepath.Join(root, "profiles/index.yaml"))), &index))
-	out := map[string]indexEntry{}
-	for _, p := range index.Profiles {
-		p.Profile = filepath.Join(root, "profiles", p.Profile)
-		p.Recipe = filepath.Join(root, "profiles", p.Recipe)
-		out[p.Name] = p
-	}
-	return out
+	run := fixtures.As(runparams.RayJob)
+	run.Name = name
+	return fixtures.Run{Name: name, Objs: fixtures.Objects(t, fixtures.Request(p, run, overrides...))}
 }
 
 // goldenRuns are the golden rayjob-mode outputs, but for the cases that
 // render a shipped profile (their run.yaml names ../profiles/): those are
 // the shipped renders under another name, and binding them twice doubles
 // the fleet's pods for no new placement.
-func goldenRuns(t *testing.T) []run {
+func goldenRuns(t *testing.T) []fixtures.Run {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "tests/golden/*/expected/rayjob.yaml"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	var out []run
-	for _, f := range files {
-		runFile := filepath.Join(filepath.Dir(filepath.Dir(f)), "run.yaml")
-		if strings.Contains(testenv.ReadFile(t, runFile), "/profiles/") {
-			continue
+	var out []fixtures.Run
+	for _, g := range fixtures.Goldens(t, "rayjob") {
+		if !strings.Contains(testenv.ReadFile(t, filepath.Join(g.Dir, "run.yaml")), "/profiles/") {
+			out = append(out, fixtures.Run{Name: "golden-" + g.Case, Objs: g.Objs})
 		}
-		objs, err := apiserver.Decode([]byte(testenv.ReadFile(t, f)))
-		require.NoError(t, err, f)
-		out = append(out, run{"golden-" + filepath.Base(filepath.Dir(filepath.Dir(f))), objs})
 	}
 	return out
 }
 
-var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
-
-func namespaceFor(name string) string {
-	ns := strings.Trim(notDNS.ReplaceAllString(strings.ToLower("s-"+name), "-"), "-")
-	if len(ns) > 63 {
-		ns = strings.TrimRight(ns[:63], "-")
-	}
-	return ns
-}
+// namespaceFor is the run's namespace, apart from the operator tier's.
+func namespaceFor(name string) string { return fixtures.NamespaceFor("s-" + name) }
 
 // apply creates ns (privileged: the GB300 workers need it), what the run's
 // Pods need to be admitted and scheduled (their ServiceAccounts, and their
@@ -126,7 +77,7 @@ func apply(t *testing.T, env *operator.Env, ns string, objs []*unstructured.Unst
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
-	sas, pvcs := references(objs)
+	sas, pvcs := fixtures.References(objs)
 	for _, sa := range append(sas, "default") {
 		require.NoError(t, env.CreateServiceAccount(ctx, ns, sa))
 	}
@@ -157,39 +108,6 @@ func apply(t *testing.T, env *operator.Env, ns string, objs []*unstructured.Unst
 		require.NoError(t, env.Client.Status().Update(ctx, pvc))
 	}
 	require.NoError(t, env.Apply(ctx, ns, objs))
-}
-
-// references are the ServiceAccounts and PersistentVolumeClaims the run's
-// pod templates name.
-func references(objs []*unstructured.Unstructured) (sas, pvcs []string) {
-	seen := map[string]bool{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if s, ok := v["serviceAccountName"].(string); ok && !seen["sa/"+s] {
-				seen["sa/"+s] = true
-				sas = append(sas, s)
-			}
-			if s, ok := v["claimName"].(string); ok && !seen["pvc/"+s] {
-				seen["pvc/"+s] = true
-				pvcs = append(pvcs, s)
-			}
-			for _, x := range v {
-				walk(x)
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
-			}
-		}
-	}
-	for _, u := range objs {
-		walk(u.Object["spec"])
-	}
-	sort.Strings(sas)
-	sort.Strings(pvcs)
-	return sas, pvcs
 }
 
 // pods are the Pods of ns once KubeRay has created want of them.
@@ -234,7 +152,7 @@ func waitScheduled(t *testing.T, env *operator.Env, s *scheduler.Scheduler, ns s
 				fmt.Sprintf("%d Pods, %d bound, %d unschedulable (%s)", len(out), bound, unschedulable, reason), nil
 		})
 	if err != nil {
-		t.Logf("kube-scheduler log (tail):\n%s", tail(s.Log(), 4000))
+		t.Logf("kube-scheduler log (tail):\n%s", fixtures.Tail(s.Log(), 4000))
 	}
 	require.NoError(t, err)
 	return out
@@ -248,13 +166,6 @@ func unschedulableReason(p corev1.Pod) string {
 		}
 	}
 	return ""
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 // teardown removes the run's objects and Pods (nothing garbage-collects
@@ -276,8 +187,7 @@ func expectedPods(t *testing.T, objs []*unstructured.Unstructured) (int, map[str
 		if u.GetKind() != "RayJob" {
 			continue
 		}
-		var j rayv1.RayJob
-		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &j))
+		j := fixtures.Typed[rayv1.RayJob](t, u.Object)
 		if j.Spec.RayClusterSpec == nil {
 			continue
 		}
