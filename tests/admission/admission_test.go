@@ -9,11 +9,7 @@
 package admission
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"testing"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
@@ -23,13 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 // manifest is one rendered object and where it came from.
@@ -41,32 +35,14 @@ type manifest struct {
 // committedOutputs: every golden output and every example's committed
 // manifests.
 func committedOutputs(t *testing.T) []manifest {
-	root := testenv.RepoRoot(t)
-	var files []string
-	for _, glob := range []string{"tests/golden/*/expected/*.yaml", "examples/runs-repo/manifests/*.yaml"} {
-		m, err := filepath.Glob(filepath.Join(root, glob))
-		require.NoError(t, err)
-		files = append(files, m...)
-	}
-	sort.Strings(files)
 	var out []manifest
-	for _, f := range files {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue // render-all's overlay base, not a render
-		}
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		for i, doc := range bytes.Split(b, []byte("\n---\n")) {
-			var data map[string]any
-			require.NoError(t, yaml.Unmarshal(doc, &data), f)
-			if data == nil || data["kind"] == nil {
-				continue // an expected-errors file, or an empty document
+	for _, glob := range []string{"tests/golden/*/expected/*.yaml", "examples/runs-repo/manifests/*.yaml"} {
+		for _, r := range fixtures.Committed(t, glob) {
+			for i, u := range r.Objs {
+				out = append(out, manifest{origin: fmt.Sprintf("%s#%d", r.Name, i), data: u.Object})
 			}
-			rel, _ := filepath.Rel(root, f)
-			out = append(out, manifest{origin: fmt.Sprintf("%s#%d", rel, i), data: data})
 		}
 	}
-	require.NotEmpty(t, out)
 	return out
 }
 

@@ -35,25 +35,17 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.RunThenStop(m, "the API server", apiserver.StopShared))
 }
 
-// input is one YAML stream of rendered objects, named for the failure message.
-type input struct {
-	name   string
-	stream []byte
-}
-
-// admitAll dry-run applies every object of every input and reports each
+// admitAll dry-run applies every object of every run and reports each
 // rejection with the server's message. It returns how many objects of each
 // kind were admitted.
-func admitAll(t *testing.T, srv *apiserver.Server, inputs []input) map[string]int {
+func admitAll(t *testing.T, srv *apiserver.Server, runs []fixtures.Run) map[string]int {
 	t.Helper()
 	ctx := context.Background()
 	kinds := map[string]int{}
-	for _, in := range inputs {
-		t.Run(in.name, func(t *testing.T) {
-			objs, err := fixtures.Decode(in.stream)
-			require.NoError(t, err)
-			require.NotEmpty(t, objs, "no objects")
-			for _, u := range objs {
+	for _, r := range runs {
+		t.Run(r.Name, func(t *testing.T) {
+			require.NotEmpty(t, r.Objs, "no objects")
+			for _, u := range r.Objs {
 				if ns := u.GetNamespace(); ns != "" {
 					require.NoError(t, srv.EnsureNamespace(ctx, ns))
 				}
@@ -69,31 +61,10 @@ func admitAll(t *testing.T, srv *apiserver.Server, inputs []input) map[string]in
 	return kinds
 }
 
-func glob(t *testing.T, pattern string) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), pattern))
-	require.NoError(t, err)
-	require.NotEmpty(t, files, "nothing matches %s", pattern)
-	return files
-}
-
-func fileInputs(t *testing.T, pattern string) []input {
-	t.Helper()
-	var out []input
-	for _, f := range glob(t, pattern) {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue // render-all's overlay base, not a render
-		}
-		rel, _ := filepath.Rel(testenv.RepoRoot(t), f)
-		out = append(out, input{rel, []byte(testenv.ReadFile(t, f))})
-	}
-	return out
-}
-
 // Every golden output: tests/golden/*/expected/*.yaml.
 func TestGoldenOutputsAreAdmitted(t *testing.T) {
 	srv := apiserver.Shared(t)
-	kinds := admitAll(t, srv, fileInputs(t, "tests/golden/*/expected/*.yaml"))
+	kinds := admitAll(t, srv, fixtures.Committed(t, "tests/golden/*/expected/*.yaml"))
 	// The goldens hold every kind we render, so each is judged.
 	for _, k := range []string{"RayJob", "RayCluster", "ComputeDomain", "ResourceClaimTemplate", "Deployment", "Service", "Pod"} {
 		require.NotZero(t, kinds[k], "no golden %s was admitted", k)
@@ -106,10 +77,12 @@ func TestGoldenOutputsAreAdmitted(t *testing.T) {
 // write, i.e. all but the local-config inputs).
 func TestExampleOutputsAreAdmitted(t *testing.T) {
 	srv := apiserver.Shared(t)
-	inputs := fileInputs(t, "examples/runs-repo/manifests/*.yaml")
-	inputs = append(inputs, fileInputs(t, "fn/frontend/krm/testdata/krusty/expected.yaml")...)
-	inputs = append(inputs, input{"examples/kpt (fn/frontend/krm/testdata/kpt-package)", kptOutput(t)})
-	admitAll(t, srv, inputs)
+	runs := fixtures.Committed(t, "examples/runs-repo/manifests/*.yaml")
+	runs = append(runs, fixtures.Committed(t, "fn/frontend/krm/testdata/krusty/expected.yaml")...)
+	objs, err := fixtures.Decode(kptOutput(t))
+	require.NoError(t, err)
+	runs = append(runs, fixtures.Run{Name: "examples/kpt (fn/frontend/krm/testdata/kpt-package)", Objs: objs})
+	admitAll(t, srv, runs)
 }
 
 func kptOutput(t *testing.T) []byte {
@@ -138,13 +111,13 @@ func kptOutput(t *testing.T) []byte {
 // engine, in every mode.
 func TestShippedProfileRendersAreAdmitted(t *testing.T) {
 	srv := apiserver.Shared(t)
-	var inputs []input
+	var runs []fixtures.Run
 	for _, p := range fixtures.Shipped(t) {
 		for _, mode := range runparams.Modes {
-			inputs = append(inputs, input{p.Name + "/" + string(mode), fixtures.Stream(t, fixtures.Request(p, fixtures.As(mode)))})
+			runs = append(runs, fixtures.Run{Name: p.Name + "/" + string(mode), Objs: fixtures.Objects(t, fixtures.Request(p, fixtures.As(mode)))})
 		}
 	}
-	admitAll(t, srv, inputs)
+	admitAll(t, srv, runs)
 }
 
 // One defect per case (with several, which one the server reports first is
@@ -153,10 +126,8 @@ func TestShippedProfileRendersAreAdmitted(t *testing.T) {
 func TestServerRejectsBadOutput(t *testing.T) {
 	srv := apiserver.Shared(t)
 	byKind := map[string]*unstructured.Unstructured{}
-	for _, in := range fileInputs(t, "tests/golden/*/expected/*.yaml") {
-		objs, err := fixtures.Decode(in.stream)
-		require.NoError(t, err)
-		for _, u := range objs {
+	for _, g := range fixtures.Goldens(t, "*") {
+		for _, u := range g.Objs {
 			if _, ok := byKind[u.GetKind()]; !ok {
 				byKind[u.GetKind()] = u
 			}

@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +23,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,7 +31,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
@@ -48,22 +45,15 @@ func TestMain(m *testing.M) {
 // waitFor bounds each wait for Kueue or KubeRay on 2 shared cores.
 const waitFor = 60 * time.Second
 
-const (
-	profileFile = "profiles/h100/grpo-nano-v2-12b-2n8g.h100-kueue.infra.yaml"
-	recipeFile  = "recipes/examples/configs/recipes/llm/grpo-nano-v2-12b-2n8g-fsdp2tp1.yaml"
-	flavor      = "nrl-default-flavor"
-)
-
 // render renders the shipped Kueue profile (2 workers x 8 GPUs, LocalQueue
 // lab-queue) as run name in namespace ns.
 func render(t *testing.T, name, ns string) ([]emit.Doc, []*unstructured.Unstructured) {
 	t.Helper()
-	root := testenv.RepoRoot(t)
 	run := fixtures.As(runparams.RayJob)
 	run.Name = name
-	docs := fixtures.Render(t, pipeline.Request{
-		Recipe: filepath.Join(root, recipeFile), Profile: filepath.Join(root, profileFile), Namespace: ns, Run: run,
-	})
+	req := fixtures.Request(fixtures.ShippedProfile(t, "h100-kueue-2n8g"), run)
+	req.Namespace = ns
+	docs := fixtures.Render(t, req)
 	b, err := emit.Stream(docs)
 	require.NoError(t, err)
 	objs, err := fixtures.Decode(b)
@@ -78,72 +68,18 @@ func render(t *testing.T, name, ns string) ([]emit.Doc, []*unstructured.Unstruct
 	return docs, objs
 }
 
-// queue creates ns (its ServiceAccount, the NFS claim the profile mounts),
-// a ClusterQueue cq with gpus nvidia.com/gpu of nominal quota (CPU and
-// memory plenty), and the LocalQueue lab-queue in ns pointing at it.
+// queue creates ns, a ClusterQueue cq with gpus nvidia.com/gpu of quota
+// and the LocalQueue lab-queue the profile names (kueue.Queue).
 func queue(t *testing.T, env *operator.Env, ns, cq, gpus string) {
 	t.Helper()
-	ctx := context.Background()
-	require.NoError(t, env.CreateNamespace(ctx, ns, "baseline"))
-	require.NoError(t, env.CreateServiceAccount(ctx, ns, "default"))
-	objs := []map[string]any{
-		{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": map[string]any{"name": flavor}},
-		{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": map[string]any{"name": cq},
-			"spec": map[string]any{
-				"namespaceSelector": map[string]any{},
-				"resourceGroups": []any{map[string]any{
-					"coveredResources": []any{"cpu", "memory", "nvidia.com/gpu"},
-					"flavors": []any{map[string]any{"name": flavor, "resources": []any{
-						map[string]any{"name": "cpu", "nominalQuota": "1000"},
-						map[string]any{"name": "memory", "nominalQuota": "100Ti"},
-						map[string]any{"name": "nvidia.com/gpu", "nominalQuota": gpus},
-					}}},
-				}},
-			}},
-		{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": map[string]any{"name": "lab-queue", "namespace": ns},
-			"spec": map[string]any{"clusterQueue": cq}},
-	}
-	for _, o := range objs {
-		u := &unstructured.Unstructured{Object: o}
-		if err := env.Server.Client.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
-			require.NoError(t, err, "%s %s", u.GetKind(), u.GetName())
-		}
-	}
-	require.NoError(t, operator.Wait(ctx, waitFor, "ClusterQueue "+cq+" active", func(ctx context.Context) (bool, string, error) {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion("kueue.x-k8s.io/v1beta2")
-		u.SetKind("ClusterQueue")
-		if err := env.Server.Client.Get(ctx, client.ObjectKey{Name: cq}, u); err != nil {
-			return false, "", err
-		}
-		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if m["type"] == "Active" {
-				return m["status"] == "True", fmt.Sprintf("Active=%v %v", m["status"], m["message"]), nil
-			}
-		}
-		return false, "no Active condition", nil
-	}))
+	require.NoError(t, kueue.Queue(context.Background(), env, ns, "lab-queue", cq, gpus, waitFor))
 }
 
 // workload is the Workload Kueue made for the RayJob, once it exists.
-func workload(t *testing.T, env *operator.Env, ns string, job *rayv1.RayJob) *unstructured.Unstructured {
+func workload(t *testing.T, env *operator.Env, job *rayv1.RayJob) *unstructured.Unstructured {
 	t.Helper()
-	var wl *unstructured.Unstructured
-	require.NoError(t, operator.Wait(context.Background(), waitFor, "Kueue's Workload for RayJob "+job.Name, func(ctx context.Context) (bool, string, error) {
-		l := &unstructured.UnstructuredList{}
-		l.SetAPIVersion("kueue.x-k8s.io/v1beta2")
-		l.SetKind("WorkloadList")
-		if err := env.Server.Client.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{"kueue.x-k8s.io/job-uid": string(job.UID)}); err != nil {
-			return false, "", err
-		}
-		if len(l.Items) == 0 {
-			return false, "none yet", nil
-		}
-		wl = &l.Items[0]
-		return true, "", nil
-	}))
+	wl, err := kueue.Workload(context.Background(), env, job, waitFor)
+	require.NoError(t, err)
 	return wl
 }
 
@@ -200,7 +136,7 @@ func TestAdmittedThenReappliedStaysRunning(t *testing.T) {
 
 	require.NoError(t, env.Apply(ctx, ns, objs))
 	job := rayJob(t, env, ns, name)
-	wl := workload(t, env, ns, job)
+	wl := workload(t, env, job)
 	require.NoError(t, operator.Wait(ctx, waitFor, "Kueue to admit and KubeRay to create 3 Pods", func(ctx context.Context) (bool, string, error) {
 		var pods corev1.PodList
 		if err := env.Client.List(ctx, &pods, client.InNamespace(ns)); err != nil {
@@ -264,7 +200,7 @@ func TestOverQuotaStaysQueued(t *testing.T) {
 	job := rayJob(t, env, ns, name)
 	var message string
 	require.NoError(t, operator.Wait(ctx, waitFor, "Kueue to give its reason", func(ctx context.Context) (bool, string, error) {
-		wl := workload(t, env, ns, job)
+		wl := workload(t, env, job)
 		conds, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
 		for _, c := range conds {
 			m, _ := c.(map[string]any)

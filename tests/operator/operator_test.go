@@ -71,7 +71,7 @@ func TestKubeRayReconcilesEveryRun(t *testing.T) {
 	applied := make([]error, len(runs))
 	for i, r := range runs {
 		sas, _ := fixtures.References(r.Objs)
-		applied[i] = setUp(t, env, fixtures.NamespaceFor(r.Name), "", sas, r.Objs)
+		applied[i] = env.SetUp(context.Background(), fixtures.NamespaceFor(r.Name), "", sas, r.Objs)
 	}
 	for i, r := range runs {
 		t.Run(r.Name, func(t *testing.T) {
@@ -80,22 +80,6 @@ func TestKubeRayReconcilesEveryRun(t *testing.T) {
 			exercise(t, env, fixtures.NamespaceFor(r.Name), r.Objs)
 		})
 	}
-}
-
-// setUp creates namespace ns (enforcing podSecurity when set) and the
-// ServiceAccounts sas in it, then applies objs.
-func setUp(t *testing.T, env *operator.Env, ns, podSecurity string, sas []string, objs []*unstructured.Unstructured) error {
-	t.Helper()
-	ctx := context.Background()
-	if err := env.CreateNamespace(ctx, ns, podSecurity); err != nil {
-		return err
-	}
-	for _, sa := range sas {
-		if err := env.CreateServiceAccount(ctx, ns, sa); err != nil {
-			return err
-		}
-	}
-	return env.Apply(ctx, ns, objs)
 }
 
 // exercise asserts what KubeRay does with one applied run in ns.

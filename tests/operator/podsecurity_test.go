@@ -81,7 +81,7 @@ func TestPodSecurityLevelAgreesWithCheck(t *testing.T) {
 		for i, level := range levels {
 			ns := fixtures.NamespaceFor("psa-" + level + "-" + p.Name)
 			trials = append(trials, trial{p, i, slices.Index(levels, report.PodSecurity.Level), report, objs,
-				setUp(t, env, ns, level, sas, objs)})
+				env.SetUp(context.Background(), ns, level, sas, objs)})
 		}
 	}
 	for _, tr := range trials {

@@ -74,9 +74,10 @@ func TestEveryRunBinds(t *testing.T) {
 	for _, r := range runs {
 		t.Run(r.Name, func(t *testing.T) {
 			ns := namespaceFor(r.Name)
-			defer teardown(env, ns)
+			defer scheduler.Teardown(env, ns)
 			total, _ := expectedPods(t, r.Objs)
-			pods(t, env, ns, total)
+			_, err := scheduler.Pods(context.Background(), env, ns, total, bindTimeout)
+			require.NoError(t, err)
 			bound := waitScheduled(t, env, s, ns, total, 0)
 			requirePlaced(t, env, bound)
 		})

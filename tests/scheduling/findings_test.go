@@ -28,7 +28,7 @@ func onFleet(t *testing.T, env *operator.Env, f scheduler.Fleet, r fixtures.Run)
 	cleanup, err := scheduler.Create(context.Background(), env, f)
 	require.NoError(t, err)
 	ns := namespaceFor(t.Name())
-	t.Cleanup(func() { teardown(env, ns); cleanup() })
+	t.Cleanup(func() { scheduler.Teardown(env, ns); cleanup() })
 	apply(t, env, ns, r.Objs)
 	return ns
 }
@@ -41,7 +41,7 @@ func qwen(t *testing.T, name string, overrides ...string) fixtures.Run {
 func reasons(pods []corev1.Pod) string {
 	var out []string
 	for _, p := range pods {
-		if r := unschedulableReason(p); r != "" {
+		if r := scheduler.UnschedulableReason(p); r != "" {
 			out = append(out, r)
 		}
 	}
