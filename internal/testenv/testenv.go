@@ -3,6 +3,8 @@
 package testenv
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -74,6 +76,27 @@ func BuildCLI(dir string, flags ...string) (string, error) {
 		return "", fmt.Errorf("go build ./fn/cmd/nrl-k8s: %w\n%s", err, out)
 	}
 	return bin, nil
+}
+
+// Exec runs the binary bin in dir as a user would from a clean
+// environment (PATH, and HOME=home: a render is a function of its inputs,
+// no NRL_K8S_* from the developer) with stdin, and returns its exit code
+// and output. Only a binary that cannot be run fails the test.
+func Exec(t testing.TB, bin, dir, home string, stdin []byte, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	cmd.Stdin = bytes.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("exec %s %v: %v", bin, args, err)
+	}
+	return code, o.String(), e.String()
 }
 
 // RunWithCLI is a TestMain for packages that exec the CLI: it builds the

@@ -7,10 +7,8 @@ package bad
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -105,23 +103,8 @@ func cliArgs(cmd string, r runspec.NemoRLRun) []string {
 }
 
 func execBin(t *testing.T, dir string, stdin []byte, args ...string) (code int, stdout, stderr string) {
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	// A render is a function of its inputs: no NRL_K8S_* from the developer.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-	cmd.Stdin = bytes.NewReader(stdin)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	default:
-		t.Fatalf("exec %v: %v", args, err)
-	}
-	return code, o.String(), e.String()
+	t.Helper()
+	return testenv.Exec(t, bin, dir, dir, stdin, args...)
 }
 
 func TestGoldenBadInputs(t *testing.T) {
