@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,6 +157,32 @@ func Tool(t testing.TB, env string) string {
 	}
 	t.Skipf("%s not set; run `make test` (hack/tools.sh installs the pinned CLIs)", env)
 	return ""
+}
+
+// CopyDir copies the tree under from to to (files 0644, folders 0755).
+func CopyDir(t testing.TB, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copy %s to %s: %v", from, to, err)
+	}
 }
 
 // ReadFile reads a file or fails the test.

@@ -2,7 +2,6 @@ package krm_test
 
 import (
 	"bytes"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,27 +71,7 @@ func exampleTree(t *testing.T, name string) string {
 	return filepath.Join(root, "examples", name)
 }
 
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(from, p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	}))
-}
+func copyDir(t *testing.T, from, to string) { t.Helper(); testenv.CopyDir(t, from, to) }
 
 // renderExample is what `nrl-k8s render` writes for the example's two
 // runs, as one kustomize-style stream (kustomize writes no leading ---).

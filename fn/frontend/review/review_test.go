@@ -2,7 +2,6 @@ package review_test
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -247,24 +246,7 @@ func fixture(t *testing.T) string {
 	return tmp
 }
 
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	}))
-}
+func copyTree(t *testing.T, src, dst string) { t.Helper(); testenv.CopyDir(t, src, dst) }
 
 // editLine replaces exactly one line of file, so each case is the one-line
 // profile change a pull request would make.
