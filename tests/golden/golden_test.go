@@ -53,7 +53,7 @@ func modesOf(c Case) []runparams.Mode {
 }
 
 func render(c Case, mode runparams.Mode) (out, findings []byte) {
-	req := c.Run.Request(filepath.ToSlash(filepath.Join(c.Dir, "run.yaml")))
+	req := c.Run.Request(filepath.ToSlash(c.Input("run.yaml")))
 	req.Mode = mode
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), req)
 	var fb bytes.Buffer
