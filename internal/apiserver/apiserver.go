@@ -59,17 +59,9 @@ type Server struct {
 // when set, else the versioned cache folder hack/apiserver.sh builds into.
 // It returns an error saying how to build them when they are missing.
 func Assets() (string, error) {
-	dir := os.Getenv("KUBEBUILDER_ASSETS")
-	if dir == "" {
-		tools := os.Getenv("NRL_TOOLS_DIR")
-		if tools == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", fmt.Errorf("KUBEBUILDER_ASSETS is not set and there is no home directory: %w", err)
-			}
-			tools = filepath.Join(home, ".cache", "nrl-tools")
-		}
-		dir = filepath.Join(tools, "kube-apiserver-"+Version)
+	dir, err := testenv.ToolDir("KUBEBUILDER_ASSETS", "kube-apiserver-"+Version)
+	if err != nil {
+		return "", err
 	}
 	for _, bin := range []string{"kube-apiserver", "etcd"} {
 		if fi, err := os.Stat(filepath.Join(dir, bin)); err != nil || fi.IsDir() {

@@ -67,17 +67,9 @@ const webhookService = "kueue-webhook-service"
 // $NRL_KUEUE_DIR when set, else the versioned folder hack/kueue.sh builds
 // into. It returns an error saying how to build it when missing.
 func Dir() (string, error) {
-	dir := os.Getenv("NRL_KUEUE_DIR")
-	if dir == "" {
-		tools := os.Getenv("NRL_TOOLS_DIR")
-		if tools == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", fmt.Errorf("NRL_KUEUE_DIR is not set and there is no home directory: %w", err)
-			}
-			tools = filepath.Join(home, ".cache", "nrl-tools")
-		}
-		dir = filepath.Join(tools, "kueue-"+Version)
+	dir, err := testenv.ToolDir("NRL_KUEUE_DIR", "kueue-"+Version)
+	if err != nil {
+		return "", err
 	}
 	for _, f := range []string{"kueue", "kueue.yaml"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.IsDir() {

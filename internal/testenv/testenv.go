@@ -142,6 +142,23 @@ func mustDir(t testing.TB, dir string) string {
 	return dir
 }
 
+// ToolDir is the folder of a pinned tool build: $env when set, else name
+// under ${NRL_TOOLS_DIR:-~/.cache/nrl-tools}, where the hack/ scripts
+// build into.
+func ToolDir(env, name string) (string, error) {
+	if dir := os.Getenv(env); dir != "" {
+		return dir, nil
+	}
+	if tools := os.Getenv("NRL_TOOLS_DIR"); tools != "" {
+		return filepath.Join(tools, name), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("%s is not set and there is no home directory: %w", env, err)
+	}
+	return filepath.Join(home, ".cache", "nrl-tools", name), nil
+}
+
 // Tool returns the path of a pinned CLI named by env (e.g. NRL_HELM3). When
 // it is missing the test is skipped locally but fails under CI=true.
 func Tool(t testing.TB, env string) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -141,11 +142,7 @@ func admitted(t *testing.T, env *operator.Env, ns string, objs []*unstructured.U
 		}
 	}
 	if len(refusals) > 0 {
-		return &refusedRun{strings.Join(refusals, "\n")}
+		return errors.New(strings.Join(refusals, "\n"))
 	}
 	return nil
 }
-
-type refusedRun struct{ msg string }
-
-func (r *refusedRun) Error() string { return r.msg }
