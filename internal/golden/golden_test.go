@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 // recorder is a testing.TB that records a failure instead of failing.
@@ -39,42 +41,32 @@ func write(t *testing.T, file, data string) {
 	require.NoError(t, os.WriteFile(file, []byte(data), 0o644))
 }
 
+// File and FileOrNone compare, and under -update rewrite or remove.
 func TestFile(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "expected", "out.yaml")
+	file, none := filepath.Join(t.TempDir(), "expected", "out.yaml"), filepath.Join(t.TempDir(), "findings.txt")
 	require.Contains(t, failure(func(t testing.TB) { File(t, file, []byte("a")) }), "run `make golden`", "a missing golden file fails")
+	require.Empty(t, failure(func(t testing.TB) { FileOrNone(t, none, nil) }), "no output, no file")
 	write(t, file, "a")
+	write(t, none, "a finding\n")
 	require.Empty(t, failure(func(t testing.TB) { File(t, file, []byte("a")) }))
 	require.Contains(t, failure(func(t testing.TB) { File(t, file, []byte("b")) }), "is stale")
+	require.Empty(t, failure(func(t testing.TB) { FileOrNone(t, none, []byte("a finding\n")) }))
+	require.Contains(t, failure(func(t testing.TB) { FileOrNone(t, none, nil) }), "the output is now empty")
 
 	*update = true
 	t.Cleanup(func() { *update = false })
 	File(t, file, []byte("b"))
-	got, err := os.ReadFile(file)
-	require.NoError(t, err)
-	require.Equal(t, "b", string(got), "-update rewrites the file")
-}
-
-func TestFileOrNone(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "findings.txt")
-	require.Empty(t, failure(func(t testing.TB) { FileOrNone(t, file, nil) }), "no output, no file")
-	write(t, file, "a finding\n")
-	require.Contains(t, failure(func(t testing.TB) { FileOrNone(t, file, nil) }), "the output is now empty")
-	require.Empty(t, failure(func(t testing.TB) { FileOrNone(t, file, []byte("a finding\n")) }))
-
-	*update = true
-	t.Cleanup(func() { *update = false })
-	FileOrNone(t, file, nil)
-	_, err := os.Stat(file)
+	FileOrNone(t, none, nil)
+	require.Equal(t, "b", testenv.ReadFile(t, file), "-update rewrites the file")
+	_, err := os.Stat(none)
 	require.True(t, os.IsNotExist(err), "-update removes the file of an empty output")
 }
 
 func TestCases(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "b", "run.yaml"), "")
-	write(t, filepath.Join(dir, "a", "run.yaml"), "")
-	write(t, filepath.Join(dir, "a", "expected", "z.txt"), "")
-	write(t, filepath.Join(dir, "a", "expected", "y.txt"), "")
-	write(t, filepath.Join(dir, "README.md"), "not a case")
+	for _, f := range []string{"b/run.yaml", "a/run.yaml", "a/expected/z.txt", "a/expected/y.txt", "README.md"} {
+		write(t, filepath.Join(dir, f), "")
+	}
 	cases := Cases(t, dir, "run.yaml")
 	require.Equal(t, []Case{{"a", filepath.Join(dir, "a")}, {"b", filepath.Join(dir, "b")}}, cases)
 	require.Equal(t, filepath.Join(dir, "a", "expected", "y.txt"), cases[0].Expected("y.txt"))
