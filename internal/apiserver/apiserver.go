@@ -92,10 +92,8 @@ type Options struct {
 	AggregatorRouting bool
 }
 
-// Start starts a server from the binaries in assets and installs the CRDs.
-func Start(assets string) (*Server, error) { return StartWith(assets, Options{}) }
-
-// StartWith is Start with options.
+// StartWith starts a server from the binaries in assets and installs the
+// CRDs.
 func StartWith(assets string, opts Options) (*Server, error) {
 	begin := time.Now()
 	crds, err := readCRDs()
@@ -209,7 +207,7 @@ var shared = fixtures.Env[*Server]{
 		if err != nil {
 			return nil, fixtures.Missing(err)
 		}
-		srv, err := Start(assets)
+		srv, err := StartWith(assets, Options{})
 		if err == nil {
 			t.Logf("kube-apiserver %s from %s: up in %s, ready (CRDs served) in %s",
 				Version, assets, srv.Up.Round(time.Millisecond), srv.Ready.Round(time.Millisecond))

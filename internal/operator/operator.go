@@ -84,15 +84,10 @@ func Scheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// Start starts an API server from the binaries in assets (see
-// apiserver.Assets) with cluster admission, then KubeRay's RayCluster and
-// RayJob reconcilers against it, and returns once their caches have synced.
-func Start(assets string) (*Env, error) {
-	return StartWith(assets, apiserver.Options{})
-}
-
-// StartWith is Start with more API server options (cluster admission is
-// always on).
+// StartWith starts an API server from the binaries in assets (see
+// apiserver.Assets) with cluster admission and opts, then KubeRay's
+// RayCluster and RayJob reconcilers against it, and returns once their
+// caches have synced.
 func StartWith(assets string, opts apiserver.Options) (*Env, error) {
 	begin := time.Now()
 	opts.ClusterAdmission = true
@@ -207,7 +202,7 @@ var shared = fixtures.Env[*Env]{
 		if err != nil {
 			return nil, fixtures.Missing(err)
 		}
-		env, err := Start(assets)
+		env, err := StartWith(assets, apiserver.Options{})
 		if err == nil {
 			t.Logf("kube-apiserver %s (cluster admission) ready in %s, KubeRay reconciling in %s",
 				apiserver.Version, env.Up.Round(time.Millisecond), env.Reconciling.Round(time.Millisecond))
