@@ -46,26 +46,27 @@ func TestMain(m *testing.M) {
 const waitFor = 60 * time.Second
 
 // render renders the shipped Kueue profile (2 workers x 8 GPUs, LocalQueue
-// lab-queue) as run name in namespace ns.
-func render(t *testing.T, name, ns string) ([]emit.Doc, []*unstructured.Unstructured) {
+// lab-queue) as run name in namespace ns, and names its RayJob.
+func render(t *testing.T, name, ns string) (docs []emit.Doc, objs []*unstructured.Unstructured, job string) {
 	t.Helper()
 	run := fixtures.As(runparams.RayJob)
 	run.Name = name
 	req := fixtures.Request(fixtures.ShippedProfile(t, "h100-kueue-2n8g"), run)
 	req.Namespace = ns
-	docs := fixtures.Render(t, req)
+	docs = fixtures.Render(t, req)
 	b, err := emit.Stream(docs)
 	require.NoError(t, err)
-	objs, err := fixtures.Decode(b)
+	objs, err = fixtures.Decode(b)
 	require.NoError(t, err)
 	for _, o := range objs {
 		if o.GetKind() == "RayJob" {
+			job = o.GetName()
 			_, has, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "suspend")
 			require.False(t, has, "a Kueue run never writes spec.suspend")
 			require.Equal(t, "lab-queue", o.GetLabels()["kueue.x-k8s.io/queue-name"])
 		}
 	}
-	return docs, objs
+	return docs, objs, job
 }
 
 // queue creates ns, a ClusterQueue cq with gpus nvidia.com/gpu of quota
@@ -90,15 +91,6 @@ func rayJob(t *testing.T, env *operator.Env, ns, name string) *rayv1.RayJob {
 	return &job
 }
 
-func jobName(objs []*unstructured.Unstructured) string {
-	for _, o := range objs {
-		if o.GetKind() == "RayJob" {
-			return o.GetName()
-		}
-	}
-	return ""
-}
-
 func conn(t *testing.T, env *operator.Env, ns string) *kube.Conn {
 	t.Helper()
 	c, err := kube.FromConfig(env.Server.Config, ns, kube.Options{})
@@ -114,8 +106,7 @@ func TestAdmittedThenReappliedStaysRunning(t *testing.T) {
 	ctx := context.Background()
 	ns := "kq-admit"
 	queue(t, env, ns, "lab-16", "16")
-	docs, objs := render(t, "kq-admit", ns)
-	name := jobName(objs)
+	docs, objs, name := render(t, "kq-admit", ns)
 
 	// Kueue's mutating webhook suspends a labelled RayJob on creation: a
 	// dry-run create shows what the server would store.
@@ -189,8 +180,7 @@ func TestOverQuotaStaysQueued(t *testing.T) {
 	ctx := context.Background()
 	ns := "kq-over"
 	queue(t, env, ns, "lab-8", "8")
-	docs, objs := render(t, "kq-over", ns)
-	name := jobName(objs)
+	docs, objs, name := render(t, "kq-over", ns)
 
 	line := localQueueLine(t, env, docs, ns)
 	assert.Equal(t, preflight.Missing, line.State, line.Detail)
@@ -234,7 +224,7 @@ func TestKueueRefusesWhatCheckRefuses(t *testing.T) {
 	ctx := context.Background()
 	ns := "kq-refuse"
 	queue(t, env, ns, "lab-refuse", "16")
-	_, objs := render(t, "kq-refuse", ns)
+	_, objs, _ := render(t, "kq-refuse", ns)
 	for _, o := range objs {
 		if o.GetKind() != "RayJob" {
 			continue
