@@ -84,8 +84,9 @@ unit:
 	$(GO) test -count=1 -short ./...
 
 # Regenerate every golden file; review the diff before committing.
-# Only the packages that define -update take it (go test rejects unknown flags).
-GOLDEN_PKGS = $(shell grep -rl -e 'flag.Bool."update"' --include=*_test.go fn tests | xargs -n1 dirname | sort -u | sed -e 's,^,./,')
+# -update is internal/golden's one switch: only the packages that import it
+# take the flag (go test rejects unknown flags), so they are found by that import.
+GOLDEN_PKGS = $(shell grep -rl -e '"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"' --include=*_test.go fn tests internal | xargs -n1 dirname | sort -u | sed -e 's,^,./,')
 # The examples' KRM inputs are regenerated from their runs first (adding a
 # run is one line in runs.yaml), then every golden.
 KUSTOMIZE_RUNS = examples/kustomize/run.yaml examples/kustomize/runs.yaml

@@ -7,15 +7,11 @@
 package apiserver
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,12 +21,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -63,17 +59,9 @@ type Server struct {
 // when set, else the versioned cache folder hack/apiserver.sh builds into.
 // It returns an error saying how to build them when they are missing.
 func Assets() (string, error) {
-	dir := os.Getenv("KUBEBUILDER_ASSETS")
-	if dir == "" {
-		tools := os.Getenv("NRL_TOOLS_DIR")
-		if tools == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", fmt.Errorf("KUBEBUILDER_ASSETS is not set and there is no home directory: %w", err)
-			}
-			tools = filepath.Join(home, ".cache", "nrl-tools")
-		}
-		dir = filepath.Join(tools, "kube-apiserver-"+Version)
+	dir, err := testenv.ToolDir("KUBEBUILDER_ASSETS", "kube-apiserver-"+Version)
+	if err != nil {
+		return "", err
 	}
 	for _, bin := range []string{"kube-apiserver", "etcd"} {
 		if fi, err := os.Stat(filepath.Join(dir, bin)); err != nil || fi.IsDir() {
@@ -82,13 +70,6 @@ func Assets() (string, error) {
 		}
 	}
 	return dir, nil
-}
-
-// Required reports whether a missing server fails the test instead of
-// skipping it: in CI (CI set, as internal/testenv reads it), and when
-// NRL_REQUIRE_APISERVER=1.
-func Required() bool {
-	return os.Getenv("CI") != "" || os.Getenv("NRL_REQUIRE_APISERVER") == "1"
 }
 
 // Options change how a server is started.
@@ -111,10 +92,8 @@ type Options struct {
 	AggregatorRouting bool
 }
 
-// Start starts a server from the binaries in assets and installs the CRDs.
-func Start(assets string) (*Server, error) { return StartWith(assets, Options{}) }
-
-// StartWith is Start with options.
+// StartWith starts a server from the binaries in assets and installs the
+// CRDs.
 func StartWith(assets string, opts Options) (*Server, error) {
 	begin := time.Now()
 	crds, err := readCRDs()
@@ -221,80 +200,30 @@ func (s *Server) DryRunApply(ctx context.Context, u *unstructured.Unstructured) 
 	return nil
 }
 
-// Decode reads a YAML stream into objects, keeping integers integers (as
-// the API machinery does); empty documents are skipped.
-func Decode(stream []byte) ([]*unstructured.Unstructured, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
-	var out []*unstructured.Unstructured
-	for i := 0; ; i++ {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		j, err := yaml.YAMLToJSON(doc)
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		if string(bytes.TrimSpace(j)) == "null" {
-			continue
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(j); err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		out = append(out, u)
-	}
-}
-
-var shared struct {
-	once sync.Once
-	srv  *Server
-	err  error
-	// missing is set when the binaries are not there (a skip, or a
-	// failure when Required).
-	missing bool
-}
-
-// Shared returns the test package's server, starting it on first use. It
-// skips under -short, and when the binaries are missing it skips with how to
-// build them, or fails when Required.
-func Shared(t testing.TB) *Server {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("the real-API-server tier does not run under -short")
-	}
-	shared.once.Do(func() {
+var shared = fixtures.Env[*Server]{
+	Name: "the real-API-server tier",
+	Start: func(t testing.TB) (*Server, error) {
 		assets, err := Assets()
 		if err != nil {
-			shared.err, shared.missing = err, true
-			return
+			return nil, fixtures.Missing(err)
 		}
-		shared.srv, shared.err = Start(assets)
-		if shared.err == nil {
+		srv, err := StartWith(assets, Options{})
+		if err == nil {
 			t.Logf("kube-apiserver %s from %s: up in %s, ready (CRDs served) in %s",
-				Version, assets, shared.srv.Up.Round(time.Millisecond), shared.srv.Ready.Round(time.Millisecond))
+				Version, assets, srv.Up.Round(time.Millisecond), srv.Ready.Round(time.Millisecond))
 		}
-	})
-	switch {
-	case shared.missing && !Required():
-		t.Skipf("skipped: %v", shared.err)
-	case shared.err != nil:
-		t.Fatalf("real API server: %v", shared.err)
-	}
-	return shared.srv
+		return srv, err
+	},
+	Stop: (*Server).Stop,
 }
+
+// Shared returns the test package's server, starting it on first use
+// (skipped or failed as fixtures.Env says).
+func Shared(t testing.TB) *Server { t.Helper(); return shared.Get(t) }
 
 // StopShared stops the shared server if one was started; call it from
 // TestMain after m.Run.
-func StopShared() error {
-	if shared.srv == nil {
-		return nil
-	}
-	return shared.srv.Stop()
-}
+func StopShared() error { return shared.StopStarted() }
 
 func readCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var out []*apiextensionsv1.CustomResourceDefinition

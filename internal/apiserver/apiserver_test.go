@@ -36,24 +36,6 @@ func TestAssets(t *testing.T) {
 	require.ErrorContains(t, err, "no kube-apiserver in "+other, "KUBEBUILDER_ASSETS wins over the cache folder")
 }
 
-func TestRequired(t *testing.T) {
-	for _, tc := range []struct {
-		name, ci, require string
-		want              bool
-	}{
-		{"local", "", "", false},
-		{"CI", "true", "", true},
-		{"make test", "", "1", true},
-		{"other value", "", "yes", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("CI", tc.ci)
-			t.Setenv("NRL_REQUIRE_APISERVER", tc.require)
-			require.Equal(t, tc.want, Required())
-		})
-	}
-}
-
 // The CRDs the server gets are the ones fn/analyse/schema embeds, and they parse.
 func TestReadCRDs(t *testing.T) {
 	crds, err := readCRDs()
@@ -63,17 +45,4 @@ func TestReadCRDs(t *testing.T) {
 		names = append(names, c.Name)
 	}
 	require.Equal(t, []string{"rayclusters.ray.io", "rayjobs.ray.io", "computedomains.resource.nvidia.com"}, names)
-}
-
-func TestDecode(t *testing.T) {
-	objs, err := Decode([]byte("---\napiVersion: v1\nkind: Service\nmetadata:\n  name: a\nspec:\n  ports:\n  - port: 80\n---\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: b\n"))
-	require.NoError(t, err)
-	require.Len(t, objs, 2)
-	require.Equal(t, "Service", objs[0].GetKind())
-	ports := objs[0].Object["spec"].(map[string]any)["ports"].([]any)
-	require.Equal(t, int64(80), ports[0].(map[string]any)["port"], "integers stay integers")
-	require.Equal(t, "b", objs[1].GetName())
-
-	_, err = Decode([]byte("a: [\n"))
-	require.ErrorContains(t, err, "document 0")
 }

@@ -34,7 +34,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,6 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -67,17 +67,9 @@ const webhookService = "kueue-webhook-service"
 // $NRL_KUEUE_DIR when set, else the versioned folder hack/kueue.sh builds
 // into. It returns an error saying how to build it when missing.
 func Dir() (string, error) {
-	dir := os.Getenv("NRL_KUEUE_DIR")
-	if dir == "" {
-		tools := os.Getenv("NRL_TOOLS_DIR")
-		if tools == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", fmt.Errorf("NRL_KUEUE_DIR is not set and there is no home directory: %w", err)
-			}
-			tools = filepath.Join(home, ".cache", "nrl-tools")
-		}
-		dir = filepath.Join(tools, "kueue-"+Version)
+	dir, err := testenv.ToolDir("NRL_KUEUE_DIR", "kueue-"+Version)
+	if err != nil {
+		return "", err
 	}
 	for _, f := range []string{"kueue", "kueue.yaml"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.IsDir() {
@@ -196,7 +188,7 @@ func install(ctx context.Context, env *operator.Env, manifests string, ip net.IP
 	if err != nil {
 		return err
 	}
-	objs, err := apiserver.Decode(data)
+	objs, err := fixtures.Decode(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", manifests, err)
 	}
@@ -390,56 +382,46 @@ func freePort(host string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-var shared struct {
-	once    sync.Once
-	env     *operator.Env
-	k       *Kueue
-	err     error
-	missing bool
+// tier is Kueue beside KubeRay in an operator-tier Env of its own.
+type tier struct {
+	env *operator.Env
+	k   *Kueue
+}
+
+var shared = fixtures.Env[tier]{
+	Name: "the Kueue tier",
+	Start: func(t testing.TB) (tier, error) {
+		assets, err := apiserver.Assets()
+		if err != nil {
+			return tier{}, fixtures.Missing(err)
+		}
+		dir, err := Dir()
+		if err != nil {
+			return tier{}, fixtures.Missing(err)
+		}
+		begin := time.Now()
+		env, err := operator.StartWith(assets, apiserver.Options{AggregatorRouting: true})
+		if err != nil {
+			return tier{}, err
+		}
+		k, err := Start(env, dir)
+		if err != nil {
+			return tier{}, errors.Join(err, env.Stop())
+		}
+		t.Logf("kube-apiserver, KubeRay and Kueue %s ready in %s", Version, time.Since(begin).Round(time.Millisecond))
+		return tier{env, k}, nil
+	},
+	Stop: func(s tier) error { return errors.Join(s.k.Stop(), s.env.Stop()) },
 }
 
 // Shared is the package's operator-tier Env with Kueue beside KubeRay,
-// started once (an API server of its own, with aggregator routing).
-// Missing binaries skip the test unless CI or NRL_REQUIRE_APISERVER asks
-// for them.
+// started once (an API server of its own, with aggregator routing);
+// skipped or failed as fixtures.Env says.
 func Shared(t testing.TB) (*operator.Env, *Kueue) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("the Kueue tier does not run under -short")
-	}
-	shared.once.Do(func() {
-		assets, err := apiserver.Assets()
-		if err == nil {
-			var dir string
-			if dir, err = Dir(); err == nil {
-				begin := time.Now()
-				if shared.env, err = operator.StartWith(assets, apiserver.Options{AggregatorRouting: true}); err == nil {
-					shared.k, err = Start(shared.env, dir)
-					t.Logf("kube-apiserver, KubeRay and Kueue %s ready in %s", Version, time.Since(begin).Round(time.Millisecond))
-				}
-				shared.err = err
-				return
-			}
-		}
-		shared.err, shared.missing = err, true
-	})
-	switch {
-	case shared.missing && !apiserver.Required():
-		t.Skipf("skipped: %v", shared.err)
-	case shared.err != nil:
-		t.Fatalf("Kueue tier: %v", shared.err)
-	}
-	return shared.env, shared.k
+	s := shared.Get(t)
+	return s.env, s.k
 }
 
 // StopShared stops Kueue and its Env; call it from TestMain after m.Run.
-func StopShared() error {
-	var errs []error
-	if shared.k != nil {
-		errs = append(errs, shared.k.Stop())
-	}
-	if shared.env != nil {
-		errs = append(errs, shared.env.Stop())
-	}
-	return errors.Join(errs...)
-}
+func StopShared() error { return shared.StopStarted() }

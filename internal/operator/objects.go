@@ -46,6 +46,21 @@ func (e *Env) CreateServiceAccount(ctx context.Context, ns, name string) error {
 	return nil
 }
 
+// SetUp creates namespace ns (enforcing podSecurity when set) and the
+// ServiceAccounts sas in it, then applies objs into it: a run set up as a
+// user sets it up.
+func (e *Env) SetUp(ctx context.Context, ns, podSecurity string, sas []string, objs []*unstructured.Unstructured) error {
+	if err := e.CreateNamespace(ctx, ns, podSecurity); err != nil {
+		return err
+	}
+	for _, sa := range sas {
+		if err := e.CreateServiceAccount(ctx, ns, sa); err != nil {
+			return err
+		}
+	}
+	return e.Apply(ctx, ns, objs)
+}
+
 // Apply server-side applies objs, in order, into namespace ns (a namespaced
 // object's own namespace is replaced, so one rendered stream can be applied
 // into several namespaces side by side). The first refusal stops it; the

@@ -45,6 +45,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 )
 
 // ReconcileConcurrency is how many objects each reconciler works on at
@@ -83,15 +84,10 @@ func Scheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// Start starts an API server from the binaries in assets (see
-// apiserver.Assets) with cluster admission, then KubeRay's RayCluster and
-// RayJob reconcilers against it, and returns once their caches have synced.
-func Start(assets string) (*Env, error) {
-	return StartWith(assets, apiserver.Options{})
-}
-
-// StartWith is Start with more API server options (cluster admission is
-// always on).
+// StartWith starts an API server from the binaries in assets (see
+// apiserver.Assets) with cluster admission and opts, then KubeRay's
+// RayCluster and RayJob reconcilers against it, and returns once their
+// caches have synced.
 func StartWith(assets string, opts apiserver.Options) (*Env, error) {
 	begin := time.Now()
 	opts.ClusterAdmission = true
@@ -199,47 +195,30 @@ func setLogger() {
 	})
 }
 
-var shared struct {
-	once    sync.Once
-	env     *Env
-	err     error
-	missing bool
-}
-
-// Shared returns the test package's Env, starting it on first use. Like
-// apiserver.Shared it skips under -short, and when the binaries are missing
-// it skips saying how to build them, or fails when apiserver.Required.
-func Shared(t testing.TB) *Env {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("the operator tier does not run under -short")
-	}
-	shared.once.Do(func() {
+var shared = fixtures.Env[*Env]{
+	Name: "the operator tier",
+	Start: func(t testing.TB) (*Env, error) {
 		assets, err := apiserver.Assets()
 		if err != nil {
-			shared.err, shared.missing = err, true
-			return
+			return nil, fixtures.Missing(err)
 		}
-		shared.env, shared.err = Start(assets)
-		if shared.err == nil {
+		env, err := StartWith(assets, apiserver.Options{})
+		if err == nil {
 			t.Logf("kube-apiserver %s (cluster admission) ready in %s, KubeRay reconciling in %s",
-				apiserver.Version, shared.env.Up.Round(time.Millisecond), shared.env.Reconciling.Round(time.Millisecond))
+				apiserver.Version, env.Up.Round(time.Millisecond), env.Reconciling.Round(time.Millisecond))
 		}
-	})
-	switch {
-	case shared.missing && !apiserver.Required():
-		t.Skipf("skipped: %v", shared.err)
-	case shared.err != nil:
-		t.Fatalf("operator tier: %v", shared.err)
-	}
-	return shared.env
+		return env, err
+	},
+	Stop: (*Env).Stop,
+}
+
+// Shared returns the test package's Env, starting it on first use
+// (skipped or failed as fixtures.Env says).
+func Shared(t testing.TB) *Env {
+	t.Helper()
+	return shared.Get(t)
 }
 
 // StopShared stops the shared Env if one was started; call it from
 // TestMain after m.Run.
-func StopShared() error {
-	if shared.env == nil {
-		return nil
-	}
-	return shared.env.Stop()
-}
+func StopShared() error { return shared.StopStarted() }

@@ -24,11 +24,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -120,10 +120,16 @@ func (s *Scheduler) Stop() error {
 // standInPeriod is how often the stand-ins look for work.
 const standInPeriod = 100 * time.Millisecond
 
-var shared struct {
-	once sync.Once
-	s    *Scheduler
-	err  error
+var shared = fixtures.Env[*Scheduler]{
+	Name: "the scheduling tier",
+	Start: func(t testing.TB) (*Scheduler, error) {
+		assets, err := apiserver.Assets()
+		if err != nil {
+			return nil, err
+		}
+		return Start(operator.Shared(t), assets)
+	},
+	Stop: (*Scheduler).Stop,
 }
 
 // Shared is the package's scheduler, started once beside operator.Shared's
@@ -131,26 +137,9 @@ var shared struct {
 func Shared(t testing.TB) (*operator.Env, *Scheduler) {
 	t.Helper()
 	env := operator.Shared(t)
-	shared.once.Do(func() {
-		assets, err := apiserver.Assets()
-		if err != nil {
-			shared.err = err
-			return
-		}
-		shared.s, shared.err = Start(env, assets)
-	})
-	if shared.err != nil {
-		t.Fatalf("scheduling tier: %v", shared.err)
-	}
-	return env, shared.s
+	return env, shared.Get(t)
 }
 
 // StopShared stops the scheduler and the operator tier's Env; call it
 // from TestMain after m.Run.
-func StopShared() error {
-	var err error
-	if shared.s != nil {
-		err = shared.s.Stop()
-	}
-	return errors.Join(err, operator.StopShared())
-}
+func StopShared() error { return errors.Join(shared.StopStarted(), operator.StopShared()) }

@@ -3,14 +3,15 @@
 package testenv
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
 )
 
 // RepoRoot is the repository root (where go.mod lives).
@@ -78,6 +79,27 @@ func BuildCLI(dir string, flags ...string) (string, error) {
 	return bin, nil
 }
 
+// Exec runs the binary bin in dir as a user would from a clean
+// environment (PATH, and HOME=home: a render is a function of its inputs,
+// no NRL_K8S_* from the developer) with stdin, and returns its exit code
+// and output. Only a binary that cannot be run fails the test.
+func Exec(t testing.TB, bin, dir, home string, stdin []byte, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	cmd.Stdin = bytes.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("exec %s %v: %v", bin, args, err)
+	}
+	return code, o.String(), e.String()
+}
+
 // RunWithCLI is a TestMain for packages that exec the CLI: it builds the
 // binary into a temporary directory, points *bin at it, runs the tests and
 // removes the directory.
@@ -93,26 +115,6 @@ func RunWithCLI(m *testing.M, bin *string) {
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// Golden compares got with a golden file, or rewrites it when update is set
-// (`make golden`).
-func Golden(t testing.TB, file string, got []byte, update bool) {
-	t.Helper()
-	if update {
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("golden file %s: %v; run `make golden`", file, err)
-	}
-	assert.Equal(t, string(want), string(got), "%s is stale; run `make golden` and review the diff", file)
 }
 
 // Recipes is recipes/: NeMo-RL's repository root as far as recipes go
@@ -140,6 +142,23 @@ func mustDir(t testing.TB, dir string) string {
 	return dir
 }
 
+// ToolDir is the folder of a pinned tool build: $env when set, else name
+// under ${NRL_TOOLS_DIR:-~/.cache/nrl-tools}, where the hack/ scripts
+// build into.
+func ToolDir(env, name string) (string, error) {
+	if dir := os.Getenv(env); dir != "" {
+		return dir, nil
+	}
+	if tools := os.Getenv("NRL_TOOLS_DIR"); tools != "" {
+		return filepath.Join(tools, name), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("%s is not set and there is no home directory: %w", env, err)
+	}
+	return filepath.Join(home, ".cache", "nrl-tools", name), nil
+}
+
 // Tool returns the path of a pinned CLI named by env (e.g. NRL_HELM3). When
 // it is missing the test is skipped locally but fails under CI=true.
 func Tool(t testing.TB, env string) string {
@@ -155,6 +174,32 @@ func Tool(t testing.TB, env string) string {
 	}
 	t.Skipf("%s not set; run `make test` (hack/tools.sh installs the pinned CLIs)", env)
 	return ""
+}
+
+// CopyDir copies the tree under from to to (files 0644, folders 0755).
+func CopyDir(t testing.TB, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copy %s to %s: %v", from, to, err)
+	}
 }
 
 // ReadFile reads a file or fails the test.

@@ -9,12 +9,7 @@
 package admission
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"testing"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
@@ -24,15 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 )
 
 // manifest is one rendered object and where it came from.
@@ -44,77 +35,34 @@ type manifest struct {
 // committedOutputs: every golden output and every example's committed
 // manifests.
 func committedOutputs(t *testing.T) []manifest {
-	root := testenv.RepoRoot(t)
-	var files []string
-	for _, glob := range []string{"tests/golden/*/expected/*.yaml", "examples/runs-repo/manifests/*.yaml"} {
-		m, err := filepath.Glob(filepath.Join(root, glob))
-		require.NoError(t, err)
-		files = append(files, m...)
-	}
-	sort.Strings(files)
 	var out []manifest
-	for _, f := range files {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue // render-all's overlay base, not a render
-		}
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		for i, doc := range bytes.Split(b, []byte("\n---\n")) {
-			var data map[string]any
-			require.NoError(t, yaml.Unmarshal(doc, &data), f)
-			if data == nil || data["kind"] == nil {
-				continue // an expected-errors file, or an empty document
+	for _, glob := range []string{"tests/golden/*/expected/*.yaml", "examples/runs-repo/manifests/*.yaml"} {
+		for _, r := range fixtures.Committed(t, glob) {
+			for i, u := range r.Objs {
+				out = append(out, manifest{origin: fmt.Sprintf("%s#%d", r.Name, i), data: u.Object})
 			}
-			rel, _ := filepath.Rel(root, f)
-			out = append(out, manifest{origin: fmt.Sprintf("%s#%d", rel, i), data: data})
 		}
 	}
-	require.NotEmpty(t, out)
 	return out
 }
-
-type indexEntry struct{ Name, Profile, Recipe string }
 
 // shippedRenders renders every profile the repository ships (profiles/index.yaml)
 // in every mode, with and without a run id.
 func shippedRenders(t *testing.T) []manifest {
-	root := testenv.RepoRoot(t)
-	b, err := os.ReadFile(filepath.Join(root, "profiles", "index.yaml"))
-	require.NoError(t, err)
-	var idx struct{ Profiles []indexEntry }
-	require.NoError(t, yaml.Unmarshal(b, &idx))
-	require.NotEmpty(t, idx.Profiles)
 	var out []manifest
-	for _, p := range idx.Profiles {
+	for _, p := range fixtures.Shipped(t) {
 		for _, mode := range runparams.Modes {
 			for _, runID := range []string{"", "r42"} {
-				rel := func(f string) string { return filepath.ToSlash(filepath.Join(root, "profiles", f)) }
-				res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-					Recipe:  rel(p.Recipe),
-					Profile: rel(p.Profile),
-					Run: runparams.Run{
-						Mode:  mode,
-						RunID: runID,
-						User:  "alice",
-					},
-				})
+				run := fixtures.As(mode)
+				run.RunID = runID
 				origin := fmt.Sprintf("%s/%s/run-id=%q", p.Name, mode, runID)
-				require.False(t, res.Diags.HasErrors(), "%s: %v", origin, res.Diags)
-				for _, d := range res.Docs {
+				for _, d := range fixtures.Render(t, fixtures.Request(p, run)) {
 					out = append(out, manifest{origin: origin + "/" + d.Kind + "/" + d.Name, data: d.Data})
 				}
 			}
 		}
 	}
 	return out
-}
-
-func decode[T any](t testing.TB, data map[string]any) *T {
-	b, err := json.Marshal(data)
-	require.NoError(t, err)
-	var v T
-	require.NoError(t, json.Unmarshal(b, &v))
-	return &v
 }
 
 // kubeRay runs KubeRay's own validation on a RayJob or RayCluster.
@@ -159,9 +107,9 @@ func TestEverythingWeRenderIsAdmitted(t *testing.T) {
 		var obj any
 		switch kind {
 		case "RayJob":
-			obj = decode[rayv1.RayJob](t, m.data)
+			obj = fixtures.Typed[rayv1.RayJob](t, m.data)
 		case "RayCluster":
-			obj = decode[rayv1.RayCluster](t, m.data)
+			obj = fixtures.Typed[rayv1.RayCluster](t, m.data)
 		default:
 			continue
 		}
@@ -176,25 +124,9 @@ func TestEverythingWeRenderIsAdmitted(t *testing.T) {
 // base renders the qwen3 profile in one mode and returns its first object of
 // the kind.
 func base[T any](t testing.TB, mode runparams.Mode, kind string) *T {
-	root := testenv.RepoRoot(t)
-	b, err := os.ReadFile(filepath.Join(root, "profiles", "index.yaml"))
-	require.NoError(t, err)
-	var idx struct{ Profiles []indexEntry }
-	require.NoError(t, yaml.Unmarshal(b, &idx))
-	p := idx.Profiles[0]
-	rel := func(f string) string { return filepath.ToSlash(filepath.Join(root, "profiles", f)) }
-	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe:  rel(p.Recipe),
-		Profile: rel(p.Profile),
-		Run: runparams.Run{
-			Mode: mode,
-			User: "alice",
-		},
-	})
-	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
-	for _, d := range res.Docs {
+	for _, d := range fixtures.Render(t, fixtures.Request(fixtures.Shipped(t)[0], fixtures.As(mode))) {
 		if d.Kind == kind {
-			return decode[T](t, d.Data)
+			return fixtures.Typed[T](t, d.Data)
 		}
 	}
 	t.Fatalf("no %s in the %s render", kind, mode)
@@ -253,5 +185,5 @@ func TestVerdictSurvivesEmit(t *testing.T) {
 	ds := check.Output("p.infra.yaml", docs)
 	require.True(t, ds.HasErrors())
 	require.Contains(t, ds.Err().Error(), "ttlSecondsAfterFinished")
-	require.Error(t, kubeRay(decode[rayv1.RayJob](t, docs[0].Data)))
+	require.Error(t, kubeRay(fixtures.Typed[rayv1.RayJob](t, docs[0].Data)))
 }

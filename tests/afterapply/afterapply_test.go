@@ -31,7 +31,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -72,7 +72,7 @@ func render(t *testing.T, ns, name string) (string, []*unstructured.Unstructured
 	require.Equal(t, 0, code, errs)
 	file := filepath.Join(t.TempDir(), name+".yaml")
 	require.NoError(t, os.WriteFile(file, []byte(out), 0o600))
-	objs, err := apiserver.Decode([]byte(out))
+	objs, err := fixtures.Decode([]byte(out))
 	require.NoError(t, err)
 	return file, objs
 }

@@ -25,12 +25,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -38,25 +35,17 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.RunThenStop(m, "the API server", apiserver.StopShared))
 }
 
-// input is one YAML stream of rendered objects, named for the failure message.
-type input struct {
-	name   string
-	stream []byte
-}
-
-// admitAll dry-run applies every object of every input and reports each
+// admitAll dry-run applies every object of every run and reports each
 // rejection with the server's message. It returns how many objects of each
 // kind were admitted.
-func admitAll(t *testing.T, srv *apiserver.Server, inputs []input) map[string]int {
+func admitAll(t *testing.T, srv *apiserver.Server, runs []fixtures.Run) map[string]int {
 	t.Helper()
 	ctx := context.Background()
 	kinds := map[string]int{}
-	for _, in := range inputs {
-		t.Run(in.name, func(t *testing.T) {
-			objs, err := apiserver.Decode(in.stream)
-			require.NoError(t, err)
-			require.NotEmpty(t, objs, "no objects")
-			for _, u := range objs {
+	for _, r := range runs {
+		t.Run(r.Name, func(t *testing.T) {
+			require.NotEmpty(t, r.Objs, "no objects")
+			for _, u := range r.Objs {
 				if ns := u.GetNamespace(); ns != "" {
 					require.NoError(t, srv.EnsureNamespace(ctx, ns))
 				}
@@ -72,31 +61,10 @@ func admitAll(t *testing.T, srv *apiserver.Server, inputs []input) map[string]in
 	return kinds
 }
 
-func glob(t *testing.T, pattern string) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), pattern))
-	require.NoError(t, err)
-	require.NotEmpty(t, files, "nothing matches %s", pattern)
-	return files
-}
-
-func fileInputs(t *testing.T, pattern string) []input {
-	t.Helper()
-	var out []input
-	for _, f := range glob(t, pattern) {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue // render-all's overlay base, not a render
-		}
-		rel, _ := filepath.Rel(testenv.RepoRoot(t), f)
-		out = append(out, input{rel, []byte(testenv.ReadFile(t, f))})
-	}
-	return out
-}
-
 // Every golden output: tests/golden/*/expected/*.yaml.
 func TestGoldenOutputsAreAdmitted(t *testing.T) {
 	srv := apiserver.Shared(t)
-	kinds := admitAll(t, srv, fileInputs(t, "tests/golden/*/expected/*.yaml"))
+	kinds := admitAll(t, srv, fixtures.Committed(t, "tests/golden/*/expected/*.yaml"))
 	// The goldens hold every kind we render, so each is judged.
 	for _, k := range []string{"RayJob", "RayCluster", "ComputeDomain", "ResourceClaimTemplate", "Deployment", "Service", "Pod"} {
 		require.NotZero(t, kinds[k], "no golden %s was admitted", k)
@@ -109,10 +77,12 @@ func TestGoldenOutputsAreAdmitted(t *testing.T) {
 // write, i.e. all but the local-config inputs).
 func TestExampleOutputsAreAdmitted(t *testing.T) {
 	srv := apiserver.Shared(t)
-	inputs := fileInputs(t, "examples/runs-repo/manifests/*.yaml")
-	inputs = append(inputs, fileInputs(t, "fn/frontend/krm/testdata/krusty/expected.yaml")...)
-	inputs = append(inputs, input{"examples/kpt (fn/frontend/krm/testdata/kpt-package)", kptOutput(t)})
-	admitAll(t, srv, inputs)
+	runs := fixtures.Committed(t, "examples/runs-repo/manifests/*.yaml")
+	runs = append(runs, fixtures.Committed(t, "fn/frontend/krm/testdata/krusty/expected.yaml")...)
+	objs, err := fixtures.Decode(kptOutput(t))
+	require.NoError(t, err)
+	runs = append(runs, fixtures.Run{Name: "examples/kpt (fn/frontend/krm/testdata/kpt-package)", Objs: objs})
+	admitAll(t, srv, runs)
 }
 
 func kptOutput(t *testing.T) []byte {
@@ -136,40 +106,18 @@ func kptOutput(t *testing.T) []byte {
 	return stream
 }
 
-// The shipped profiles (profiles/index.yaml, which must list every profile
-// under profiles/) rendered now by the engine, in every mode.
+// The shipped profiles (profiles/index.yaml, which internal/fixtures'
+// TestShipped holds to every profile under profiles/) rendered now by the
+// engine, in every mode.
 func TestShippedProfileRendersAreAdmitted(t *testing.T) {
 	srv := apiserver.Shared(t)
-	root := testenv.RepoRoot(t)
-	var index struct {
-		Profiles []struct{ Name, Profile, Recipe string } `json:"profiles"`
-	}
-	require.NoError(t, yaml.Unmarshal([]byte(testenv.ReadFile(t, filepath.Join(root, "profiles/index.yaml"))), &index))
-	listed := map[string]bool{}
-	for _, p := range index.Profiles {
-		listed[filepath.Join(root, "profiles", p.Profile)] = true
-	}
-	for _, f := range glob(t, "profiles/*/*.infra.yaml") {
-		require.True(t, listed[f], "%s is not in profiles/index.yaml, so no tier would render it", f)
-	}
-	var inputs []input
-	for _, p := range index.Profiles {
-		for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster, runparams.Dev} {
-			res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-				Recipe:  filepath.Join(root, "profiles", p.Recipe),
-				Profile: filepath.Join(root, "profiles", p.Profile),
-				Run: runparams.Run{
-					Mode: mode,
-					User: "alice",
-				},
-			})
-			require.False(t, res.Diags.HasErrors(), "%s/%s: %v", p.Name, mode, res.Diags)
-			b, err := emit.Stream(res.Docs)
-			require.NoError(t, err)
-			inputs = append(inputs, input{p.Name + "/" + string(mode), b})
+	var runs []fixtures.Run
+	for _, p := range fixtures.Shipped(t) {
+		for _, mode := range runparams.Modes {
+			runs = append(runs, fixtures.Run{Name: p.Name + "/" + string(mode), Objs: fixtures.Objects(t, fixtures.Request(p, fixtures.As(mode)))})
 		}
 	}
-	admitAll(t, srv, inputs)
+	admitAll(t, srv, runs)
 }
 
 // One defect per case (with several, which one the server reports first is
@@ -178,10 +126,8 @@ func TestShippedProfileRendersAreAdmitted(t *testing.T) {
 func TestServerRejectsBadOutput(t *testing.T) {
 	srv := apiserver.Shared(t)
 	byKind := map[string]*unstructured.Unstructured{}
-	for _, in := range fileInputs(t, "tests/golden/*/expected/*.yaml") {
-		objs, err := apiserver.Decode(in.stream)
-		require.NoError(t, err)
-		for _, u := range objs {
+	for _, g := range fixtures.Goldens(t, "*") {
+		for _, u := range g.Objs {
 			if _, ok := byKind[u.GetKind()]; !ok {
 				byKind[u.GetKind()] = u
 			}

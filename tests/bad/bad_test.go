@@ -7,13 +7,9 @@ package bad
 
 import (
 	"bytes"
-	"errors"
-	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,35 +20,29 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite the expected files")
 
 var bin string
 
 func TestMain(m *testing.M) { testenv.RunWithCLI(m, &bin) }
 
-// badCase is one folder.
+// badCase is one folder and its run, read without validation: some cases
+// are bad run files.
 type badCase struct {
-	name string
-	dir  string
-	run  runspec.NemoRLRun // read without validation: some cases are bad run files
+	golden.Case
+	run runspec.NemoRLRun
 }
 
 func cases(t *testing.T) []badCase {
-	entries, err := os.ReadDir(".")
-	require.NoError(t, err)
 	var out []badCase
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(e.Name(), "run.yaml"))
-		require.NoError(t, err, "every folder under tests/bad is a case with a run.yaml")
+	for _, c := range golden.Cases(t, ".", "run.yaml") {
+		data, err := os.ReadFile(c.Input("run.yaml"))
+		require.NoError(t, err)
 		var r runspec.NemoRLRun
-		require.NoError(t, yaml.Unmarshal(data, &r), e.Name())
-		out = append(out, badCase{name: e.Name(), dir: e.Name(), run: r})
+		require.NoError(t, yaml.Unmarshal(data, &r), c.Name)
+		out = append(out, badCase{c, r})
 	}
 	require.GreaterOrEqual(t, len(out), 30, "the catalogue keeps at least 30 bad inputs")
 	return out
@@ -64,13 +54,13 @@ func cases(t *testing.T) []badCase {
 func stage(t *testing.T, c badCase) (string, map[string][]byte) {
 	dir := t.TempDir()
 	files := map[string][]byte{}
-	entries, err := os.ReadDir(c.dir)
+	entries, err := os.ReadDir(c.Dir)
 	require.NoError(t, err)
 	for _, e := range entries {
 		if e.IsDir() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(c.dir, e.Name()))
+		b, err := os.ReadFile(c.Input(e.Name()))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644))
 		if e.Name() == "huge.txt" {
@@ -113,28 +103,13 @@ func cliArgs(cmd string, r runspec.NemoRLRun) []string {
 }
 
 func execBin(t *testing.T, dir string, stdin []byte, args ...string) (code int, stdout, stderr string) {
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	// A render is a function of its inputs: no NRL_K8S_* from the developer.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-	cmd.Stdin = bytes.NewReader(stdin)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	default:
-		t.Fatalf("exec %v: %v", args, err)
-	}
-	return code, o.String(), e.String()
+	t.Helper()
+	return testenv.Exec(t, bin, dir, dir, stdin, args...)
 }
 
 func TestGoldenBadInputs(t *testing.T) {
 	for _, c := range cases(t) {
-		t.Run(c.name, func(t *testing.T) {
+		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
 			dir, files := stage(t, c)
 
@@ -148,14 +123,14 @@ func TestGoldenBadInputs(t *testing.T) {
 			for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
 				require.Contains(t, cout+cerr, strings.TrimPrefix(line, "error: "), "check output misses a render error")
 			}
-			golden(t, filepath.Join(c.dir, "expected", "cli.txt"), []byte(cli))
+			c.Check(t, "cli.txt", []byte(cli))
 
 			if _, huge := files["huge.txt"]; huge {
 				return // CLI only: a 64 MiB ConfigMap would test kyaml, not us
 			}
 			delete(files, "huge.txt")
 			results := runKRM(t, c, dir, files)
-			golden(t, filepath.Join(c.dir, "expected", "results.yaml"), results)
+			c.Check(t, "results.yaml", results)
 		})
 	}
 }
@@ -164,7 +139,7 @@ func TestGoldenBadInputs(t *testing.T) {
 // the files as one input ConfigMap) to `nrl-k8s fn` and returns the exit
 // code and the results it wrote.
 func runKRM(t *testing.T, c badCase, dir string, files map[string][]byte) []byte {
-	runYAML, err := os.ReadFile(filepath.Join(c.dir, "run.yaml"))
+	runYAML, err := os.ReadFile(c.Input("run.yaml"))
 	require.NoError(t, err)
 	fnConfig, err := kyaml.Parse(string(runYAML))
 	require.NoError(t, err)
@@ -199,24 +174,13 @@ func runKRM(t *testing.T, c badCase, dir string, files map[string][]byte) []byte
 	return append([]byte(fmt.Sprintf("# exit %d\n", code)), b...)
 }
 
-func golden(t *testing.T, file string, got []byte) {
-	t.Helper()
-	testenv.Golden(t, file, got, *update)
-}
-
 // Every expected file belongs to a case that produces it.
 func TestGoldenBadHasNoStrayFiles(t *testing.T) {
 	for _, c := range cases(t) {
-		entries, _ := os.ReadDir(filepath.Join(c.dir, "expected"))
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		sort.Strings(names)
 		want := []string{"cli.txt", "results.yaml"}
-		if _, err := os.Stat(filepath.Join(c.dir, "huge.txt")); err == nil {
+		if _, err := os.Stat(c.Input("huge.txt")); err == nil {
 			want = []string{"cli.txt"}
 		}
-		require.Equal(t, want, names, c.name)
+		require.Equal(t, want, c.ExpectedFiles(t), c.Name)
 	}
 }

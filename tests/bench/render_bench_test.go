@@ -12,6 +12,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -29,10 +30,7 @@ func request(tb testing.TB, e example, mode runparams.Mode) pipeline.Request {
 		Recipe:    root + "/" + e.recipe,
 		Profile:   root + "/" + e.profile,
 		Namespace: "default",
-		Run: runparams.Run{
-			Mode: mode,
-			User: "alice",
-		},
+		Run:       fixtures.As(mode),
 	}
 }
 

@@ -231,31 +231,9 @@ func tree(t *testing.T, name string) string {
 	t.Helper()
 	root := t.TempDir()
 	for _, d := range []string{"examples/" + name, "recipes", "profiles"} {
-		copyDir(t, filepath.Join(testenv.RepoRoot(t), d), filepath.Join(root, d))
+		testenv.CopyDir(t, filepath.Join(testenv.RepoRoot(t), d), filepath.Join(root, d))
 	}
 	return filepath.Join(root, "examples", name)
-}
-
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(from, p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	}))
 }
 
 // files reads every file under dir, by relative path.

@@ -21,6 +21,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -45,7 +46,7 @@ func TestImageStatusInCluster(t *testing.T) {
 
 	apply := func(stream []byte) {
 		t.Helper()
-		objs, err := apiserver.Decode(stream)
+		objs, err := fixtures.Decode(stream)
 		require.NoError(t, err)
 		require.NotEmpty(t, objs)
 		for _, o := range objs {

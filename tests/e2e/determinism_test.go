@@ -12,6 +12,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -42,10 +43,7 @@ func TestRenderIsDeterministic(t *testing.T) {
 					Profile:   s.profile,
 					Namespace: "default",
 					Env:       func(string) (string, bool) { return "", false },
-					Run: runparams.Run{
-						Mode: mode,
-						User: "alice",
-					},
+					Run:       fixtures.As(mode),
 				}
 				n := 100
 				if testing.Short() {

@@ -7,10 +7,8 @@ package golden_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -23,36 +21,26 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-// Case is one golden folder.
+// Case is one golden folder and its run.
 type Case struct {
-	Name string
-	Dir  string
-	Run  *runspec.NemoRLRun
+	golden.Case
+	Run *runspec.NemoRLRun
 }
 
-// Cases lists the golden folders (exported for other test packages through
-// a copy of this logic: keep the layout simple).
 func cases(t *testing.T) []Case {
 	t.Helper()
-	entries, err := os.ReadDir(".")
-	require.NoError(t, err)
 	var out []Case
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		file := filepath.Join(e.Name(), "run.yaml")
+	for _, c := range golden.Cases(t, ".", "run.yaml") {
+		file := c.Input("run.yaml")
 		data, err := os.ReadFile(file)
-		require.NoError(t, err, "every folder under tests/golden is a case with a run.yaml")
+		require.NoError(t, err)
 		run, err := runspec.Parse(file, data)
 		require.NoError(t, err)
-		out = append(out, Case{Name: e.Name(), Dir: e.Name(), Run: run})
+		out = append(out, Case{c, run})
 	}
-	require.NotEmpty(t, out)
 	return out
 }
 
@@ -66,7 +54,7 @@ func modesOf(c Case) []runparams.Mode {
 }
 
 func render(c Case, mode runparams.Mode) (out, findings []byte) {
-	req := runrequest.Of(c.Run, filepath.ToSlash(filepath.Join(c.Dir, "run.yaml")))
+	req := runrequest.Of(c.Run, filepath.ToSlash(c.Input("run.yaml")))
 	req.Mode = mode
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), req)
 	var fb bytes.Buffer
@@ -92,38 +80,11 @@ func TestGolden(t *testing.T) {
 		for _, mode := range modesOf(c) {
 			t.Run(c.Name+"/"+string(mode), func(t *testing.T) {
 				out, findings := render(c, mode)
-				outFile := filepath.Join(c.Dir, "expected", string(mode)+".yaml")
-				findFile := filepath.Join(c.Dir, "expected", string(mode)+".findings.txt")
-				if *update {
-					require.NoError(t, os.MkdirAll(filepath.Dir(outFile), 0o755))
-					writeOrRemove(t, outFile, out)
-					writeOrRemove(t, findFile, findings)
-					return
-				}
-				requireFile(t, outFile, out)
-				requireFile(t, findFile, findings)
+				golden.FileOrNone(t, c.Expected(string(mode)+".yaml"), out)
+				golden.FileOrNone(t, c.Expected(string(mode)+".findings.txt"), findings)
 			})
 		}
 	}
-}
-
-func writeOrRemove(t *testing.T, file string, data []byte) {
-	if len(data) == 0 {
-		_ = os.Remove(file)
-		return
-	}
-	require.NoError(t, os.WriteFile(file, data, 0o644))
-}
-
-func requireFile(t *testing.T, file string, got []byte) {
-	t.Helper()
-	want, err := os.ReadFile(file)
-	if os.IsNotExist(err) {
-		require.Empty(t, string(got), "%s is missing; run `make golden`", file)
-		return
-	}
-	require.NoError(t, err)
-	require.Equal(t, string(want), string(got), "%s is stale; run `make golden` and review the diff", file)
 }
 
 // Every case's golden output is used: no stray expected files.
@@ -134,14 +95,12 @@ func TestGoldenHasNoStrayFiles(t *testing.T) {
 			want[string(m)+".yaml"] = true
 			want[string(m)+".findings.txt"] = true
 		}
-		entries, _ := os.ReadDir(filepath.Join(c.Dir, "expected"))
 		var stray []string
-		for _, e := range entries {
-			if !want[e.Name()] {
-				stray = append(stray, e.Name())
+		for _, name := range c.ExpectedFiles(t) {
+			if !want[name] {
+				stray = append(stray, name)
 			}
 		}
-		sort.Strings(stray)
 		require.Empty(t, stray, c.Name)
 	}
 }

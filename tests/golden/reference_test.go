@@ -13,13 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -189,11 +186,7 @@ func renderUnnamed(t *testing.T, dir string, mode runparams.Mode) []byte {
 		}
 	}
 	require.NotNil(t, c.Run, dir)
-	req := runrequest.Of(c.Run, filepath.ToSlash(filepath.Join(c.Dir, "run.yaml")))
+	req := runrequest.Of(c.Run, filepath.ToSlash(c.Input("run.yaml")))
 	req.Mode, req.Name = mode, ""
-	res := pipeline.Render(recipe.NewLoader(source.Disk{}), req)
-	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
-	b, err := emit.Stream(res.Docs)
-	require.NoError(t, err)
-	return b
+	return fixtures.Stream(t, req)
 }

@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +23,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,12 +31,9 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
@@ -51,103 +46,42 @@ func TestMain(m *testing.M) {
 // waitFor bounds each wait for Kueue or KubeRay on 2 shared cores.
 const waitFor = 60 * time.Second
 
-const (
-	profileFile = "profiles/h100/grpo-nano-v2-12b-2n8g.h100-kueue.infra.yaml"
-	recipeFile  = "recipes/examples/configs/recipes/llm/grpo-nano-v2-12b-2n8g-fsdp2tp1.yaml"
-	flavor      = "nrl-default-flavor"
-)
-
 // render renders the shipped Kueue profile (2 workers x 8 GPUs, LocalQueue
-// lab-queue) as run name in namespace ns.
-func render(t *testing.T, name, ns string) ([]rendered.Doc, []*unstructured.Unstructured) {
+// lab-queue) as run name in namespace ns, and names its RayJob.
+func render(t *testing.T, name, ns string) (docs []rendered.Doc, objs []*unstructured.Unstructured, job string) {
 	t.Helper()
-	root := testenv.RepoRoot(t)
-	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe: filepath.Join(root, recipeFile), Profile: filepath.Join(root, profileFile),
-		Namespace: ns,
-		Run:       runparams.Run{Mode: runparams.RayJob, User: "alice", Name: name},
-	})
-	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
-	b, err := emit.Stream(res.Docs)
+	run := fixtures.As(runparams.RayJob)
+	run.Name = name
+	req := fixtures.Request(fixtures.ShippedProfile(t, "h100-kueue-2n8g"), run)
+	req.Namespace = ns
+	docs = fixtures.Render(t, req)
+	b, err := emit.Stream(docs)
 	require.NoError(t, err)
-	objs, err := apiserver.Decode(b)
+	objs, err = fixtures.Decode(b)
 	require.NoError(t, err)
 	for _, o := range objs {
 		if o.GetKind() == "RayJob" {
+			job = o.GetName()
 			_, has, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "suspend")
 			require.False(t, has, "a Kueue run never writes spec.suspend")
 			require.Equal(t, "lab-queue", o.GetLabels()["kueue.x-k8s.io/queue-name"])
 		}
 	}
-	return res.Docs, objs
+	return docs, objs, job
 }
 
-// queue creates ns (its ServiceAccount, the NFS claim the profile mounts),
-// a ClusterQueue cq with gpus nvidia.com/gpu of nominal quota (CPU and
-// memory plenty), and the LocalQueue lab-queue in ns pointing at it.
+// queue creates ns, a ClusterQueue cq with gpus nvidia.com/gpu of quota
+// and the LocalQueue lab-queue the profile names (kueue.Queue).
 func queue(t *testing.T, env *operator.Env, ns, cq, gpus string) {
 	t.Helper()
-	ctx := context.Background()
-	require.NoError(t, env.CreateNamespace(ctx, ns, "baseline"))
-	require.NoError(t, env.CreateServiceAccount(ctx, ns, "default"))
-	objs := []map[string]any{
-		{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": map[string]any{"name": flavor}},
-		{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": map[string]any{"name": cq},
-			"spec": map[string]any{
-				"namespaceSelector": map[string]any{},
-				"resourceGroups": []any{map[string]any{
-					"coveredResources": []any{"cpu", "memory", "nvidia.com/gpu"},
-					"flavors": []any{map[string]any{"name": flavor, "resources": []any{
-						map[string]any{"name": "cpu", "nominalQuota": "1000"},
-						map[string]any{"name": "memory", "nominalQuota": "100Ti"},
-						map[string]any{"name": "nvidia.com/gpu", "nominalQuota": gpus},
-					}}},
-				}},
-			}},
-		{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": map[string]any{"name": "lab-queue", "namespace": ns},
-			"spec": map[string]any{"clusterQueue": cq}},
-	}
-	for _, o := range objs {
-		u := &unstructured.Unstructured{Object: o}
-		if err := env.Server.Client.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
-			require.NoError(t, err, "%s %s", u.GetKind(), u.GetName())
-		}
-	}
-	require.NoError(t, operator.Wait(ctx, waitFor, "ClusterQueue "+cq+" active", func(ctx context.Context) (bool, string, error) {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion("kueue.x-k8s.io/v1beta2")
-		u.SetKind("ClusterQueue")
-		if err := env.Server.Client.Get(ctx, client.ObjectKey{Name: cq}, u); err != nil {
-			return false, "", err
-		}
-		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if m["type"] == "Active" {
-				return m["status"] == "True", fmt.Sprintf("Active=%v %v", m["status"], m["message"]), nil
-			}
-		}
-		return false, "no Active condition", nil
-	}))
+	require.NoError(t, kueue.Queue(context.Background(), env, ns, "lab-queue", cq, gpus, waitFor))
 }
 
 // workload is the Workload Kueue made for the RayJob, once it exists.
-func workload(t *testing.T, env *operator.Env, ns string, job *rayv1.RayJob) *unstructured.Unstructured {
+func workload(t *testing.T, env *operator.Env, job *rayv1.RayJob) *unstructured.Unstructured {
 	t.Helper()
-	var wl *unstructured.Unstructured
-	require.NoError(t, operator.Wait(context.Background(), waitFor, "Kueue's Workload for RayJob "+job.Name, func(ctx context.Context) (bool, string, error) {
-		l := &unstructured.UnstructuredList{}
-		l.SetAPIVersion("kueue.x-k8s.io/v1beta2")
-		l.SetKind("WorkloadList")
-		if err := env.Server.Client.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{"kueue.x-k8s.io/job-uid": string(job.UID)}); err != nil {
-			return false, "", err
-		}
-		if len(l.Items) == 0 {
-			return false, "none yet", nil
-		}
-		wl = &l.Items[0]
-		return true, "", nil
-	}))
+	wl, err := kueue.Workload(context.Background(), env, job, waitFor)
+	require.NoError(t, err)
 	return wl
 }
 
@@ -156,15 +90,6 @@ func rayJob(t *testing.T, env *operator.Env, ns, name string) *rayv1.RayJob {
 	var job rayv1.RayJob
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &job))
 	return &job
-}
-
-func jobName(objs []*unstructured.Unstructured) string {
-	for _, o := range objs {
-		if o.GetKind() == "RayJob" {
-			return o.GetName()
-		}
-	}
-	return ""
 }
 
 func conn(t *testing.T, env *operator.Env, ns string) *kube.Conn {
@@ -182,8 +107,7 @@ func TestAdmittedThenReappliedStaysRunning(t *testing.T) {
 	ctx := context.Background()
 	ns := "kq-admit"
 	queue(t, env, ns, "lab-16", "16")
-	docs, objs := render(t, "kq-admit", ns)
-	name := jobName(objs)
+	docs, objs, name := render(t, "kq-admit", ns)
 
 	// Kueue's mutating webhook suspends a labelled RayJob on creation: a
 	// dry-run create shows what the server would store.
@@ -204,7 +128,7 @@ func TestAdmittedThenReappliedStaysRunning(t *testing.T) {
 
 	require.NoError(t, env.Apply(ctx, ns, objs))
 	job := rayJob(t, env, ns, name)
-	wl := workload(t, env, ns, job)
+	wl := workload(t, env, job)
 	require.NoError(t, operator.Wait(ctx, waitFor, "Kueue to admit and KubeRay to create 3 Pods", func(ctx context.Context) (bool, string, error) {
 		var pods corev1.PodList
 		if err := env.Client.List(ctx, &pods, client.InNamespace(ns)); err != nil {
@@ -212,7 +136,7 @@ func TestAdmittedThenReappliedStaysRunning(t *testing.T) {
 		}
 		j := rayJob(t, env, ns, name)
 		return len(pods.Items) == 3 && !j.Spec.Suspend, fmt.Sprintf("suspend=%v, %d Pods, %s", j.Spec.Suspend, len(pods.Items), j.Status.JobDeploymentStatus), nil
-	}), "Kueue's log:\n%s", tail(k.Log()))
+	}), "Kueue's log:\n%s", fixtures.Tail(k.Log(), 6000))
 	job = rayJob(t, env, ns, name)
 	cluster := job.Status.RayClusterName
 	require.NotEmpty(t, cluster)
@@ -257,8 +181,7 @@ func TestOverQuotaStaysQueued(t *testing.T) {
 	ctx := context.Background()
 	ns := "kq-over"
 	queue(t, env, ns, "lab-8", "8")
-	docs, objs := render(t, "kq-over", ns)
-	name := jobName(objs)
+	docs, objs, name := render(t, "kq-over", ns)
 
 	line := localQueueLine(t, env, docs, ns)
 	assert.Equal(t, preflight.Missing, line.State, line.Detail)
@@ -268,7 +191,7 @@ func TestOverQuotaStaysQueued(t *testing.T) {
 	job := rayJob(t, env, ns, name)
 	var message string
 	require.NoError(t, operator.Wait(ctx, waitFor, "Kueue to give its reason", func(ctx context.Context) (bool, string, error) {
-		wl := workload(t, env, ns, job)
+		wl := workload(t, env, job)
 		conds, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
 		for _, c := range conds {
 			m, _ := c.(map[string]any)
@@ -278,7 +201,7 @@ func TestOverQuotaStaysQueued(t *testing.T) {
 			}
 		}
 		return false, "no QuotaReserved=False yet", nil
-	}), "Kueue's log:\n%s", tail(k.Log()))
+	}), "Kueue's log:\n%s", fixtures.Tail(k.Log(), 6000))
 	assert.Contains(t, message, "nvidia.com/gpu", "Kueue's reason names the resource")
 
 	job = rayJob(t, env, ns, name)
@@ -302,7 +225,7 @@ func TestKueueRefusesWhatCheckRefuses(t *testing.T) {
 	ctx := context.Background()
 	ns := "kq-refuse"
 	queue(t, env, ns, "lab-refuse", "16")
-	_, objs := render(t, "kq-refuse", ns)
+	_, objs, _ := render(t, "kq-refuse", ns)
 	for _, o := range objs {
 		if o.GetKind() != "RayJob" {
 			continue
@@ -340,11 +263,4 @@ func lineOf(t *testing.T, rep preflight.Report, kind string) preflight.Line {
 	}
 	t.Fatalf("no %s line in preflight's report (%s)", kind, strings.Join(kinds, ", "))
 	return preflight.Line{}
-}
-
-func tail(s string) string {
-	if len(s) > 6000 {
-		return "..." + s[len(s)-6000:]
-	}
-	return s
 }

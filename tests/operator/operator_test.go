@@ -15,10 +15,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,16 +23,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -52,72 +43,16 @@ const (
 	submitTimeout = 60 * time.Second
 )
 
-// rendered is one YAML stream of a run, named for namespaces and failures.
-type rendered struct {
-	name string
-	objs []*unstructured.Unstructured
-}
-
-func goldenRuns(t *testing.T) []rendered {
+// runs are every golden output and every shipped profile in every mode.
+func runs(t *testing.T) []fixtures.Run {
 	t.Helper()
-	root := testenv.RepoRoot(t)
-	files, err := filepath.Glob(filepath.Join(root, "tests/golden/*/expected/*.yaml"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	var out []rendered
-	for _, f := range files {
-		objs, err := apiserver.Decode([]byte(testenv.ReadFile(t, f)))
-		require.NoError(t, err, f)
-		require.NotEmpty(t, objs, f)
-		golden := filepath.Base(filepath.Dir(filepath.Dir(f)))
-		out = append(out, rendered{"golden-" + golden + "-" + strings.TrimSuffix(filepath.Base(f), ".yaml"), objs})
+	var out []fixtures.Run
+	for _, g := range fixtures.Goldens(t, "*") {
+		out = append(out, fixtures.Run{Name: "golden-" + g.Case + "-" + g.Mode, Objs: g.Objs})
 	}
-	return out
-}
-
-// indexEntry is a profiles/index.yaml entry, paths made absolute.
-type indexEntry struct{ Name, Profile, Recipe string }
-
-func shippedProfiles(t *testing.T) []indexEntry {
-	t.Helper()
-	root := testenv.RepoRoot(t)
-	var index struct{ Profiles []indexEntry }
-	require.NoError(t, yaml.Unmarshal([]byte(testenv.ReadFile(t, filepath.Join(root, "profiles/index.yaml"))), &index))
-	require.NotEmpty(t, index.Profiles)
-	for i := range index.Profiles {
-		p := &index.Profiles[i]
-		p.Profile = filepath.Join(root, "profiles", p.Profile)
-		p.Recipe = filepath.Join(root, "profiles", p.Recipe)
-	}
-	return index.Profiles
-}
-
-func render(t *testing.T, p indexEntry, mode runparams.Mode) []*unstructured.Unstructured {
-	t.Helper()
-	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe:  p.Recipe,
-		Profile: p.Profile,
-		Run: runparams.Run{
-			Mode: mode,
-			User: "alice",
-		},
-	})
-	require.False(t, res.Diags.HasErrors(), "%s/%s: %v", p.Name, mode, res.Diags)
-	b, err := emit.Stream(res.Docs)
-	require.NoError(t, err)
-	objs, err := apiserver.Decode(b)
-	require.NoError(t, err)
-	return objs
-}
-
-var modes = []runparams.Mode{runparams.RayJob, runparams.RayCluster, runparams.Dev}
-
-func shippedRuns(t *testing.T) []rendered {
-	t.Helper()
-	var out []rendered
-	for _, p := range shippedProfiles(t) {
-		for _, mode := range modes {
-			out = append(out, rendered{"shipped-" + p.Name + "-" + string(mode), render(t, p, mode)})
+	for _, p := range fixtures.Shipped(t) {
+		for _, mode := range runparams.Modes {
+			out = append(out, fixtures.Run{Name: "shipped-" + p.Name + "-" + string(mode), Objs: fixtures.Objects(t, fixtures.Request(p, fixtures.As(mode)))})
 		}
 	}
 	return out
@@ -128,38 +63,23 @@ func shippedRuns(t *testing.T) []rendered {
 // submits every RayJob to its cluster.
 func TestKubeRayReconcilesEveryRun(t *testing.T) {
 	env := operator.Shared(t)
-	runs := append(goldenRuns(t), shippedRuns(t)...)
+	runs := runs(t)
 	begin := time.Now()
 	t.Cleanup(func() { t.Logf("%d runs reconciled in %s", len(runs), time.Since(begin).Round(time.Millisecond)) })
 	// Everything is applied first, so KubeRay reconciles every namespace
 	// at once while the subtests (at most GOMAXPROCS at a time) assert.
 	applied := make([]error, len(runs))
 	for i, r := range runs {
-		applied[i] = setUp(t, env, namespaceFor(r.name), "", serviceAccounts(t, r.objs), r.objs)
+		sas, _ := fixtures.References(r.Objs)
+		applied[i] = env.SetUp(context.Background(), fixtures.NamespaceFor(r.Name), "", sas, r.Objs)
 	}
 	for i, r := range runs {
-		t.Run(r.name, func(t *testing.T) {
+		t.Run(r.Name, func(t *testing.T) {
 			t.Parallel()
 			require.NoError(t, applied[i])
-			exercise(t, env, namespaceFor(r.name), r.objs)
+			exercise(t, env, fixtures.NamespaceFor(r.Name), r.Objs)
 		})
 	}
-}
-
-// setUp creates namespace ns (enforcing podSecurity when set) and the
-// ServiceAccounts sas in it, then applies objs.
-func setUp(t *testing.T, env *operator.Env, ns, podSecurity string, sas []string, objs []*unstructured.Unstructured) error {
-	t.Helper()
-	ctx := context.Background()
-	if err := env.CreateNamespace(ctx, ns, podSecurity); err != nil {
-		return err
-	}
-	for _, sa := range sas {
-		if err := env.CreateServiceAccount(ctx, ns, sa); err != nil {
-			return err
-		}
-	}
-	return env.Apply(ctx, ns, objs)
 }
 
 // exercise asserts what KubeRay does with one applied run in ns.
@@ -171,13 +91,13 @@ func exercise(t *testing.T, env *operator.Env, ns string, objs []*unstructured.U
 	for _, u := range objs {
 		switch u.GetKind() {
 		case "RayCluster":
-			rc := typed[rayv1.RayCluster](t, u)
+			rc := fixtures.Typed[rayv1.RayCluster](t, u.Object)
 			c, err := env.WaitForCluster(ctx, ns, rc.Name, createTimeout)
 			require.NoError(t, err)
 			requireKept(t, rc.Spec, c)
 			clusters = append(clusters, c)
 		case "RayJob":
-			rj := typed[rayv1.RayJob](t, u)
+			rj := fixtures.Typed[rayv1.RayJob](t, u.Object)
 			name, err := env.RayClusterOf(ctx, ns, rj.Name, createTimeout)
 			require.NoError(t, err)
 			want[rj.Name] = name
@@ -195,7 +115,7 @@ func exercise(t *testing.T, env *operator.Env, ns string, objs []*unstructured.U
 			// it carries what we rendered as admission left it.
 			var p corev1.Pod
 			require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: u.GetName()}, &p))
-			tmpl := typed[corev1.Pod](t, u)
+			tmpl := fixtures.Typed[corev1.Pod](t, u.Object)
 			requirePodKeeps(t, corev1.PodTemplateSpec{ObjectMeta: tmpl.ObjectMeta, Spec: tmpl.Spec}, p)
 		}
 	}
@@ -275,57 +195,6 @@ func requirePodKeeps(t *testing.T, tmpl corev1.PodTemplateSpec, pod corev1.Pod) 
 			require.Contains(t, pc.VolumeMounts, m, "%s: container %s lost the mount of %s at %s (subPath %q)", where, tc.Name, m.Name, m.MountPath, m.SubPath)
 		}
 	}
-}
-
-// serviceAccounts are the ServiceAccounts the run's pod templates name:
-// what a user creates before applying it.
-func serviceAccounts(t *testing.T, objs []*unstructured.Unstructured) []string {
-	t.Helper()
-	var out []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				if s, ok := x.(string); ok && k == "serviceAccountName" {
-					out = append(out, s)
-				}
-				walk(x)
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
-			}
-		}
-	}
-	for _, u := range objs {
-		walk(u.Object["spec"])
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-func typed[T any](t *testing.T, u *unstructured.Unstructured) *T {
-	t.Helper()
-	return typedMap[T](t, u.Object)
-}
-
-func typedMap[T any](t *testing.T, m map[string]any) *T {
-	t.Helper()
-	v := new(T)
-	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(m, v))
-	return v
-}
-
-var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
-
-// namespaceFor turns a run name into a namespace name (a DNS label).
-func namespaceFor(name string) string {
-	ns := strings.Trim(notDNS.ReplaceAllString(strings.ToLower(name), "-"), "-")
-	if len(ns) > 63 {
-		ns = strings.TrimRight(ns[:63], "-")
-	}
-	return ns
 }
 
 // undefaulted is the created Pod's volume without what the API server

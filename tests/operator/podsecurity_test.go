@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 )
 
@@ -38,7 +41,7 @@ type checkReport struct {
 
 // checkJSON runs `nrl-k8s check ... -o json` on a shipped profile, as a
 // user would before applying it.
-func checkJSON(t *testing.T, p indexEntry) checkReport {
+func checkJSON(t *testing.T, p chartgen.Entry) checkReport {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := cli.Main([]string{"check", p.Recipe, "--infra", p.Profile, "--user", "alice", "-o", "json"}, nil, &out, &errOut)
@@ -59,7 +62,7 @@ func checkJSON(t *testing.T, p indexEntry) checkReport {
 func TestPodSecurityLevelAgreesWithCheck(t *testing.T) {
 	env := operator.Shared(t)
 	type trial struct {
-		profile indexEntry
+		profile chartgen.Entry
 		level   int // index in levels
 		needs   int // what check said, index in levels
 		report  checkReport
@@ -67,9 +70,9 @@ func TestPodSecurityLevelAgreesWithCheck(t *testing.T) {
 		applied error
 	}
 	var trials []trial
-	for _, p := range shippedProfiles(t) {
+	for _, p := range fixtures.Shipped(t) {
 		report := checkJSON(t, p)
-		objs := render(t, p, runparams.RayJob)
+		objs := fixtures.Objects(t, fixtures.Request(p, fixtures.As(runparams.RayJob)))
 		var sas []string
 		for _, pr := range report.Prerequisites {
 			if pr.Kind == "ServiceAccount" {
@@ -77,9 +80,9 @@ func TestPodSecurityLevelAgreesWithCheck(t *testing.T) {
 			}
 		}
 		for i, level := range levels {
-			ns := namespaceFor("psa-" + level + "-" + p.Name)
+			ns := fixtures.NamespaceFor("psa-" + level + "-" + p.Name)
 			trials = append(trials, trial{p, i, slices.Index(levels, report.PodSecurity.Level), report, objs,
-				setUp(t, env, ns, level, sas, objs)})
+				env.SetUp(context.Background(), ns, level, sas, objs)})
 		}
 	}
 	for _, tr := range trials {
@@ -87,7 +90,7 @@ func TestPodSecurityLevelAgreesWithCheck(t *testing.T) {
 		t.Run(tr.profile.Name+"/"+level, func(t *testing.T) {
 			t.Parallel()
 			require.NoError(t, tr.applied)
-			err := admitted(t, env, namespaceFor("psa-"+level+"-"+tr.profile.Name), tr.objs)
+			err := admitted(t, env, fixtures.NamespaceFor("psa-"+level+"-"+tr.profile.Name), tr.objs)
 			t.Logf("check: needs %s (%d violations); namespace enforces %s; admitted: %v",
 				tr.report.PodSecurity.Level, len(tr.report.PodSecurity.Violations), level, err == nil)
 			// levels runs from most to least privileged: a namespace
@@ -130,7 +133,7 @@ func admitted(t *testing.T, env *operator.Env, ns string, objs []*unstructured.U
 			require.NoError(t, err)
 			require.True(t, found)
 			pod := &corev1.Pod{}
-			tp := typedMap[corev1.PodTemplateSpec](t, tmpl)
+			tp := fixtures.Typed[corev1.PodTemplateSpec](t, tmpl)
 			pod.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: u.GetName() + "-standin", Labels: tp.Labels, Annotations: tp.Annotations}
 			pod.Spec = tp.Spec
 			if err := env.Client.Create(ctx, pod, client.DryRunAll); err != nil {
@@ -139,11 +142,7 @@ func admitted(t *testing.T, env *operator.Env, ns string, objs []*unstructured.U
 		}
 	}
 	if len(refusals) > 0 {
-		return &refusedRun{strings.Join(refusals, "\n")}
+		return errors.New(strings.Join(refusals, "\n"))
 	}
 	return nil
 }
-
-type refusedRun struct{ msg string }
-
-func (r *refusedRun) Error() string { return r.msg }

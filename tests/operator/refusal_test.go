@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 )
 
@@ -39,9 +40,9 @@ func TestClusterAdmissionIsOn(t *testing.T) {
 // KubeRay's Event and the API server's reason.
 func TestRefusalsAreNamed(t *testing.T) {
 	env := operator.Shared(t)
-	gb300 := shippedProfiles(t)[0]
+	gb300 := fixtures.Shipped(t)[0]
 	require.Equal(t, "gb300-qwen3-30b-math-4n-4gpu", gb300.Name)
-	objs := render(t, gb300, runparams.RayCluster)
+	objs := fixtures.Objects(t, fixtures.Request(gb300, fixtures.As(runparams.RayCluster)))
 	cases := []struct {
 		name string
 		// edit changes the run; sa says whether its ServiceAccount is
@@ -68,7 +69,7 @@ func TestRefusalsAreNamed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			ns := namespaceFor("refused-" + tc.name)
+			ns := fixtures.NamespaceFor("refused-" + tc.name)
 			run := make([]*unstructured.Unstructured, len(objs))
 			for i, o := range objs {
 				run[i] = o.DeepCopy()
@@ -78,7 +79,8 @@ func TestRefusalsAreNamed(t *testing.T) {
 			}
 			require.NoError(t, env.CreateNamespace(ctx, ns, ""))
 			if tc.sa {
-				for _, sa := range serviceAccounts(t, run) {
+				sas, _ := fixtures.References(run)
+				for _, sa := range sas {
 					require.NoError(t, env.CreateServiceAccount(ctx, ns, sa))
 				}
 			}

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/scheduler"
 )
@@ -25,14 +25,14 @@ import (
 func TestEveryRunBinds(t *testing.T) {
 	env, s := scheduler.Shared(t)
 	ctx := context.Background()
-	var runs []run
-	for _, p := range shipped(t) {
-		runs = append(runs, renderRun(t, p.Profile, p.Recipe, "shipped-"+p.Name))
+	var runs []fixtures.Run
+	for _, p := range fixtures.Shipped(t) {
+		runs = append(runs, renderRun(t, p, "shipped-"+p.Name))
 	}
 	runs = append(runs, goldenRuns(t)...)
 	want := map[string]int{}
 	for _, r := range runs {
-		_, byProduct := expectedPods(t, r.objs)
+		_, byProduct := expectedPods(t, r.Objs)
 		for k, v := range byProduct {
 			want[k] += v
 		}
@@ -68,15 +68,16 @@ func TestEveryRunBinds(t *testing.T) {
 	t.Logf("%d nodes created in %s", nodes, time.Since(begin).Round(time.Millisecond))
 	begin = time.Now()
 	for _, r := range runs {
-		apply(t, env, namespaceFor(r.name), r.objs)
+		apply(t, env, namespaceFor(r.Name), r.Objs)
 	}
 	t.Logf("%d runs applied in %s", len(runs), time.Since(begin).Round(time.Millisecond))
 	for _, r := range runs {
-		t.Run(r.name, func(t *testing.T) {
-			ns := namespaceFor(r.name)
-			defer teardown(env, ns)
-			total, _ := expectedPods(t, r.objs)
-			pods(t, env, ns, total)
+		t.Run(r.Name, func(t *testing.T) {
+			ns := namespaceFor(r.Name)
+			defer scheduler.Teardown(env, ns)
+			total, _ := expectedPods(t, r.Objs)
+			_, err := scheduler.Pods(context.Background(), env, ns, total, bindTimeout)
+			require.NoError(t, err)
 			bound := waitScheduled(t, env, s, ns, total, 0)
 			requirePlaced(t, env, bound)
 		})
@@ -113,17 +114,16 @@ func requirePlaced(t *testing.T, env *operator.Env, pods []corev1.Pod) {
 
 // extraClasses are the device classes the runs' claim templates ask that
 // no target fleet publishes, with the most devices one claim asks.
-func extraClasses(t *testing.T, runs []run) map[string]int {
+func extraClasses(t *testing.T, runs []fixtures.Run) map[string]int {
 	t.Helper()
 	known := map[string]bool{scheduler.RoCEClass: true, scheduler.IBClass: true, scheduler.ChannelClass: true}
 	out := map[string]int{}
 	for _, r := range runs {
-		for _, u := range r.objs {
+		for _, u := range r.Objs {
 			if u.GetKind() != "ResourceClaimTemplate" {
 				continue
 			}
-			var rct resourcev1.ResourceClaimTemplate
-			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &rct))
+			rct := fixtures.Typed[resourcev1.ResourceClaimTemplate](t, u.Object)
 			for _, req := range rct.Spec.Spec.Devices.Requests {
 				if req.Exactly == nil || known[req.Exactly.DeviceClassName] {
 					continue

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/scheduler"
 )
@@ -22,26 +23,25 @@ import (
 
 // onFleet creates f, applies r into its own namespace, and removes both at
 // the end of the test.
-func onFleet(t *testing.T, env *operator.Env, f scheduler.Fleet, r run) string {
+func onFleet(t *testing.T, env *operator.Env, f scheduler.Fleet, r fixtures.Run) string {
 	t.Helper()
 	cleanup, err := scheduler.Create(context.Background(), env, f)
 	require.NoError(t, err)
 	ns := namespaceFor(t.Name())
-	t.Cleanup(func() { teardown(env, ns); cleanup() })
-	apply(t, env, ns, r.objs)
+	t.Cleanup(func() { scheduler.Teardown(env, ns); cleanup() })
+	apply(t, env, ns, r.Objs)
 	return ns
 }
 
-func qwen(t *testing.T, name string, overrides ...string) run {
+func qwen(t *testing.T, name string, overrides ...string) fixtures.Run {
 	t.Helper()
-	p := shipped(t)["gb300-qwen3-30b-math-4n-4gpu"]
-	return renderRun(t, p.Profile, p.Recipe, name, overrides...)
+	return renderRun(t, fixtures.ShippedProfile(t, "gb300-qwen3-30b-math-4n-4gpu"), name, overrides...)
 }
 
 func reasons(pods []corev1.Pod) string {
 	var out []string
 	for _, p := range pods {
-		if r := unschedulableReason(p); r != "" {
+		if r := scheduler.UnschedulableReason(p); r != "" {
 			out = append(out, r)
 		}
 	}
@@ -82,8 +82,7 @@ func TestSchedulingFindings(t *testing.T) {
 		t.Cleanup(func() {
 			_ = env.Client.Delete(context.Background(), &resourcev1.DeviceClass{ObjectMeta: objectMeta(class)})
 		})
-		p := shipped(t)["h100-nfs-2n8g"]
-		ns := onFleet(t, env, f, renderRun(t, p.Profile, p.Recipe, "dragpu"))
+		ns := onFleet(t, env, f, renderRun(t, fixtures.ShippedProfile(t, "h100-nfs-2n8g"), "dragpu"))
 		pods := waitScheduled(t, env, s, ns, 3, 2)
 		require.Contains(t, reasons(pods), "Insufficient nvidia.com/gpu")
 
@@ -149,8 +148,7 @@ func TestSchedulingFindings(t *testing.T) {
 	// No gang without KAI: ultra 64n on 3 NVL72 racks (54 GPU nodes), its
 	// pods placed one by one: 54 workers bind and hold 216 GPUs, 10 wait.
 	t.Run("no gang: partial placement holds GPUs", func(t *testing.T) {
-		p := shipped(t)["gb300-ultra-64n-pipeclean"]
-		ns := onFleet(t, env, scheduler.GB300("gang", 3, 8, 1), renderRun(t, p.Profile, p.Recipe, "gang"))
+		ns := onFleet(t, env, scheduler.GB300("gang", 3, 8, 1), renderRun(t, fixtures.ShippedProfile(t, "gb300-ultra-64n-pipeclean"), "gang"))
 		pods := waitScheduled(t, env, s, ns, 65, 10)
 		require.Contains(t, reasons(pods), "Insufficient nvidia.com/gpu")
 	})
@@ -158,8 +156,7 @@ func TestSchedulingFindings(t *testing.T) {
 	// A head without a node selector or toleration (the H100 profile's)
 	// never schedules on a cluster of tainted GPU nodes only.
 	t.Run("head on an all-GPU cluster", func(t *testing.T) {
-		p := shipped(t)["h100-nfs-2n8g"]
-		ns := onFleet(t, env, scheduler.EightGPU("allgpu", "NVIDIA-H100-80GB-HBM3", 2, 0, 0), renderRun(t, p.Profile, p.Recipe, "allgpu"))
+		ns := onFleet(t, env, scheduler.EightGPU("allgpu", "NVIDIA-H100-80GB-HBM3", 2, 0, 0), renderRun(t, fixtures.ShippedProfile(t, "h100-nfs-2n8g"), "allgpu"))
 		pods := waitScheduled(t, env, s, ns, 3, 1)
 		require.Contains(t, reasons(pods), "untolerated taint")
 	})

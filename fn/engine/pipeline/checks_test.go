@@ -12,6 +12,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 )
 
 // A small valid profile; each case edits it with a string replacement.
@@ -65,10 +66,7 @@ func run(t *testing.T, profile, rec string, overrides []string, mode runparams.M
 		Recipe:    "r.yaml",
 		Profile:   "p.infra.yaml",
 		Overrides: overrides,
-		Run: runparams.Run{
-			Mode: mode,
-			User: "alice",
-		},
+		Run:       fixtures.As(mode),
 	})
 	return res.Diags
 }
@@ -203,10 +201,7 @@ func TestProfileDefaultsAreNotSharedBetweenRuns(t *testing.T) {
 		res := pipeline.Render(recipe.NewLoader(src), pipeline.Request{
 			Recipe:  "r.yaml",
 			Profile: "p.infra.yaml",
-			Run: runparams.Run{
-				Mode: runparams.RayJob,
-				User: "alice",
-			},
+			Run:     fixtures.As(runparams.RayJob),
 		})
 		require.NotNil(t, res.Profile, "%v", res.Diags)
 		ws, _ := res.Profile.Tree.Get("workspace")
@@ -225,10 +220,7 @@ func TestRunPodKeys(t *testing.T) {
 		Recipe:    "r.yaml",
 		Profile:   "p.infra.yaml",
 		Overrides: []string{"infra.scheduler.priorityClassName=research-high", "infra.env={NCCL_DEBUG: INFO, A_FIRST: '1'}", "infra.launch.rayjob.suspend=true"},
-		Run: runparams.Run{
-			Mode: runparams.RayJob,
-			User: "alice",
-		},
+		Run:       fixtures.As(runparams.RayJob),
 	})
 	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 	var job map[string]any

@@ -1,14 +1,11 @@
 package pipeline_test
 
 import (
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
@@ -16,7 +13,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 )
 
 // The Pod Security level every shipped profile needs, as the upstream
@@ -25,13 +22,6 @@ import (
 // others fit baseline. No pod of any profile fits restricted (no
 // securityContext asks for it), and the dev pod fits baseline everywhere.
 func TestShippedProfilesPodSecurity(t *testing.T) {
-	root := testenv.RepoRoot(t)
-	b, err := os.ReadFile(filepath.Join(root, "profiles/index.yaml"))
-	require.NoError(t, err)
-	var idx struct {
-		Profiles []struct{ Name, Profile, Recipe string } `json:"profiles"`
-	}
-	require.NoError(t, yaml.Unmarshal(b, &idx))
 	type want struct {
 		level    podsecurity.Level
 		baseline []string // the checks baseline refuses
@@ -48,21 +38,14 @@ func TestShippedProfilesPodSecurity(t *testing.T) {
 		"h200-research-16n8g":          {level: podsecurity.Baseline},
 		"kind-hostpath-1n1g":           {podsecurity.Privileged, []string{"hostPathVolumes"}, "host-data"},
 	}
-	require.Len(t, idx.Profiles, len(wants), "a new shipped profile needs its expected level here")
-	dir := filepath.Join(root, "profiles")
-	for _, p := range idx.Profiles {
+	shipped := fixtures.Shipped(t)
+	require.Len(t, shipped, len(wants), "a new shipped profile needs its expected level here")
+	for _, p := range shipped {
 		w, ok := wants[p.Name]
 		require.True(t, ok, p.Name)
 		for _, mode := range runparams.Modes {
 			t.Run(p.Name+"/"+string(mode), func(t *testing.T) {
-				res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-					Recipe:  filepath.Join(dir, p.Recipe),
-					Profile: filepath.Join(dir, p.Profile),
-					Run: runparams.Run{
-						Mode: mode,
-						User: "alice",
-					},
-				})
+				res := pipeline.Render(recipe.NewLoader(source.Disk{}), fixtures.Request(p, fixtures.As(mode)))
 				require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 				objs := make([]any, len(res.Docs))
 				for i, d := range res.Docs {

@@ -15,6 +15,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -53,10 +54,7 @@ func TestShippedEntrypointsMatchReference(t *testing.T) {
 			res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 				Recipe:  c.recipe,
 				Profile: c.profile,
-				Run: runparams.Run{
-					Mode: runparams.RayJob,
-					User: "alice",
-				},
+				Run:     fixtures.As(runparams.RayJob),
 			})
 			require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 			want := referenceEntrypoint(t, c.name)
@@ -97,10 +95,7 @@ func TestShippedProfilesCheckClean(t *testing.T) {
 				res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 					Recipe:  c.recipe,
 					Profile: c.profile,
-					Run: runparams.Run{
-						Mode: mode,
-						User: "alice",
-					},
+					Run:     fixtures.As(mode),
 				})
 				var got []string
 				gang := 0
@@ -145,16 +140,7 @@ func TestRenderIsDeterministic(t *testing.T) {
 	for _, c := range shippedCases(t) {
 		var first []byte
 		for i := 0; i < 20; i++ {
-			res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-				Recipe:  c.recipe,
-				Profile: c.profile,
-				Run: runparams.Run{
-					Mode: runparams.RayCluster,
-					User: "alice",
-				},
-			})
-			require.False(t, res.Diags.HasErrors())
-			b := streamOf(t, res)
+			b := fixtures.Stream(t, pipeline.Request{Recipe: c.recipe, Profile: c.profile, Run: fixtures.As(runparams.RayCluster)})
 			if first == nil {
 				first = b
 				continue
@@ -162,14 +148,6 @@ func TestRenderIsDeterministic(t *testing.T) {
 			require.Equal(t, string(first), string(b), c.name)
 		}
 	}
-}
-
-func streamOf(t *testing.T, res *pipeline.Result) []byte {
-	t.Helper()
-	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
-	b, err := emitStream(res)
-	require.NoError(t, err)
-	return b
 }
 
 // shippedRayObject is the RayJob (rayjob mode) or RayCluster (raycluster

@@ -2,7 +2,6 @@ package krm_test
 
 import (
 	"bytes"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -74,27 +74,7 @@ func exampleTree(t *testing.T, name string) string {
 	return filepath.Join(root, "examples", name)
 }
 
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(from, p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	}))
-}
+func copyDir(t *testing.T, from, to string) { t.Helper(); testenv.CopyDir(t, from, to) }
 
 // renderExample is what `nrl-k8s render` writes for the example's two
 // runs, as one kustomize-style stream (kustomize writes no leading ---).
@@ -138,7 +118,7 @@ func TestGoldenKrusty(t *testing.T) {
 	require.NoError(t, err)
 	got, err := m.AsYaml()
 	require.NoError(t, err)
-	writeOrCompare(t, krustyGolden, got)
+	golden.File(t, krustyGolden, got)
 	require.Equal(t, string(renderExample(t)), string(got), "kustomize output must be nrl-k8s render's, byte for byte")
 }
 

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
 )
 
 // Golden cases in the kpt functions catalog style: testdata/<case>/ holds
@@ -122,14 +123,14 @@ func kptExampleInputs(t *testing.T) []*yaml.RNode {
 func TestGoldenInputs(t *testing.T) {
 	for name, rl := range goldenInputs(t) {
 		t.Run(name, func(t *testing.T) {
-			writeOrCompare(t, filepath.Join("testdata", name, "input.yaml"), rl)
+			golden.File(t, filepath.Join("testdata", name, "input.yaml"), rl)
 		})
 	}
 	t.Run("examples/kpt/inputs", func(t *testing.T) {
 		for _, cm := range kptExampleInputs(t) {
 			s, err := cm.String()
 			require.NoError(t, err)
-			writeOrCompare(t, filepath.Join(repoRoot, "examples/kpt/inputs", cm.GetName()+".yaml"), []byte(s))
+			golden.File(t, filepath.Join(repoRoot, "examples/kpt/inputs", cm.GetName()+".yaml"), []byte(s))
 		}
 	})
 }
@@ -147,7 +148,7 @@ func TestGoldenKRM(t *testing.T) {
 		ConfigInputFilename:      "input.yaml", // the functionConfig is inside the ResourceList
 		InputFilenameGlob:        "input.yaml",
 		ExpectedOutputFilename:   expectedOutput,
-		UpdateExpectedFromActual: *update,
+		UpdateExpectedFromActual: golden.Updating(),
 		Command: func() *cobra.Command {
 			// Called in the case directory.
 			in, err := os.ReadFile("input.yaml")
@@ -167,7 +168,7 @@ func TestGoldenKRM(t *testing.T) {
 			return c
 		},
 	}
-	if *update {
+	if golden.Updating() {
 		for name := range goldenInputs(t) {
 			require.NoError(t, os.MkdirAll(filepath.Join("testdata", name, ".expected"), 0o755))
 		}

@@ -2,7 +2,6 @@ package krm_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path"
 	"path/filepath"
@@ -13,10 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files (make golden)")
 
 // repoRoot is where recipes/ and profiles/ live, relative to this package.
 const repoRoot = "../../.."
@@ -95,11 +91,4 @@ func resourceList(t testing.TB, fnConfig *yaml.RNode, items []*yaml.RNode) []byt
 		FunctionConfig:        fnConfig,
 	}.Write(items))
 	return buf.Bytes()
-}
-
-// writeOrCompare is the golden-file step: rewrite under -update, else
-// require equality.
-func writeOrCompare(t *testing.T, file string, got []byte) {
-	t.Helper()
-	testenv.Golden(t, file, got, *update)
 }

@@ -1,15 +1,13 @@
 package kustomizeconf
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite kustomize/nrl-k8s.configuration.yaml and kustomize/openapi/kuberay.json (make golden)")
 
 // crds reads the vendored CRDs the schema is generated from.
 func crds(t testing.TB) map[string][]byte {
@@ -33,6 +31,6 @@ func TestGoldenKustomizeFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.Golden(t, filepath.Join(root, OpenAPIFile), schema, *update)
-	testenv.Golden(t, filepath.Join(root, ConfigurationFile), Configuration(), *update)
+	golden.File(t, filepath.Join(root, OpenAPIFile), schema)
+	golden.File(t, filepath.Join(root, ConfigurationFile), Configuration())
 }

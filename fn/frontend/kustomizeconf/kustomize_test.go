@@ -16,11 +16,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -28,21 +26,11 @@ import (
 func render(t *testing.T, recipePath, profilePath string, mode runparams.Mode, name string, overrides ...string) []byte {
 	t.Helper()
 	root := testenv.RepoRoot(t)
-	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
-		Recipe:    root + "/" + recipePath,
-		Profile:   root + "/" + profilePath,
-		Namespace: "default",
-		Overrides: overrides,
-		Run: runparams.Run{
-			Mode: mode,
-			User: "alice",
-			Name: name,
-		},
+	run := fixtures.As(mode)
+	run.Name = name
+	return fixtures.Stream(t, pipeline.Request{
+		Recipe: root + "/" + recipePath, Profile: root + "/" + profilePath, Namespace: "default", Overrides: overrides, Run: run,
 	})
-	require.False(t, res.Diags.HasErrors(), "render: %v", res.Diags.Err())
-	b, err := emit.Stream(res.Docs)
-	require.NoError(t, err)
-	return b
 }
 
 const (

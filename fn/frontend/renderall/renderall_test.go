@@ -2,7 +2,6 @@ package renderall_test
 
 import (
 	"bytes"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,10 +20,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
-
-// update is unused here but must exist: `make golden` passes -update to
-// every package with tests.
-var _ = flag.Bool("update", false, "rewrite the golden files (make golden)")
 
 const runYAML = `apiVersion: nemo-rl.nvidia.com/v1alpha1
 kind: NemoRLRun

@@ -1,9 +1,7 @@
 package review_test
 
 import (
-	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,10 +13,9 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/review"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files (make golden)")
 
 // committed parses the example repository's committed manifests, the
 // renders of the three shipped GB300 profiles and of the ultra profiles'
@@ -249,24 +246,7 @@ func fixture(t *testing.T) string {
 	return tmp
 }
 
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	}))
-}
+func copyTree(t *testing.T, src, dst string) { t.Helper(); testenv.CopyDir(t, src, dst) }
 
 // editLine replaces exactly one line of file, so each case is the one-line
 // profile change a pull request would make.
@@ -373,8 +353,8 @@ func TestGoldenSummary(t *testing.T) {
 			assert.Equal(t, "ultra-64n", d.Name)
 			assert.Equal(t, review.Changed, d.Status)
 			tc.check(t, d)
-			golden(t, filepath.Join("testdata", tc.name+".txt"), s.Text())
-			golden(t, filepath.Join("testdata", tc.name+".md"), s.Markdown())
+			golden.File(t, filepath.Join("testdata", tc.name+".txt"), []byte(s.Text()))
+			golden.File(t, filepath.Join("testdata", tc.name+".md"), []byte(s.Markdown()))
 		})
 	}
 }
@@ -413,11 +393,6 @@ func TestMarkdownEscaping(t *testing.T) {
 	md := s.Markdown()
 	assert.Contains(t, md, "| scheduling: `RayJob/rl-team/j` queue | `a\\|b` | `c'd` |")
 	assert.Contains(t, md, "````diff\n-echo ```\n+echo ok\n````\n")
-}
-
-func golden(t *testing.T, file, got string) {
-	t.Helper()
-	testenv.Golden(t, file, []byte(got), *update)
 }
 
 // TestParseTruncated: a render cut anywhere (a bad merge, a half-written

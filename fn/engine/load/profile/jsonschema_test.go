@@ -2,16 +2,15 @@ package profile
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite profiles/profile.schema.json and docs/profiles.md")
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
+)
 
 const (
 	schemaFile = "../../../../profiles/profile.schema.json"
@@ -23,12 +22,7 @@ const (
 func TestGoldenProfileSchema(t *testing.T) {
 	got, err := SchemaJSON()
 	require.NoError(t, err)
-	if *update {
-		require.NoError(t, os.WriteFile(schemaFile, got, 0o644))
-	}
-	want, err := os.ReadFile(schemaFile)
-	require.NoError(t, err)
-	require.Equal(t, string(want), string(got), "%s is stale; run `make golden`", schemaFile)
+	golden.File(t, schemaFile, got)
 }
 
 func TestGoldenProfileDocs(t *testing.T) {
@@ -36,11 +30,7 @@ func TestGoldenProfileDocs(t *testing.T) {
 	require.NoError(t, err)
 	got, err := ReplaceMarkdown(string(doc))
 	require.NoError(t, err)
-	if *update {
-		require.NoError(t, os.WriteFile(docsFile, []byte(got), 0o644))
-		return
-	}
-	require.Equal(t, string(doc), got, "the key reference of %s is stale; run `make golden`", docsFile)
+	golden.File(t, docsFile, []byte(got))
 }
 
 // Every key is documented, and every documented key exists.

@@ -1,0 +1,87 @@
+package kueue
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
+)
+
+// Flavor is the ResourceFlavor every ClusterQueue of Queue offers.
+const Flavor = "nrl-default-flavor"
+
+const api = "kueue.x-k8s.io/v1beta2"
+
+// Queue creates namespace ns (enforcing baseline), a ClusterQueue cq with
+// gpus nvidia.com/gpu of nominal quota (CPU and memory plenty) and the
+// LocalQueue local in ns pointing at it, and waits until the ClusterQueue
+// is active.
+func Queue(ctx context.Context, env *operator.Env, ns, local, cq, gpus string, timeout time.Duration) error {
+	if err := env.CreateNamespace(ctx, ns, "baseline"); err != nil {
+		return err
+	}
+	objs := []map[string]any{
+		{"apiVersion": api, "kind": "ResourceFlavor", "metadata": map[string]any{"name": Flavor}},
+		{"apiVersion": api, "kind": "ClusterQueue", "metadata": map[string]any{"name": cq},
+			"spec": map[string]any{
+				"namespaceSelector": map[string]any{},
+				"resourceGroups": []any{map[string]any{
+					"coveredResources": []any{"cpu", "memory", "nvidia.com/gpu"},
+					"flavors": []any{map[string]any{"name": Flavor, "resources": []any{
+						map[string]any{"name": "cpu", "nominalQuota": "1000"},
+						map[string]any{"name": "memory", "nominalQuota": "100Ti"},
+						map[string]any{"name": "nvidia.com/gpu", "nominalQuota": gpus},
+					}}},
+				}},
+			}},
+		{"apiVersion": api, "kind": "LocalQueue", "metadata": map[string]any{"name": local, "namespace": ns},
+			"spec": map[string]any{"clusterQueue": cq}},
+	}
+	for _, o := range objs {
+		u := &unstructured.Unstructured{Object: o}
+		if err := env.Server.Client.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+	}
+	return operator.Wait(ctx, timeout, "ClusterQueue "+cq+" active", func(ctx context.Context) (bool, string, error) {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(api)
+		u.SetKind("ClusterQueue")
+		if err := env.Server.Client.Get(ctx, client.ObjectKey{Name: cq}, u); err != nil {
+			return false, "", err
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Active" {
+				return m["status"] == "True", fmt.Sprintf("Active=%v %v", m["status"], m["message"]), nil
+			}
+		}
+		return false, "no Active condition", nil
+	})
+}
+
+// Workload is the Workload Kueue made for job (as the server holds it),
+// once it exists.
+func Workload(ctx context.Context, env *operator.Env, job client.Object, timeout time.Duration) (*unstructured.Unstructured, error) {
+	var wl *unstructured.Unstructured
+	err := operator.Wait(ctx, timeout, "Kueue's Workload for "+job.GetName(), func(ctx context.Context) (bool, string, error) {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion(api)
+		l.SetKind("WorkloadList")
+		if err := env.Server.Client.List(ctx, l, client.InNamespace(job.GetNamespace()), client.MatchingLabels{"kueue.x-k8s.io/job-uid": string(job.GetUID())}); err != nil {
+			return false, "", err
+		}
+		if len(l.Items) == 0 {
+			return false, "none yet", nil
+		}
+		wl = &l.Items[0]
+		return true, "", nil
+	})
+	return wl, err
+}
