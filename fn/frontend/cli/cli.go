@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strings"
 
@@ -193,14 +192,10 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 		return pipeline.Request{}, usageError{errors.New("missing RECIPE argument")}
 	}
 	mode := runparams.Mode(f.mode)
-	valid := false
-	for _, m := range runparams.Modes {
-		valid = valid || m == mode
-	}
-	if !valid {
+	if !mode.Valid() {
 		return pipeline.Request{}, usageError{fmt.Errorf("--mode %q: expected rayjob, raycluster or dev", f.mode)}
 	}
-	u, err := resolveUser(f.user)
+	u, err := runparams.ResolveUser(f.user, os.Getenv, runparams.OSUser)
 	if err != nil {
 		return pipeline.Request{}, usageError{err}
 	}
@@ -264,24 +259,6 @@ func cleanPath(p string) string {
 		return ""
 	}
 	return filepath.ToSlash(filepath.Clean(p))
-}
-
-// resolveUser: --user, else NRL_K8S_USER, else the OS user; normalised.
-func resolveUser(flag string) (string, error) {
-	u := flag
-	if u == "" {
-		u = os.Getenv("NRL_K8S_USER")
-	}
-	if u == "" {
-		if cu, err := user.Current(); err == nil {
-			u = cu.Username
-		}
-	}
-	u = runparams.NormalizeUser(u)
-	if u == "" {
-		return "", errors.New("no user: pass --user or set NRL_K8S_USER")
-	}
-	return u, nil
 }
 
 // keyValues parses repeated KEY=VALUE flags; nil when none.
