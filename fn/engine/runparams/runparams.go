@@ -5,6 +5,7 @@ package runparams
 
 import (
 	"errors"
+	"fmt"
 	"os/user"
 	"slices"
 	"strings"
@@ -100,6 +101,23 @@ type Run struct {
 	// go onto them (they belong to this apply alone) and Image, when set,
 	// replaces the image of every container of their pods.
 	OnlyDeployments bool
+}
+
+// KeyValues parses a repeated KEY=VALUE flag (--label, --annotation) into
+// the run's Labels or Annotations; nil when none. flag names it in errors.
+func KeyValues(flag string, kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%s %q: expected KEY=VALUE", flag, kv)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // Params are what the build reads: the run's parameters, and what the

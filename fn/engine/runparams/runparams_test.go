@@ -48,3 +48,18 @@ func TestModeValid(t *testing.T) {
 	require.False(t, runparams.Mode("RayJob").Valid())
 	require.False(t, runparams.Mode("").Valid())
 }
+
+// KEY=VALUE: the first = splits (a value may hold more), an empty value is
+// a value, a later key wins; no = or no key is an error naming the flag.
+func TestKeyValues(t *testing.T) {
+	m, err := runparams.KeyValues("--label", nil)
+	require.NoError(t, err)
+	require.Nil(t, m)
+	m, err = runparams.KeyValues("--label", []string{"a=1", "b=x=y", "c=", "a=2"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"a": "2", "b": "x=y", "c": ""}, m)
+	for _, bad := range []string{"novalue", "=v"} {
+		_, err = runparams.KeyValues("--annotation", []string{bad})
+		require.EqualError(t, err, `--annotation "`+bad+`": expected KEY=VALUE`)
+	}
+}

@@ -199,11 +199,11 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 	if err != nil {
 		return pipeline.Request{}, usageError{err}
 	}
-	labels, err := keyValues("--label", f.labels)
+	labels, err := runparams.KeyValues("--label", f.labels)
 	if err != nil {
 		return pipeline.Request{}, usageError{err}
 	}
-	annos, err := keyValues("--annotation", f.annos)
+	annos, err := runparams.KeyValues("--annotation", f.annos)
 	if err != nil {
 		return pipeline.Request{}, usageError{err}
 	}
@@ -259,20 +259,4 @@ func cleanPath(p string) string {
 		return ""
 	}
 	return filepath.ToSlash(filepath.Clean(p))
-}
-
-// keyValues parses repeated KEY=VALUE flags; nil when none.
-func keyValues(flag string, kvs []string) (map[string]string, error) {
-	if len(kvs) == 0 {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("%s %q: expected KEY=VALUE", flag, kv)
-		}
-		out[k] = v
-	}
-	return out, nil
 }
