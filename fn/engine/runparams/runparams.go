@@ -3,7 +3,13 @@
 // that the check stage needs nothing from the build stage that follows it.
 package runparams
 
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"os/user"
+	"slices"
+	"strings"
+)
 
 // NormalizeUser is the one user-name rule (the run's user, `${user:}`):
 // lower case, `_` and `.` become `-`, so the name is usable in Kubernetes
@@ -11,6 +17,36 @@ import "strings"
 func NormalizeUser(u string) string {
 	u = strings.ToLower(strings.TrimSpace(u))
 	return strings.NewReplacer("_", "-", ".", "-").Replace(u)
+}
+
+// UserEnv names the submitting user of a command-line render when --user
+// does not.
+const UserEnv = "NRL_K8S_USER"
+
+// ResolveUser is the submitting user of a command-line render: flag (--user),
+// else getenv(UserEnv), else osUser (asked only then), normalised. None is an
+// error saying how to give one.
+func ResolveUser(flag string, getenv func(string) string, osUser func() string) (string, error) {
+	u := flag
+	if u == "" {
+		u = getenv(UserEnv)
+	}
+	if u == "" {
+		u = osUser()
+	}
+	u = NormalizeUser(u)
+	if u == "" {
+		return "", errors.New("no user: pass --user or set NRL_K8S_USER")
+	}
+	return u, nil
+}
+
+// OSUser is the name of the user the process runs as, "" when unknown.
+func OSUser() string {
+	if cu, err := user.Current(); err == nil {
+		return cu.Username
+	}
+	return ""
 }
 
 // Mode is what a render produces.
@@ -27,6 +63,9 @@ const (
 
 // Modes lists the valid modes.
 var Modes = []Mode{RayJob, RayCluster, Dev}
+
+// Valid says m is one of Modes.
+func (m Mode) Valid() bool { return slices.Contains(Modes, m) }
 
 // Run are the run's own parameters, the ones the profile does not say, as
 // the user gives them (CLI flags, a NemoRLRun, the chart's values). They
@@ -62,6 +101,23 @@ type Run struct {
 	// go onto them (they belong to this apply alone) and Image, when set,
 	// replaces the image of every container of their pods.
 	OnlyDeployments bool
+}
+
+// KeyValues parses a repeated KEY=VALUE flag (--label, --annotation) into
+// the run's Labels or Annotations; nil when none. flag names it in errors.
+func KeyValues(flag string, kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%s %q: expected KEY=VALUE", flag, kv)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // Params are what the build reads: the run's parameters, and what the

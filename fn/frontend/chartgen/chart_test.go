@@ -60,6 +60,28 @@ func TestChartDataFresh(t *testing.T) {
 	assert.Empty(t, again)
 }
 
+// chart-data --check names each stale file and fails saying how to fix it;
+// without --check it writes them back.
+func TestChartDataCheckThenWrite(t *testing.T) {
+	atRoot(t)
+	tmp := t.TempDir()
+	require.NoError(t, os.CopyFS(tmp, os.DirFS(chartDir)))
+	profiles := filepath.Join(tmp, "files", "profiles.json")
+	want, err := os.ReadFile(profiles)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(profiles, []byte("[]\n"), 0o644))
+
+	var stderr strings.Builder
+	err = chartgen.Data(chartgen.DataOptions{Chart: tmp, Index: indexFile, Check: true, Stderr: &stderr})
+	require.EqualError(t, err, "1 chart file(s) are stale; run `make chart`")
+	require.Equal(t, "files/profiles.json: differs from what the engine generates\n", stderr.String())
+
+	require.NoError(t, chartgen.Data(chartgen.DataOptions{Chart: tmp, Index: indexFile}))
+	got, err := os.ReadFile(profiles)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got))
+}
+
 // TestParityInProcess: helm v3's engine renders every packaged profile, mode,
 // run-id variant and override set to the bytes nrl-k8s render writes.
 func TestParityInProcess(t *testing.T) {

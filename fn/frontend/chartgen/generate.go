@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path"
@@ -285,4 +286,36 @@ func Regenerate(chartDir, indexFile string) (map[string][]byte, error) {
 		return nil, err
 	}
 	return Generate(idx, readme)
+}
+
+// DataOptions is one `nrl-k8s chart-data`: the chart and the profile index
+// (paths relative to the working directory). Check writes nothing and
+// names each stale file on Stderr.
+type DataOptions struct {
+	Chart, Index string
+	Check        bool
+	Stderr       io.Writer
+}
+
+// Data regenerates the chart's packaged profile data and writes it, or with
+// Check compares it with the committed files: stale ones are an error.
+func Data(o DataOptions) error {
+	files, err := Regenerate(o.Chart, o.Index)
+	if err != nil {
+		return err
+	}
+	if !o.Check {
+		return Write(filepath.ToSlash(o.Chart), files)
+	}
+	stale, err := Stale(o.Chart, files)
+	if err != nil {
+		return err
+	}
+	for _, s := range stale {
+		fmt.Fprintln(o.Stderr, s)
+	}
+	if len(stale) > 0 {
+		return fmt.Errorf("%d chart file(s) are stale; run `make chart`", len(stale))
+	}
+	return nil
 }

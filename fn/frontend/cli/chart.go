@@ -11,8 +11,7 @@ import (
 )
 
 func chartDataCmd() *cobra.Command {
-	var chart, index string
-	var check bool
+	var o chartgen.DataOptions
 	c := &cobra.Command{
 		Use:   "chart-data --chart charts/nemo-rl-run [--index profiles/index.yaml]",
 		Short: "Regenerate the Helm chart's packaged profile data from the Go engine",
@@ -25,29 +24,13 @@ and fails when the committed files are stale. Paths are relative to the
 working directory (run it from the repository root).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			files, err := chartgen.Regenerate(chart, index)
-			if err != nil {
-				return err
-			}
-			if check {
-				stale, err := chartgen.Stale(chart, files)
-				if err != nil {
-					return err
-				}
-				if len(stale) > 0 {
-					for _, s := range stale {
-						fmt.Fprintln(cmd.ErrOrStderr(), s)
-					}
-					return fmt.Errorf("%d chart file(s) are stale; run `make chart`", len(stale))
-				}
-				return nil
-			}
-			return chartgen.Write(filepath.ToSlash(chart), files)
+			o.Stderr = cmd.ErrOrStderr()
+			return chartgen.Data(o)
 		},
 	}
-	c.Flags().StringVar(&chart, "chart", "charts/nemo-rl-run", "chart directory")
-	c.Flags().StringVar(&index, "index", "profiles/index.yaml", "profile index")
-	c.Flags().BoolVar(&check, "check", false, "only report stale files")
+	c.Flags().StringVar(&o.Chart, "chart", "charts/nemo-rl-run", "chart directory")
+	c.Flags().StringVar(&o.Index, "index", "profiles/index.yaml", "profile index")
+	c.Flags().BoolVar(&o.Check, "check", false, "only report stale files")
 	return c
 }
 

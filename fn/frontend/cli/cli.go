@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strings"
 
@@ -193,22 +192,18 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 		return pipeline.Request{}, usageError{errors.New("missing RECIPE argument")}
 	}
 	mode := runparams.Mode(f.mode)
-	valid := false
-	for _, m := range runparams.Modes {
-		valid = valid || m == mode
-	}
-	if !valid {
+	if !mode.Valid() {
 		return pipeline.Request{}, usageError{fmt.Errorf("--mode %q: expected rayjob, raycluster or dev", f.mode)}
 	}
-	u, err := resolveUser(f.user)
+	u, err := runparams.ResolveUser(f.user, os.Getenv, runparams.OSUser)
 	if err != nil {
 		return pipeline.Request{}, usageError{err}
 	}
-	labels, err := keyValues("--label", f.labels)
+	labels, err := runparams.KeyValues("--label", f.labels)
 	if err != nil {
 		return pipeline.Request{}, usageError{err}
 	}
-	annos, err := keyValues("--annotation", f.annos)
+	annos, err := runparams.KeyValues("--annotation", f.annos)
 	if err != nil {
 		return pipeline.Request{}, usageError{err}
 	}
@@ -264,38 +259,4 @@ func cleanPath(p string) string {
 		return ""
 	}
 	return filepath.ToSlash(filepath.Clean(p))
-}
-
-// resolveUser: --user, else NRL_K8S_USER, else the OS user; normalised.
-func resolveUser(flag string) (string, error) {
-	u := flag
-	if u == "" {
-		u = os.Getenv("NRL_K8S_USER")
-	}
-	if u == "" {
-		if cu, err := user.Current(); err == nil {
-			u = cu.Username
-		}
-	}
-	u = runparams.NormalizeUser(u)
-	if u == "" {
-		return "", errors.New("no user: pass --user or set NRL_K8S_USER")
-	}
-	return u, nil
-}
-
-// keyValues parses repeated KEY=VALUE flags; nil when none.
-func keyValues(flag string, kvs []string) (map[string]string, error) {
-	if len(kvs) == 0 {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("%s %q: expected KEY=VALUE", flag, kv)
-		}
-		out[k] = v
-	}
-	return out, nil
 }

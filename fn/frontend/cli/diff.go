@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -59,11 +57,6 @@ input cannot be read or is not a render.`,
 			if err != nil {
 				return err
 			}
-			if fullFile != "" {
-				if err := writeGuarded(fullFile, out.Uncut); err != nil {
-					return err
-				}
-			}
 			// The summary quotes the PR's text (names, images, annotations)
 			// and is posted as a PR comment or printed to the CI log: the
 			// last guard is per line (fn/support/safetext).
@@ -83,21 +76,4 @@ input cannot be read or is not a render.`,
 	c.Flags().StringVar(&fullFile, "full", "", "also write the uncut summary to this file (a CI artifact)")
 	c.Flags().BoolVar(&untracked, "include-untracked", false, "runs repositories in a git work tree: also read files git does not track")
 	return c
-}
-
-// writeGuarded writes text to file through the same per-line guard as
-// stdout: the full summary is read in a browser and a CI log too.
-func writeGuarded(file, text string) error {
-	var b strings.Builder
-	w := safetext.Writer(&b)
-	if _, err := fmt.Fprint(w, text); err != nil {
-		return err
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("--full: %w", err)
-	}
-	return nil
 }

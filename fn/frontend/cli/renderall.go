@@ -2,22 +2,16 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/review"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 )
 
 func renderAllCmd() *cobra.Command {
-	var outDir, rootDir, baseDir, baseRef, recipeRoot string
-	var check, untracked, kustomization bool
+	var f renderall.Flags
 	c := &cobra.Command{
 		Use:   "render-all [DIR] [--out DIR] [--root DIR] [--kustomization] [--check [--base-ref REF | --base DIR]]",
 		Short: "Render every run of a runs repository into its committed manifests tree",
@@ -67,44 +61,17 @@ spec.recipeRoot is empty: the folder whose layout is NeMo-RL's checkout
 pod (nrl-k8s render --recipe-root). It must be inside the root.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
+			f.Dir = "."
 			if len(args) == 1 {
-				dir = args[0]
+				f.Dir = args[0]
 			}
-			out := outDir
-			if out == "" {
-				out = filepath.Join(dir, renderall.ManifestsDir)
+			f.BaseDirSet, f.BaseRefSet = cmd.Flags().Changed("base"), cmd.Flags().Changed("base-ref")
+			o, err := f.Options()
+			failed := false
+			if err == nil {
+				o.Gate, o.Getenv, o.Stdout, o.Stderr = review.SecurityGate, os.Getenv, cmd.OutOrStdout(), cmd.ErrOrStderr()
+				failed, err = renderall.Run(o)
 			}
-			root := rootDir
-			if root == "" {
-				root = renderall.RepoRoot(dir)
-			}
-			disk, err := source.ConfineRepo(root, untracked)
-			if err != nil {
-				return usageError{fmt.Errorf("--root: %w", err)}
-			}
-			if err := baseFlags(cmd, baseDir, baseRef); err != nil {
-				return err
-			}
-			if (baseDir != "" || baseRef != "") && !check {
-				return usageError{errors.New("--base and --base-ref go with --check")}
-			}
-			if baseDir != "" && baseRef != "" {
-				return usageError{errors.New("--base and --base-ref: give one")}
-			}
-			rr, err := recipeRootLike(disk, dir, recipeRoot)
-			if err != nil {
-				return usageError{fmt.Errorf("--recipe-root: %w", err)}
-			}
-			failed, err := renderall.Run(renderall.Options{
-				Disk: disk, Dir: dir, Out: out, DefaultOut: outDir == "", RecipeRoot: rr,
-				Check: check, Kustomization: kustomization,
-				Base:   renderall.BaseSpec{Dir: baseDir, Ref: baseRef},
-				Rerun:  rerunCommand(dir, outDir, rootDir, recipeRoot, kustomization, untracked),
-				Gate:   review.SecurityGate,
-				Getenv: os.Getenv,
-				Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
-			})
 			if ue, ok := errors.AsType[renderall.UsageError](err); ok {
 				return usageError{ue}
 			}
@@ -117,82 +84,13 @@ pod (nrl-k8s render --recipe-root). It must be inside the root.`,
 			return nil
 		},
 	}
-	c.Flags().StringVar(&outDir, "out", "", "output directory (default DIR/manifests)")
-	c.Flags().StringVar(&rootDir, "root", "", "read input files only inside this directory (default: the git work tree holding DIR, else DIR)")
-	c.Flags().BoolVar(&check, "check", false, "write nothing; print a diff and exit 1 when the output tree is stale")
-	c.Flags().StringVar(&baseDir, "base", "", "with --check: the runs repository of the base branch's checkout; the security gate judges against its committed manifests and allow-list")
-	c.Flags().StringVar(&baseRef, "base-ref", "", "with --check: the base branch (origin/main); the security gate judges against its manifests and allow-list at its tip, read from git objects (default: the branch CI names, else the upstream branch)")
-	c.Flags().BoolVar(&untracked, "include-untracked", false, "in a git work tree, also read files git does not track (by default only tracked files are read)")
-	c.Flags().StringVar(&recipeRoot, "recipe-root", "", "recipe root (NeMo-RL's layout, e.g. a submodule) of every run whose spec.recipeRoot is empty; inside the root")
-	c.Flags().BoolVar(&kustomization, "kustomization", false, "also maintain OUT/kustomization.yaml listing every run's manifest (an overlay's base); with --check, a stale one is drift")
+	c.Flags().StringVar(&f.Out, "out", "", "output directory (default DIR/manifests)")
+	c.Flags().StringVar(&f.Root, "root", "", "read input files only inside this directory (default: the git work tree holding DIR, else DIR)")
+	c.Flags().BoolVar(&f.Check, "check", false, "write nothing; print a diff and exit 1 when the output tree is stale")
+	c.Flags().StringVar(&f.BaseDir, "base", "", "with --check: the runs repository of the base branch's checkout; the security gate judges against its committed manifests and allow-list")
+	c.Flags().StringVar(&f.BaseRef, "base-ref", "", "with --check: the base branch (origin/main); the security gate judges against its manifests and allow-list at its tip, read from git objects (default: the branch CI names, else the upstream branch)")
+	c.Flags().BoolVar(&f.Untracked, "include-untracked", false, "in a git work tree, also read files git does not track (by default only tracked files are read)")
+	c.Flags().StringVar(&f.RecipeRoot, "recipe-root", "", "recipe root (NeMo-RL's layout, e.g. a submodule) of every run whose spec.recipeRoot is empty; inside the root")
+	c.Flags().BoolVar(&f.Kustomization, "kustomization", false, "also maintain OUT/kustomization.yaml listing every run's manifest (an overlay's base); with --check, a stale one is drift")
 	return c
-}
-
-// baseFlags refuses an empty or option-shaped --base or --base-ref: an
-// unset variable in a CI script, or a value swallowed from the next flag,
-// must not turn into "no base branch found" and a gate judged against the
-// pull request's own allow-list.
-func baseFlags(cmd *cobra.Command, baseDir, baseRef string) error {
-	for _, f := range []struct{ name, value, want string }{
-		{"base", baseDir, "a checkout of the base branch (a directory)"},
-		{"base-ref", baseRef, "the base branch (origin/main), a tag or a commit"},
-	} {
-		if !cmd.Flags().Changed(f.name) {
-			continue
-		}
-		if strings.TrimSpace(f.value) == "" || strings.HasPrefix(f.value, "-") {
-			return usageError{fmt.Errorf("--%s: %q: expected %s; a value starting with - reads as an option, and an empty one is an unset variable, never \"no base\"", f.name, f.value, f.want)}
-		}
-	}
-	return nil
-}
-
-// recipeRootLike is --recipe-root spelled like the run paths render-all
-// builds from dir (absolute when dir is, else relative to the working
-// directory), so the recipe's path below it is a prefix test; it must be a
-// directory inside the root.
-func recipeRootLike(disk source.Disk, dir, flag string) (string, error) {
-	if flag == "" {
-		return "", nil
-	}
-	abs, err := filepath.Abs(flag)
-	if err != nil {
-		return "", err
-	}
-	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("%s: not a directory; expected the folder whose layout is NeMo-RL's checkout (examples/configs/...)", flag)
-	}
-	if disk.Root() != "" {
-		resolved, err := filepath.EvalSymlinks(abs)
-		if err != nil || !source.Within(disk.Root(), resolved) {
-			return "", fmt.Errorf("%s: not inside the root %s; expected a folder of the repository (a NeMo-RL submodule)", flag, disk.Root())
-		}
-	}
-	if filepath.IsAbs(dir) {
-		return abs, nil
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Rel(wd, abs)
-}
-
-// rerunCommand is the render-all line that rewrites what --check found
-// stale: the same directory and every flag that changes what is read or
-// written, spelled as they were given.
-func rerunCommand(dir, out, root, recipeRoot string, kustomization, untracked bool) string {
-	cmd := "nrl-k8s render-all " + shell.Quote(filepath.ToSlash(dir))
-	for _, f := range []struct{ flag, value string }{{"--out", out}, {"--root", root}, {"--recipe-root", recipeRoot}} {
-		if f.value != "" {
-			cmd += " " + f.flag + " " + shell.Quote(filepath.ToSlash(f.value))
-		}
-	}
-	if untracked {
-		cmd += " --include-untracked"
-	}
-	if kustomization {
-		cmd += " --kustomization"
-	}
-	return cmd
 }

@@ -1,6 +1,13 @@
 package review
 
-import "io"
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
+)
 
 // CompareOptions is one `nrl-k8s diff`: what to compare and how to print it.
 type CompareOptions struct {
@@ -16,18 +23,17 @@ type CompareOptions struct {
 	Full     string
 }
 
-// Compared is what `diff` prints: Text, the uncut summary for Full (set
-// when Full is), and
-// Failures, the runs that did not render on either side (summarised
-// without them; the command then fails).
+// Compared is what `diff` prints: Text, and Failures, the runs that did
+// not render on either side (summarised without them; the command then
+// fails).
 type Compared struct {
-	Text, Uncut string
-	Failures    error
+	Text     string
+	Failures error
 }
 
-// Compare reads both sides and summarises them. A run that fails on either
-// side is in neither; two files are two versions of one run, named after
-// New.
+// Compare reads both sides and summarises them, writing the uncut summary
+// to Full when set. A run that fails on either side is in neither; two
+// files are two versions of one run, named after New.
 func Compare(o CompareOptions) (Compared, error) {
 	old, oldFile, oldFailed, err := ReadRender(o.Old, o.Untracked, o.Stdin)
 	if err != nil {
@@ -50,16 +56,39 @@ func Compare(o CompareOptions) (Compared, error) {
 	}
 	s := Diff(old, cur)
 	var out Compared
+	uncut := ""
 	switch {
 	case o.Markdown:
 		out.Text, _ = s.MarkdownWithin(o.MaxSize, o.Full)
 		if o.Full != "" {
-			out.Uncut = s.Markdown()
+			uncut = s.Markdown()
 		}
 	default:
 		out.Text = s.Text()
-		out.Uncut = out.Text
+		uncut = out.Text
+	}
+	if o.Full != "" {
+		if err := writeGuarded(o.Full, uncut); err != nil {
+			return Compared{}, err
+		}
 	}
 	out.Failures = RenderFailures(FailedSide{Root: o.Old, Failed: oldFailed}, FailedSide{Root: o.New, Failed: curFailed})
 	return out, nil
+}
+
+// writeGuarded writes text to file through the same per-line guard as
+// stdout: the full summary is read in a browser and a CI log too.
+func writeGuarded(file, text string) error {
+	var b strings.Builder
+	w := safetext.Writer(&b)
+	if _, err := fmt.Fprint(w, text); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("--full: %w", err)
+	}
+	return nil
 }

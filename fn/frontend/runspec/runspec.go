@@ -191,9 +191,7 @@ func (r *NemoRLRun) Validate() error {
 	if strings.TrimSpace(r.Spec.User) == "" {
 		return fieldErr("spec.user", "is required (a render must not depend on who runs it)")
 	}
-	switch runparams.Mode(r.Mode()) {
-	case runparams.RayJob, runparams.RayCluster, runparams.Dev:
-	default:
+	if !runparams.Mode(r.Mode()).Valid() {
 		return fieldErr("spec.mode", "found %q; expected rayjob, raycluster or dev", r.Spec.Mode)
 	}
 	if r.Spec.NoDeployments && r.Spec.OnlyDeployments {
