@@ -153,6 +153,17 @@ func (w *world) git(args ...string) {
 // track makes the checkout CI's: every file the pull request holds is
 // tracked (staged is enough, git ls-files lists the index), the untracked
 // ones are not.
+// openPR renders the runs repository, commits it as main and checks out a
+// pull request branch "pr" on top: the start of every gate test.
+func (w *world) openPR(t *testing.T, message string) {
+	t.Helper()
+	require.Equal(t, 0, w.run("render-all", ".").code)
+	w.git("add", "-A")
+	w.git("commit", "-qm", message)
+	w.git("branch", "-M", "main")
+	w.git("checkout", "-qb", "pr")
+}
+
 func (w *world) track() {
 	w.t.Helper()
 	w.git("add", "-A")

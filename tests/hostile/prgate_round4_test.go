@@ -38,11 +38,7 @@ func TestCheckRefusesStrayManifests(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
-			require.Equal(t, 0, w.run("render-all", ".").code)
-			w.git("add", "-A")
-			w.git("commit", "-qm", "base")
-			w.git("branch", "-M", "main")
-			w.git("checkout", "-qb", "pr")
+			w.openPR(t, "base")
 			w.file(filepath.Join("manifests", tc.file), tc.content)
 			w.git("add", "-A")
 			w.git("commit", "-qm", "pr")
@@ -88,12 +84,7 @@ func TestGateReadsTheBaseBranchTip(t *testing.T) {
 		w.file("review-allow.yaml", "apiVersion: nemo-rl.nvidia.com/v1alpha1\nkind: ReviewAllow\ndefault:\n  namespaces: [default]\n"+extra)
 	}
 	allow("runs:\n  good:\n    podSecurity: privileged\n    privileges: [privileged]\n")
-	require.Equal(t, 0, w.run("render-all", ".").code)
-	w.git("add", "-A")
-	w.git("commit", "-qm", "base: good may be privileged")
-	w.git("branch", "-M", "main")
-
-	w.git("checkout", "-qb", "pr")
+	w.openPR(t, "base: good may be privileged")
 	profile, err := os.ReadFile(filepath.Join(w.repo, "configs", "p.infra.yaml"))
 	require.NoError(t, err)
 	w.file("configs/p.infra.yaml", worker(privilegedWorker)(string(profile)))
@@ -156,11 +147,7 @@ func TestGateAndDiffNameWhoWaits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
-			require.Equal(t, 0, w.run("render-all", ".").code)
-			w.git("add", "-A")
-			w.git("commit", "-qm", "base")
-			w.git("branch", "-M", "main")
-			w.git("checkout", "-qb", "pr")
+			w.openPR(t, "base")
 			w.file("runs/good/run.yaml", strings.Replace(runYAML("good", ""), "  name: good\n", "  name: good\n"+tc.run, 1))
 			r := w.run("render-all", ".")
 			require.Equal(t, 0, r.code, r.stderr)

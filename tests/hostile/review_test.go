@@ -108,11 +108,7 @@ func TestReviewNamesPrivilegeChanges(t *testing.T) {
 			if tc.base != nil {
 				w.file("configs/p.infra.yaml", tc.base(profileYAML))
 			}
-			require.Equal(t, 0, w.run("render-all", ".").code)
-			w.git("add", "-A")
-			w.git("commit", "-qm", "base")
-			w.git("branch", "-M", "main")
-			w.git("checkout", "-qb", "pr")
+			w.openPR(t, "base")
 			base, err := os.ReadFile(filepath.Join(w.repo, "configs", "p.infra.yaml"))
 			require.NoError(t, err)
 			if tc.profile != nil {
@@ -193,12 +189,8 @@ func (w *world) committed(rev, file string) []byte {
 // past a gate that only compares runs present on both sides.
 func TestGateJudgesNewAndRenamedRuns(t *testing.T) {
 	w := newWorld(t)
-	require.Equal(t, 0, w.run("render-all", ".").code)
 	w.file("review-allow.yaml", "apiVersion: nemo-rl.nvidia.com/v1alpha1\nkind: ReviewAllow\ndefault:\n  podSecurity: baseline\n  namespaces: [default]\n")
-	w.git("add", "-A")
-	w.git("commit", "-qm", "base")
-	w.git("branch", "-M", "main")
-	w.git("checkout", "-qb", "pr")
+	w.openPR(t, "base")
 
 	// Renamed: good → better, same profile: the default entry covers it.
 	require.NoError(t, os.Rename(filepath.Join(w.repo, "runs", "good"), filepath.Join(w.repo, "runs", "better")))
