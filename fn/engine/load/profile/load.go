@@ -65,6 +65,37 @@ type Loaded struct {
 	HostEnv []string
 
 	locate func(diag.List) diag.List
+	sets   func(key string) bool
+}
+
+// Sets reports whether a layer above the built-in defaults sets key (a
+// dotted path): the user defaults, the profile
+// file and its `defaults:` bases, the recipe's `infra:`, an `infra.`
+// override, the run's namespace. A value equal to defaults.yaml's that
+// one of them wrote is the profile's choice, not a default applied.
+func (l *Loaded) Sets(key string) bool {
+	return l != nil && l.sets != nil && l.sets(key)
+}
+
+// setter builds Loaded.Sets over the layers Load merged.
+func setter(in Input, chain []string) func(string) bool {
+	return func(key string) bool {
+		if key == "namespace" && in.Namespace != "" || overrideOf(in.Overrides, key) != "" {
+			return true
+		}
+		p := tree.ParsePath(key)
+		if in.RecipeInfra != nil {
+			if _, ok := tree.Lookup(in.RecipeInfra, p); ok {
+				return true
+			}
+		}
+		for _, f := range chain {
+			if in.Loader != nil && holds(in.Loader, f, p) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // Load merges, resolves, decodes and validates a profile.
@@ -81,9 +112,15 @@ func Load(in Input) (*Loaded, diag.List) {
 	hostEnv := hostEnvKeys(root)
 	// Parsed once, on the first finding that needs a line: a profile with
 	// many unknown keys must not be parsed once per key.
-	locate := newLocator(file, in.Overrides, in.Loader, chain)
-	rt, rds := resolve(in, file, chain, root)
-	ds = append(ds, inLayer(in.Loader, chain, file, in.Overrides, rds)...)
+	locChain := chain
+	if in.RecipeInfra != nil {
+		// The recipe's `infra:` (from its own chain) is one layer, the
+		// recipe's: every finding is the recipe's, as before.
+		locChain = nil
+	}
+	locate := newLocator(file, in.Overrides, in.Loader, locChain)
+	rt, rds := resolve(in, file, locChain, root)
+	ds = append(ds, inLayer(in.Loader, locChain, file, in.Overrides, rds)...)
 	if ds.HasErrors() {
 		return nil, ds
 	}
@@ -94,7 +131,7 @@ func Load(in Input) (*Loaded, diag.List) {
 		rt.Set("namespace", DefaultNamespace)
 	}
 	stripSchemaStrings(rt, nil)
-	loaded := &Loaded{Tree: rt, File: file, HostEnv: hostEnv, locate: locate}
+	loaded := &Loaded{Tree: rt, File: file, HostEnv: hostEnv, locate: locate, sets: setter(in, chain)}
 	infra, dds := decode(file, rt)
 	ds = append(ds, loaded.Locate(dds)...)
 	if ds.HasErrors() {
@@ -159,9 +196,6 @@ func layers(in Input) (merged *tree.Map, chain []string, ds diag.List) {
 		chain = append(chain, m.Files...)
 	case in.RecipeInfra != nil:
 		acc = tree.Merge(acc, stripPrivate(tree.Copy(in.RecipeInfra).(*tree.Map)))
-		// The recipe's `infra:` (from its own chain) is one layer, the
-		// recipe's: every finding is the recipe's, as before.
-		chain = nil
 	case in.UserDefaults != "":
 		// nrl-k8s loads a recipe without `infra:` when the user defaults
 		// hold the profile (namespace, image, clusters, entrypoint).
