@@ -69,9 +69,8 @@ type Loaded struct {
 }
 
 // Sets reports whether a layer above the built-in defaults sets key (a
-// dotted path): the user defaults, the profile
-// file and its `defaults:` bases, the recipe's `infra:`, an `infra.`
-// override, the run's namespace. A value equal to defaults.yaml's that
+// dotted path): the user defaults, the profile file and its `defaults:`
+// bases, the recipe's `infra:`, an `infra.` override, the run's namespace. A value equal to defaults.yaml's that
 // one of them wrote is the profile's choice, not a default applied.
 func (l *Loaded) Sets(key string) bool {
 	return l != nil && l.sets != nil && l.sets(key)
@@ -110,8 +109,6 @@ func Load(in Input) (*Loaded, diag.List) {
 		return nil, ds
 	}
 	hostEnv := hostEnvKeys(root)
-	// Parsed once, on the first finding that needs a line: a profile with
-	// many unknown keys must not be parsed once per key.
 	locChain := chain
 	if in.RecipeInfra != nil {
 		// The recipe's `infra:` (from its own chain) is one layer, the
@@ -311,8 +308,10 @@ func (l *Loaded) Locate(ds diag.List) diag.List {
 // newLocator builds Loaded.Locate. A finding about a key that a lower
 // layer sets (a `defaults:` base, the user defaults) and the profile file
 // does not is that layer's: it names that file and the key's line there,
-// not the file that only inherits it. Files are parsed on the first
-// finding that needs a line, not on a clean load.
+// not the file that only inherits it. Each file is parsed once, on the
+// first finding that needs a line in it (a profile with many unknown keys
+// must not be parsed once per key), never on a clean load; the lock keeps
+// Locate safe to call from several goroutines.
 func newLocator(file string, overrides []string, l *recipe.Loader, chain []string) func(diag.List) diag.List {
 	finders := map[string]func(string) string{}
 	atLine := func(f, field string) string {
