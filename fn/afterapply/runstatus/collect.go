@@ -311,6 +311,7 @@ func rayJob(j *rayv1.RayJob, clusters map[string]bool, now time.Time) RayJob {
 		Reason:              string(j.Status.Reason),
 		Message:             j.Status.Message,
 		RayClusterName:      j.Status.RayClusterName,
+		Deletion:            deletionOf(j.ObjectMeta),
 	}
 	if len(j.Spec.ClusterSelector) > 0 {
 		out.ClusterSelector = selectorText(j.Spec.ClusterSelector)
@@ -335,7 +336,7 @@ func rayCluster(rc *rayv1.RayCluster) RayCluster {
 	// `kubectl get raycluster` that users compare with.
 	out := RayCluster{Name: rc.Name, State: string(rc.Status.State), Reason: rc.Status.Reason, //nolint:staticcheck // see above
 
-		ReadyWorkers: rc.Status.ReadyWorkerReplicas, DesiredWorker: rc.Status.DesiredWorkerReplicas}
+		ReadyWorkers: rc.Status.ReadyWorkerReplicas, DesiredWorker: rc.Status.DesiredWorkerReplicas, Deletion: deletionOf(rc.ObjectMeta)}
 	if rc.Labels["ray.io/originated-from-crd"] == "RayJob" {
 		out.CreatedBy = "RayJob/" + rc.Labels["ray.io/originated-from-cr-name"]
 	}

@@ -78,6 +78,11 @@ func podProblems(pods []Pod) []Problem {
 
 // judge turns the facts into a verdict and one line saying why.
 func judge(r Report) (Verdict, string) {
+	// A deletion outranks any status: KubeRay stops reconciling an object
+	// being deleted, so a Running RayJob's status is stale.
+	if v, s, ok := deleting(r); ok {
+		return v, s
+	}
 	blocking := blockingProblems(r.Problems)
 	for _, j := range r.RayJobs {
 		switch rayv1.JobDeploymentStatus(j.JobDeploymentStatus) {
@@ -156,6 +161,29 @@ func judge(r Report) (Verdict, string) {
 		return NotFound, fmt.Sprintf("no RayJob, RayCluster, Pod or Deployment of the run; left over: %s (delete them with the run's other objects: docs/run-identity.md)", strings.Join(left, ", "))
 	}
 	return Progressing, "no RayJob or RayCluster of the run; other objects present"
+}
+
+// deleting is the verdict for a run a RayJob or RayCluster of which is
+// being deleted: the first such object, and the finalizers it waits on.
+func deleting(r Report) (Verdict, string, bool) {
+	say := func(kind, name string, d Deletion) (Verdict, string, bool) {
+		s := fmt.Sprintf("%s %s is being deleted", kind, name)
+		if len(d.Finalizers) > 0 {
+			s += fmt.Sprintf(" (waiting on finalizers %s)", strings.Join(d.Finalizers, ", "))
+		}
+		return Deleting, s, true
+	}
+	for _, j := range r.RayJobs {
+		if j.Deleting {
+			return say("RayJob", j.Name, j.Deletion)
+		}
+	}
+	for _, c := range r.RayClusters {
+		if c.Deleting {
+			return say("RayCluster", c.Name, c.Deletion)
+		}
+	}
+	return "", "", false
 }
 
 // besideProgress are the resources whose refusal (403) hides no step of

@@ -35,6 +35,9 @@ func TestJudge(t *testing.T) {
 		{"KAI cannot place the gang yet", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Initializing"}}, Admissions: []Admission{{Object: "RayJob/j", Kind: "PodGroup", State: AdmissionUnschedulable, Message: "queue rl quota"}}}, Queued, "PodGroup unschedulable"},
 		{"running, Kueue's Workloads unreadable", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Running"}}, Problems: []Problem{{Object: "workloads", Reason: "Forbidden", Message: "cannot list workloads"}}}, Running, "Running"},
 		{"initializing, its Pods unreadable", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Initializing"}}, Problems: []Problem{{Object: "pods", Reason: "Forbidden", Message: "cannot list pods"}}}, Stuck, "cannot list pods"},
+		{"running RayJob being deleted", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Running", JobStatus: "RUNNING", Deletion: Deletion{Deleting: true, Finalizers: []string{"ray.io/rayjob-finalizer"}}}}}, Deleting, "RayJob j is being deleted (waiting on finalizers ray.io/rayjob-finalizer)"},
+		{"failed RayJob being deleted", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Failed", Deletion: Deletion{Deleting: true}}}}, Deleting, "RayJob j is being deleted"},
+		{"ready RayCluster being deleted", Report{RayClusters: []RayCluster{{Name: "a", State: "ready"}, {Name: "b", State: "ready", Deletion: Deletion{Deleting: true}}}}, Deleting, "RayCluster b is being deleted"},
 		{"informational event", Report{RayClusters: []RayCluster{{Name: "a"}}, Problems: []Problem{{Object: "RayCluster/a", Reason: "Scaled", Message: "x"}}}, Progressing, "0 of 1"},
 	}
 	for _, c := range cases {
@@ -47,7 +50,7 @@ func TestJudge(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
-	for v, code := range map[Verdict]int{Running: 0, Succeeded: 0, Progressing: 0, Suspended: 0, Queued: 0, Stuck: 1, Failed: 1, NotFound: 3} {
+	for v, code := range map[Verdict]int{Deleting: 0, Running: 0, Succeeded: 0, Progressing: 0, Suspended: 0, Queued: 0, Stuck: 1, Failed: 1, NotFound: 3} {
 		assert.Equal(t, code, v.Exit(), v)
 	}
 }

@@ -15,6 +15,8 @@ package runstatus
 import (
 	"sort"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // InstanceLabel is the run's identity label.
@@ -24,6 +26,7 @@ const InstanceLabel = "app.kubernetes.io/instance"
 type Verdict string
 
 const (
+	Deleting    Verdict = "deleting"    // a RayJob or RayCluster of the run has a deletionTimestamp
 	Running     Verdict = "running"     // the job runs, or the clusters are ready
 	Succeeded   Verdict = "succeeded"   // the RayJob completed
 	Progressing Verdict = "progressing" // starting, no known obstacle
@@ -36,7 +39,7 @@ const (
 
 // Exit codes a script can use.
 const (
-	ExitOK       = 0 // running, succeeded, progressing, queued or suspended
+	ExitOK       = 0 // running, succeeded, progressing, queued, suspended or deleting
 	ExitProblem  = 1 // failed, or stuck with a known cause
 	ExitNotFound = 3 // nothing of the run in the namespace
 )
@@ -86,6 +89,33 @@ type RayJob struct {
 	// (the RayCluster is gone), "pending" (within ttlSecondsAfterFinished)
 	// or "overdue".
 	Cleanup string `json:"cleanup,omitempty"`
+	Deletion
+}
+
+// Deletion says an object is being deleted: its deletionTimestamp is set,
+// so its status (Running, ready) is what it was, not what it will be.
+// Finalizers are what the deletion waits on.
+type Deletion struct {
+	Deleting   bool     `json:"deleting,omitempty"`
+	Finalizers []string `json:"finalizers,omitempty"`
+}
+
+func deletionOf(m metav1.ObjectMeta) Deletion {
+	if m.DeletionTimestamp == nil {
+		return Deletion{}
+	}
+	return Deletion{Deleting: true, Finalizers: append([]string(nil), m.Finalizers...)}
+}
+
+// text is ", being deleted" and the finalizers, for an object's line.
+func (d Deletion) text() string {
+	if !d.Deleting {
+		return ""
+	}
+	if len(d.Finalizers) == 0 {
+		return ", being deleted"
+	}
+	return ", being deleted (finalizers " + clean(strings.Join(d.Finalizers, ", ")) + ")"
 }
 
 // RayCluster is a RayCluster's state.
@@ -98,6 +128,7 @@ type RayCluster struct {
 	Conditions    []Condition `json:"conditions,omitempty"`
 	// CreatedBy is the RayJob that created the cluster, if any.
 	CreatedBy string `json:"createdBy,omitempty"`
+	Deletion
 }
 
 // Condition is a status condition.

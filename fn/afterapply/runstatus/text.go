@@ -29,6 +29,7 @@ func (r Report) Text() string {
 		if j.Cleanup != "" {
 			fmt.Fprintf(&b, ", cleanup %s", clean(j.Cleanup))
 		}
+		b.WriteString(j.text())
 		b.WriteString("\n")
 		if j.Reason != "" || j.Message != "" {
 			fmt.Fprintf(&b, "  %s\n", clean(strings.TrimSpace(j.Reason+": "+j.Message)))
@@ -39,6 +40,7 @@ func (r Report) Text() string {
 		if c.CreatedBy != "" {
 			fmt.Fprintf(&b, ", created by %s", clean(c.CreatedBy))
 		}
+		b.WriteString(c.text())
 		b.WriteString("\n")
 		for _, cond := range c.Conditions {
 			fmt.Fprintf(&b, "  %s=%s %s %s\n", clean(cond.Type), clean(cond.Status), clean(cond.Reason), clean(cond.Message))

@@ -17,10 +17,11 @@ type AppliedDefault struct {
 }
 
 // AppliedDefaults lists the defaults a render used. A key is listed when
-// its value equals defaults.yaml's (the profile may have written the same
-// value: then the line says what it already knew) and the rendered objects
-// use the feature it configures.
-func AppliedDefaults(in *profile.Infra, mode runparams.Mode, docs []rendered.Doc) []AppliedDefault {
+// no layer of the profile sets it (profile.Loaded.Sets: a value equal to
+// defaults.yaml's that the profile wrote is its own), its value is
+// defaults.yaml's and the rendered objects use the feature it configures.
+func AppliedDefaults(p *profile.Loaded, mode runparams.Mode, docs []rendered.Doc) []AppliedDefault {
+	in := p.Infra
 	kinds := map[string]bool{}
 	roce, cd := false, false
 	for _, d := range docs {
@@ -31,19 +32,25 @@ func AppliedDefaults(in *profile.Infra, mode runparams.Mode, docs []rendered.Doc
 		cd = cd || d.Kind == "ComputeDomain"
 	}
 	var out []AppliedDefault
-	def := func(key string, have any, why string) {
+	def := func(key string, have any, why string, also ...string) {
+		for _, k := range append(also, key) {
+			if p.Sets(k) {
+				return
+			}
+		}
 		if v, ok := profile.DefaultValue(key); ok && fmt.Sprint(v) == fmt.Sprint(have) {
 			out = append(out, AppliedDefault{key, fmt.Sprint(have), why})
 		}
 	}
-	if in.Namespace == profile.DefaultNamespace {
+	if in.Namespace == profile.DefaultNamespace && !p.Sets("namespace") {
 		out = append(out, AppliedDefault{"namespace", in.Namespace, "no namespace in the profile or the run"})
 	}
 	if roce {
 		for _, rc := range in.Kuberay.ByRole() {
 			d := in.EffectiveDRA(rc.Cluster).RoCE
-			def("dra.roce.deviceClassName", d.Class, "nrl-k8s's hard-coded class (an AWS GB300 cluster's); set yours")
-			def("dra.roce.count", d.Count, "nrl-k8s's hard-coded NICs per worker pod")
+			own := "kuberay." + rc.Role + ".dra.roce."
+			def("dra.roce.deviceClassName", d.Class, "nrl-k8s's hard-coded class (an AWS GB300 cluster's); set yours", own+"deviceClassName")
+			def("dra.roce.count", d.Count, "nrl-k8s's hard-coded NICs per worker pod", own+"count")
 			break
 		}
 	}

@@ -48,6 +48,8 @@ type ProfileMeta struct {
 	NoRecipeValue string `json:"noRecipeValue,omitempty"`
 	// Defaults are the profile's own values of the scalar knobs.
 	Defaults KnobDefaults `json:"defaults"`
+	// Queues are the queues the rayjob render is labelled with (queues.go).
+	Queues []QueueRef `json:"queues,omitempty"`
 }
 
 // ObjectRef names one rendered object.

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 )
 
 // The chart README's profile table is generated between these markers, so
@@ -24,7 +22,7 @@ func Readme(readme []byte, idx *Index, meta *Meta) ([]byte, error) {
 	}
 	var b strings.Builder
 	b.WriteString(readmeBegin + "\n")
-	b.WriteString("| `profile` | What it is | GPU nodes × GPUs | Longest `user` (rayjob / raycluster) | `queue` (KAI) | Shared services (`mode=services`; longest `user`) | Profile / paired recipe |\n")
+	b.WriteString("| `profile` | What it is | GPU nodes × GPUs | Longest `user` (rayjob / raycluster) | Queue (the `queue` value) | Shared services (`mode=services`; longest `user`) | Profile / paired recipe |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, e := range idx.Profiles {
 		pm := meta.Profiles[e.Name]
@@ -32,12 +30,7 @@ func Readme(readme []byte, idx *Index, meta *Meta) ([]byte, error) {
 		for i, g := range pm.Capacity.GPUsPerWorker {
 			gpus[i] = fmt.Sprint(g)
 		}
-		queue := "— (no `scheduler.queue`)"
-		if r := pm.Renders[string(runparams.RayJob)]; r != nil {
-			if _, no := r.Unavailable[KnobQueue]; !no {
-				queue = "`" + pm.Defaults.Queue + "`"
-			}
-		}
+		queue := queueCell(pm)
 		services := "none"
 		if len(pm.Services) > 0 {
 			var names []string

@@ -509,6 +509,7 @@ func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error
 		return err
 	}
 	pm.Namespace = ns
+	pm.Queues = queuesOf(res.Docs, pm.Defaults.Queue)
 	pm.Capacity.GPUsPerWorker = []int64{}
 	seen := map[int64]bool{}
 	for _, wg := range check.ClusterCount(res.Profile.Infra.Kuberay.Training).GPUGroups() {

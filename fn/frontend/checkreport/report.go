@@ -113,7 +113,7 @@ func Summary(w io.Writer, res *pipeline.Result) {
 		}
 	}
 	if res.Docs != nil {
-		if defs := check.AppliedDefaults(in, res.Mode, res.Docs); len(defs) > 0 {
+		if defs := check.AppliedDefaults(res.Profile, res.Mode, res.Docs); len(defs) > 0 {
 			// Every value no key of the profile set, for a feature the
 			// render uses: a setting of another cluster cannot hide here.
 			fmt.Fprint(w, "\nDEFAULTS APPLIED (no profile key sets them)\n------------------------------------------\n")

@@ -3,6 +3,7 @@ package checkreport_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -181,4 +182,42 @@ func TestWriteJSON(t *testing.T) {
 		require.NotContains(t, b.String(), `"profile"`)
 		require.NotContains(t, b.String(), `"namespace"`)
 	})
+}
+
+// DEFAULTS APPLIED lists only values no layer of the profile (its file, a
+// `defaults:` base, an `infra.` override) or the run set: a key set to
+// defaults.yaml's value is the profile's, not a default.
+func TestDefaultsAppliedOmitsKeysTheProfileSets(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	dir := t.TempDir()
+	base, err := filepath.Rel(dir, filepath.Join(root, "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml"))
+	require.NoError(t, err)
+	child := filepath.Join(dir, "child.infra.yaml")
+	require.NoError(t, os.WriteFile(child, []byte("defaults: "+base+"\nnamespace: default\ndra:\n  roce:\n    deviceClassName: roce.networking.k8s.aws\nlaunch:\n  rayjob:\n    submissionMode: HTTPMode\n"), 0o600))
+	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
+		Recipe:    filepath.Join(root, "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"),
+		Profile:   child,
+		Run:       runparams.Run{Mode: runparams.RayJob, User: "alice"},
+		Overrides: []string{"infra.dra.roce.count=8"},
+	})
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+	var b bytes.Buffer
+	checkreport.Summary(&b, res)
+	out := b.String()
+	for _, set := range []string{"namespace =", "dra.roce.deviceClassName =", "dra.roce.count =", "launch.rayjob.submissionMode ="} {
+		require.NotContains(t, out, "  "+set, "the profile sets it")
+	}
+	for _, left := range []string{"dra.computeDomain.numNodes = 0", "launch.rayjob.ttlSecondsAfterFinished = 3600"} {
+		require.Contains(t, out, "  "+left+" (", "no layer sets it")
+	}
+}
+
+// A cluster's own dra.roce key sets the NICs its workers get.
+func TestDefaultsAppliedOmitsAClustersOwnKey(t *testing.T) {
+	res := render(t, "infra.kuberay.training.dra.roce.count=8")
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+	var b bytes.Buffer
+	checkreport.Summary(&b, res)
+	require.NotContains(t, b.String(), "  dra.roce.count =")
+	require.Contains(t, b.String(), "  dra.roce.deviceClassName =")
 }

@@ -65,12 +65,42 @@ type Loaded struct {
 	HostEnv []string
 
 	locate func(diag.List) diag.List
+	sets   func(key string) bool
+}
+
+// Sets reports whether a layer above the built-in defaults sets key (a
+// dotted path): the user defaults, the profile file and its `defaults:`
+// bases, the recipe's `infra:`, an `infra.` override, the run's namespace. A value equal to defaults.yaml's that
+// one of them wrote is the profile's choice, not a default applied.
+func (l *Loaded) Sets(key string) bool {
+	return l != nil && l.sets != nil && l.sets(key)
+}
+
+// setter builds Loaded.Sets over the layers Load merged.
+func setter(in Input, chain []string) func(string) bool {
+	return func(key string) bool {
+		if key == "namespace" && in.Namespace != "" || overrideOf(in.Overrides, key) != "" {
+			return true
+		}
+		p := tree.ParsePath(key)
+		if in.RecipeInfra != nil {
+			if _, ok := tree.Lookup(in.RecipeInfra, p); ok {
+				return true
+			}
+		}
+		for _, f := range chain {
+			if in.Loader != nil && holds(in.Loader, f, p) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // Load merges, resolves, decodes and validates a profile.
 func Load(in Input) (*Loaded, diag.List) {
 	file := profileFile(in)
-	root, ds := layers(in)
+	root, chain, ds := layers(in)
 	if ds.HasErrors() {
 		return nil, ds
 	}
@@ -79,8 +109,15 @@ func Load(in Input) (*Loaded, diag.List) {
 		return nil, ds
 	}
 	hostEnv := hostEnvKeys(root)
-	rt, rds := resolve(in, file, root)
-	ds = append(ds, rds...)
+	locChain := chain
+	if in.RecipeInfra != nil {
+		// The recipe's `infra:` (from its own chain) is one layer, the
+		// recipe's: every finding is the recipe's, as before.
+		locChain = nil
+	}
+	locate := newLocator(file, in.Overrides, in.Loader, locChain)
+	rt, rds := resolve(in, file, locChain, root)
+	ds = append(ds, inLayer(in.Loader, locChain, file, in.Overrides, rds)...)
 	if ds.HasErrors() {
 		return nil, ds
 	}
@@ -91,10 +128,7 @@ func Load(in Input) (*Loaded, diag.List) {
 		rt.Set("namespace", DefaultNamespace)
 	}
 	stripSchemaStrings(rt, nil)
-	// Parsed once, on the first finding that needs a line: a profile with
-	// many unknown keys must not be parsed once per key.
-	loaded := &Loaded{Tree: rt, File: file, HostEnv: hostEnv,
-		locate: newLocator(file, in.Overrides, func() []byte { return readFile(in.Loader, file) })}
+	loaded := &Loaded{Tree: rt, File: file, HostEnv: hostEnv, locate: locate, sets: setter(in, chain)}
 	infra, dds := decode(file, rt)
 	ds = append(ds, loaded.Locate(dds)...)
 	if ds.HasErrors() {
@@ -128,43 +162,45 @@ func profileFile(in Input) string {
 
 // layers merges the profile's layers, lowest first: the built-in
 // defaults, the user defaults, then the --infra file or the recipe's own
-// `infra:` mapping (`_shared:` dropped).
-func layers(in Input) (*tree.Map, diag.List) {
-	var ds diag.List
+// `infra:` mapping (`_shared:` dropped). chain is the files read, lowest
+// first (each file's `defaults:` bases before it), for Locate.
+func layers(in Input) (merged *tree.Map, chain []string, ds diag.List) {
 	base, err := parsedDefaults()
 	if err != nil {
 		ds.Errorf("defaults.yaml", "", "%v", err)
-		return nil, ds
+		return nil, nil, ds
 	}
 	// Merge writes into its destination: each load starts from a copy.
-	merged := tree.Copy(base)
+	acc := tree.Copy(base)
 	if in.UserDefaults != "" {
 		m, err := in.Loader.Load(in.UserDefaults)
 		if err != nil {
-			return nil, diag.FromError(err, in.UserDefaults)
+			return nil, nil, diag.FromError(err, in.UserDefaults)
 		}
-		merged = tree.Merge(merged, unwrap(m.Tree))
+		acc = tree.Merge(acc, unwrap(m.Tree))
+		chain = m.Files
 	}
 	switch {
 	case in.File != "" && in.RecipeInfra != nil:
 		ds.Errorf(in.RecipeFile, "infra", "infra config supplied via --infra but the recipe also contains an `infra:` key — choose one or the other")
-		return nil, ds
+		return nil, nil, ds
 	case in.File != "":
 		m, err := in.Loader.Load(in.File)
 		if err != nil {
-			return nil, diag.FromError(err, in.File)
+			return nil, nil, diag.FromError(err, in.File)
 		}
-		merged = tree.Merge(merged, stripPrivate(unwrap(m.Tree)))
+		acc = tree.Merge(acc, stripPrivate(unwrap(m.Tree)))
+		chain = append(chain, m.Files...)
 	case in.RecipeInfra != nil:
-		merged = tree.Merge(merged, stripPrivate(tree.Copy(in.RecipeInfra).(*tree.Map)))
+		acc = tree.Merge(acc, stripPrivate(tree.Copy(in.RecipeInfra).(*tree.Map)))
 	case in.UserDefaults != "":
 		// nrl-k8s loads a recipe without `infra:` when the user defaults
 		// hold the profile (namespace, image, clusters, entrypoint).
 	default:
 		ds.Errorf("", "", "no infra profile: pass --infra FILE, put an `infra:` mapping in the recipe, or give a user defaults layer (--defaults, $NRL_K8S_DEFAULTS)")
-		return nil, ds
+		return nil, nil, ds
 	}
-	return merged.(*tree.Map), ds
+	return acc.(*tree.Map), chain, ds
 }
 
 // applyOverrides sets each `infra.` override (prefix removed) in root; a
@@ -196,7 +232,7 @@ const RunKey = "run"
 
 // resolve interpolates the merged profile (${user:}, ${oc.env:...},
 // ${a.b}); a failure says how to fix it where it can (shellHint).
-func resolve(in Input, file string, root *tree.Map) (*tree.Map, diag.List) {
+func resolve(in Input, file string, chain []string, root *tree.Map) (*tree.Map, diag.List) {
 	var ds diag.List
 	// ${run.name}: the run's name, as a node the interpolation can reach
 	// and the decoded profile never sees. A profile of its own `run:` key
@@ -226,7 +262,8 @@ func resolve(in Input, file string, root *tree.Map) (*tree.Map, diag.List) {
 			ds.Errorf(file, ie.Path, "reads ${run.name} but the run has no name; expected a named run: nrl-k8s render --name, a NemoRLRun's metadata.name, or the chart's release name")
 			return nil, ds
 		}
-		if hint, ok := shellHint(ie, readFile(in.Loader, file)); ok {
+		// The hint finds its line in the layer holding the value.
+		if hint, ok := shellHint(ie, readFile(in.Loader, layerOf(in.Loader, chain, file, ie.Path))); ok {
 			ds.Errorf(file, ie.Path, "%s", hint)
 		} else {
 			ds.Errorf(file, ie.Path, "cannot resolve %q: %s", ie.Value, ie.Msg)
@@ -268,11 +305,27 @@ func (l *Loaded) Locate(ds diag.List) diag.List {
 	return l.locate(ds)
 }
 
-// newLocator builds Loaded.Locate; the file is parsed on the first finding
-// that needs a line, not on a clean load.
-func newLocator(file string, overrides []string, src func() []byte) func(diag.List) diag.List {
-	atLine := sync.OnceValue(func() func(string) string { return lineFinder(src()) })
+// newLocator builds Loaded.Locate. A finding about a key that a lower
+// layer sets (a `defaults:` base, the user defaults) and the profile file
+// does not is that layer's: it names that file and the key's line there,
+// not the file that only inherits it. Each file is parsed once, on the
+// first finding that needs a line in it (a profile with many unknown keys
+// must not be parsed once per key), never on a clean load; the lock keeps
+// Locate safe to call from several goroutines.
+func newLocator(file string, overrides []string, l *recipe.Loader, chain []string) func(diag.List) diag.List {
+	finders := map[string]func(string) string{}
+	atLine := func(f, field string) string {
+		find, ok := finders[f]
+		if !ok {
+			find = lineFinder(readFile(l, f))
+			finders[f] = find
+		}
+		return find(field)
+	}
+	var mu sync.Mutex
 	return func(ds diag.List) diag.List {
+		mu.Lock()
+		defer mu.Unlock()
 		out := make(diag.List, len(ds))
 		for i, d := range ds {
 			out[i] = d
@@ -285,12 +338,59 @@ func newLocator(file string, overrides []string, src func() []byte) func(diag.Li
 				out[i].Message = fmt.Sprintf("set by override %q: %s", "infra."+o, d.Message)
 				continue
 			}
+			out[i].File = layerOf(l, chain, file, d.Field)
 			if !strings.HasPrefix(d.Message, "line ") {
-				out[i].Message = atLine()(d.Field) + d.Message
+				out[i].Message = atLine(out[i].File, d.Field) + d.Message
 			}
 		}
 		return out
 	}
+}
+
+// inLayer moves a finding of the profile file about a key a lower layer
+// sets (resolution stops at its first) to that layer, at the key's line.
+// Findings the profile file's own keys get keep their text (they name the
+// expression, which finds it).
+func inLayer(l *recipe.Loader, chain []string, file string, overrides []string, ds diag.List) diag.List {
+	for i, d := range ds {
+		if d.File != file || d.Field == "" || overrideOf(overrides, d.Field) != "" {
+			continue
+		}
+		if f := layerOf(l, chain, file, d.Field); f != file {
+			ds[i].File = f
+			if !strings.HasPrefix(d.Message, "line ") {
+				ds[i].Message = lineFinder(readFile(l, f))(d.Field) + d.Message
+			}
+		}
+	}
+	return ds
+}
+
+// layerOf is the file of chain (lowest first) that sets field, or the
+// deepest key above it, as written (bare or under `infra:`), the highest
+// layer winning as the merge does; file when none does (a built-in
+// default).
+func layerOf(l *recipe.Loader, chain []string, file, field string) string {
+	if l == nil || len(chain) < 2 {
+		return file
+	}
+	p := tree.ParsePath(field)
+	for n := len(p); n > 0; n-- {
+		for i := len(chain) - 1; i >= 0; i-- {
+			if holds(l, chain[i], p[:n]) {
+				return chain[i]
+			}
+		}
+	}
+	return file
+}
+
+func holds(l *recipe.Loader, f string, p tree.Path) bool {
+	if ok, _ := l.Holds(f, p); ok {
+		return true
+	}
+	ok, _ := l.Holds(f, append(tree.Path{"infra"}, p...))
+	return ok
 }
 
 // overrideOf is the last override (KEY=VALUE, prefix removed) setting field
