@@ -50,6 +50,11 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- end -}}
 {{- $ns := $v.namespace | default .Release.Namespace -}}
+{{- with $meta.namespaces -}}
+{{- if not (and (has $.Release.Namespace .) (has $ns .)) -}}
+{{- fail (printf "nemo-rl-run: release namespace %q%s: this chart is bound to the namespace(s) %s (chart-new --namespaces, or the index's namespaces:); expected helm install -n one of them%s" $.Release.Namespace (ternary (printf ", namespace value %q" $ns) "" (ne $ns $.Release.Namespace)) (join ", " .) (ternary " and no namespace value naming another" "" (ne $ns $.Release.Namespace))) -}}
+{{- end -}}
+{{- end -}}
 {{- $runId := $v.runId | default "" -}}
 {{- $reserved := list $s.user $s.runId $s.namespace $s.name $s.image -}}
 {{- $labels := merge (include "nemo-rl-run.chartLabels" . | fromJson) ($v.labels | default dict) -}}

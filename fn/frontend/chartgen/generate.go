@@ -49,8 +49,9 @@ func generate(idx *Index, readme []byte, env func(string) (string, bool), indexR
 			Reserved: []string{SentinelUser, SentinelRunID, SentinelNamespace, SentinelName, SentinelImage, SentinelLabelKey, SentinelLabelValue,
 				SentinelAnnotationKey, SentinelAnnotationValue, SentinelOverride, SentinelRecipe, SentinelQueue, SentinelPriorityClass,
 				SentinelNodeKey, SentinelNodeValue, SentinelTolerationKey, SentinelEnvName, SentinelEnvValue}},
-		Profiles: map[string]*ProfileMeta{},
-		Secrets:  secrets.NameRules(),
+		Profiles:   map[string]*ProfileMeta{},
+		Secrets:    secrets.NameRules(),
+		Namespaces: idx.Namespaces,
 	}
 	gens, err := g.profiles(idx.Profiles)
 	if err != nil {

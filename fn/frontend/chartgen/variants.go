@@ -547,11 +547,12 @@ func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error
 }
 
 // profileNamespace renders without a namespace override to read the
-// profile's own.
+// profile's own. The run is named, as every release is: a profile that
+// reads ${run.name} (per-run checkpoint folders) loads only for a named run.
 func (g *gen) profileNamespace(e Entry) (string, error) {
-	res := pipeline.Render(g.loader, pipeline.Request{Recipe: e.Recipe, Profile: e.Profile, Env: g.env, Run: runparams.Run{Mode: runparams.RayJob, User: SentinelUser}})
+	res := pipeline.Render(g.loader, pipeline.Request{Recipe: e.Recipe, Profile: e.Profile, Env: g.env, Run: runparams.Run{Mode: runparams.RayJob, User: SentinelUser, Name: SentinelName}})
 	if res.Profile == nil {
-		return "", fmt.Errorf("profile does not load")
+		return "", fmt.Errorf("profile does not load: %v", res.Diags)
 	}
 	if ns := res.Profile.Infra.Namespace; ns != profile.DefaultNamespace {
 		return ns, nil
