@@ -450,10 +450,8 @@ func (g *gen) knobs(e Entry, mode runparams.Mode) (*knobInfo, error) {
 			// The engine writes the profile's and the run's variables in one
 			// name order; a substitution could not interleave them.
 			ki.unavail[n] = "the profile sets env itself; add the variables there (or nrl-k8s render with infra.env)"
-		case n == KnobQueue && in.Scheduler.Kind == "kueue":
-			// The chart substitutes KAI's queue label; Kueue's is another
-			// key, on the admitted object alone.
-			ki.unavail[n] = "the profile queues with Kueue: its LocalQueue is the profile's scheduler.queue (nrl-k8s render with infra.scheduler.queue, or a profile per queue)"
+		case n == KnobWorkloadPriorityClass && err != nil && in.Scheduler.Kind != "kueue":
+			ki.unavail[n] = fmt.Sprintf("the profile does not queue with Kueue (scheduler.kind is %s); a WorkloadPriorityClass is Kueue's (for the pods' PriorityClass: the priorityClassName value)", in.Scheduler.Kind)
 		case err != nil:
 			ki.unavail[n] = err.Error()
 		case got == data:
