@@ -143,6 +143,9 @@ func TestKnobParity(t *testing.T) {
 			for _, w := range tc.wants {
 				assert.Contains(t, got, w)
 			}
+			if q, ok := tc.run.knobs["queue"].(string); ok && strings.Contains(got, "kueue.x-k8s.io/queue-name") {
+				assert.Contains(t, notes, "Kueue's LocalQueue "+q+":", "NOTES name the release's LocalQueue")
+			}
 			for _, n := range tc.nots {
 				assert.NotContains(t, got, n)
 			}
