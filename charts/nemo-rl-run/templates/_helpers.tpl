@@ -107,6 +107,11 @@ values in place of the sentinels; "" when a required value is missing
 {{- $_ := include "nemo-rl-run.recipeCheck" . -}}
 {{- $secretRules := $meta.secrets -}}
 {{- $data := .Files.Get $r.file -}}
+{{- range $k := list $s.knobs.kueueQueue.key $s.knobs.fields.workloadPriorityClass.key -}}
+{{- if hasKey $labels $k -}}
+{{- fail (printf "nemo-rl-run: labels key %q: Kueue reads it from the RayJob (or RayCluster) alone, and labels reach every object and pod template of the run; expected the %s value, on a profile with scheduler.kind kueue (it puts the label where Kueue reads it)" $k (ternary "queue" "workloadPriorityClass" (eq $k $s.knobs.kueueQueue.key))) -}}
+{{- end -}}
+{{- end -}}
 {{- range $field, $pairs := dict "labels" $labels "annotations" $annotations -}}
 {{- range $k := keys $pairs -}}
 {{- if contains (printf "%s:" (toJson $k)) $data -}}
