@@ -50,6 +50,11 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- end -}}
 {{- $ns := $v.namespace | default .Release.Namespace -}}
+{{- with $meta.namespaces -}}
+{{- if not (and (has $.Release.Namespace .) (has $ns .)) -}}
+{{- fail (printf "nemo-rl-run: release namespace %q%s: this chart is bound to the namespace(s) %s (chart-new --namespaces, or the index's namespaces:); expected helm install -n one of them%s" $.Release.Namespace (ternary (printf ", namespace value %q" $ns) "" (ne $ns $.Release.Namespace)) (join ", " .) (ternary " and no namespace value naming another" "" (ne $ns $.Release.Namespace))) -}}
+{{- end -}}
+{{- end -}}
 {{- $runId := $v.runId | default "" -}}
 {{- $reserved := list $s.user $s.runId $s.namespace $s.name $s.image -}}
 {{- $labels := merge (include "nemo-rl-run.chartLabels" . | fromJson) ($v.labels | default dict) -}}
@@ -102,10 +107,15 @@ values in place of the sentinels; "" when a required value is missing
 {{- $_ := include "nemo-rl-run.recipeCheck" . -}}
 {{- $secretRules := $meta.secrets -}}
 {{- $data := .Files.Get $r.file -}}
+{{- range $k := list $s.knobs.kueueQueue.key $s.knobs.fields.workloadPriorityClass.key -}}
+{{- if hasKey $labels $k -}}
+{{- fail (printf "nemo-rl-run: labels key %q: Kueue reads it from the RayJob (or RayCluster) alone, and labels reach every object and pod template of the run; expected the %s value, on a profile with scheduler.kind kueue (it puts the label where Kueue reads it)" $k (ternary "queue" "workloadPriorityClass" (eq $k $s.knobs.kueueQueue.key))) -}}
+{{- end -}}
+{{- end -}}
 {{- range $field, $pairs := dict "labels" $labels "annotations" $annotations -}}
 {{- range $k := keys $pairs -}}
 {{- if contains (printf "%s:" (toJson $k)) $data -}}
-{{- fail (printf "nemo-rl-run: %s key %q is already set in the rendered objects (by the profile or the run identity); the chart adds keys, it does not replace them: use another key, or nrl-k8s render --%s%s" $field $k (trimSuffix "s" $field) (ternary " (for the KAI queue: the queue value)" "" (eq $k "kai.scheduler/queue"))) -}}
+{{- fail (printf "nemo-rl-run: %s key %q is already set in the rendered objects (by the profile or the run identity); the chart adds keys, it does not replace them: use another key, or nrl-k8s render --%s%s" $field $k (trimSuffix "s" $field) (ternary " (for the queue: the queue value; for Kueue's priority class: the workloadPriorityClass value)" "" (has $k (list "kai.scheduler/queue" $s.knobs.kueueQueue.key $s.knobs.fields.workloadPriorityClass.key)))) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -167,7 +177,7 @@ it does not replace).
 {{- $p := .p -}}
 {{- $r := .r -}}
 {{- $set := dict -}}
-{{- range $n := list "queue" "priorityClassName" "nodeSelector" "tolerations" "env" -}}
+{{- range $n := list "queue" "priorityClassName" "workloadPriorityClass" "nodeSelector" "tolerations" "env" -}}
 {{- if get $v $n -}}
 {{- $_ := set $set $n true -}}
 {{- end -}}
@@ -183,7 +193,7 @@ it does not replace).
 {{- end -}}
 {{- end -}}
 {{- /* text the chart's substitutions put in place must hold no sentinel */ -}}
-{{- $texts := dict "queue" ($v.queue | default "") "priorityClassName" ($v.priorityClassName | default "") -}}
+{{- $texts := dict "queue" ($v.queue | default "") "priorityClassName" ($v.priorityClassName | default "") "workloadPriorityClass" ($v.workloadPriorityClass | default "") -}}
 {{- range $key, $val := $v.nodeSelector | default dict -}}
 {{- $_ := set $texts (printf "nodeSelector key %q" $key) $key -}}
 {{- $_ := set $texts (printf "nodeSelector.%s" $key) (toString $val) -}}
@@ -217,12 +227,22 @@ it does not replace).
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- if and $v.queue (contains (printf "%s:%s" (toJson $k.kueueQueue.key) $k.kueueQueue.value) $d) (not (regexMatch $k.kueueQueuePattern (toString $v.queue))) -}}
+{{- fail (printf "nemo-rl-run: queue %q: profile %s queues with Kueue; expected a LocalQueue name (a DNS-1123 subdomain: lower case letters, digits, '-' and '.'), the value of the kueue.x-k8s.io/queue-name label" $v.queue $v.profile) -}}
+{{- end -}}
 {{- if not (hasKey $r.unavailable "queue") -}}
-{{- $d = include "nemo-rl-run.field" (dict "data" $d "f" $k.fields.queue "value" (toJson ($v.queue | default $p.defaults.queue))) -}}
+{{- /* KAI's label or Kueue's: a render holds the one its scheduler reads */ -}}
+{{- range $f := list $k.fields.queue $k.kueueQueue -}}
+{{- $d = include "nemo-rl-run.field" (dict "data" $d "f" $f "value" (toJson ($v.queue | default $p.defaults.queue))) -}}
+{{- end -}}
 {{- end -}}
 {{- if not (hasKey $r.unavailable "priorityClassName") -}}
 {{- $pc := $v.priorityClassName | default $p.defaults.priorityClassName -}}
 {{- $d = include "nemo-rl-run.field" (dict "data" $d "f" $k.fields.priorityClassName "value" (ternary (toJson $pc) "" (ne $pc ""))) -}}
+{{- end -}}
+{{- if not (hasKey $r.unavailable "workloadPriorityClass") -}}
+{{- $wp := $v.workloadPriorityClass | default $p.defaults.workloadPriorityClass -}}
+{{- $d = include "nemo-rl-run.field" (dict "data" $d "f" $k.fields.workloadPriorityClass "value" (ternary (toJson $wp) "" (ne $wp ""))) -}}
 {{- end -}}
 {{- if not (hasKey $r.unavailable "nodeSelector") -}}
 {{- range $key := keys ($v.nodeSelector | default dict) | sortAlpha -}}

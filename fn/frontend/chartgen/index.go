@@ -18,6 +18,9 @@ var Modes = runparams.Modes
 // Index is profiles/index.yaml: the profiles the chart packages.
 type Index struct {
 	Profiles []Entry `json:"profiles"`
+	// Namespaces, when set, bind the chart to them: it refuses a release
+	// (or a namespace value) anywhere else (chart-new --namespaces).
+	Namespaces []string `json:"namespaces,omitempty"`
 	// Dir is the index file's directory, as LoadIndex was given it.
 	Dir string `json:"-"`
 }
@@ -35,6 +38,23 @@ type Entry struct {
 }
 
 var entryNameRE = lazyre.New(NamePattern)
+
+// CheckNamespaces is the rule for the namespaces a chart is bound to:
+// DNS labels (namespace names), each once. The error starts with the
+// offending entry's index, for the caller to prefix with the field.
+func CheckNamespaces(ns []string) error {
+	seen := map[string]bool{}
+	for i, n := range ns {
+		switch {
+		case !entryNameRE().MatchString(n) || len(n) > 63:
+			return fmt.Errorf("[%d]: found %q; expected a namespace name (a DNS label: lower case letters, digits and '-', at most 63 characters)", i, n)
+		case seen[n]:
+			return fmt.Errorf("[%d]: %q is listed twice", i, n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
 
 // LoadIndex reads the index; profile and recipe paths come back relative
 // to the working directory (the repository root for `make chart`).
@@ -67,6 +87,9 @@ func LoadIndex(file string) (*Index, error) {
 	}
 	if len(idx.Profiles) == 0 {
 		return nil, fmt.Errorf("%s: lists no profile", file)
+	}
+	if err := CheckNamespaces(idx.Namespaces); err != nil {
+		return nil, fmt.Errorf("%s: namespaces%w", file, err)
 	}
 	return &idx, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
@@ -19,19 +20,21 @@ import (
 // what an `infra.` override of nrl-k8s render means (KnobOverrides), and
 // the engine applies it; the chart only substitutes sentinels.
 //
-//	queue                    infra.scheduler.queue (KAI profiles: the kai.scheduler/queue label of every object and pod template)
+//	queue                    infra.scheduler.queue (KAI profiles: the kai.scheduler/queue label of every object and pod template;
+//	                         Kueue profiles: the kueue.x-k8s.io/queue-name label of the object Kueue admits)
 //	priorityClassName        infra.scheduler.priorityClassName (every Ray pod: heads and workers)
+//	workloadPriorityClass    infra.scheduler.workloadPriorityClass (Kueue profiles: the kueue.x-k8s.io/priority-class label beside the queue's)
 //	nodeSelector             keys added to infra.placement.nodeSelector (every GPU worker)
 //	tolerations              appended to infra.placement.tolerations (every GPU worker)
 //	env                      variables added to infra.env (every container of every Ray pod)
 //	suspend                  infra.launch.rayjob.suspend (the RayJob: rayjob mode)
 //	ttlSecondsAfterFinished  infra.launch.rayjob.ttlSecondsAfterFinished (the RayJob: rayjob mode)
 type Knobs struct {
-	// Queue and PriorityClassName: "" is the profile's.
-	Queue, PriorityClassName string
-	NodeSelector             map[string]string
-	Tolerations              []profile.Toleration
-	Env                      map[string]string
+	// Queue, PriorityClassName and WorkloadPriorityClass: "" is the profile's.
+	Queue, PriorityClassName, WorkloadPriorityClass string
+	NodeSelector                                    map[string]string
+	Tolerations                                     []profile.Toleration
+	Env                                             map[string]string
 	// Suspend and TTL: nil is the profile's.
 	Suspend *bool
 	TTL     *int64
@@ -42,29 +45,32 @@ type Knobs struct {
 const (
 	KnobQueue             = "queue"
 	KnobPriorityClassName = "priorityClassName"
-	KnobNodeSelector      = "nodeSelector"
-	KnobTolerations       = "tolerations"
-	KnobEnv               = "env"
-	KnobSuspend           = "suspend"
-	KnobTTL               = "ttlSecondsAfterFinished"
+	// KnobWorkloadPriorityClass is Kueue's WorkloadPriorityClass of the run.
+	KnobWorkloadPriorityClass = "workloadPriorityClass"
+	KnobNodeSelector          = "nodeSelector"
+	KnobTolerations           = "tolerations"
+	KnobEnv                   = "env"
+	KnobSuspend               = "suspend"
+	KnobTTL                   = "ttlSecondsAfterFinished"
 )
 
 // KnobNames lists every knob.
-var KnobNames = []string{KnobQueue, KnobPriorityClassName, KnobNodeSelector, KnobTolerations, KnobEnv, KnobSuspend, KnobTTL}
+var KnobNames = []string{KnobQueue, KnobPriorityClassName, KnobWorkloadPriorityClass, KnobNodeSelector, KnobTolerations, KnobEnv, KnobSuspend, KnobTTL}
 
 // Knob sentinels: valid values the engine renders (a queue and a priority
 // class name, a node label, a toleration, a variable, a TTL), which the
 // chart replaces. The probe renders prove that they occur only where the
 // knob put them.
 const (
-	SentinelQueue               = "q7z7"
-	SentinelPriorityClass       = "pc7z7"
-	SentinelNodeKey             = "nrl-sentinel-node"
-	SentinelNodeValue           = "s7z7"
-	SentinelTolerationKey       = "nrl-sentinel-toleration"
-	SentinelEnvName             = "NRL_SENTINEL_ENV"
-	SentinelEnvValue            = "e7z7"
-	SentinelTTL           int64 = 7077707
+	SentinelQueue                  = "q7z7"
+	SentinelPriorityClass          = "pc7z7"
+	SentinelWorkloadPriority       = "wp7z7"
+	SentinelNodeKey                = "nrl-sentinel-node"
+	SentinelNodeValue              = "s7z7"
+	SentinelTolerationKey          = "nrl-sentinel-toleration"
+	SentinelEnvName                = "NRL_SENTINEL_ENV"
+	SentinelEnvValue               = "e7z7"
+	SentinelTTL              int64 = 7077707
 )
 
 // KnobSentinels tells the chart what each knob's sentinel looks like in
@@ -73,6 +79,14 @@ type KnobSentinels struct {
 	// Scalar knobs: the field's key and its sentinel value as JSON; the
 	// field goes when the knob's value is empty (0, false, "").
 	Fields map[string]FieldSentinel `json:"fields"`
+	// KueueQueue is the queue knob's field in a Kueue profile's render
+	// (Fields' queue is KAI's label): the chart replaces both, a render
+	// holds the one its scheduler reads.
+	KueueQueue FieldSentinel `json:"kueueQueue"`
+	// KueueQueuePattern is what Kueue accepts as a LocalQueue name (the
+	// engine's rule for scheduler.queue under Kueue), stricter than the
+	// schema's label value: the chart checks a Kueue render's queue with it.
+	KueueQueuePattern string `json:"kueueQueuePattern"`
 	// NodeSelector is the sentinel pair; Toleration and Env the sentinel
 	// list elements.
 	NodeSelector string `json:"nodeSelector"`
@@ -91,14 +105,17 @@ func (f FieldSentinel) Token() string { return jsonString(f.Key) + ":" + f.Value
 
 var knobSentinels = KnobSentinels{
 	Fields: map[string]FieldSentinel{
-		KnobQueue:             {Key: kai.QueueLabel, Value: jsonString(SentinelQueue)},
-		KnobPriorityClassName: {Key: "priorityClassName", Value: jsonString(SentinelPriorityClass)},
-		KnobSuspend:           {Key: "suspend", Value: "true"},
-		KnobTTL:               {Key: "ttlSecondsAfterFinished", Value: strconv.FormatInt(SentinelTTL, 10)},
+		KnobQueue:                 {Key: kai.QueueLabel, Value: jsonString(SentinelQueue)},
+		KnobPriorityClassName:     {Key: "priorityClassName", Value: jsonString(SentinelPriorityClass)},
+		KnobWorkloadPriorityClass: {Key: kueue.PriorityClassLabel, Value: jsonString(SentinelWorkloadPriority)},
+		KnobSuspend:               {Key: "suspend", Value: "true"},
+		KnobTTL:                   {Key: "ttlSecondsAfterFinished", Value: strconv.FormatInt(SentinelTTL, 10)},
 	},
-	NodeSelector: pairText(SentinelNodeKey, SentinelNodeValue),
-	Toleration:   tolerationJSON(sentinelToleration),
-	Env:          envJSON(SentinelEnvName, SentinelEnvValue),
+	KueueQueue:        FieldSentinel{Key: kueue.QueueLabel, Value: jsonString(SentinelQueue)},
+	KueueQueuePattern: dns1123Sub,
+	NodeSelector:      pairText(SentinelNodeKey, SentinelNodeValue),
+	Toleration:        tolerationJSON(sentinelToleration),
+	Env:               envJSON(SentinelEnvName, SentinelEnvValue),
 }
 
 var sentinelToleration = profile.Toleration{Key: SentinelTolerationKey, Operator: "Exists", Effect: "NoSchedule"}
@@ -108,7 +125,7 @@ func sentinelKnobs() Knobs {
 	t := true
 	ttl := SentinelTTL
 	return Knobs{
-		Queue: SentinelQueue, PriorityClassName: SentinelPriorityClass,
+		Queue: SentinelQueue, PriorityClassName: SentinelPriorityClass, WorkloadPriorityClass: SentinelWorkloadPriority,
 		NodeSelector: map[string]string{SentinelNodeKey: SentinelNodeValue},
 		Tolerations:  []profile.Toleration{sentinelToleration},
 		Env:          map[string]string{SentinelEnvName: SentinelEnvValue},
@@ -117,7 +134,7 @@ func sentinelKnobs() Knobs {
 }
 
 func (k Knobs) empty() bool {
-	return k.Queue == "" && k.PriorityClassName == "" && len(k.NodeSelector) == 0 && len(k.Tolerations) == 0 &&
+	return k.Queue == "" && k.PriorityClassName == "" && k.WorkloadPriorityClass == "" && len(k.NodeSelector) == 0 && len(k.Tolerations) == 0 &&
 		len(k.Env) == 0 && k.Suspend == nil && k.TTL == nil
 }
 
@@ -129,6 +146,9 @@ func (k Knobs) only(names map[string]bool) Knobs {
 	}
 	if names[KnobPriorityClassName] {
 		out.PriorityClassName = k.PriorityClassName
+	}
+	if names[KnobWorkloadPriorityClass] {
+		out.WorkloadPriorityClass = k.WorkloadPriorityClass
 	}
 	if names[KnobNodeSelector] {
 		out.NodeSelector = k.NodeSelector
@@ -159,6 +179,9 @@ func KnobOverrides(in *profile.Infra, k Knobs) []string {
 	}
 	if k.PriorityClassName != "" {
 		out = append(out, "infra.scheduler.priorityClassName="+jsonString(k.PriorityClassName))
+	}
+	if k.WorkloadPriorityClass != "" {
+		out = append(out, "infra.scheduler.workloadPriorityClass="+jsonString(k.WorkloadPriorityClass))
 	}
 	if len(k.NodeSelector) > 0 {
 		m := map[string]string{}
@@ -201,8 +224,10 @@ func KnobOverrides(in *profile.Infra, k Knobs) []string {
 type KnobDefaults struct {
 	Queue             string `json:"queue"`
 	PriorityClassName string `json:"priorityClassName"`
-	Suspend           bool   `json:"suspend"`
-	TTL               int64  `json:"ttlSecondsAfterFinished"`
+	// WorkloadPriorityClass is the profile's (Kueue): "" leaves the label out.
+	WorkloadPriorityClass string `json:"workloadPriorityClass"`
+	Suspend               bool   `json:"suspend"`
+	TTL                   int64  `json:"ttlSecondsAfterFinished"`
 }
 
 func knobDefaults(in *profile.Infra) KnobDefaults {
@@ -213,6 +238,9 @@ func knobDefaults(in *profile.Infra) KnobDefaults {
 	if in.Scheduler.PriorityClassName != nil {
 		d.PriorityClassName = *in.Scheduler.PriorityClassName
 	}
+	if in.Scheduler.WorkloadPriorityClass != nil {
+		d.WorkloadPriorityClass = *in.Scheduler.WorkloadPriorityClass
+	}
 	return d
 }
 
@@ -221,10 +249,12 @@ func knobDefaults(in *profile.Infra) KnobDefaults {
 func unavailableWhy(knob string, mode runparams.Mode, in *profile.Infra) string {
 	switch knob {
 	case KnobQueue:
-		if in.Scheduler.Kind != "kai" {
-			return fmt.Sprintf("the profile does not schedule with KAI (scheduler.kind is %s); a queue needs scheduler: {kind: kai, queue: ...} in the profile", in.Scheduler.Kind)
+		if in.Scheduler.Kind != "kai" && in.Scheduler.Kind != "kueue" {
+			return fmt.Sprintf("the profile queues with neither KAI nor Kueue (scheduler.kind is %s); a queue needs scheduler: {kind: kai or kueue, queue: ...} in the profile", in.Scheduler.Kind)
 		}
-		return fmt.Sprintf("%s mode renders nothing KAI schedules", mode)
+		return fmt.Sprintf("%s mode renders nothing KAI schedules or Kueue admits", mode)
+	case KnobWorkloadPriorityClass:
+		return fmt.Sprintf("%s mode renders nothing Kueue admits", mode)
 	case KnobSuspend, KnobTTL:
 		return fmt.Sprintf("it is a field of the RayJob that creates the run's cluster, which only rayjob mode renders (mode is %s)", mode)
 	case KnobPriorityClassName, KnobEnv:
@@ -293,6 +323,7 @@ func substituteKnobs(data string, rm *RenderMeta, d KnobDefaults, k Knobs) strin
 			q = d.Queue
 		}
 		data = substituteField(data, fs[KnobQueue], jsonString(q))
+		data = substituteField(data, knobSentinels.KueueQueue, jsonString(q))
 	}
 	if avail(KnobPriorityClassName) {
 		pc := k.PriorityClassName
@@ -304,6 +335,17 @@ func substituteKnobs(data string, rm *RenderMeta, d KnobDefaults, k Knobs) strin
 			v = jsonString(pc)
 		}
 		data = substituteField(data, fs[KnobPriorityClassName], v)
+	}
+	if avail(KnobWorkloadPriorityClass) {
+		wp := k.WorkloadPriorityClass
+		if wp == "" {
+			wp = d.WorkloadPriorityClass
+		}
+		v := ""
+		if wp != "" {
+			v = jsonString(wp)
+		}
+		data = substituteField(data, fs[KnobWorkloadPriorityClass], v)
 	}
 	if avail(KnobNodeSelector) {
 		data = substitutePairs(data, knobSentinels.NodeSelector, KnobNodeSelector, k.NodeSelector)
@@ -356,7 +398,7 @@ func probeKnobs() Knobs {
 	v := "probe-v"
 	secs := profile.Int(30)
 	return Knobs{
-		Queue: "probe-queue", PriorityClassName: "probe.prio",
+		Queue: "probe-queue", PriorityClassName: "probe.prio", WorkloadPriorityClass: "probe.wpc-long",
 		NodeSelector: map[string]string{"a.probe/pool": "p1", "zz-probe": "p2"},
 		Tolerations: []profile.Toleration{
 			{Key: "probe/t", Operator: "Equal", Value: &v, Effect: "NoExecute", TolerationSeconds: &secs},

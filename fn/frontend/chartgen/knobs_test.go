@@ -44,7 +44,15 @@ func knobCases() []knobCase {
 		return r
 	}
 	withID := func(r run) run { r.runID = "e7"; return r }
+	kueue := func(mode runparams.Mode) run {
+		return run{profile: "h100-kueue-2n8g", mode: mode, user: "ann", namespace: "team-a"}
+	}
 	return []knobCase{
+		{"queue/kueue", with(kueue(runparams.RayJob), map[string]any{"queue": "team-b-queue", "workloadPriorityClass": "team-high"},
+			"infra.scheduler.queue=team-b-queue", "infra.scheduler.workloadPriorityClass=team-high"),
+			[]string{"kueue.x-k8s.io/queue-name: team-b-queue", "kueue.x-k8s.io/priority-class: team-high"}, []string{"lab-queue", "kai.scheduler"}},
+		{"queue/kueue raycluster", with(withID(kueue(runparams.RayCluster)), map[string]any{"queue": "team-b.queue"}, "infra.scheduler.queue=team-b.queue"),
+			[]string{"kueue.x-k8s.io/queue-name: team-b.queue"}, []string{"lab-queue", "kueue.x-k8s.io/priority-class"}},
 		{"queue/rayjob", with(h200(runparams.RayJob), map[string]any{"queue": "team-b"}, "infra.scheduler.queue=team-b"),
 			[]string{"kai.scheduler/queue: team-b"}, []string{"kai.scheduler/queue: research"}},
 		{"queue/raycluster", with(withID(h200(runparams.RayCluster)), map[string]any{"queue": "team-b"}, "infra.scheduler.queue=team-b"),
@@ -135,6 +143,9 @@ func TestKnobParity(t *testing.T) {
 			for _, w := range tc.wants {
 				assert.Contains(t, got, w)
 			}
+			if q, ok := tc.run.knobs["queue"].(string); ok && strings.Contains(got, "kueue.x-k8s.io/queue-name") {
+				assert.Contains(t, notes, "Kueue's LocalQueue "+q+":", "NOTES name the release's LocalQueue")
+			}
 			for _, n := range tc.nots {
 				assert.NotContains(t, got, n)
 			}
@@ -173,11 +184,22 @@ func TestKnobBadValues(t *testing.T) {
 		engine bool // nrl-k8s render with r.infra refuses it too
 	}{
 		{"queue on a profile without KAI", base(generic, runparams.RayJob, "queue", "team-b"),
-			"nemo-rl-run: queue: profile generic-single-node-8gpu in rayjob mode cannot take this value: the profile does not schedule with KAI (scheduler.kind is default)", false},
+			"nemo-rl-run: queue: profile generic-single-node-8gpu in rayjob mode cannot take this value: the profile queues with neither KAI nor Kueue (scheduler.kind is default)", false},
+		{"Kueue queue not a LocalQueue name", base("h100-kueue-2n8g", runparams.RayJob, "queue", "Team_B", "infra.scheduler.queue=Team_B"),
+			`nemo-rl-run: queue "Team_B": profile h100-kueue-2n8g queues with Kueue; expected a LocalQueue name (a DNS-1123 subdomain`, true},
+		{"workload priority class on a profile without Kueue", base(h200, runparams.RayJob, "workloadPriorityClass", "high", "infra.scheduler.workloadPriorityClass=high"),
+			"nemo-rl-run: workloadPriorityClass: profile h200-research-16n8g in rayjob mode cannot take this value: the profile does not queue with Kueue (scheduler.kind is kai)", true},
+		{"workload priority class not a name", base("h100-kueue-2n8g", runparams.RayJob, "workloadPriorityClass", "High", "infra.scheduler.workloadPriorityClass=High"), "at '/workloadPriorityClass'", true},
+		{"workload priority class in dev mode", base("h100-kueue-2n8g", runparams.Dev, "workloadPriorityClass", "high"),
+			"workloadPriorityClass: profile h100-kueue-2n8g in dev mode cannot take this value: dev mode renders nothing Kueue admits", false},
+		{"Kueue queue as a label", run{profile: "h100-kueue-2n8g", mode: runparams.RayJob, user: "alice", namespace: "default", labels: map[string]string{"kueue.x-k8s.io/queue-name": "x"}},
+			`nemo-rl-run: labels key "kueue.x-k8s.io/queue-name": Kueue reads it from the RayJob (or RayCluster) alone, and labels reach every object and pod template of the run; expected the queue value, on a profile with scheduler.kind kueue`, false},
+		{"Kueue priority as a label without Kueue", run{profile: generic, mode: runparams.RayJob, user: "alice", namespace: "default", labels: map[string]string{"kueue.x-k8s.io/priority-class": "x"}},
+			`labels key "kueue.x-k8s.io/priority-class": Kueue reads it from the RayJob (or RayCluster) alone, and labels reach every object and pod template of the run; expected the workloadPriorityClass value`, false},
 		{"queue in dev mode", base(h200, runparams.Dev, "queue", "team-b"), "queue: profile h200-research-16n8g in dev mode cannot take this value: dev mode renders nothing KAI schedules", false},
 		{"queue not a label value", base(h200, runparams.RayJob, "queue", "team b", `infra.scheduler.queue=team b`), "at '/queue'", true},
 		{"queue as a label", run{profile: h200, mode: runparams.RayJob, user: "alice", namespace: "default", labels: map[string]string{"kai.scheduler/queue": "x"}},
-			`labels key "kai.scheduler/queue" is already set in the rendered objects (by the profile or the run identity); the chart adds keys, it does not replace them: use another key, or nrl-k8s render --label (for the KAI queue: the queue value)`, false},
+			`labels key "kai.scheduler/queue" is already set in the rendered objects (by the profile or the run identity); the chart adds keys, it does not replace them: use another key, or nrl-k8s render --label (for the queue: the queue value; for Kueue's priority class: the workloadPriorityClass value)`, false},
 		{"reserved queue", base(h200, runparams.RayJob, "queue", chartgen.SentinelQueue), "are reserved", false},
 		{"priority class not a name", base(generic, runparams.RayJob, "priorityClassName", "High", "infra.scheduler.priorityClassName=High"), "at '/priorityClassName'", true},
 		{"priority class in dev mode", base(generic, runparams.Dev, "priorityClassName", "high"),

@@ -12,6 +12,9 @@ type Meta struct {
 	// Secrets are fn/analyse/secrets' rules, for the chart's check of env values
 	// (the engine refuses a literal credential in a manifest).
 	Secrets secrets.Rules `json:"secrets"`
+	// Namespaces bind the chart (the index's namespaces): a release in,
+	// or a namespace value naming, any other is refused; none: any.
+	Namespaces []string `json:"namespaces,omitempty"`
 }
 
 // ProfileMeta is what the chart knows about one packaged profile.

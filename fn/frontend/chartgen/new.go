@@ -28,6 +28,9 @@ type ChartMeta struct {
 	TestImage string
 	// Env is what ${oc.env:...} reads; nil: the process environment.
 	Env func(string) (string, bool)
+	// Namespaces, when set, bind the chart to them (replacing the index's
+	// namespaces): helm install elsewhere is refused by the chart.
+	Namespaces []string
 	// Root, when set, is the working tree the chart must be written
 	// inside: an output that resolves outside it, or reaches it through a
 	// symlink, is refused, and no file is written through a link.
@@ -105,7 +108,15 @@ func NewChart(idx *Index, dir string, m ChartMeta) error {
 			}
 		}
 	}
-	generated, err := generate(idx, teamReadme(meta, first), env, true)
+	if m.Namespaces != nil {
+		if err := CheckNamespaces(m.Namespaces); err != nil {
+			return fmt.Errorf("--namespaces%w", err)
+		}
+		bound := *idx
+		bound.Namespaces = m.Namespaces
+		idx = &bound
+	}
+	generated, err := generate(idx, teamReadme(meta, first, idx.Namespaces), env, true)
 	if err != nil {
 		return err
 	}
@@ -177,13 +188,16 @@ const (
 // teamReadme is a team chart's README: its own title, description and
 // install example, the values it takes, and the generated profile table;
 // no links into the nemo-rl-krm repository.
-func teamReadme(meta *chart.Metadata, profile string) []byte {
+func teamReadme(meta *chart.Metadata, profile string, namespaces []string) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n%s\n\n", meta.Name, meta.Description)
 	b.WriteString("One release is one training run: the release name is the run name and names\nevery object of the run. Plain Helm 3.21+ or 4.x.\n\n")
 	fmt.Fprintf(&b, "```sh\nhelm install exp-1 oci://REGISTRY/%s --version %s -n NAMESPACE \\\n  --set profile=%s --set user=YOU\nhelm uninstall exp-1 -n NAMESPACE\n```\n\n", meta.Name, meta.Version, profile)
-	b.WriteString("Values: `profile` and `user` (required), `mode` (rayjob | raycluster | dev), `namespace`, `runId`,\n`overrides` (Hydra overrides, use `-f` or `--set-json`), `recipe` (a merged recipe the run ships,\nrayjob mode), `image`, `labels`, `annotations`, `deployments`; per run, as the profile keys they stand for\n(the engine applies them, the chart substitutes): `queue` (KAI), `priorityClassName` and `env` (Ray pods),\n`nodeSelector` and `tolerations` (added to the GPU workers' placement), `suspend` and `ttlSecondsAfterFinished`\n(the RayJob, rayjob mode). `values.schema.json` says what each accepts; a value a profile has nothing to apply to is refused.\n\n")
+	b.WriteString("Values: `profile` and `user` (required), `mode` (rayjob | raycluster | dev), `namespace`, `runId`,\n`overrides` (Hydra overrides, use `-f` or `--set-json`), `recipe` (a merged recipe the run ships,\nrayjob mode), `image`, `labels`, `annotations`, `deployments`; per run, as the profile keys they stand for\n(the engine applies them, the chart substitutes): `queue` (KAI or Kueue), `workloadPriorityClass` (Kueue), `priorityClassName` and `env` (Ray pods),\n`nodeSelector` and `tolerations` (added to the GPU workers' placement), `suspend` and `ttlSecondsAfterFinished`\n(the RayJob, rayjob mode). `values.schema.json` says what each accepts; a value a profile has nothing to apply to is refused.\n\n")
 	b.WriteString("`helm test`: install with `--set test.enabled=true`, then `helm test exp-1 -n NAMESPACE --logs`: a Pod in the\n`test.image` image (nrl-k8s) runs `nrl-k8s status exp-1` with a read-only Role; it passes while the run is\nrunning, succeeded, progressing or suspended, and fails when it is stuck, failed or not found. Off by default:\n`helm template` prints hooks as plain objects (use `--skip-tests` with it on).\n\n")
+	if len(namespaces) > 0 {
+		fmt.Fprintf(&b, "The chart is bound to the namespace(s) %s: a release in another namespace, or a `namespace` value naming one, is refused.\n\n", "`"+strings.Join(namespaces, "`, `")+"`")
+	}
 	b.WriteString("A change to a run is a new run: install it under a new release name (`helm upgrade` fails while the run's RayJob or RayClusters exist).\n\n")
 	if meta.Home != "" {
 		fmt.Fprintf(&b, "Home: %s\n\n", meta.Home)

@@ -83,7 +83,7 @@ const schemaTemplate = `{
       "type": "boolean"
     },
     "queue": {
-      "description": "KAI queue of the run (profiles with scheduler.kind kai): the kai.scheduler/queue label of every object and pod template, as infra.scheduler.queue; empty: the profile's.",
+      "description": "Queue of the run, as infra.scheduler.queue: for scheduler.kind kai the kai.scheduler/queue label of every object and pod template; for kind kueue the LocalQueue, the kueue.x-k8s.io/queue-name label of the RayJob (or RayCluster) Kueue admits (a DNS-1123 subdomain); empty: the profile's.",
       "type": "string",
       "maxLength": 63,
       "pattern": %[7]s
@@ -92,6 +92,12 @@ const schemaTemplate = `{
       "description": "PriorityClass of every Ray pod of the run (heads and workers), as infra.scheduler.priorityClassName; empty: the profile's (none unless it sets one).",
       "type": "string",
       "maxLength": 253,
+      "pattern": %[8]s
+    },
+    "workloadPriorityClass": {
+      "description": "Kueue WorkloadPriorityClass of the run (profiles with scheduler.kind kueue), as infra.scheduler.workloadPriorityClass: the kueue.x-k8s.io/priority-class label beside the queue's; empty: the profile's (none unless it sets one).",
+      "type": "string",
+      "maxLength": 63,
       "pattern": %[8]s
     },
     "nodeSelector": {

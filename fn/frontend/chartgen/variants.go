@@ -450,10 +450,8 @@ func (g *gen) knobs(e Entry, mode runparams.Mode) (*knobInfo, error) {
 			// The engine writes the profile's and the run's variables in one
 			// name order; a substitution could not interleave them.
 			ki.unavail[n] = "the profile sets env itself; add the variables there (or nrl-k8s render with infra.env)"
-		case n == KnobQueue && in.Scheduler.Kind == "kueue":
-			// The chart substitutes KAI's queue label; Kueue's is another
-			// key, on the admitted object alone.
-			ki.unavail[n] = "the profile queues with Kueue: its LocalQueue is the profile's scheduler.queue (nrl-k8s render with infra.scheduler.queue, or a profile per queue)"
+		case n == KnobWorkloadPriorityClass && err != nil && in.Scheduler.Kind != "kueue":
+			ki.unavail[n] = fmt.Sprintf("the profile does not queue with Kueue (scheduler.kind is %s); a WorkloadPriorityClass is Kueue's (for the pods' PriorityClass: the priorityClassName value)", in.Scheduler.Kind)
 		case err != nil:
 			ki.unavail[n] = err.Error()
 		case got == data:
@@ -548,11 +546,12 @@ func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error
 }
 
 // profileNamespace renders without a namespace override to read the
-// profile's own.
+// profile's own. The run is named, as every release is: a profile that
+// reads ${run.name} (per-run checkpoint folders) loads only for a named run.
 func (g *gen) profileNamespace(e Entry) (string, error) {
-	res := pipeline.Render(g.loader, pipeline.Request{Recipe: e.Recipe, Profile: e.Profile, Env: g.env, Run: runparams.Run{Mode: runparams.RayJob, User: SentinelUser}})
+	res := pipeline.Render(g.loader, pipeline.Request{Recipe: e.Recipe, Profile: e.Profile, Env: g.env, Run: runparams.Run{Mode: runparams.RayJob, User: SentinelUser, Name: SentinelName}})
 	if res.Profile == nil {
-		return "", fmt.Errorf("profile does not load")
+		return "", fmt.Errorf("profile does not load: %v", res.Diags)
 	}
 	if ns := res.Profile.Infra.Namespace; ns != profile.DefaultNamespace {
 		return ns, nil

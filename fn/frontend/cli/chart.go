@@ -65,11 +65,12 @@ func chartNewCmd() *cobra.Command {
 	var index, out string
 	var m chartgen.ChartMeta
 	c := &cobra.Command{
-		Use:   "chart-new --index INDEX --out DIR [--name NAME] [--version VERSION] [--description D] [--home URL] [--source URL]... [--app-version V]",
+		Use:   "chart-new --index INDEX --out DIR [--name NAME] [--version VERSION] [--description D] [--home URL] [--source URL]... [--app-version V] [--namespaces NS,...]",
 		Short: "Write a Helm chart for your own profiles (one release per run)",
 		Long: `Write a complete chart to DIR for the profiles listed in INDEX (the format
 of profiles/index.yaml: name, description, profile, recipe; paths relative
-to INDEX): the templates of charts/nemo-rl-run, built into this binary, and
+to INDEX; an optional top-level namespaces: list, or --namespaces, binds
+the chart to those namespaces): the templates of charts/nemo-rl-run, built into this binary, and
 the data rendered from your profiles, its schema and its README table. Helm
 then needs no nrl-k8s: package it (helm package DIR, or nrl-k8s
 chart-package DIR for a reproducible archive) and push it to an OCI
@@ -104,6 +105,7 @@ not depend on the directory or machine it is made on.`,
 	c.Flags().StringVar(&m.Home, "home", "", "Chart.yaml home (default: nemo-rl-krm's)")
 	c.Flags().StringArrayVar(&m.Sources, "source", nil, "Chart.yaml sources entry (repeatable; default: nemo-rl-krm's)")
 	c.Flags().StringVar(&m.TestImage, "test-image", "", "the helm test hook's nrl-k8s image, test.image (default: "+chartgen.DefaultTestImage+", this version's)")
+	c.Flags().StringSliceVar(&m.Namespaces, "namespaces", nil, "bind the chart to these namespaces (comma-separated; replaces the index's namespaces:): helm install into any other is refused by the chart")
 	c.Flags().StringVar(&m.AppVersion, "app-version", "", "Chart.yaml appVersion (default: the embedded chart's); the app.kubernetes.io/version label")
 	return c
 }
