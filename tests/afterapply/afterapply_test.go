@@ -228,66 +228,9 @@ func TestPreflight(t *testing.T) {
 		require.Contains(t, out, "exists but is Pending, not Bound")
 	})
 
-	t.Run("all present: exit 0, also from the recipe and as JSON", func(t *testing.T) {
-		prerequisites(t, env, ns)
-		out, errs, code := nrl(t, "preflight", "-f", file, "--kubeconfig", kc)
-		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
-		require.Contains(t, out, "0 missing")
-		lineFor(t, out, "ok", "CustomResourceDefinition", "rayjobs.ray.io")
-		lineFor(t, out, "ok", "CustomResourceDefinition", "computedomains.resource.nvidia.com")
-		lineFor(t, out, "ok", "Queue", gb300Queue)
-		lineFor(t, out, "ok", "ExtendedResource", "nvidia.com/gpu")
-		require.Contains(t, out, "DeviceClass "+gpuDeviceClass+" declares it as its extendedResourceName")
+	t.Run("all present: exit 0, also from the recipe and as JSON", func(t *testing.T) { preflightAllPresent(t, env, ns, kc, file) })
 
-		root := testenv.RepoRoot(t)
-		out, errs, code = nrl(t, "preflight", filepath.Join(root, gb300Recipe), "--infra", filepath.Join(root, gb300Profile),
-			"--user", "alice", "-n", ns, "--kubeconfig", kc, "-o", "json")
-		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
-		var rep struct {
-			Namespace     string
-			Prerequisites []struct{ Kind, Name, State string }
-		}
-		require.NoError(t, json.Unmarshal([]byte(out), &rep))
-		require.Equal(t, ns, rep.Namespace)
-		require.NotEmpty(t, rep.Prerequisites)
-		for _, p := range rep.Prerequisites {
-			require.Equal(t, "ok", p.State, "%s %s", p.Kind, p.Name)
-		}
-	})
-
-	t.Run("--nodes places every run of the input together", func(t *testing.T) {
-		prerequisites(t, env, ns)
-		gb300Fleet(t, env, 4)
-		a, _ := render(t, ns, "pf-a")
-		b, _ := render(t, ns, "pf-b")
-		both := filepath.Join(t.TempDir(), "both.yaml")
-		require.NoError(t, os.WriteFile(both, []byte(testenv.ReadFile(t, a)+"---\n"+testenv.ReadFile(t, b)), 0o600))
-		out, errs, code := nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
-		require.Equal(t, 1, code, "one run's pods fit, its NIC claims do not:\n%s\n%s", out, errs)
-		lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-3")
-		lineFor(t, out, "ok", "Nodes", "RayJob/pf-a head")
-		// The RoCE claim asks 8 NICs (dra.roce.count's default), the GB300
-		// nodes publish 4 each: never allocated, on any node.
-		lineFor(t, out, "missing", "Devices", "roce-pf-a-training")
-		require.Contains(t, out, "no node publishes 8: the most on one node is 4")
-
-		// Each run alone fits; the two together need 8 of 4 GPU nodes.
-		out, errs, code = nrl(t, "preflight", "-f", both, "--nodes", "--kubeconfig", kc)
-		require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
-		lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-0")
-		lineFor(t, out, "missing", "Nodes", "RayJob/pf-b worker group gpu-workers-segment-0")
-		require.Contains(t, out, "0 of 1 placed with every other pod of the input; the rest fit no node: ")
-		require.Contains(t, out, "not enough free cpu, memory, nvidia.com/gpu (4)")
-		// The heads ask for 48 CPUs each of a 64-CPU pool, counted too.
-		lineFor(t, out, "missing", "Nodes", "RayJob/pf-b head")
-		require.Contains(t, out, "not enough free cpu, memory (1)")
-
-		// Cordoned GPU nodes still take the GB300 workers: {operator:
-		// Exists} without a key tolerates node.kubernetes.io/unschedulable.
-		cordon(t, env, "gb300-gpu-0", "gb300-gpu-1")
-		out, _, _ = nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
-		lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-3")
-	})
+	t.Run("--nodes places every run of the input together", func(t *testing.T) { preflightNodes(t, env, ns, kc) })
 
 	t.Run("a baseline namespace refuses the GB300 workers", func(t *testing.T) {
 		require.NoError(t, env.CreateNamespace(ctx, "preflight-baseline", "baseline"))
@@ -311,6 +254,71 @@ func TestPreflight(t *testing.T) {
 		_, _, code = nrl(t, "preflight", "--kubeconfig", kc)
 		require.Equal(t, 2, code)
 	})
+}
+
+// preflightAllPresent: with every prerequisite in place preflight exits 0,
+// from the rendered file and from the recipe and profile, as JSON too.
+func preflightAllPresent(t *testing.T, env *operator.Env, ns, kc, file string) {
+	prerequisites(t, env, ns)
+	out, errs, code := nrl(t, "preflight", "-f", file, "--kubeconfig", kc)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	require.Contains(t, out, "0 missing")
+	lineFor(t, out, "ok", "CustomResourceDefinition", "rayjobs.ray.io")
+	lineFor(t, out, "ok", "CustomResourceDefinition", "computedomains.resource.nvidia.com")
+	lineFor(t, out, "ok", "Queue", gb300Queue)
+	lineFor(t, out, "ok", "ExtendedResource", "nvidia.com/gpu")
+	require.Contains(t, out, "DeviceClass "+gpuDeviceClass+" declares it as its extendedResourceName")
+
+	root := testenv.RepoRoot(t)
+	out, errs, code = nrl(t, "preflight", filepath.Join(root, gb300Recipe), "--infra", filepath.Join(root, gb300Profile),
+		"--user", "alice", "-n", ns, "--kubeconfig", kc, "-o", "json")
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	var rep struct {
+		Namespace     string
+		Prerequisites []struct{ Kind, Name, State string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, ns, rep.Namespace)
+	require.NotEmpty(t, rep.Prerequisites)
+	for _, p := range rep.Prerequisites {
+		require.Equal(t, "ok", p.State, "%s %s", p.Kind, p.Name)
+	}
+}
+
+// preflightNodes: --nodes places one run's pods, then two runs' together,
+// on the GB300 fleet, cordoned nodes included.
+func preflightNodes(t *testing.T, env *operator.Env, ns, kc string) {
+	prerequisites(t, env, ns)
+	gb300Fleet(t, env, 4)
+	a, _ := render(t, ns, "pf-a")
+	b, _ := render(t, ns, "pf-b")
+	both := filepath.Join(t.TempDir(), "both.yaml")
+	require.NoError(t, os.WriteFile(both, []byte(testenv.ReadFile(t, a)+"---\n"+testenv.ReadFile(t, b)), 0o600))
+	out, errs, code := nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
+	require.Equal(t, 1, code, "one run's pods fit, its NIC claims do not:\n%s\n%s", out, errs)
+	lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-3")
+	lineFor(t, out, "ok", "Nodes", "RayJob/pf-a head")
+	// The RoCE claim asks 8 NICs (dra.roce.count's default), the GB300
+	// nodes publish 4 each: never allocated, on any node.
+	lineFor(t, out, "missing", "Devices", "roce-pf-a-training")
+	require.Contains(t, out, "no node publishes 8: the most on one node is 4")
+
+	// Each run alone fits; the two together need 8 of 4 GPU nodes.
+	out, errs, code = nrl(t, "preflight", "-f", both, "--nodes", "--kubeconfig", kc)
+	require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-0")
+	lineFor(t, out, "missing", "Nodes", "RayJob/pf-b worker group gpu-workers-segment-0")
+	require.Contains(t, out, "0 of 1 placed with every other pod of the input; the rest fit no node: ")
+	require.Contains(t, out, "not enough free cpu, memory, nvidia.com/gpu (4)")
+	// The heads ask for 48 CPUs each of a 64-CPU pool, counted too.
+	lineFor(t, out, "missing", "Nodes", "RayJob/pf-b head")
+	require.Contains(t, out, "not enough free cpu, memory (1)")
+
+	// Cordoned GPU nodes still take the GB300 workers: {operator:
+	// Exists} without a key tolerates node.kubernetes.io/unschedulable.
+	cordon(t, env, "gb300-gpu-0", "gb300-gpu-1")
+	out, _, _ = nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
+	lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-3")
 }
 
 // deadKubeconfig points at a loopback port nothing listens on.

@@ -312,16 +312,7 @@ func TestHelmUpgradeAndRollback(t *testing.T) {
 			assert.Equal(t, before.Generation, after.Generation, "rolling back to what the server holds changes nothing")
 			assert.Equal(t, before.Spec.Entrypoint, after.Spec.Entrypoint)
 
-			// raycluster mode: the RayCluster is guarded too.
-			rc := append(append([]string(nil), run...), "--set", "mode=raycluster")
-			h.must(t, append([]string{"install", "uc"}, rc...)...)
-			out, err = h.run(t, append([]string{"upgrade", "uc"}, append(rc, "--set", "runId=r2")...)...)
-			require.Error(t, err, out)
-			// Its RayCluster and its training RayJob both exist: both named.
-			assert.Contains(t, out, "nemo-rl-run: helm upgrade of run uc: RayCluster "+ns+"/uc-training exists")
-			assert.Contains(t, out, "RayJob "+ns+"/uc exists")
-			assert.Contains(t, out, "KubeRay does not roll a RayCluster's pods when its template changes")
-			h.must(t, "uninstall", "uc")
+			upgradeRayClusterRefused(t, h, ns, run)
 
 			// The RayJob is gone: the upgrade is a new run.
 			require.NoError(t, env.Client.Delete(ctx, &after))
@@ -359,25 +350,46 @@ func TestHelmUpgradeAndRollback(t *testing.T) {
 			h.must(t, "uninstall", "up")
 			gone(t, env, &rayv1.RayJob{}, ns, "up")
 
-			// A services release upgrades as any Deployment does.
-			svc := []string{chart, "--set", "profile=" + ultraProfile, "--set", "user=alice", "--set", "mode=services"}
-			h.must(t, append([]string{"install", sandbox}, append(svc, "--set", "image=registry.example/skills-sandbox:v2")...)...)
-			var dep1, dep2 appsv1.Deployment
-			var svc1, svc2 corev1.Service
-			require.True(t, exists(t, env, &dep1, ns, sandbox))
-			require.True(t, exists(t, env, &svc1, ns, sandbox))
-			h.must(t, append([]string{"upgrade", sandbox}, append(svc, "--set", "image=registry.example/skills-sandbox:v3")...)...)
-			require.True(t, exists(t, env, &dep2, ns, sandbox))
-			require.True(t, exists(t, env, &svc2, ns, sandbox))
-			assert.Equal(t, dep1.UID, dep2.UID)
-			assert.Equal(t, svc1.UID, svc2.UID)
-			assert.Equal(t, "registry.example/skills-sandbox:v3", dep2.Spec.Template.Spec.Containers[0].Image)
-			assert.Greater(t, dep2.Generation, dep1.Generation, "a new pod template: the Deployment controller rolls it out")
-			assert.Equal(t, svc1.Spec, svc2.Spec)
-			h.must(t, "rollback", sandbox, "1")
-			require.True(t, exists(t, env, &dep2, ns, sandbox))
-			assert.Equal(t, "registry.example/skills-sandbox:v2", dep2.Spec.Template.Spec.Containers[0].Image, "a services release rolls back as a Deployment does")
-			h.must(t, "uninstall", sandbox)
+			upgradeServicesRelease(t, env, h, ns, chart)
 		})
 	}
+}
+
+// upgradeRayClusterRefused: in raycluster mode the upgrade guard names the
+// RayCluster and the training RayJob, and refuses.
+func upgradeRayClusterRefused(t *testing.T, h helmCLI, ns string, run []string) {
+	// raycluster mode: the RayCluster is guarded too.
+	rc := append(append([]string(nil), run...), "--set", "mode=raycluster")
+	h.must(t, append([]string{"install", "uc"}, rc...)...)
+	out, err := h.run(t, append([]string{"upgrade", "uc"}, append(rc, "--set", "runId=r2")...)...)
+	require.Error(t, err, out)
+	// Its RayCluster and its training RayJob both exist: both named.
+	assert.Contains(t, out, "nemo-rl-run: helm upgrade of run uc: RayCluster "+ns+"/uc-training exists")
+	assert.Contains(t, out, "RayJob "+ns+"/uc exists")
+	assert.Contains(t, out, "KubeRay does not roll a RayCluster's pods when its template changes")
+	h.must(t, "uninstall", "uc")
+}
+
+// upgradeServicesRelease: a services release upgrades and rolls back as
+// any Deployment does (the same Deployment and Service, a new pod template).
+func upgradeServicesRelease(t *testing.T, env *operator.Env, h helmCLI, ns, chart string) {
+	// A services release upgrades as any Deployment does.
+	svc := []string{chart, "--set", "profile=" + ultraProfile, "--set", "user=alice", "--set", "mode=services"}
+	h.must(t, append([]string{"install", sandbox}, append(svc, "--set", "image=registry.example/skills-sandbox:v2")...)...)
+	var dep1, dep2 appsv1.Deployment
+	var svc1, svc2 corev1.Service
+	require.True(t, exists(t, env, &dep1, ns, sandbox))
+	require.True(t, exists(t, env, &svc1, ns, sandbox))
+	h.must(t, append([]string{"upgrade", sandbox}, append(svc, "--set", "image=registry.example/skills-sandbox:v3")...)...)
+	require.True(t, exists(t, env, &dep2, ns, sandbox))
+	require.True(t, exists(t, env, &svc2, ns, sandbox))
+	assert.Equal(t, dep1.UID, dep2.UID)
+	assert.Equal(t, svc1.UID, svc2.UID)
+	assert.Equal(t, "registry.example/skills-sandbox:v3", dep2.Spec.Template.Spec.Containers[0].Image)
+	assert.Greater(t, dep2.Generation, dep1.Generation, "a new pod template: the Deployment controller rolls it out")
+	assert.Equal(t, svc1.Spec, svc2.Spec)
+	h.must(t, "rollback", sandbox, "1")
+	require.True(t, exists(t, env, &dep2, ns, sandbox))
+	assert.Equal(t, "registry.example/skills-sandbox:v2", dep2.Spec.Template.Spec.Containers[0].Image, "a services release rolls back as a Deployment does")
+	h.must(t, "uninstall", sandbox)
 }

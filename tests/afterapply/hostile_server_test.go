@@ -156,90 +156,9 @@ func TestHostileAPIServer(t *testing.T) {
 		noRawCommandLines(t, "stderr", errs)
 	})
 
-	t.Run("Events are read per object, paged and bounded", func(t *testing.T) {
-		s := &apiServer{answers: map[string]http.HandlerFunc{
-			"/apis/ray.io/v1/namespaces/ml/rayjobs": jsonAnswer(200, `{"kind":"RayJobList","apiVersion":"ray.io/v1","metadata":{},"items":[{"apiVersion":"ray.io/v1","kind":"RayJob","metadata":{"name":"run1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"}},"spec":{"entrypoint":"x"}}]}`),
-			"/api/v1/namespaces/ml/events": func(w http.ResponseWriter, r *http.Request) {
-				// A namespace of many Events: pages of 500 with a continue token.
-				var items []string
-				for i := range 500 {
-					items = append(items, fmt.Sprintf(`{"metadata":{"name":"e%d","namespace":"ml"},"involvedObject":{"kind":"RayJob","name":"run1"},"reason":"R","message":"m"}`, i))
-				}
-				jsonAnswer(200, `{"kind":"EventList","apiVersion":"v1","metadata":{"continue":"more"},"items":[`+strings.Join(items, ",")+`]}`)(w, r)
-			},
-		}}
-		srv := newAPIServer(t, false, s)
-		out, errs, code := nrl(t, "status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
-		require.Equal(t, 0, code, out+errs)
-		require.Contains(t, out, "more than 500 Events about it; the first 500 were read")
-		var events int
-		for _, r := range s.requests() {
-			q := r.URL.Query()
-			require.Equal(t, "500", q.Get("limit"), "every list is paged: %s", r.URL)
-			if strings.HasSuffix(r.URL.Path, "/events") {
-				events++
-				require.Equal(t, "involvedObject.name=run1", q.Get("fieldSelector"))
-			}
-		}
-		require.Equal(t, 1, events, "one page of the object's events, then the bound")
+	t.Run("Events are read per object, paged and bounded", eventsPagedAndBounded)
 
-		// A server that ignores limit is refused, not read whole.
-		s.answers["/api/v1/namespaces/ml/events"] = func(w http.ResponseWriter, r *http.Request) {
-			var items []string
-			for i := range 600 {
-				items = append(items, fmt.Sprintf(`{"metadata":{"name":"e%d"}}`, i))
-			}
-			jsonAnswer(200, `{"kind":"EventList","apiVersion":"v1","metadata":{},"items":[`+strings.Join(items, ",")+`]}`)(w, r)
-		}
-		_, errs, code = nrl(t, "status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
-		require.Equal(t, 5, code, errs)
-		require.Contains(t, errs, "600 objects in one page, asked for at most 500")
-	})
-
-	t.Run("--watch: a transient 503 is retried, --timeout ends with the last verdict", func(t *testing.T) {
-		var mu sync.Mutex
-		polls := 0
-		s := &apiServer{answers: map[string]http.HandlerFunc{
-			"/apis/ray.io/v1/namespaces/ml/rayjobs": func(w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				polls++
-				n := polls
-				mu.Unlock()
-				if n == 1 {
-					jsonAnswer(503, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"ServiceUnavailable","code":503,"message":"etcd leader changed"}`)(w, r)
-					return
-				}
-				jsonAnswer(200, `{"kind":"RayJobList","apiVersion":"ray.io/v1","metadata":{},"items":[]}`)(w, r)
-			},
-		}}
-		srv := newAPIServer(t, false, s)
-		kc := fakeKubeconfig(t, srv.URL)
-		_, errs, code := nrl(t, "status", "run1", "--watch", "--interval", "50ms", "--kubeconfig", kc)
-		require.Equal(t, 3, code, errs)
-		require.Contains(t, errs, "poll 1 failed, retrying")
-
-		// Progressing, then the server hangs past --timeout mid-poll.
-		slow := &apiServer{answers: map[string]http.HandlerFunc{
-			"/apis/ray.io/v1/namespaces/ml/rayjobs": func(w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				polls++
-				n := polls
-				mu.Unlock()
-				if n > 3 {
-					select {
-					case <-r.Context().Done():
-					case <-time.After(10 * time.Second):
-					}
-					return
-				}
-				jsonAnswer(200, `{"kind":"RayJobList","apiVersion":"ray.io/v1","metadata":{},"items":[{"apiVersion":"ray.io/v1","kind":"RayJob","metadata":{"name":"run1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"}},"spec":{"entrypoint":"x"}}]}`)(w, r)
-			},
-		}}
-		slowSrv := newAPIServer(t, false, slow)
-		out, errs, code := nrl(t, "status", "run1", "--watch", "--interval", "50ms", "--timeout", "1s", "--kubeconfig", fakeKubeconfig(t, slowSrv.URL))
-		require.Equal(t, 0, code, "the last verdict (progressing) decides\n%s%s", out, errs)
-		require.Contains(t, errs, "the last state decides the exit code")
-	})
+	t.Run("--watch: a transient 503 is retried, --timeout ends with the last verdict", watchRetriesAndTimesOut)
 
 	t.Run("namespaces and run names are checked before any request", func(t *testing.T) {
 		s := &apiServer{}
@@ -256,22 +175,115 @@ func TestHostileAPIServer(t *testing.T) {
 		require.Empty(t, s.requests())
 	})
 
-	t.Run("server text in every status field is escaped", func(t *testing.T) {
-		bad := "x\x1b[2J\n::error::forged\u202e\u200b"
-		q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-		s := &apiServer{answers: map[string]http.HandlerFunc{
-			"/apis/ray.io/v1/namespaces/ml/rayjobs":     jsonAnswer(200, `{"kind":"RayJobList","apiVersion":"ray.io/v1","metadata":{},"items":[{"apiVersion":"ray.io/v1","kind":"RayJob","metadata":{"name":"run1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"}},"spec":{"entrypoint":"x"},"status":{"jobDeploymentStatus":`+q(bad)+`,"jobStatus":`+q(bad)+`}}]}`),
-			"/apis/ray.io/v1/namespaces/ml/rayclusters": jsonAnswer(200, `{"kind":"RayClusterList","apiVersion":"ray.io/v1","metadata":{},"items":[{"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"c1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"}},"spec":{"headGroupSpec":{"template":{"spec":{"containers":[]}}}},"status":{"state":`+q(bad)+`}}]}`),
-			"/api/v1/namespaces/ml/pods":                jsonAnswer(200, `{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1","ray.io/node-type":`+q(bad)+`,"ray.io/group":`+q(bad)+`}},"spec":{"containers":[]},"status":{"phase":`+q(bad)+`}}]}`),
-			"/api/v1/namespaces/ml/services":            jsonAnswer(200, `{"kind":"ServiceList","apiVersion":"v1","metadata":{},"items":[{"apiVersion":"v1","kind":"Service","metadata":{"name":"s1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"}},"spec":{"type":`+q(bad)+`}}]}`),
-		}}
-		srv := newAPIServer(t, false, s)
-		out, errs, code := nrl(t, "status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
-		require.NotEqual(t, 2, code, errs)
-		noRawCommandLines(t, "stdout", out)
-		noRawCommandLines(t, "stderr", errs)
-		require.Contains(t, out, `x\x1b[2J\n::error::forged\u202e\u200b`)
-	})
+	t.Run("server text in every status field is escaped", statusFieldsEscaped)
+}
+
+// eventsPagedAndBounded: status lists Events per object, in pages of 500,
+// reads one page, and refuses a server that ignores the limit.
+func eventsPagedAndBounded(t *testing.T) {
+	s := &apiServer{answers: map[string]http.HandlerFunc{
+		"/apis/ray.io/v1/namespaces/ml/rayjobs": jsonAnswer(200, `{"kind":"RayJobList","apiVersion":"ray.io/v1","metadata":{},"items":[{"apiVersion":"ray.io/v1","kind":"RayJob","metadata":{"name":"run1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"}},"spec":{"entrypoint":"x"}}]}`),
+		"/api/v1/namespaces/ml/events": func(w http.ResponseWriter, r *http.Request) {
+			// A namespace of many Events: pages of 500 with a continue token.
+			var items []string
+			for i := range 500 {
+				items = append(items, fmt.Sprintf(`{"metadata":{"name":"e%d","namespace":"ml"},"involvedObject":{"kind":"RayJob","name":"run1"},"reason":"R","message":"m"}`, i))
+			}
+			jsonAnswer(200, `{"kind":"EventList","apiVersion":"v1","metadata":{"continue":"more"},"items":[`+strings.Join(items, ",")+`]}`)(w, r)
+		},
+	}}
+	srv := newAPIServer(t, false, s)
+	out, errs, code := nrl(t, "status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
+	require.Equal(t, 0, code, out+errs)
+	require.Contains(t, out, "more than 500 Events about it; the first 500 were read")
+	var events int
+	for _, r := range s.requests() {
+		q := r.URL.Query()
+		require.Equal(t, "500", q.Get("limit"), "every list is paged: %s", r.URL)
+		if strings.HasSuffix(r.URL.Path, "/events") {
+			events++
+			require.Equal(t, "involvedObject.name=run1", q.Get("fieldSelector"))
+		}
+	}
+	require.Equal(t, 1, events, "one page of the object's events, then the bound")
+
+	// A server that ignores limit is refused, not read whole.
+	s.answers["/api/v1/namespaces/ml/events"] = func(w http.ResponseWriter, r *http.Request) {
+		var items []string
+		for i := range 600 {
+			items = append(items, fmt.Sprintf(`{"metadata":{"name":"e%d"}}`, i))
+		}
+		jsonAnswer(200, `{"kind":"EventList","apiVersion":"v1","metadata":{},"items":[`+strings.Join(items, ",")+`]}`)(w, r)
+	}
+	_, errs, code = nrl(t, "status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
+	require.Equal(t, 5, code, errs)
+	require.Contains(t, errs, "600 objects in one page, asked for at most 500")
+}
+
+// watchRetriesAndTimesOut: status --watch retries a transient 503, and a
+// server hanging past --timeout ends it with the last verdict.
+func watchRetriesAndTimesOut(t *testing.T) {
+	var mu sync.Mutex
+	polls := 0
+	s := &apiServer{answers: map[string]http.HandlerFunc{
+		"/apis/ray.io/v1/namespaces/ml/rayjobs": func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			polls++
+			n := polls
+			mu.Unlock()
+			if n == 1 {
+				jsonAnswer(503, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"ServiceUnavailable","code":503,"message":"etcd leader changed"}`)(w, r)
+				return
+			}
+			jsonAnswer(200, `{"kind":"RayJobList","apiVersion":"ray.io/v1","metadata":{},"items":[]}`)(w, r)
+		},
+	}}
+	srv := newAPIServer(t, false, s)
+	kc := fakeKubeconfig(t, srv.URL)
+	_, errs, code := nrl(t, "status", "run1", "--watch", "--interval", "50ms", "--kubeconfig", kc)
+	require.Equal(t, 3, code, errs)
+	require.Contains(t, errs, "poll 1 failed, retrying")
+
+	// Progressing, then the server hangs past --timeout mid-poll.
+	slow := &apiServer{answers: map[string]http.HandlerFunc{
+		"/apis/ray.io/v1/namespaces/ml/rayjobs": func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			polls++
+			n := polls
+			mu.Unlock()
+			if n > 3 {
+				select {
+				case <-r.Context().Done():
+				case <-time.After(10 * time.Second):
+				}
+				return
+			}
+			jsonAnswer(200, `{"kind":"RayJobList","apiVersion":"ray.io/v1","metadata":{},"items":[{"apiVersion":"ray.io/v1","kind":"RayJob","metadata":{"name":"run1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"}},"spec":{"entrypoint":"x"}}]}`)(w, r)
+		},
+	}}
+	slowSrv := newAPIServer(t, false, slow)
+	out, errs, code := nrl(t, "status", "run1", "--watch", "--interval", "50ms", "--timeout", "1s", "--kubeconfig", fakeKubeconfig(t, slowSrv.URL))
+	require.Equal(t, 0, code, "the last verdict (progressing) decides\n%s%s", out, errs)
+	require.Contains(t, errs, "the last state decides the exit code")
+}
+
+// statusFieldsEscaped: control characters and CI log commands in every
+// status field the server sends reach the output escaped.
+func statusFieldsEscaped(t *testing.T) {
+	bad := "x\x1b[2J\n::error::forged\u202e\u200b"
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	s := &apiServer{answers: map[string]http.HandlerFunc{
+		"/apis/ray.io/v1/namespaces/ml/rayjobs":     jsonAnswer(200, `{"kind":"RayJobList","apiVersion":"ray.io/v1","metadata":{},"items":[{"apiVersion":"ray.io/v1","kind":"RayJob","metadata":{"name":"run1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"}},"spec":{"entrypoint":"x"},"status":{"jobDeploymentStatus":`+q(bad)+`,"jobStatus":`+q(bad)+`}}]}`),
+		"/apis/ray.io/v1/namespaces/ml/rayclusters": jsonAnswer(200, `{"kind":"RayClusterList","apiVersion":"ray.io/v1","metadata":{},"items":[{"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"c1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"}},"spec":{"headGroupSpec":{"template":{"spec":{"containers":[]}}}},"status":{"state":`+q(bad)+`}}]}`),
+		"/api/v1/namespaces/ml/pods":                jsonAnswer(200, `{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1","ray.io/node-type":`+q(bad)+`,"ray.io/group":`+q(bad)+`}},"spec":{"containers":[]},"status":{"phase":`+q(bad)+`}}]}`),
+		"/api/v1/namespaces/ml/services":            jsonAnswer(200, `{"kind":"ServiceList","apiVersion":"v1","metadata":{},"items":[{"apiVersion":"v1","kind":"Service","metadata":{"name":"s1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"}},"spec":{"type":`+q(bad)+`}}]}`),
+	}}
+	srv := newAPIServer(t, false, s)
+	out, errs, code := nrl(t, "status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
+	require.NotEqual(t, 2, code, errs)
+	noRawCommandLines(t, "stdout", out)
+	noRawCommandLines(t, "stderr", errs)
+	require.Contains(t, out, `x\x1b[2J\n::error::forged\u202e\u200b`)
 }
 
 // goodRender is the GB300 example rendered into namespace ml.

@@ -123,18 +123,39 @@ spec:
 // directories refused, one answer for every path out of the root, only
 // tracked files in a git work tree, no environment in CI mode.
 func TestConfinementEverywhere(t *testing.T) {
-	type probe struct {
-		name  string
-		setup func(w *world)
-		args  []string
-		want  string
-		leak  []string
+	for _, p := range confinementProbes() {
+		t.Run(p.name, func(t *testing.T) {
+			w := newWorld(t)
+			p.setup(w)
+			before := w.snapshot()
+			cmds := [][]string{p.args}
+			if p.args == nil {
+				cmds = [][]string{{"render-all", ".", "--check"}, {"render-all", "."}, {"diff", ".", "."}}
+			}
+			for _, args := range cmds {
+				r := w.run(args...)
+				clean(t, r)
+				for _, s := range p.leak {
+					require.NotContains(t, r.stdout+r.stderr, s)
+				}
+				require.Equal(t, 1, r.code, "%v\nstdout: %s\nstderr: %s", args, r.stdout, r.stderr)
+				require.Contains(t, r.stderr, p.want, "%v", args)
+				require.Less(t, r.took, 10*time.Second, "%v", args)
+				require.Equal(t, before, w.snapshot(), "%v changed something outside manifests/", args)
+			}
+		})
 	}
-	for _, p := range []probe{
+}
+
+// confinementProbes is TestConfinementEverywhere's table: each probe fails
+// (exit 1) with want in stderr, by default from render-all --check,
+// render-all and diff.
+func confinementProbes() []probe {
+	return []probe{
 		{name: "runs/ is a symlink to a host directory",
 			setup: func(w *world) {
 				w.write(filepath.Join(w.host, "dirs", "hostdir-5c1e", "run.yaml"), "x: 1\n")
-				require.NoError(t, removeAll(filepath.Join(w.repo, "runs")))
+				require.NoError(w.t, removeAll(filepath.Join(w.repo, "runs")))
 				w.link("runs", filepath.Join(w.host, "dirs"))
 			},
 			want: "runs: is a symlink; refused",
@@ -208,27 +229,6 @@ func TestConfinementEverywhere(t *testing.T) {
 			},
 			args: []string{"kustomize-inputs", "--kpt", "pkg", "--root", ".", "pkg/run.yaml"},
 			want: "configs/late.yaml: not tracked by git; refused"},
-	} {
-		t.Run(p.name, func(t *testing.T) {
-			w := newWorld(t)
-			p.setup(w)
-			before := w.snapshot()
-			cmds := [][]string{p.args}
-			if p.args == nil {
-				cmds = [][]string{{"render-all", ".", "--check"}, {"render-all", "."}, {"diff", ".", "."}}
-			}
-			for _, args := range cmds {
-				r := w.run(args...)
-				clean(t, r)
-				for _, s := range p.leak {
-					require.NotContains(t, r.stdout+r.stderr, s)
-				}
-				require.Equal(t, 1, r.code, "%v\nstdout: %s\nstderr: %s", args, r.stdout, r.stderr)
-				require.Contains(t, r.stderr, p.want, "%v", args)
-				require.Less(t, r.took, 10*time.Second, "%v", args)
-				require.Equal(t, before, w.snapshot(), "%v changed something outside manifests/", args)
-			}
-		})
 	}
 }
 

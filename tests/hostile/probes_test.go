@@ -43,9 +43,17 @@ spec:
 %s`, name, recipe, profile, extra)
 }
 
+// probes is every attack TestProbes plants, one group after another.
 func probes() []probe {
-	akia := "AKIA" + strings.ToUpper(valueSecret)
-	ps := []probe{
+	ps := append(outputProbes(), inputFileProbes()...)
+	ps = append(ps, runProbes()...)
+	return append(ps, secretProbes()...)
+}
+
+// outputProbes: symlinks where render-all and diff read manifests or write
+// them.
+func outputProbes() []probe {
+	return []probe{
 		{name: "manifest symlink to a host file",
 			setup: func(w *world) { w.link("manifests/leak.yaml", w.secretFile) },
 			want:  "manifests/leak.yaml: is a symlink; refused"},
@@ -69,6 +77,13 @@ func probes() []probe {
 		{name: "output directory is a symlink out of the repository",
 			setup: func(w *world) { w.link("manifests", filepath.Join(w.host, "keep")) },
 			want:  "manifests: is a symlink; refused"},
+	}
+}
+
+// inputFileProbes: recipe, profile and defaults files outside the root,
+// devices, symlinks and sizes over the limits.
+func inputFileProbes() []probe {
+	return []probe{
 		{name: "defaults escapes with ..",
 			setup: func(w *world) {
 				w.file("configs/esc.yaml", "defaults: ../../host/secret.yaml\n"+recipeYAML)
@@ -136,6 +151,13 @@ func probes() []probe {
 				w.file("runs/chain/run.yaml", customRun("chain", "../../configs/c5.yaml", "../../configs/p.infra.yaml", ""))
 			},
 			want: "the run's input files add up to more than 4194304 bytes"},
+	}
+}
+
+// runProbes: NemoRLRuns that collide, take a reserved or invalid name, or
+// read the environment.
+func runProbes() []probe {
+	return []probe{
 		{name: "duplicate key in a NemoRLRun",
 			setup: func(w *world) {
 				w.file("runs/dup/run.yaml", customRun("dup", "../../configs/r.yaml", "../../configs/p.infra.yaml", "  mode: raycluster\n  mode: dev\n"))
@@ -157,6 +179,14 @@ func probes() []probe {
 				w.file("runs/hostenv/run.yaml", customRun("hostenv", "../../configs/r.yaml", "../../configs/hostenv.infra.yaml", "  mode: raycluster\n  namespace: other\n  env: {GITHUB_TOKEN: "+envSecret+"}\n"))
 			},
 			want: "launch.env.GITHUB_TOKEN: line 3: is taken from ${oc.env:...}"},
+	}
+}
+
+// secretProbes: credentials a profile holds in a value, a label, an
+// annotation or the entrypoint, and resolver errors that would echo one.
+func secretProbes() []probe {
+	akia := "AKIA" + strings.ToUpper(valueSecret)
+	ps := []probe{
 		{name: "AWS key under a harmless name",
 			setup: func(w *world) { secretProfile(w, withWorkerEnv("[{name: NOTE, value: "+akia+"}]")) },
 			want:  "looks like an AWS access key id",

@@ -68,30 +68,7 @@ func TestSchedulingFindings(t *testing.T) {
 	// Only NVIDIA's GPU DRA driver publishes GPUs (no device plugin
 	// capacity): the workers' nvidia.com/gpu requests stay Pending until the
 	// GPU DeviceClass declares extendedResourceName: nvidia.com/gpu.
-	t.Run("GPUs from DRA only", func(t *testing.T) {
-		f := scheduler.EightGPU("dragpu", "NVIDIA-H100-80GB-HBM3", 2, 0, 1)
-		for i := range f.Nodes {
-			if _, gpu := f.Nodes[i].Allocatable["nvidia.com/gpu"]; gpu {
-				delete(f.Nodes[i].Allocatable, "nvidia.com/gpu")
-				f.Nodes[i].Devices = map[string]int{scheduler.GPUDriver: 8}
-			}
-		}
-		class := "gpu.nvidia.com"
-		f.Classes = append(f.Classes, &resourcev1.DeviceClass{ObjectMeta: objectMeta(class), Spec: resourcev1.DeviceClassSpec{
-			Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "` + scheduler.GPUDriver + `"`}}}}})
-		t.Cleanup(func() {
-			_ = env.Client.Delete(context.Background(), &resourcev1.DeviceClass{ObjectMeta: objectMeta(class)})
-		})
-		ns := onFleet(t, env, f, renderRun(t, fixtures.ShippedProfile(t, "h100-nfs-2n8g"), "dragpu"))
-		pods := waitScheduled(t, env, s, ns, 3, 2)
-		require.Contains(t, reasons(pods), "Insufficient nvidia.com/gpu")
-
-		var dc resourcev1.DeviceClass
-		require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: class}, &dc))
-		dc.Spec.ExtendedResourceName = ptr.To("nvidia.com/gpu")
-		require.NoError(t, env.Client.Update(context.Background(), &dc))
-		waitScheduled(t, env, s, ns, 3, 0)
-	})
+	t.Run("GPUs from DRA only", func(t *testing.T) { gpusFromDRAOnly(t, env, s) })
 
 	// {operator: Exists} without a key (the GB300 workers) tolerates the
 	// cordon taint: with 16 of 18 nodes cordoned, all four workers bind,
@@ -122,28 +99,7 @@ func TestSchedulingFindings(t *testing.T) {
 	// every pod binds, which a constraint on the whole gang would refuse.
 	// (With a rack of free nodes the scheduler may or may not split them;
 	// two free nodes a rack make the split the only placement.)
-	t.Run("one-pod segments split across racks", func(t *testing.T) {
-		f := scheduler.GB300("topo", 2, 8, 1)
-		for i := range f.Nodes {
-			n := &f.Nodes[i]
-			if strings.Contains(n.Name, "-r") && strings.Contains(n.Name, "-n") && !strings.HasSuffix(n.Name, "n00") && !strings.HasSuffix(n.Name, "n01") {
-				n.Allocatable = n.Allocatable.DeepCopy()
-				delete(n.Allocatable, "nvidia.com/gpu") // its GPUs are in use
-			}
-		}
-		ns := onFleet(t, env, f, qwen(t, "topo"))
-		pods := waitScheduled(t, env, s, ns, 5, 0)
-		cliques := map[string]bool{}
-		for _, p := range pods {
-			if p.Labels["ray.io/node-type"] != "worker" {
-				continue
-			}
-			var node corev1.Node
-			require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: p.Spec.NodeName}, &node))
-			cliques[node.Labels["nvidia.com/gpu.clique"]] = true
-		}
-		require.Len(t, cliques, 2, "the four workers of one ComputeDomain in two NVLink domains: %v", cliques)
-	})
+	t.Run("one-pod segments split across racks", func(t *testing.T) { segmentsSplitAcrossRacks(t, env, s) })
 
 	// No gang without KAI: ultra 64n on 3 NVL72 racks (54 GPU nodes), its
 	// pods placed one by one: 54 workers bind and hold 216 GPUs, 10 wait.
@@ -163,3 +119,55 @@ func TestSchedulingFindings(t *testing.T) {
 }
 
 func objectMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
+
+// gpusFromDRAOnly: the workers stay Pending on GPUs only the DRA driver
+// publishes, then bind once the DeviceClass names nvidia.com/gpu.
+func gpusFromDRAOnly(t *testing.T, env *operator.Env, s *scheduler.Scheduler) {
+	f := scheduler.EightGPU("dragpu", "NVIDIA-H100-80GB-HBM3", 2, 0, 1)
+	for i := range f.Nodes {
+		if _, gpu := f.Nodes[i].Allocatable["nvidia.com/gpu"]; gpu {
+			delete(f.Nodes[i].Allocatable, "nvidia.com/gpu")
+			f.Nodes[i].Devices = map[string]int{scheduler.GPUDriver: 8}
+		}
+	}
+	class := "gpu.nvidia.com"
+	f.Classes = append(f.Classes, &resourcev1.DeviceClass{ObjectMeta: objectMeta(class), Spec: resourcev1.DeviceClassSpec{
+		Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "` + scheduler.GPUDriver + `"`}}}}})
+	t.Cleanup(func() {
+		_ = env.Client.Delete(context.Background(), &resourcev1.DeviceClass{ObjectMeta: objectMeta(class)})
+	})
+	ns := onFleet(t, env, f, renderRun(t, fixtures.ShippedProfile(t, "h100-nfs-2n8g"), "dragpu"))
+	pods := waitScheduled(t, env, s, ns, 3, 2)
+	require.Contains(t, reasons(pods), "Insufficient nvidia.com/gpu")
+
+	var dc resourcev1.DeviceClass
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: class}, &dc))
+	dc.Spec.ExtendedResourceName = ptr.To("nvidia.com/gpu")
+	require.NoError(t, env.Client.Update(context.Background(), &dc))
+	waitScheduled(t, env, s, ns, 3, 0)
+}
+
+// segmentsSplitAcrossRacks: with two free GPU nodes a rack, the four
+// one-pod segments of one ComputeDomain bind in two NVLink domains.
+func segmentsSplitAcrossRacks(t *testing.T, env *operator.Env, s *scheduler.Scheduler) {
+	f := scheduler.GB300("topo", 2, 8, 1)
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		if strings.Contains(n.Name, "-r") && strings.Contains(n.Name, "-n") && !strings.HasSuffix(n.Name, "n00") && !strings.HasSuffix(n.Name, "n01") {
+			n.Allocatable = n.Allocatable.DeepCopy()
+			delete(n.Allocatable, "nvidia.com/gpu") // its GPUs are in use
+		}
+	}
+	ns := onFleet(t, env, f, qwen(t, "topo"))
+	pods := waitScheduled(t, env, s, ns, 5, 0)
+	cliques := map[string]bool{}
+	for _, p := range pods {
+		if p.Labels["ray.io/node-type"] != "worker" {
+			continue
+		}
+		var node corev1.Node
+		require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: p.Spec.NodeName}, &node))
+		cliques[node.Labels["nvidia.com/gpu.clique"]] = true
+	}
+	require.Len(t, cliques, 2, "the four workers of one ComputeDomain in two NVLink domains: %v", cliques)
+}

@@ -56,7 +56,20 @@ type want struct {
 	check string
 }
 
-func TestEvaluate(t *testing.T) {
+// evaluateCase is one object, the level it fits and the violations it has.
+type evaluateCase struct {
+	name  string
+	obj   any
+	level Level
+	want  []want
+	// injected: the violation at this path is KubeRay's container.
+	injected string
+	why      string
+}
+
+// evaluateCases is TestEvaluate's table: pods, KubeRay's own containers and a
+// Deployment read from a rendered.Doc.
+func evaluateCases(t *testing.T) []evaluateCase {
 	ipcLock := &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"IPC_LOCK"}}}
 	restrictedIPC := restrictedSC()
 	restrictedIPC.Capabilities.Add = []corev1.Capability{"IPC_LOCK"}
@@ -75,15 +88,7 @@ func TestEvaluate(t *testing.T) {
 	noEscalation := restrictedSC()
 	noEscalation.AllowPrivilegeEscalation = nil
 	wp := "spec.workerGroupSpecs[0].template.spec.containers[0]"
-	for _, tc := range []struct {
-		name  string
-		obj   any
-		level Level
-		want  []want
-		// injected: the violation at this path is KubeRay's container.
-		injected string
-		why      string
-	}{
+	return []evaluateCase{
 		{name: "restricted pod", obj: pod(one("c", restrictedSC())), level: Restricted},
 		{name: "pod-level settings cover the container", obj: pod(podLevel), level: Restricted},
 		{name: "no securityContext fits baseline; restricted asks four fields", obj: pod(one("c", nil)), level: Baseline, want: []want{
@@ -140,7 +145,11 @@ func TestEvaluate(t *testing.T) {
 		}), level: Privileged, want: []want{
 			{"spec.template.spec.containers[0].securityContext.capabilities.add", Baseline, "capabilities_baseline"},
 		}},
-	} {
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	for _, tc := range evaluateCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := Evaluate([]any{tc.obj})
 			require.Empty(t, rep.Unread)

@@ -40,55 +40,8 @@ func TestRealHelm(t *testing.T) {
 	atRoot(t)
 	for env, bin := range clis {
 		t.Run(env, func(t *testing.T) {
-			t.Run("lint", func(t *testing.T) {
-				lintArgs := [][]string{{"lint", chartDir}}
-				for _, e := range index(t).Profiles {
-					lintArgs = append(lintArgs, []string{"lint", chartDir, "--strict", "--kube-version", "1.34.0", "--set", "profile=" + e.Name, "--set", "user=alice"})
-				}
-				ci, err := filepath.Glob(filepath.Join(chartDir, "ci", "*-values.yaml"))
-				require.NoError(t, err)
-				require.NotEmpty(t, ci, "the chart's ci/ values files")
-				for _, f := range ci {
-					lintArgs = append(lintArgs, []string{"lint", chartDir, "--strict", "--kube-version", "1.34.0", "-f", f})
-				}
-				for _, args := range lintArgs {
-					out, errOut, err := helmCmd(t, bin, args...)
-					require.NoError(t, err, "%v\n%s%s", args, out, errOut)
-					assert.Contains(t, out, "1 chart(s) linted, 0 chart(s) failed")
-					for _, l := range strings.Split(out, "\n") {
-						if strings.HasPrefix(l, "[") {
-							// Helm's only remark: the chart has no icon (nothing to show).
-							assert.Equal(t, "[INFO] Chart.yaml: icon is recommended", l, args)
-						}
-					}
-				}
-			})
-			t.Run("template", func(t *testing.T) {
-				for _, r := range matrix(t) {
-					if len(r.overrides) == 0 && r.runID == "" && r.mode != runparams.RayJob {
-						continue // the in-process test covers every cell; the CLIs a spread
-					}
-					want, msg, ok := engineRender(t, r)
-					require.True(t, ok, msg)
-					out, errOut, err := helmCmd(t, bin, cliArgs(t, r)...)
-					require.NoError(t, err, "%s: %s", r, errOut)
-					assert.Equal(t, want, stripSource(out), r.String())
-				}
-				// Shared services releases: nrl-k8s render --only-deployments.
-				services := 0
-				for _, r := range newValueRuns(t) {
-					if r.mode != servicesMode {
-						continue
-					}
-					services++
-					want, msg, ok := engineRender(t, r)
-					require.True(t, ok, msg)
-					out, errOut, err := helmCmd(t, bin, cliArgs(t, r)...)
-					require.NoError(t, err, "%s: %s", r, errOut)
-					assert.Equal(t, want, stripSource(out), r.String())
-				}
-				assert.Positive(t, services)
-			})
+			t.Run("lint", func(t *testing.T) { helmLintsClean(t, bin) })
+			t.Run("template", func(t *testing.T) { helmTemplatesLikeRender(t, bin) })
 			t.Run("bad values", func(t *testing.T) {
 				for _, tc := range []struct {
 					args []string
@@ -175,6 +128,61 @@ func TestRealHelm(t *testing.T) {
 			})
 		})
 	}
+}
+
+// helmLintsClean: helm lint --strict passes the chart for every profile and
+// every ci/ values file, with no remark but the missing icon.
+func helmLintsClean(t *testing.T, bin string) {
+	lintArgs := [][]string{{"lint", chartDir}}
+	for _, e := range index(t).Profiles {
+		lintArgs = append(lintArgs, []string{"lint", chartDir, "--strict", "--kube-version", "1.34.0", "--set", "profile=" + e.Name, "--set", "user=alice"})
+	}
+	ci, err := filepath.Glob(filepath.Join(chartDir, "ci", "*-values.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, ci, "the chart's ci/ values files")
+	for _, f := range ci {
+		lintArgs = append(lintArgs, []string{"lint", chartDir, "--strict", "--kube-version", "1.34.0", "-f", f})
+	}
+	for _, args := range lintArgs {
+		out, errOut, err := helmCmd(t, bin, args...)
+		require.NoError(t, err, "%v\n%s%s", args, out, errOut)
+		assert.Contains(t, out, "1 chart(s) linted, 0 chart(s) failed")
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "[") {
+				// Helm's only remark: the chart has no icon (nothing to show).
+				assert.Equal(t, "[INFO] Chart.yaml: icon is recommended", l, args)
+			}
+		}
+	}
+}
+
+// helmTemplatesLikeRender: helm template prints nrl-k8s render's bytes for
+// a spread of the matrix and for every services release.
+func helmTemplatesLikeRender(t *testing.T, bin string) {
+	for _, r := range matrix(t) {
+		if len(r.overrides) == 0 && r.runID == "" && r.mode != runparams.RayJob {
+			continue // the in-process test covers every cell; the CLIs a spread
+		}
+		want, msg, ok := engineRender(t, r)
+		require.True(t, ok, msg)
+		out, errOut, err := helmCmd(t, bin, cliArgs(t, r)...)
+		require.NoError(t, err, "%s: %s", r, errOut)
+		assert.Equal(t, want, stripSource(out), r.String())
+	}
+	// Shared services releases: nrl-k8s render --only-deployments.
+	services := 0
+	for _, r := range newValueRuns(t) {
+		if r.mode != servicesMode {
+			continue
+		}
+		services++
+		want, msg, ok := engineRender(t, r)
+		require.True(t, ok, msg)
+		out, errOut, err := helmCmd(t, bin, cliArgs(t, r)...)
+		require.NoError(t, err, "%s: %s", r, errOut)
+		assert.Equal(t, want, stripSource(out), r.String())
+	}
+	assert.Positive(t, services)
 }
 
 // TestPackageReproducible: chart-package writes the same bytes on every

@@ -155,26 +155,7 @@ func TestHelmTestHook(t *testing.T) {
 		assert.Equal(t, corev1.RestartPolicyNever, pod.Spec.RestartPolicy)
 		assert.Equal(t, podsecurity.Restricted, podsecurity.PodNeeds(&pod.ObjectMeta, &pod.Spec), "Pod Security restricted admits it")
 
-		var role rbacv1.Role
-		require.NoError(t, yaml.UnmarshalStrict([]byte(hooks["Role"]), &role))
-		got := map[string][]string{}
-		for _, r := range role.Rules {
-			require.Empty(t, r.ResourceNames)
-			for _, g := range r.APIGroups {
-				for _, res := range r.Resources {
-					got[g+"/"+res] = append(got[g+"/"+res], r.Verbs...)
-				}
-			}
-		}
-		// What fn/afterapply/runstatus.Collect reads; tests/afterapply runs status with
-		// this Role's token and fails on any refused request.
-		assert.Equal(t, map[string][]string{
-			"ray.io/rayjobs": {"list"}, "ray.io/rayclusters": {"get", "list"},
-			"/pods": {"list"}, "/services": {"list"}, "/configmaps": {"list"}, "/events": {"list"},
-			"apps/deployments": {"list"}, "resource.k8s.io/resourceclaims": {"get"},
-			"resource.k8s.io/resourceclaimtemplates": {"list"}, "resource.nvidia.com/computedomains": {"list"},
-			"kueue.x-k8s.io/workloads": {"list"}, "scheduling.run.ai/podgroups": {"list"},
-		}, got)
+		requireStatusReadOnlyRole(t, hooks["Role"])
 
 		var rb rbacv1.RoleBinding
 		require.NoError(t, yaml.UnmarshalStrict([]byte(hooks["RoleBinding"]), &rb))
@@ -185,6 +166,32 @@ func TestHelmTestHook(t *testing.T) {
 	hooks, err = helmHooks(t, c, "exp-1", with(map[string]any{"test": map[string]any{"enabled": true, "image": "mirror.example/nrl-k8s@sha256:" + strings.Repeat("ab", 32)}}), "team-a")
 	require.NoError(t, err)
 	assert.Contains(t, hooks["Pod"], "image: \"mirror.example/nrl-k8s@sha256:"+strings.Repeat("ab", 32)+"\"")
+}
+
+// requireStatusReadOnlyRole: the hook's Role grants exactly the reads
+// nrl-k8s status makes, on no named object.
+func requireStatusReadOnlyRole(t *testing.T, roleYAML string) {
+	t.Helper()
+	var role rbacv1.Role
+	require.NoError(t, yaml.UnmarshalStrict([]byte(roleYAML), &role))
+	got := map[string][]string{}
+	for _, r := range role.Rules {
+		require.Empty(t, r.ResourceNames)
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				got[g+"/"+res] = append(got[g+"/"+res], r.Verbs...)
+			}
+		}
+	}
+	// What fn/afterapply/runstatus.Collect reads; tests/afterapply runs status with
+	// this Role's token and fails on any refused request.
+	assert.Equal(t, map[string][]string{
+		"ray.io/rayjobs": {"list"}, "ray.io/rayclusters": {"get", "list"},
+		"/pods": {"list"}, "/services": {"list"}, "/configmaps": {"list"}, "/events": {"list"},
+		"apps/deployments": {"list"}, "resource.k8s.io/resourceclaims": {"get"},
+		"resource.k8s.io/resourceclaimtemplates": {"list"}, "resource.nvidia.com/computedomains": {"list"},
+		"kueue.x-k8s.io/workloads": {"list"}, "scheduling.run.ai/podgroups": {"list"},
+	}, got)
 }
 
 // TestHelmTestHookRealHelm: helm template (Helm 3 and 4) prints the hook

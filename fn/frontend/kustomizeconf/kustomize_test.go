@@ -213,28 +213,8 @@ func references(t *testing.T, objs map[string][]byte) (map[string][]string, []st
 			missing = append(missing, kind+"/"+name)
 		}
 	}
-	channels := map[string]bool{}
-	for key, doc := range objs {
-		if strings.HasPrefix(key, "ComputeDomain/") {
-			var cd struct {
-				Spec struct {
-					Channel struct {
-						ResourceClaimTemplate struct {
-							Name string `json:"name"`
-						} `json:"resourceClaimTemplate"`
-					} `json:"channel"`
-				} `json:"spec"`
-			}
-			require.NoError(t, yaml.Unmarshal(doc, &cd))
-			channels[cd.Spec.Channel.ResourceClaimTemplate.Name] = true
-		}
-	}
-	services := map[string]bool{}
-	for key := range objs {
-		if name, ok := strings.CutPrefix(key, "Service/"); ok {
-			services[name] = true
-		}
-	}
+	channels := computeDomainChannels(t, objs)
+	services := serviceNames(objs)
 	pod := func(p corev1.PodSpec) {
 		if p.ServiceAccountName != "" {
 			add("ServiceAccount", p.ServiceAccountName, has("ServiceAccount", p.ServiceAccountName))
@@ -302,6 +282,40 @@ func references(t *testing.T, objs map[string][]byte) (map[string][]string, []st
 		}
 	}
 	return refs, missing
+}
+
+// computeDomainChannels is the set of claim template names the ComputeDomains
+// of objs name as their channel.
+func computeDomainChannels(t *testing.T, objs map[string][]byte) map[string]bool {
+	t.Helper()
+	channels := map[string]bool{}
+	for key, doc := range objs {
+		if strings.HasPrefix(key, "ComputeDomain/") {
+			var cd struct {
+				Spec struct {
+					Channel struct {
+						ResourceClaimTemplate struct {
+							Name string `json:"name"`
+						} `json:"resourceClaimTemplate"`
+					} `json:"channel"`
+				} `json:"spec"`
+			}
+			require.NoError(t, yaml.Unmarshal(doc, &cd))
+			channels[cd.Spec.Channel.ResourceClaimTemplate.Name] = true
+		}
+	}
+	return channels
+}
+
+// serviceNames is the set of the Services' names in objs.
+func serviceNames(objs map[string][]byte) map[string]bool {
+	services := map[string]bool{}
+	for key := range objs {
+		if name, ok := strings.CutPrefix(key, "Service/"); ok {
+			services[name] = true
+		}
+	}
+	return services
 }
 
 // TestOpenAPIKeepsWorkloadKeys: kustomize reads only the custom schema once
