@@ -58,6 +58,9 @@ func Inputs(in Input) diag.List {
 		bounds(&ds, f, rc)
 		segments(&ds, f, rc)
 		webhookFields(&ds, f, rc)
+		if infra.Scheduler.Kind == "kueue" && infra.Scheduler.Queue != nil {
+			kueueDropsKAI(&ds, f, *infra.Scheduler.Queue, rc)
+		}
 		draSettings(&ds, f, infra, rc)
 	}
 	upload(&ds, f, infra, in.Params, in.UploadSize)

@@ -5,9 +5,12 @@ import (
 	"strings"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -125,6 +128,35 @@ func templateLabels(ds *diag.List, file, where, ref, queue string, spec *rayv1.R
 	for i := range spec.WorkerGroupSpecs {
 		if check(fmt.Sprintf("%s.workerGroupSpecs[%d].template", where, i), spec.WorkerGroupSpecs[i].Template.Labels) {
 			return
+		}
+	}
+}
+
+// kueueDropsKAI warns about each pod template whose KAI topology annotations
+// the build drops under Kueue alone (scheduler.kind kueue,
+// fn/engine/manifest/profilekeys.go applyScheduler): its pods do not go to
+// KAI, so nothing reads them, and the profile's author should know the
+// constraint they meant is gone.
+func kueueDropsKAI(ds *diag.List, f, queue string, rc profile.RoleCluster) {
+	if rc.Cluster.Spec == nil {
+		return
+	}
+	base := "kuberay." + rc.Role + ".spec"
+	fields := []string{base + ".headGroupSpec.template"}
+	templates := []*corev1.PodTemplateSpec{&rc.Cluster.Spec.HeadGroupSpec.Template}
+	for i := range rc.Cluster.Spec.WorkerGroupSpecs {
+		fields = append(fields, fmt.Sprintf("%s.workerGroupSpecs[%d].template", base, i))
+		templates = append(templates, &rc.Cluster.Spec.WorkerGroupSpecs[i].Template)
+	}
+	for i, t := range templates {
+		if t.Spec.SchedulerName == kai.SchedulerName {
+			continue
+		}
+		for _, k := range kai.TopologyKeys() {
+			if _, ok := t.Annotations[k]; ok {
+				ds.Warnf(f, fields[i]+".metadata.annotations."+k, "is dropped from the rendered pods: scheduler.kind is kueue and the pods go to %s, so KAI never reads it (Kueue admits the run and places no pod); expected it removed, or scheduler: {kind: kai, queue: Q, kueue: {queue: %s}} to have KAI place the pods with this constraint while Kueue admits them", schedulerOf(&t.Spec), queue)
+				break
+			}
 		}
 	}
 }

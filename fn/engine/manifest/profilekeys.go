@@ -45,8 +45,10 @@ const (
 // withSchedulerLabels returns the profile with the KAI queue label among its
 // labels (a copy: the loaded profile is not modified).
 func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
-	if in.Scheduler.Kind == "kueue" {
-		return in, kueueLabelsOnlyByScheduler(in)
+	if _, _, ok := in.Scheduler.KueueAdmission(); ok {
+		if err := kueueLabelsOnlyByScheduler(in); err != nil {
+			return nil, err
+		}
 	}
 	if in.Scheduler.Kind != "kai" || in.Scheduler.Queue == nil {
 		return in, nil
@@ -73,16 +75,21 @@ func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
 }
 
 // kueueLabelsOnlyByScheduler refuses Kueue's labels written by hand beside
-// scheduler.kind kueue: profile and cluster labels reach every object and
-// pod template, while Kueue must see them on the admitted object only.
+// a profile that names Kueue (kind kueue, or kind kai with kueue): profile
+// and cluster labels reach every object and pod template, while Kueue must
+// see them on the admitted object only.
 func kueueLabelsOnlyByScheduler(in *profile.Infra) error {
+	why, keys := "scheduler.kind is kueue", "scheduler.queue and scheduler.workloadPriorityClass put"
+	if in.Scheduler.Kind == "kai" {
+		why, keys = "scheduler.kueue is set", "scheduler.kueue.queue and .workloadPriorityClass put"
+	}
 	for _, k := range []string{kueue.QueueLabel, kueue.PriorityClassLabel} {
 		if _, ok := in.Labels[k]; ok {
-			return errAt("labels."+k, "is set but scheduler.kind is kueue; expected it unset: scheduler.queue and scheduler.workloadPriorityClass put it on the RayJob (or RayCluster) alone, while labels reach every object and pod template")
+			return errAt("labels."+k, "is set but %s; expected it unset: %s it on the RayJob (or RayCluster) alone, while labels reach every object and pod template", why, keys)
 		}
 		for _, rc := range in.Kuberay.ByRole() {
 			if _, ok := rc.Cluster.Labels[k]; ok {
-				return errAt("kuberay."+rc.Role+".labels."+k, "is set but scheduler.kind is kueue; expected it unset: scheduler.queue and scheduler.workloadPriorityClass put it on the RayJob (or RayCluster) alone, while kuberay.%s.labels reach its pod templates and ConfigMaps too", rc.Role)
+				return errAt("kuberay."+rc.Role+".labels."+k, "is set but %s; expected it unset: %s it on the RayJob (or RayCluster) alone, while kuberay.%s.labels reach its pod templates and ConfigMaps too", why, keys, rc.Role)
 			}
 		}
 	}
@@ -91,13 +98,15 @@ func kueueLabelsOnlyByScheduler(in *profile.Infra) error {
 
 // admissionLabels are the labels of the object a queueing controller
 // admits (the RayJob, or the RayCluster in raycluster mode): Kueue's queue
-// name and workload priority class. nil unless scheduler.kind is kueue.
+// name and workload priority class. nil unless the profile names Kueue
+// (kind kueue, or kind kai with kueue).
 func admissionLabels(in *profile.Infra) map[string]string {
-	if in.Scheduler.Kind != "kueue" || in.Scheduler.Queue == nil {
+	q, pc, ok := in.Scheduler.KueueAdmission()
+	if !ok {
 		return nil
 	}
-	out := map[string]string{kueue.QueueLabel: *in.Scheduler.Queue}
-	if pc := in.Scheduler.WorkloadPriorityClass; pc != nil {
+	out := map[string]string{kueue.QueueLabel: q}
+	if pc != nil {
 		out[kueue.PriorityClassLabel] = *pc
 	}
 	return out
@@ -122,8 +131,18 @@ func gangAnnotations(in *profile.Infra) map[string]string {
 	return out
 }
 
-// applyScheduler sets the scheduler on one pod template.
+// applyScheduler sets the scheduler on one pod template. Under Kueue alone
+// (kind kueue) a pod that KAI does not place keeps none of KAI's topology
+// annotations: nothing reads them, and a reader would take them for a
+// constraint (check warns about each one dropped, and about a ComputeDomain
+// that nothing keeps in one NVLink domain).
 func applyScheduler(in *profile.Infra, field string, t *corev1.PodTemplateSpec) error {
+	if in.Scheduler.Kind == "kueue" && t.Spec.SchedulerName != kai.SchedulerName {
+		for _, k := range kai.TopologyKeys() {
+			delete(t.Annotations, k)
+		}
+		return nil
+	}
 	if in.Scheduler.Kind != "kai" {
 		return nil
 	}

@@ -63,6 +63,29 @@ type Scheduler struct {
 	// Ours, Kueue only: the WorkloadPriorityClass of the run's Workload
 	// (the kueue.x-k8s.io/priority-class label beside the queue name).
 	WorkloadPriorityClass *string `json:"workloadPriorityClass"`
+	// Ours, beside kind kai: Kueue admits the run against its quota while
+	// KAI places its pods (docs/profiles.md, "KAI and Kueue together").
+	Kueue *SchedulerKueue `json:"kueue"`
+}
+
+// SchedulerKueue is Kueue's admission beside KAI's placement: the LocalQueue
+// and WorkloadPriorityClass of the object Kueue admits.
+type SchedulerKueue struct {
+	Queue                 string  `json:"queue"`
+	WorkloadPriorityClass *string `json:"workloadPriorityClass"`
+}
+
+// KueueAdmission is Kueue's part of the scheduler, whichever way the profile
+// says it: kind kueue with queue (Kueue alone), or kind kai with kueue
+// (Kueue admits, KAI places). ok is false when Kueue admits nothing.
+func (s Scheduler) KueueAdmission() (queue string, priority *string, ok bool) {
+	switch {
+	case s.Kind == "kueue" && s.Queue != nil && *s.Queue != "":
+		return *s.Queue, s.WorkloadPriorityClass, true
+	case s.Kind == "kai" && s.Kueue != nil && s.Kueue.Queue != "":
+		return s.Kueue.Queue, s.Kueue.WorkloadPriorityClass, true
+	}
+	return "", nil, false
 }
 
 // SchedulerTopology is KAI's run-wide topology constraint.
