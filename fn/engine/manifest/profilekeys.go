@@ -24,7 +24,10 @@ import (
 //     kueue.x-k8s.io/priority-class with scheduler.workloadPriorityClass)
 //     on the object Kueue admits, the RayJob (rayjob mode) or each
 //     RayCluster (raycluster mode), and nowhere else; schedulerName and
-//     spec.suspend are left alone (Kueue's webhook suspends on creation);
+//     spec.suspend are left alone (Kueue's webhook suspends on creation),
+//     and a pod KAI does not place keeps none of KAI's topology annotations;
+//   - scheduler.kueue beside kind kai: KAI's keys and Kueue's labels, each
+//     as above (Kueue admits, KAI places);
 //   - placement.nodeSelector / tolerations: on every GPU worker;
 //   - scheduler.topology (ours): the gang's topology constraint on the
 //     RayJob (rayjob mode) or RayCluster (raycluster mode);
