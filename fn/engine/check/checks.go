@@ -59,7 +59,7 @@ func Inputs(in Input) diag.List {
 		segments(&ds, f, rc)
 		webhookFields(&ds, f, rc)
 		if infra.Scheduler.Kind == "kueue" && infra.Scheduler.Queue != nil {
-			kueueDropsKAI(&ds, f, *infra.Scheduler.Queue, rc)
+			kueueAlone(&ds, f, *infra.Scheduler.Queue, rc)
 		}
 		draSettings(&ds, f, infra, rc)
 	}

@@ -132,12 +132,15 @@ func templateLabels(ds *diag.List, file, where, ref, queue string, spec *rayv1.R
 	}
 }
 
-// kueueDropsKAI warns about each pod template whose KAI topology annotations
-// the build drops under Kueue alone (scheduler.kind kueue,
-// fn/engine/manifest/profilekeys.go applyScheduler): its pods do not go to
-// KAI, so nothing reads them, and the profile's author should know the
-// constraint they meant is gone.
-func kueueDropsKAI(ds *diag.List, f, queue string, rc profile.RoleCluster) {
+// kueueAlone judges a profile that names Kueue alone (scheduler.kind
+// kueue) against what its pod templates say. A template whose pods go to
+// kai-scheduler by its own schedulerName is KAI placing beside Kueue, which
+// the profile can say (kind kai with scheduler.kueue) and then have KAI's
+// queue and run-wide topology written and checked: an info says so, once
+// per cluster. Any other template loses its KAI topology annotations in the
+// build (fn/engine/manifest/profilekeys.go applyScheduler): nothing reads
+// them, and a warning for each says the constraint is gone.
+func kueueAlone(ds *diag.List, f, queue string, rc profile.RoleCluster) {
 	if rc.Cluster.Spec == nil {
 		return
 	}
@@ -148,8 +151,13 @@ func kueueDropsKAI(ds *diag.List, f, queue string, rc profile.RoleCluster) {
 		fields = append(fields, fmt.Sprintf("%s.workerGroupSpecs[%d].template", base, i))
 		templates = append(templates, &rc.Cluster.Spec.WorkerGroupSpecs[i].Template)
 	}
+	toldKAI := false
 	for i, t := range templates {
 		if t.Spec.SchedulerName == kai.SchedulerName {
+			if !toldKAI {
+				toldKAI = true
+				ds.Infof(f, fields[i]+".spec.schedulerName", "is %s while scheduler.kind is kueue: KAI places these pods and Kueue admits the run, which the profile can say as scheduler: {kind: kai, queue: <KAI queue>, kueue: {queue: %s}}, so that schedulerName, KAI's queue label and a run-wide scheduler.topology are written and checked from the profile", kai.SchedulerName, queue)
+			}
 			continue
 		}
 		for _, k := range kai.TopologyKeys() {

@@ -142,3 +142,21 @@ func TestKueueAloneDropsKAITopology(t *testing.T) {
 	require.Contains(t, warns, "spans 2 pods in worker groups gpu-segment-0, gpu-segment-1, and nothing keeps them in one NVLink domain: its pods go to default-scheduler, which reads no topology (Kueue, through LocalQueue lab-queue, admits the run against quota and places no pod)")
 	require.NotContains(t, warns, "has no kai.scheduler/topology annotation", "no advice to add an annotation nothing would read")
 }
+
+// Kueue alone on templates that name kai-scheduler by hand (a GB300 profile
+// with kind kueue layered on it): KAI does place those pods, their topology
+// annotations stay, and check says the profile can name KAI beside Kueue;
+// scheduler.topology under kind kueue says how.
+func TestKueueAloneWithKAIPods(t *testing.T) {
+	res := renderWith(t, "scheduler: {kind: kueue, queue: lab-queue}\n", runparams.RayJob,
+		"              tolerations:", "              schedulerName: kai-scheduler\n              tolerations:")
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+	require.Contains(t, findings(res.Diags, diag.Info), "kuberay.training.spec.workerGroupSpecs[0].template.spec.schedulerName: is kai-scheduler while scheduler.kind is kueue: KAI places these pods and Kueue admits the run, which the profile can say as scheduler: {kind: kai, queue: <KAI queue>, kueue: {queue: lab-queue}}")
+	require.NotContains(t, findings(res.Diags, diag.Warning), "is dropped from the rendered pods")
+	job, err := json.Marshal(docOf(res.Docs, "RayJob"))
+	require.NoError(t, err)
+	require.Contains(t, string(job), `"kai.scheduler/topology-required-placement":"nvidia.com/gpu.clique"`, "KAI places the workers: their constraint stays")
+
+	res = renderWith(t, "scheduler: {kind: kueue, queue: lab-queue, topology: {topology: t, requiredPlacement: r}}\n", runparams.RayJob)
+	require.Contains(t, findings(res.Diags, diag.Error), `scheduler.topology: is set but scheduler.kind is "kueue"; expected kind kai (KAI's pod-grouper is what reads it); with Kueue admitting, keep kind kai and name the LocalQueue in scheduler.kueue.queue`)
+}

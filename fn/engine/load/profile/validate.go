@@ -440,7 +440,11 @@ func validateGangTopology(ds *diag.List, file string, in *Infra) {
 		return
 	}
 	if in.Scheduler.Kind != "kai" {
-		ds.Errorf(file, "scheduler.topology", "is set but scheduler.kind is %q; expected kind kai (KAI's pod-grouper is what reads it)", in.Scheduler.Kind)
+		beside := ""
+		if in.Scheduler.Kind == "kueue" {
+			beside = "; with Kueue admitting, keep kind kai and name the LocalQueue in scheduler.kueue.queue"
+		}
+		ds.Errorf(file, "scheduler.topology", "is set but scheduler.kind is %q; expected kind kai (KAI's pod-grouper is what reads it)%s", in.Scheduler.Kind, beside)
 	}
 	if t.Topology == "" {
 		ds.Errorf(file, "scheduler.topology.topology", "is empty; expected the KAI Topology's name (KAI refuses a placement without one)")
