@@ -47,6 +47,7 @@ func Inputs(in Input) diag.List {
 		return ds
 	}
 	inert(&ds, f, infra)
+	kueueAlone(&ds, f, infra)
 	if in.Recipe != nil {
 		driverVsRecipe(&ds, f, in.Recipe)
 		if recipeCounts(&ds, infra, in.Recipe) {
@@ -58,9 +59,6 @@ func Inputs(in Input) diag.List {
 		bounds(&ds, f, rc)
 		segments(&ds, f, rc)
 		webhookFields(&ds, f, rc)
-		if infra.Scheduler.Kind == "kueue" && infra.Scheduler.Queue != nil {
-			kueueAlone(&ds, f, *infra.Scheduler.Queue, rc)
-		}
 		draSettings(&ds, f, infra, rc)
 	}
 	upload(&ds, f, infra, in.Params, in.UploadSize)

@@ -12,6 +12,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // Kueue's limits on what it admits, as sigs.k8s.io/kueue v0.17.0 states
@@ -138,33 +139,55 @@ func templateLabels(ds *diag.List, file, where, ref, queue string, spec *rayv1.R
 // the profile can say (kind kai with scheduler.kueue) and then have KAI's
 // queue and run-wide topology written and checked: an info says so, once
 // per cluster. Any other template loses its KAI topology annotations in the
-// build (fn/engine/manifest/profilekeys.go applyScheduler): nothing reads
-// them, and a warning for each says the constraint is gone.
-func kueueAlone(ds *diag.List, f, queue string, rc profile.RoleCluster) {
-	if rc.Cluster.Spec == nil {
+// build (fn/engine/manifest/profilekeys.go applyScheduler), and, when no pod
+// of the run goes to KAI, every kai.scheduler/queue label is dropped too
+// (withoutKAIQueue): nothing reads them, and a warning for each says so.
+func kueueAlone(ds *diag.List, f string, in *profile.Infra) {
+	if in.Scheduler.Kind != "kueue" || in.Scheduler.Queue == nil {
 		return
 	}
-	base := "kuberay." + rc.Role + ".spec"
-	fields := []string{base + ".headGroupSpec.template"}
-	templates := []*corev1.PodTemplateSpec{&rc.Cluster.Spec.HeadGroupSpec.Template}
-	for i := range rc.Cluster.Spec.WorkerGroupSpecs {
-		fields = append(fields, fmt.Sprintf("%s.workerGroupSpecs[%d].template", base, i))
-		templates = append(templates, &rc.Cluster.Spec.WorkerGroupSpecs[i].Template)
+	queue := *in.Scheduler.Queue
+	fix := fmt.Sprintf("expected it removed, or scheduler: {kind: kai, queue: Q, kueue: {queue: %s}} to have KAI place the pods while Kueue admits them", queue)
+	noKAI := !in.NamesKAIScheduler()
+	dropped := func(field string, labels map[string]string) {
+		if _, ok := labels[kai.QueueLabel]; ok && noKAI {
+			ds.Warnf(f, field+"."+kai.QueueLabel, "is dropped from the rendered objects: scheduler.kind is kueue and no pod of the run goes to %s, so KAI never reads it (nor should preflight ask for that KAI Queue); %s", kai.SchedulerName, fix)
+		}
 	}
-	toldKAI := false
-	for i, t := range templates {
-		if t.Spec.SchedulerName == kai.SchedulerName {
-			if !toldKAI {
-				toldKAI = true
-				ds.Infof(f, fields[i]+".spec.schedulerName", "is %s while scheduler.kind is kueue: KAI places these pods and Kueue admits the run, which the profile can say as scheduler: {kind: kai, queue: <KAI queue>, kueue: {queue: %s}}, so that schedulerName, KAI's queue label and a run-wide scheduler.topology are written and checked from the profile", kai.SchedulerName, queue)
-			}
+	dropped("labels", in.Labels)
+	for _, rc := range in.Kuberay.ByRole() {
+		dropped("kuberay."+rc.Role+".labels", rc.Cluster.Labels)
+		if rc.Cluster.Spec == nil {
 			continue
 		}
-		for _, k := range kai.TopologyKeys() {
-			if _, ok := t.Annotations[k]; ok {
-				ds.Warnf(f, fields[i]+".metadata.annotations."+k, "is dropped from the rendered pods: scheduler.kind is kueue and the pods go to %s, so KAI never reads it (Kueue admits the run and places no pod); expected it removed, or scheduler: {kind: kai, queue: Q, kueue: {queue: %s}} to have KAI place the pods with this constraint while Kueue admits them", schedulerOf(&t.Spec), queue)
-				break
+		base := "kuberay." + rc.Role + ".spec"
+		fields := []string{base + ".headGroupSpec.template"}
+		templates := []*corev1.PodTemplateSpec{&rc.Cluster.Spec.HeadGroupSpec.Template}
+		for i := range rc.Cluster.Spec.WorkerGroupSpecs {
+			fields = append(fields, fmt.Sprintf("%s.workerGroupSpecs[%d].template", base, i))
+			templates = append(templates, &rc.Cluster.Spec.WorkerGroupSpecs[i].Template)
+		}
+		toldKAI := false
+		for i, t := range templates {
+			if t.Spec.SchedulerName == kai.SchedulerName {
+				if !toldKAI {
+					toldKAI = true
+					ds.Infof(f, fields[i]+".spec.schedulerName", "is %s while scheduler.kind is kueue: KAI places these pods and Kueue admits the run, which the profile can say as scheduler: {kind: kai, queue: <KAI queue>, kueue: {queue: %s}}, so that schedulerName, KAI's queue label and a run-wide scheduler.topology are written and checked from the profile", kai.SchedulerName, queue)
+				}
+				continue
 			}
+			dropped(fields[i]+".metadata.labels", t.Labels)
+			for _, k := range kai.TopologyKeys() {
+				if _, ok := t.Annotations[k]; ok {
+					ds.Warnf(f, fields[i]+".metadata.annotations."+k, "is dropped from the rendered pods: scheduler.kind is kueue and the pods go to %s, so KAI never reads it (Kueue admits the run and places no pod); %s", schedulerOf(&t.Spec), fix)
+					break
+				}
+			}
+		}
+	}
+	for _, k := range tree.SortedKeys(in.Deployments) {
+		if d := in.Deployments[k]; d != nil {
+			dropped("deployments."+k+".labels", d.Labels)
 		}
 	}
 }

@@ -53,6 +53,9 @@ func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
 			return nil, err
 		}
 	}
+	if in.Scheduler.Kind == "kueue" && !in.NamesKAIScheduler() {
+		return withoutKAIQueue(in), nil
+	}
 	if in.Scheduler.Kind != "kai" || in.Scheduler.Queue == nil {
 		return in, nil
 	}
@@ -75,6 +78,48 @@ func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
 	cp := *in
 	cp.Labels = merged(in.Labels, map[string]string{kai.QueueLabel: q})
 	return &cp, nil
+}
+
+// withoutKAIQueue is the profile without the kai.scheduler/queue label in
+// its labels, its clusters' and its deployments' (a copy): under Kueue alone
+// with no pod on KAI's scheduler, nothing reads it, and preflight would ask
+// for a KAI Queue the run never uses (check warns about each one dropped).
+func withoutKAIQueue(in *profile.Infra) *profile.Infra {
+	cp := *in
+	cp.Labels = without(in.Labels, kai.QueueLabel)
+	for _, c := range []**profile.Cluster{&cp.Kuberay.Training, &cp.Kuberay.Generation, &cp.Kuberay.Gym} {
+		if *c != nil {
+			cl := **c
+			cl.Labels = without(cl.Labels, kai.QueueLabel)
+			*c = &cl
+		}
+	}
+	if in.Deployments != nil {
+		cp.Deployments = make(map[string]*profile.Deployment, len(in.Deployments))
+		for k, d := range in.Deployments {
+			if d != nil {
+				dc := *d
+				dc.Labels = without(d.Labels, kai.QueueLabel)
+				d = &dc
+			}
+			cp.Deployments[k] = d
+		}
+	}
+	return &cp
+}
+
+// without is labels without key (a copy; nil stays nil).
+func without(labels map[string]string, key string) map[string]string {
+	if _, ok := labels[key]; !ok {
+		return labels
+	}
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		if k != key {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // kueueLabelsOnlyByScheduler refuses Kueue's labels written by hand beside
@@ -138,11 +183,15 @@ func gangAnnotations(in *profile.Infra) map[string]string {
 // (kind kueue) a pod that KAI does not place keeps none of KAI's topology
 // annotations: nothing reads them, and a reader would take them for a
 // constraint (check warns about each one dropped, and about a ComputeDomain
-// that nothing keeps in one NVLink domain).
+// that nothing keeps in one NVLink domain); nor its kai.scheduler/queue
+// label when no pod of the run goes to KAI (withoutKAIQueue).
 func applyScheduler(in *profile.Infra, field string, t *corev1.PodTemplateSpec) error {
 	if in.Scheduler.Kind == "kueue" && t.Spec.SchedulerName != kai.SchedulerName {
 		for _, k := range kai.TopologyKeys() {
 			delete(t.Annotations, k)
+		}
+		if !in.NamesKAIScheduler() {
+			delete(t.Labels, kai.QueueLabel)
 		}
 		return nil
 	}

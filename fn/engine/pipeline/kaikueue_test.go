@@ -129,7 +129,9 @@ func TestKAIAndKueueRefusals(t *testing.T) {
 // output, a warning for each annotation dropped, and one for the
 // ComputeDomain that nothing keeps in one NVLink domain.
 func TestKueueAloneDropsKAITopology(t *testing.T) {
-	res := renderWith(t, "scheduler: {kind: kueue, queue: lab-queue}\n", runparams.RayJob, "segmentSize: 2", "segmentSize: 1")
+	res := renderWith(t, "scheduler: {kind: kueue, queue: lab-queue}\n", runparams.RayJob, "segmentSize: 2", "segmentSize: 1",
+		"image: img:1\n", "image: img:1\nlabels: {kai.scheduler/queue: q}\n",
+		"    name: ${user:}-c\n", "    name: ${user:}-c\n    labels: {kai.scheduler/queue: q}\n")
 	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 	for _, d := range res.Docs {
 		b, err := json.Marshal(d.Data)
@@ -141,6 +143,9 @@ func TestKueueAloneDropsKAITopology(t *testing.T) {
 	require.Contains(t, warns, "kuberay.training.spec.workerGroupSpecs[0].template.metadata.annotations.kai.scheduler/topology: is dropped from the rendered pods: scheduler.kind is kueue and the pods go to default-scheduler")
 	require.Contains(t, warns, "spans 2 pods in worker groups gpu-segment-0, gpu-segment-1, and nothing keeps them in one NVLink domain: its pods go to default-scheduler, which reads no topology (Kueue, through LocalQueue lab-queue, admits the run against quota and places no pod)")
 	require.NotContains(t, warns, "has no kai.scheduler/topology annotation", "no advice to add an annotation nothing would read")
+	for _, f := range []string{"labels.kai.scheduler/queue", "kuberay.training.labels.kai.scheduler/queue"} {
+		require.Contains(t, warns, f+": is dropped from the rendered objects: scheduler.kind is kueue and no pod of the run goes to kai-scheduler")
+	}
 }
 
 // Kueue alone on templates that name kai-scheduler by hand (a GB300 profile
@@ -149,13 +154,16 @@ func TestKueueAloneDropsKAITopology(t *testing.T) {
 // scheduler.topology under kind kueue says how.
 func TestKueueAloneWithKAIPods(t *testing.T) {
 	res := renderWith(t, "scheduler: {kind: kueue, queue: lab-queue}\n", runparams.RayJob,
-		"              tolerations:", "              schedulerName: kai-scheduler\n              tolerations:")
+		"              tolerations:", "              schedulerName: kai-scheduler\n              tolerations:",
+		"image: img:1\n", "image: img:1\nlabels: {kai.scheduler/queue: q}\n")
 	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
 	require.Contains(t, findings(res.Diags, diag.Info), "kuberay.training.spec.workerGroupSpecs[0].template.spec.schedulerName: is kai-scheduler while scheduler.kind is kueue: KAI places these pods and Kueue admits the run, which the profile can say as scheduler: {kind: kai, queue: <KAI queue>, kueue: {queue: lab-queue}}")
 	require.NotContains(t, findings(res.Diags, diag.Warning), "is dropped from the rendered pods")
 	job, err := json.Marshal(docOf(res.Docs, "RayJob"))
 	require.NoError(t, err)
 	require.Contains(t, string(job), `"kai.scheduler/topology-required-placement":"nvidia.com/gpu.clique"`, "KAI places the workers: their constraint stays")
+	require.Equal(t, "q", metaOf(docOf(res.Docs, "RayJob"), "labels")[kai.QueueLabel], "and KAI's queue with it")
+	require.NotContains(t, findings(res.Diags, diag.Warning), "is dropped from the rendered objects")
 
 	res = renderWith(t, "scheduler: {kind: kueue, queue: lab-queue, topology: {topology: t, requiredPlacement: r}}\n", runparams.RayJob)
 	require.Contains(t, findings(res.Diags, diag.Error), `scheduler.topology: is set but scheduler.kind is "kueue"; expected kind kai (KAI's pod-grouper is what reads it); with Kueue admitting, keep kind kai and name the LocalQueue in scheduler.kueue.queue`)
