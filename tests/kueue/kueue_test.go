@@ -7,7 +7,8 @@
 // has quota, and KubeRay then creates its Pods; re-applying the same
 // manifests (server-side and client-side) never suspends an admitted job
 // again; a run larger than the quota stays queued with Kueue's reason, and
-// preflight and status say so.
+// preflight and status say so. A run KAI places and Kueue admits (the
+// gb300-kai-kueue golden) passes Kueue's webhooks with KAI's fields intact.
 package kueue_test
 
 import (
@@ -263,4 +264,37 @@ func lineOf(t *testing.T, rep preflight.Report, kind string) preflight.Line {
 	}
 	t.Fatalf("no %s line in preflight's report (%s)", kind, strings.Join(kinds, ", "))
 	return preflight.Line{}
+}
+
+// KAI places, Kueue admits (the gb300-kai-kueue golden: scheduler.kueue
+// beside kind kai): Kueue's webhooks accept the RayJob with KAI's
+// schedulerName, queue label and topology annotations beside Kueue's
+// labels, suspend it for admission, and change none of KAI's fields.
+func TestKueueAdmitsKAIPlacedRun(t *testing.T) {
+	env, _ := kueue.Shared(t)
+	ctx := context.Background()
+	ns := "kq-kai"
+	require.NoError(t, kueue.Queue(ctx, env, ns, "team-a", "kq-kai-cq", "16", waitFor))
+	var job *unstructured.Unstructured
+	for _, g := range fixtures.Goldens(t, "rayjob") {
+		for _, o := range g.Objs {
+			if g.Case == "gb300-kai-kueue" && o.GetKind() == "RayJob" {
+				job = o.DeepCopy()
+			}
+		}
+	}
+	require.NotNil(t, job, "the gb300-kai-kueue golden's RayJob")
+	job.SetNamespace(ns)
+	require.NoError(t, env.Server.Client.Create(ctx, job, client.DryRunAll), "Kueue's webhooks refuse KAI's fields beside its own")
+	suspend, _, _ := unstructured.NestedBool(job.Object, "spec", "suspend")
+	assert.True(t, suspend, "Kueue's webhook suspends the RayJob it will admit")
+	assert.Equal(t, "team-a", job.GetLabels()["kueue.x-k8s.io/queue-name"])
+	assert.Equal(t, "rl", job.GetLabels()["kai.scheduler/queue"])
+	assert.Equal(t, "nvidia.com/gpu.clique", job.GetAnnotations()["kai.scheduler/topology-preferred-placement"])
+	workers, _, _ := unstructured.NestedSlice(job.Object, "spec", "rayClusterSpec", "workerGroupSpecs")
+	require.NotEmpty(t, workers)
+	for _, w := range workers {
+		name, _, _ := unstructured.NestedString(w.(map[string]any), "template", "spec", "schedulerName")
+		assert.Equal(t, "kai-scheduler", name)
+	}
 }

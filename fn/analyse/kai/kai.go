@@ -44,6 +44,12 @@ const (
 	SchedulerName = "kai-scheduler"
 )
 
+// TopologyKeys are the annotation keys of a topology constraint, in the
+// order KAI reads them.
+func TopologyKeys() []string {
+	return []string{TopologyKey, RequiredPlacementKey, PreferredPlacementKey}
+}
+
 // Constraint is a topology constraint: the topology and the level its pods
 // must (Required) or should (Preferred) share.
 type Constraint struct {

@@ -47,6 +47,7 @@ func Inputs(in Input) diag.List {
 		return ds
 	}
 	inert(&ds, f, infra)
+	kueueAlone(&ds, f, infra)
 	if in.Recipe != nil {
 		driverVsRecipe(&ds, f, in.Recipe)
 		if recipeCounts(&ds, infra, in.Recipe) {

@@ -84,9 +84,22 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 			}
 		}
 	}
+	cdPods, cdNames := int64(0), make([]string, len(cdGroups))
+	for k, i := range cdGroups {
+		cdPods += capacity.WorkerPods(&spec.WorkerGroupSpecs[i], false)
+		cdNames[k] = spec.WorkerGroupSpecs[i].GroupName
+	}
 	if !seen[kai.SchedulerName] {
 		if gpuPods > 1 && labels[kueue.QueueLabel] == "" {
 			ds.Warnf(file, where, "%s has %d GPU pods and no gang scheduler (its pods go to %s): the scheduler places them one by one, so on a busy cluster some bind and hold their GPUs while the rest wait, and the RayCluster is never ready; expected scheduler.kind: kai (one PodGroup, all or nothing) or a Kueue queue", ref, gpuPods, schedulerList(seen))
+		}
+		if cdPods > 1 {
+			admits := ""
+			if q := labels[kueue.QueueLabel]; q != "" {
+				admits = fmt.Sprintf(" (Kueue, through LocalQueue %s, admits the run against quota and places no pod)", q)
+			}
+			ds.Warnf(file, where, "the ComputeDomain of %s spans %d pods in worker groups %s, and nothing keeps them in one NVLink domain: its pods go to %s, which reads no topology%s, so they may land on different racks while the ComputeDomain expects one; expected KAI to place them with a required level for the run (scheduler: {kind: kai, queue: Q, topology: {topology: T, requiredPlacement: nvidia.com/gpu.clique}}, with scheduler.kueue beside it to keep Kueue's admission), or the workers pinned to one clique by a nodeSelector",
+				ref, cdPods, strings.Join(cdNames, ", "), schedulerList(seen), admits)
 		}
 		return
 	}
@@ -101,17 +114,9 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 	}
 	ds.Infof(file, where, "KAI schedules %s as one gang: a PodGroup of %d pods, all or nothing, with run-wide topology %s; subgroups (pods, topology that keeps each together): %s",
 		ref, pg.MinMember, pg.Topology, strings.Join(parts, ", "))
-	cdPods := int64(0)
-	for _, i := range cdGroups {
-		cdPods += capacity.WorkerPods(&spec.WorkerGroupSpecs[i], false)
-	}
 	if cdPods > 1 && !pg.KeptTogether(cdGroups) {
-		names := make([]string, len(cdGroups))
-		for k, i := range cdGroups {
-			names[k] = spec.WorkerGroupSpecs[i].GroupName
-		}
 		ds.Warnf(file, where, "the ComputeDomain of %s spans %d pods in worker groups %s, and no required topology constraint keeps them in one domain: KAI applies a pod template's placement to that worker group alone (its pod-grouper makes one subgroup per group), so the groups may land in different NVLink domains; expected one worker group (segmentSize at least its replicas), or scheduler.topology.requiredPlacement for the whole run, if they must share one domain",
-			ref, cdPods, strings.Join(names, ", "))
+			ref, cdPods, strings.Join(cdNames, ", "))
 	}
 }
 

@@ -89,8 +89,17 @@ func TestGangs(t *testing.T) {
 		require.True(t, anyContains(messages(ds, diag.Warning), "RayJob/r has 2 GPU pods and no gang scheduler (its pods go to default-scheduler)"))
 		q := job("", 2, nil, keyed)
 		q.Labels = map[string]string{kueue.QueueLabel: "lab-queue"}
-		require.Empty(t, messages(Gangs("p.yaml", []any{q}), diag.Warning), "Kueue admits the run whole")
+		require.False(t, anyContains(messages(Gangs("p.yaml", []any{q}), diag.Warning), "no gang scheduler"), "Kueue admits the run whole")
 		require.Empty(t, messages(Gangs("p.yaml", []any{job("", 1, nil, keyed)}), diag.Warning), "one GPU pod is its own gang")
+	})
+	t.Run("a ComputeDomain on pods KAI does not place: nothing keeps it in one domain", func(t *testing.T) {
+		q := job("", 2, nil, keyed)
+		q.Labels = map[string]string{kueue.QueueLabel: "lab-queue"}
+		ds := Gangs("p.yaml", []any{q})
+		require.True(t, anyContains(messages(ds, diag.Warning), "the ComputeDomain of RayJob/r spans 2 pods in worker groups gpu-segment-0, gpu-segment-1, and nothing keeps them in one NVLink domain: its pods go to default-scheduler, which reads no topology (Kueue, through LocalQueue lab-queue, admits the run against quota and places no pod)"))
+		one := job("", 1, nil, keyed)
+		one.Labels = q.Labels
+		require.Empty(t, messages(Gangs("p.yaml", []any{one}), diag.Warning), "one pod is in one domain")
 	})
 	t.Run("a key-less Exists toleration tolerates cordon", func(t *testing.T) {
 		ds := Gangs("p.yaml", []any{job(kai.SchedulerName, 1, nil, corev1.Toleration{Operator: corev1.TolerationOpExists})})

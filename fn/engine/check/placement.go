@@ -58,7 +58,9 @@ func placementOf(ds *diag.List, file, ref, base string, spec *rayv1.RayClusterSp
 		for _, c := range g.Template.Spec.ResourceClaims {
 			hasCD = hasCD || c.Name == profile.ComputeDomainClaim
 		}
-		if hasCD && g.Template.Annotations[kai.TopologyKey] == "" {
+		// A pod KAI does not place is warned about by Gangs: no annotation
+		// would constrain it.
+		if hasCD && g.Template.Spec.SchedulerName == kai.SchedulerName && g.Template.Annotations[kai.TopologyKey] == "" {
 			ds.Warnf(file, gf+".metadata.annotations", "worker group %q claims a ComputeDomain spanning nodes but has no kai.scheduler/topology annotation; expected KAI topology so the workers land in one NVLink domain", name)
 		}
 	}

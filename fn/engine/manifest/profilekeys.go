@@ -24,7 +24,10 @@ import (
 //     kueue.x-k8s.io/priority-class with scheduler.workloadPriorityClass)
 //     on the object Kueue admits, the RayJob (rayjob mode) or each
 //     RayCluster (raycluster mode), and nowhere else; schedulerName and
-//     spec.suspend are left alone (Kueue's webhook suspends on creation);
+//     spec.suspend are left alone (Kueue's webhook suspends on creation),
+//     and a pod KAI does not place keeps none of KAI's topology annotations;
+//   - scheduler.kueue beside kind kai: KAI's keys and Kueue's labels, each
+//     as above (Kueue admits, KAI places);
 //   - placement.nodeSelector / tolerations: on every GPU worker;
 //   - scheduler.topology (ours): the gang's topology constraint on the
 //     RayJob (rayjob mode) or RayCluster (raycluster mode);
@@ -45,8 +48,13 @@ const (
 // withSchedulerLabels returns the profile with the KAI queue label among its
 // labels (a copy: the loaded profile is not modified).
 func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
-	if in.Scheduler.Kind == "kueue" {
-		return in, kueueLabelsOnlyByScheduler(in)
+	if _, _, ok := in.Scheduler.KueueAdmission(); ok {
+		if err := kueueLabelsOnlyByScheduler(in); err != nil {
+			return nil, err
+		}
+	}
+	if in.Scheduler.Kind == "kueue" && !in.NamesKAIScheduler() {
+		return withoutKAIQueue(in), nil
 	}
 	if in.Scheduler.Kind != "kai" || in.Scheduler.Queue == nil {
 		return in, nil
@@ -72,17 +80,64 @@ func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
 	return &cp, nil
 }
 
+// withoutKAIQueue is the profile without the kai.scheduler/queue label in
+// its labels, its clusters' and its deployments' (a copy): under Kueue alone
+// with no pod on KAI's scheduler, nothing reads it, and preflight would ask
+// for a KAI Queue the run never uses (check warns about each one dropped).
+func withoutKAIQueue(in *profile.Infra) *profile.Infra {
+	cp := *in
+	cp.Labels = without(in.Labels, kai.QueueLabel)
+	for _, c := range []**profile.Cluster{&cp.Kuberay.Training, &cp.Kuberay.Generation, &cp.Kuberay.Gym} {
+		if *c != nil {
+			cl := **c
+			cl.Labels = without(cl.Labels, kai.QueueLabel)
+			*c = &cl
+		}
+	}
+	if in.Deployments != nil {
+		cp.Deployments = make(map[string]*profile.Deployment, len(in.Deployments))
+		for k, d := range in.Deployments {
+			if d != nil {
+				dc := *d
+				dc.Labels = without(d.Labels, kai.QueueLabel)
+				d = &dc
+			}
+			cp.Deployments[k] = d
+		}
+	}
+	return &cp
+}
+
+// without is labels without key (a copy; nil stays nil).
+func without(labels map[string]string, key string) map[string]string {
+	if _, ok := labels[key]; !ok {
+		return labels
+	}
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		if k != key {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // kueueLabelsOnlyByScheduler refuses Kueue's labels written by hand beside
-// scheduler.kind kueue: profile and cluster labels reach every object and
-// pod template, while Kueue must see them on the admitted object only.
+// a profile that names Kueue (kind kueue, or kind kai with kueue): profile
+// and cluster labels reach every object and pod template, while Kueue must
+// see them on the admitted object only.
 func kueueLabelsOnlyByScheduler(in *profile.Infra) error {
+	why, keys := "scheduler.kind is kueue", "scheduler.queue and scheduler.workloadPriorityClass put"
+	if in.Scheduler.Kind == "kai" {
+		why, keys = "scheduler.kueue is set", "scheduler.kueue.queue and .workloadPriorityClass put"
+	}
 	for _, k := range []string{kueue.QueueLabel, kueue.PriorityClassLabel} {
 		if _, ok := in.Labels[k]; ok {
-			return errAt("labels."+k, "is set but scheduler.kind is kueue; expected it unset: scheduler.queue and scheduler.workloadPriorityClass put it on the RayJob (or RayCluster) alone, while labels reach every object and pod template")
+			return errAt("labels."+k, "is set but %s; expected it unset: %s it on the RayJob (or RayCluster) alone, while labels reach every object and pod template", why, keys)
 		}
 		for _, rc := range in.Kuberay.ByRole() {
 			if _, ok := rc.Cluster.Labels[k]; ok {
-				return errAt("kuberay."+rc.Role+".labels."+k, "is set but scheduler.kind is kueue; expected it unset: scheduler.queue and scheduler.workloadPriorityClass put it on the RayJob (or RayCluster) alone, while kuberay.%s.labels reach its pod templates and ConfigMaps too", rc.Role)
+				return errAt("kuberay."+rc.Role+".labels."+k, "is set but %s; expected it unset: %s it on the RayJob (or RayCluster) alone, while kuberay.%s.labels reach its pod templates and ConfigMaps too", why, keys, rc.Role)
 			}
 		}
 	}
@@ -91,13 +146,15 @@ func kueueLabelsOnlyByScheduler(in *profile.Infra) error {
 
 // admissionLabels are the labels of the object a queueing controller
 // admits (the RayJob, or the RayCluster in raycluster mode): Kueue's queue
-// name and workload priority class. nil unless scheduler.kind is kueue.
+// name and workload priority class. nil unless the profile names Kueue
+// (kind kueue, or kind kai with kueue).
 func admissionLabels(in *profile.Infra) map[string]string {
-	if in.Scheduler.Kind != "kueue" || in.Scheduler.Queue == nil {
+	q, pc, ok := in.Scheduler.KueueAdmission()
+	if !ok {
 		return nil
 	}
-	out := map[string]string{kueue.QueueLabel: *in.Scheduler.Queue}
-	if pc := in.Scheduler.WorkloadPriorityClass; pc != nil {
+	out := map[string]string{kueue.QueueLabel: q}
+	if pc != nil {
 		out[kueue.PriorityClassLabel] = *pc
 	}
 	return out
@@ -122,8 +179,22 @@ func gangAnnotations(in *profile.Infra) map[string]string {
 	return out
 }
 
-// applyScheduler sets the scheduler on one pod template.
+// applyScheduler sets the scheduler on one pod template. Under Kueue alone
+// (kind kueue) a pod that KAI does not place keeps none of KAI's topology
+// annotations: nothing reads them, and a reader would take them for a
+// constraint (check warns about each one dropped, and about a ComputeDomain
+// that nothing keeps in one NVLink domain); nor its kai.scheduler/queue
+// label when no pod of the run goes to KAI (withoutKAIQueue).
 func applyScheduler(in *profile.Infra, field string, t *corev1.PodTemplateSpec) error {
+	if in.Scheduler.Kind == "kueue" && t.Spec.SchedulerName != kai.SchedulerName {
+		for _, k := range kai.TopologyKeys() {
+			delete(t.Annotations, k)
+		}
+		if !in.NamesKAIScheduler() {
+			delete(t.Labels, kai.QueueLabel)
+		}
+		return nil
+	}
 	if in.Scheduler.Kind != "kai" {
 		return nil
 	}

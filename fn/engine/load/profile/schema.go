@@ -12,6 +12,8 @@ import (
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 )
 
 // Roles are fixed and always processed in this order (nrl-k8s rule).
@@ -63,6 +65,54 @@ type Scheduler struct {
 	// Ours, Kueue only: the WorkloadPriorityClass of the run's Workload
 	// (the kueue.x-k8s.io/priority-class label beside the queue name).
 	WorkloadPriorityClass *string `json:"workloadPriorityClass"`
+	// Ours, beside kind kai: Kueue admits the run against its quota while
+	// KAI places its pods (docs/profiles.md, "KAI and Kueue together").
+	Kueue *SchedulerKueue `json:"kueue"`
+}
+
+// NamesKAIScheduler reports whether a pod template of the profile (a Ray
+// head or worker group of any cluster, or a deployment) names KAI's
+// scheduler itself: under Kueue alone, KAI then still places those pods.
+func (in *Infra) NamesKAIScheduler() bool {
+	for _, rc := range in.Kuberay.ByRole() {
+		if rc.Cluster.Spec == nil {
+			continue
+		}
+		if rc.Cluster.Spec.HeadGroupSpec.Template.Spec.SchedulerName == kai.SchedulerName {
+			return true
+		}
+		for i := range rc.Cluster.Spec.WorkerGroupSpecs {
+			if rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec.SchedulerName == kai.SchedulerName {
+				return true
+			}
+		}
+	}
+	for _, d := range in.Deployments {
+		if d != nil && d.Spec != nil && d.Spec.Template.Spec.SchedulerName == kai.SchedulerName {
+			return true
+		}
+	}
+	return false
+}
+
+// SchedulerKueue is Kueue's admission beside KAI's placement: the LocalQueue
+// and WorkloadPriorityClass of the object Kueue admits.
+type SchedulerKueue struct {
+	Queue                 string  `json:"queue"`
+	WorkloadPriorityClass *string `json:"workloadPriorityClass"`
+}
+
+// KueueAdmission is Kueue's part of the scheduler, whichever way the profile
+// says it: kind kueue with queue (Kueue alone), or kind kai with kueue
+// (Kueue admits, KAI places). ok is false when Kueue admits nothing.
+func (s Scheduler) KueueAdmission() (queue string, priority *string, ok bool) {
+	switch {
+	case s.Kind == "kueue" && s.Queue != nil && *s.Queue != "":
+		return *s.Queue, s.WorkloadPriorityClass, true
+	case s.Kind == "kai" && s.Kueue != nil && s.Kueue.Queue != "":
+		return s.Kueue.Queue, s.Kueue.WorkloadPriorityClass, true
+	}
+	return "", nil, false
 }
 
 // SchedulerTopology is KAI's run-wide topology constraint.

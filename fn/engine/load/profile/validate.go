@@ -440,7 +440,11 @@ func validateGangTopology(ds *diag.List, file string, in *Infra) {
 		return
 	}
 	if in.Scheduler.Kind != "kai" {
-		ds.Errorf(file, "scheduler.topology", "is set but scheduler.kind is %q; expected kind kai (KAI's pod-grouper is what reads it)", in.Scheduler.Kind)
+		beside := ""
+		if in.Scheduler.Kind == "kueue" {
+			beside = "; with Kueue admitting, keep kind kai and name the LocalQueue in scheduler.kueue.queue"
+		}
+		ds.Errorf(file, "scheduler.topology", "is set but scheduler.kind is %q; expected kind kai (KAI's pod-grouper is what reads it)%s", in.Scheduler.Kind, beside)
 	}
 	if t.Topology == "" {
 		ds.Errorf(file, "scheduler.topology.topology", "is empty; expected the KAI Topology's name (KAI refuses a placement without one)")
@@ -456,7 +460,7 @@ func validateGangTopology(ds *diag.List, file string, in *Infra) {
 			ds.Errorf(file, "scheduler.topology."+k.field, "found %q; expected a node label key: %s", k.v, e)
 		}
 	}
-	keys := []string{kai.TopologyKey, kai.RequiredPlacementKey, kai.PreferredPlacementKey}
+	keys := kai.TopologyKeys()
 	for _, key := range keys {
 		if _, set := in.Annotations[key]; set {
 			ds.Errorf(file, "annotations."+key, "is set and so is scheduler.topology; expected one of them (scheduler.topology writes it)")
@@ -483,27 +487,46 @@ func validateDevMount(ds *diag.List, file string, in *Infra) {
 // Kueue's own validation of the kueue.x-k8s.io/queue-name label requires),
 // never starts suspended by the profile's hand (Kueue's webhook suspends it
 // on creation; a suspend written in Git re-suspends an admitted run on the
-// next apply, and KubeRay then deletes its cluster). What Kueue's webhooks
-// refuse in the rendered objects is judged by check (fn/engine/check/kueue.go).
+// next apply, and KubeRay then deletes its cluster). Kueue is named one way
+// only: kind kueue with queue when it admits and the default scheduler
+// places, kind kai with kueue when KAI places. What Kueue's webhooks refuse
+// in the rendered objects is judged by check (fn/engine/check/kueue.go).
 func validateKueue(ds *diag.List, file string, in *Infra) {
 	s := in.Scheduler
 	if s.WorkloadPriorityClass != nil && s.Kind != "kueue" {
-		ds.Errorf(file, "scheduler.workloadPriorityClass", "is set but scheduler.kind is %q; expected kind kueue (a WorkloadPriorityClass is Kueue's; use scheduler.priorityClassName for the pods' PriorityClass)", s.Kind)
+		hint := "expected kind kueue (a WorkloadPriorityClass is Kueue's; use scheduler.priorityClassName for the pods' PriorityClass)"
+		if s.Kind == "kai" {
+			hint = "expected scheduler.kueue.workloadPriorityClass beside KAI (Kueue admits, KAI places), or scheduler.priorityClassName for the pods' PriorityClass"
+		}
+		ds.Errorf(file, "scheduler.workloadPriorityClass", "is set but scheduler.kind is %q; %s", s.Kind, hint)
 	}
-	if s.Kind != "kueue" {
+	if s.Kueue != nil && s.Kind != "kai" {
+		ds.Errorf(file, "scheduler.kueue", "is set but scheduler.kind is %q; expected kind kai (scheduler.kueue is Kueue's admission beside KAI's placement); for Kueue alone write scheduler: {kind: kueue, queue: Q}", s.Kind)
+	}
+	if s.Kueue != nil && s.Kind == "kai" && s.Kueue.Queue == "" {
+		ds.Errorf(file, "scheduler.kueue.queue", "is empty; expected the LocalQueue in the run's namespace that admits the run")
+	}
+	queue, pc, ok := s.KueueAdmission()
+	if !ok {
 		return
 	}
-	if q := s.Queue; q != nil && *q != "" {
-		for _, e := range validation.IsDNS1123Subdomain(*q) {
-			ds.Errorf(file, "scheduler.queue", "found %q; expected a LocalQueue name (DNS-1123 subdomain, the value of the kueue.x-k8s.io/queue-name label): %s", *q, e)
-		}
+	qField, pcField := "scheduler.queue", "scheduler.workloadPriorityClass"
+	if s.Kind == "kai" {
+		qField, pcField = "scheduler.kueue.queue", "scheduler.kueue.workloadPriorityClass"
 	}
-	if pc := s.WorkloadPriorityClass; pc != nil {
+	for _, e := range validation.IsDNS1123Subdomain(queue) {
+		ds.Errorf(file, qField, "found %q; expected a LocalQueue name (DNS-1123 subdomain, the value of the kueue.x-k8s.io/queue-name label): %s", queue, e)
+	}
+	if pc != nil {
 		for _, e := range validation.IsDNS1123Subdomain(*pc) {
-			ds.Errorf(file, "scheduler.workloadPriorityClass", "found %q; expected a WorkloadPriorityClass name (DNS-1123 subdomain): %s", *pc, e)
+			ds.Errorf(file, pcField, "found %q; expected a WorkloadPriorityClass name (DNS-1123 subdomain): %s", *pc, e)
 		}
 	}
 	if in.Launch.RayJob.Suspend {
-		ds.Errorf(file, "launch.rayjob.suspend", "is true but scheduler.kind is kueue; expected false (unset): Kueue's webhook suspends the RayJob when it is created and unsuspends it on admission, while a suspend: true kept in Git sets spec.suspend again on every later apply of the same manifests, and KubeRay then deletes the admitted run's cluster")
+		why := "scheduler.kind is kueue"
+		if s.Kind == "kai" {
+			why = "scheduler.kueue is set (Kueue admits the run)"
+		}
+		ds.Errorf(file, "launch.rayjob.suspend", "is true but %s; expected false (unset): Kueue's webhook suspends the RayJob when it is created and unsuspends it on admission, while a suspend: true kept in Git sets spec.suspend again on every later apply of the same manifests, and KubeRay then deletes the admitted run's cluster", why)
 	}
 }
