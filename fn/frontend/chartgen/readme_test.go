@@ -51,7 +51,7 @@ func TestChartReadmeKueueRow(t *testing.T) {
 	require.NoError(t, err)
 	for _, line := range strings.Split(string(b), "\n") {
 		if strings.HasPrefix(line, "| `h100-kueue-2n8g` |") {
-			require.Contains(t, line, "| Kueue LocalQueue `lab-queue`, the profile's (`queue` is refused) |")
+			require.Contains(t, line, "| Kueue LocalQueue `lab-queue` (`queue` sets it) |")
 			return
 		}
 	}
