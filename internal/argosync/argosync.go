@@ -23,10 +23,13 @@ const Manager = "argocd-controller"
 // ControllerManagers are the field managers the tiers observe writing
 // into a run's objects once Argo CD applied them, sorted: KubeRay's
 // operator (user agent "kuberay-operator/<version>": the RayJob's
-// finalizer and status, the RayCluster's status) and Kueue's manager (user
-// agent "kueue/<version>": the RayJob's spec.suspend on admission). The
-// shipped Application's ignoreDifferences.managedFieldsManagers lists
-// exactly these.
+// finalizer and status, an empty scaleStrategy in each worker group of a
+// RayJob's rayClusterSpec, a RayCluster's status) and Kueue's manager
+// (user agent "kueue/<version>": its pod-set labels and Workload
+// annotation in a RayJob's pod templates on admission). Both writes into
+// workerGroupSpecs, an atomic list in KubeRay's CRD, make the writer the
+// owner of the whole list. The shipped Application's
+// ignoreDifferences.managedFieldsManagers lists exactly these.
 var ControllerManagers = []string{"kuberay-operator", "kueue"}
 
 // Owners maps each field manager of fields to the field paths it owns
