@@ -42,7 +42,7 @@ func Owners(fields []metav1.ManagedFieldsEntry) (map[string][]string, error) {
 			continue
 		}
 		var tree map[string]any
-		if err := json.Unmarshal(f.FieldsV1.Raw, &tree); err != nil {
+		if err := json.Unmarshal(f.FieldsV1.GetRawBytes(), &tree); err != nil {
 			return nil, fmt.Errorf("managedFields of %s: %w", f.Manager, err)
 		}
 		key := f.Manager

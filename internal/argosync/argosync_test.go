@@ -10,9 +10,9 @@ import (
 
 func TestOwners(t *testing.T) {
 	fields := []metav1.ManagedFieldsEntry{
-		{Manager: "kueue", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:suspend":{}}}`)}},
-		{Manager: "kuberay-operator", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{".":{},"f:jobStatus":{},"f:rayClusterName":{}}}`)}},
-		{Manager: "kuberay-operator", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:finalizers":{".":{},"v:\"ray.io/rayjob-finalizer\"":{}}}}`)}},
+		{Manager: "kueue", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: rawFields(`{"f:spec":{"f:suspend":{}}}`)},
+		{Manager: "kuberay-operator", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", FieldsV1: rawFields(`{"f:status":{".":{},"f:jobStatus":{},"f:rayClusterName":{}}}`)},
+		{Manager: "kuberay-operator", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: rawFields(`{"f:metadata":{"f:finalizers":{".":{},"v:\"ray.io/rayjob-finalizer\"":{}}}}`)},
 	}
 	got, err := Owners(fields)
 	require.NoError(t, err)
@@ -22,6 +22,12 @@ func TestOwners(t *testing.T) {
 		"kuberay-operator":        {`metadata.finalizers.v:"ray.io/rayjob-finalizer"`},
 	}, got)
 	assert.Equal(t, []string{"kuberay-operator", "kueue"}, Managers(fields))
-	_, err = Owners([]metav1.ManagedFieldsEntry{{Manager: "x", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{`)}}})
+	_, err = Owners([]metav1.ManagedFieldsEntry{{Manager: "x", FieldsV1: rawFields(`{`)}})
 	assert.ErrorContains(t, err, "managedFields of x")
+}
+
+func rawFields(raw string) *metav1.FieldsV1 {
+	f := &metav1.FieldsV1{}
+	f.SetRawString(raw)
+	return f
 }
