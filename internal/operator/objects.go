@@ -66,6 +66,13 @@ func (e *Env) SetUp(ctx context.Context, ns, podSecurity string, sas []string, o
 // into several namespaces side by side). The first refusal stops it; the
 // error names the object and carries the server's.
 func (e *Env) Apply(ctx context.Context, ns string, objs []*unstructured.Unstructured) error {
+	return e.ApplyAs(ctx, ns, apiserver.FieldManager, objs)
+}
+
+// ApplyAs is Apply with field manager manager, forcing conflicts (as
+// `kubectl apply --server-side --force-conflicts` and Argo CD's
+// ServerSideApply sync do).
+func (e *Env) ApplyAs(ctx context.Context, ns, manager string, objs []*unstructured.Unstructured) error {
 	for _, o := range objs {
 		u := o.DeepCopy()
 		namespaced, err := e.Client.IsObjectNamespaced(u)
@@ -76,7 +83,7 @@ func (e *Env) Apply(ctx context.Context, ns string, objs []*unstructured.Unstruc
 			u.SetNamespace(ns)
 		}
 		if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-			client.FieldOwner(apiserver.FieldManager), client.ForceOwnership); err != nil {
+			client.FieldOwner(manager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("apply %s %s/%s: %w", u.GetKind(), ns, u.GetName(), err)
 		}
 	}

@@ -53,6 +53,11 @@ import (
 // namespace and reconcile them in parallel.
 const ReconcileConcurrency = 4
 
+// UserAgent is kuberay-operator v1.5.0's (its main.go: "kuberay-operator/"
+// and its version); the API server takes the part before "/" as the field
+// manager of KubeRay's writes.
+const UserAgent = "kuberay-operator/v1.5.0"
+
 // Env is a running API server with KubeRay's reconcilers attached.
 type Env struct {
 	// Server is the API server (its Client has no KubeRay types).
@@ -117,7 +122,12 @@ func attach(srv *apiserver.Server) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(srv.Config, ctrl.Options{
+	// kuberay-operator's main sets this user agent, so the API server
+	// records its writes under field manager "kuberay-operator" as in a
+	// cluster (not under this test binary's name).
+	mgrCfg := rest.CopyConfig(srv.Config)
+	mgrCfg.UserAgent = UserAgent
+	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
