@@ -326,26 +326,10 @@ func substituteKnobs(data string, rm *RenderMeta, d KnobDefaults, k Knobs) strin
 		data = substituteField(data, knobSentinels.KueueQueue, jsonString(q))
 	}
 	if avail(KnobPriorityClassName) {
-		pc := k.PriorityClassName
-		if pc == "" {
-			pc = d.PriorityClassName
-		}
-		v := ""
-		if pc != "" {
-			v = jsonString(pc)
-		}
-		data = substituteField(data, fs[KnobPriorityClassName], v)
+		data = substituteField(data, fs[KnobPriorityClassName], optionalField(k.PriorityClassName, d.PriorityClassName))
 	}
 	if avail(KnobWorkloadPriorityClass) {
-		wp := k.WorkloadPriorityClass
-		if wp == "" {
-			wp = d.WorkloadPriorityClass
-		}
-		v := ""
-		if wp != "" {
-			v = jsonString(wp)
-		}
-		data = substituteField(data, fs[KnobWorkloadPriorityClass], v)
+		data = substituteField(data, fs[KnobWorkloadPriorityClass], optionalField(k.WorkloadPriorityClass, d.WorkloadPriorityClass))
 	}
 	if avail(KnobNodeSelector) {
 		data = substitutePairs(data, knobSentinels.NodeSelector, KnobNodeSelector, k.NodeSelector)
@@ -509,4 +493,16 @@ func sortedNames(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// optionalField is a field that is written only when set: the release's
+// value, else the profile's; "" when neither sets it (the field is left out).
+func optionalField(value, profileDefault string) string {
+	if value == "" {
+		value = profileDefault
+	}
+	if value == "" {
+		return ""
+	}
+	return jsonString(value)
 }
