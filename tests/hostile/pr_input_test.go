@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 	"unicode"
 
 	"github.com/stretchr/testify/require"
@@ -125,24 +124,7 @@ spec:
 func TestConfinementEverywhere(t *testing.T) {
 	for _, p := range confinementProbes() {
 		t.Run(p.name, func(t *testing.T) {
-			w := newWorld(t)
-			p.setup(w)
-			before := w.snapshot()
-			cmds := [][]string{p.args}
-			if p.args == nil {
-				cmds = [][]string{{"render-all", ".", "--check"}, {"render-all", "."}, {"diff", ".", "."}}
-			}
-			for _, args := range cmds {
-				r := w.run(args...)
-				clean(t, r)
-				for _, s := range p.leak {
-					require.NotContains(t, r.stdout+r.stderr, s)
-				}
-				require.Equal(t, 1, r.code, "%v\nstdout: %s\nstderr: %s", args, r.stdout, r.stderr)
-				require.Contains(t, r.stderr, p.want, "%v", args)
-				require.Less(t, r.took, 10*time.Second, "%v", args)
-				require.Equal(t, before, w.snapshot(), "%v changed something outside manifests/", args)
-			}
+			expectRefused(t, p, [][]string{{"render-all", ".", "--check"}, {"render-all", "."}, {"diff", ".", "."}})
 		})
 	}
 }

@@ -250,25 +250,33 @@ func secretProfile(w *world, profile string) {
 func TestProbes(t *testing.T) {
 	for _, p := range probes() {
 		t.Run(p.name, func(t *testing.T) {
-			w := newWorld(t)
-			p.setup(w)
-			before := w.snapshot()
-			cmds := [][]string{p.args}
-			if p.args == nil {
-				cmds = [][]string{{"render-all", ".", "--check"}, {"render-all", "."}}
-			}
-			for _, args := range cmds {
-				r := w.run(args...)
-				clean(t, r)
-				for _, s := range p.leak {
-					require.NotContains(t, r.stdout+r.stderr, s)
-				}
-				require.Equal(t, 1, r.code, "%v\nstdout: %s\nstderr: %s", args, r.stdout, r.stderr)
-				require.Contains(t, r.stderr, p.want, "%v", args)
-				require.Less(t, r.took, 10*time.Second, "%v", args)
-				require.Equal(t, before, w.snapshot(), "%v changed something outside manifests/", args)
-			}
+			expectRefused(t, p, [][]string{{"render-all", ".", "--check"}, {"render-all", "."}})
 		})
+	}
+}
+
+// expectRefused plants the probe in a new world and runs its command, or
+// each of defaults when it names none: every one exits 1 with the probe's
+// message, quickly, leaks nothing and writes nothing outside manifests/.
+func expectRefused(t *testing.T, p probe, defaults [][]string) {
+	t.Helper()
+	w := newWorld(t)
+	p.setup(w)
+	before := w.snapshot()
+	cmds := [][]string{p.args}
+	if p.args == nil {
+		cmds = defaults
+	}
+	for _, args := range cmds {
+		r := w.run(args...)
+		clean(t, r)
+		for _, s := range p.leak {
+			require.NotContains(t, r.stdout+r.stderr, s)
+		}
+		require.Equal(t, 1, r.code, "%v\nstdout: %s\nstderr: %s", args, r.stdout, r.stderr)
+		require.Contains(t, r.stderr, p.want, "%v", args)
+		require.Less(t, r.took, 10*time.Second, "%v", args)
+		require.Equal(t, before, w.snapshot(), "%v changed something outside manifests/", args)
 	}
 }
 
