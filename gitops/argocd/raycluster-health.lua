@@ -10,7 +10,19 @@ local function cond(t)
   end
   return nil
 end
+-- A RayCluster Kueue admits (raycluster mode) carries its LocalQueue's
+-- label; while suspended it is waiting for quota.
+local queue = nil
+if obj.metadata ~= nil and obj.metadata.labels ~= nil then
+  queue = obj.metadata.labels["kueue.x-k8s.io/queue-name"]
+end
+local function queued()
+  hs.status = "Suspended"
+  hs.message = "queued by Kueue in LocalQueue " .. queue .. ": waiting for quota (Kueue unsuspends it when admitted; never edit spec.suspend)"
+  return hs
+end
 if obj.status == nil then
+  if queue ~= nil and obj.spec ~= nil and obj.spec.suspend == true then return queued() end
   hs.status = "Progressing"
   hs.message = "waiting for KubeRay to pick up the RayCluster"
   return hs
@@ -36,6 +48,7 @@ if obj.status.state == "failed" then
 end
 local suspended = cond("RayClusterSuspended")
 if obj.status.state == "suspended" or (suspended ~= nil and suspended.status == "True") then
+  if queue ~= nil then return queued() end
   hs.status = "Suspended"
   hs.message = "suspended"
   return hs

@@ -2,7 +2,19 @@
 -- A RayJob is one training run: Healthy once it succeeded, Degraded when it
 -- failed, Progressing while KubeRay creates the cluster or the job runs.
 hs = {}
+-- A run Kueue admits carries its LocalQueue's label; while suspended it is
+-- waiting for quota (Kueue owns spec.suspend), which is the message to show.
+local queue = nil
+if obj.metadata ~= nil and obj.metadata.labels ~= nil then
+  queue = obj.metadata.labels["kueue.x-k8s.io/queue-name"]
+end
+local function queued()
+  hs.status = "Suspended"
+  hs.message = "queued by Kueue in LocalQueue " .. queue .. ": waiting for quota (Kueue unsuspends it when admitted; never edit spec.suspend)"
+  return hs
+end
 if obj.status == nil or obj.status.jobDeploymentStatus == nil or obj.status.jobDeploymentStatus == "" then
+  if queue ~= nil and obj.spec ~= nil and obj.spec.suspend == true then return queued() end
   hs.status = "Progressing"
   hs.message = "waiting for KubeRay to pick up the RayJob"
   return hs
@@ -29,6 +41,7 @@ if st == "Complete" then
 elseif st == "Failed" or st == "ValidationFailed" then
   hs.status = "Degraded"
 elseif st == "Suspended" then
+  if queue ~= nil then return queued() end
   hs.status = "Suspended"
 else
   -- Initializing, Running, Waiting, Retrying, Suspending

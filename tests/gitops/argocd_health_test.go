@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
 )
 
@@ -97,4 +98,40 @@ func TestRayClusterHealth(t *testing.T) {
 	refused.Message = "quota exceeded"
 	_, msg = argohealth.Check(t, script, rayCluster("", refused))
 	assert.Equal(t, "FailedCreateWorkerPod: quota exceeded", msg)
+}
+
+// A run Kueue admits and has not admitted yet (suspended, with its
+// LocalQueue's label) is reported as queued in that LocalQueue, before
+// KubeRay's first status as after it; a suspended run without the label is
+// plainly suspended.
+func TestQueuedByKueue(t *testing.T) {
+	const want = "queued by Kueue in LocalQueue lab-queue: waiting for quota (Kueue unsuspends it when admitted; never edit spec.suspend)"
+	labelled := map[string]string{kueue.QueueLabel: "lab-queue"}
+
+	job := argohealth.Script(t, "rayjob-health.lua")
+	fresh := rayJob("", "", "")
+	fresh.Labels, fresh.Spec.Suspend = labelled, true
+	suspended := rayJob(rayv1.JobDeploymentStatusSuspended, rayv1.JobStatusNew, "")
+	suspended.Labels = labelled
+	for _, j := range []*rayv1.RayJob{fresh, suspended} {
+		st, msg := argohealth.Check(t, job, j)
+		assert.Equal(t, "Suspended", st, "%+v", j.Status)
+		assert.Equal(t, want, msg)
+	}
+	st, msg := argohealth.Check(t, job, rayJob(rayv1.JobDeploymentStatusSuspended, rayv1.JobStatusNew, ""))
+	assert.Equal(t, "Suspended", st)
+	assert.NotContains(t, msg, "Kueue")
+
+	cluster := argohealth.Script(t, "raycluster-health.lua")
+	c := rayCluster(rayv1.Suspended, cond(rayv1.RayClusterSuspended, metav1.ConditionTrue, "RayClusterSuspended"))
+	c.Labels = labelled
+	st, msg = argohealth.Check(t, cluster, c)
+	assert.Equal(t, "Suspended", st)
+	assert.Equal(t, want, msg)
+	freshCluster := map[string]any{"apiVersion": "ray.io/v1", "kind": "RayCluster",
+		"metadata": map[string]any{"name": "c", "labels": map[string]any{kueue.QueueLabel: "lab-queue"}},
+		"spec":     map[string]any{"suspend": true}}
+	st, msg = argohealth.Check(t, cluster, freshCluster)
+	assert.Equal(t, "Suspended", st)
+	assert.Equal(t, want, msg)
 }

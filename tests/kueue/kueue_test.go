@@ -34,6 +34,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
@@ -217,6 +218,11 @@ func TestOverQuotaStaysQueued(t *testing.T) {
 	assert.Contains(t, st.Summary, "queue lab-queue")
 	assert.Contains(t, st.Summary, message)
 	assert.Contains(t, st.Text(), "Workload queued")
+
+	// Argo CD's health check, on the RayJob as Kueue and KubeRay left it.
+	health, msg := argohealth.Check(t, argohealth.Script(t, "rayjob-health.lua"), job)
+	assert.Equal(t, "Suspended", health)
+	assert.Contains(t, msg, "queued by Kueue in LocalQueue lab-queue")
 }
 
 // Kueue's webhook refuses what check refuses for a Kueue run: a job that
