@@ -66,6 +66,12 @@ func Managers(fields []metav1.ManagedFieldsEntry) []string {
 	return slices.Compact(out)
 }
 
+// Controllers are the managers of fields other than Argo CD (Manager),
+// sorted: what a controller wrote into what Git holds.
+func Controllers(fields []metav1.ManagedFieldsEntry) []string {
+	return slices.DeleteFunc(Managers(fields), func(m string) bool { return m == Manager })
+}
+
 // leaves flattens a fieldsV1 tree ({"f:spec": {"f:suspend": {}}}) into
 // dotted leaf paths ("spec.suspend"); "." marks the set itself and is
 // dropped, list keys ("k:{...}", "v:...") stay as written.

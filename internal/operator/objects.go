@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -88,6 +89,21 @@ func (e *Env) ApplyAs(ctx context.Context, ns, manager string, objs []*unstructu
 		}
 	}
 	return nil
+}
+
+// PodUIDs are the UIDs of the Pods in namespace ns, sorted: what a test
+// compares to tell a Pod recreated from one left alone.
+func (e *Env) PodUIDs(ctx context.Context, ns string) ([]types.UID, error) {
+	var list corev1.PodList
+	if err := e.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("list Pods in %s: %w", ns, err)
+	}
+	out := make([]types.UID, 0, len(list.Items))
+	for _, p := range list.Items {
+		out = append(out, p.UID)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // Events returns the Events of namespace ns, oldest first.

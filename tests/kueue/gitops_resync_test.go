@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +11,7 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argosync"
@@ -46,7 +43,7 @@ func TestArgoCDResyncNeverRestarts(t *testing.T) {
 
 	require.NoError(t, env.ApplyAs(ctx, ns, argosync.Manager, objs))
 	require.NoError(t, operator.Wait(ctx, waitFor, "Kueue to admit and KubeRay to create 3 Pods", func(ctx context.Context) (bool, string, error) {
-		pods, err := podUIDs(ctx, env, ns)
+		pods, err := env.PodUIDs(ctx, ns)
 		j := rayJob(t, env, ns, name)
 		return err == nil && len(pods) == 3 && !j.Spec.Suspend, fmt.Sprintf("suspend=%v, %d Pods", j.Spec.Suspend, len(pods)), err
 	}), "Kueue's log:\n%s", fixtures.Tail(k.Log(), 6000))
@@ -63,7 +60,7 @@ func TestArgoCDResyncNeverRestarts(t *testing.T) {
 	for m, paths := range owners {
 		t.Logf("RayJob fields of %s: %v", m, paths)
 	}
-	others := slices.DeleteFunc(argosync.Managers(before.ManagedFields), func(m string) bool { return m == argosync.Manager })
+	others := argosync.Controllers(before.ManagedFields)
 	assert.Equal(t, argosync.ControllerManagers, others, "the managers writing into an admitted, running RayJob besides Argo CD")
 	var rc rayv1.RayCluster
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: before.Status.RayClusterName}, &rc))
@@ -72,7 +69,7 @@ func TestArgoCDResyncNeverRestarts(t *testing.T) {
 	for m, paths := range rcOwners {
 		t.Logf("RayCluster (KubeRay's) fields of %s: %d, e.g. %v", m, len(paths), paths[:min(len(paths), 8)])
 	}
-	pods, err := podUIDs(ctx, env, ns)
+	pods, err := env.PodUIDs(ctx, ns)
 	require.NoError(t, err)
 
 	assert.Contains(t, owners["kueue"], "spec.rayClusterSpec.workerGroupSpecs", "Kueue's admission owns the atomic worker group list")
@@ -97,7 +94,7 @@ func TestArgoCDResyncNeverRestarts(t *testing.T) {
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: rc.Name}, &again), "the RayCluster is gone after the re-sync")
 	assert.Equal(t, rc.UID, again.UID, "the RayCluster was recreated")
 	assert.Equal(t, rc.Generation, again.Generation, "the RayCluster's spec changed")
-	podsAfter, err := podUIDs(ctx, env, ns)
+	podsAfter, err := env.PodUIDs(ctx, ns)
 	require.NoError(t, err)
 	assert.Equal(t, pods, podsAfter, "Pods were recreated")
 	assert.Len(t, env.Dashboard.Submissions(ns), 1, "the job was submitted again")
@@ -117,18 +114,4 @@ func withoutKueueWorkerMarks(spec rayv1.RayJobSpec) rayv1.RayJobSpec {
 		}
 	}
 	return out
-}
-
-// podUIDs are the UIDs of the Pods in ns, sorted.
-func podUIDs(ctx context.Context, env *operator.Env, ns string) ([]types.UID, error) {
-	var list corev1.PodList
-	if err := env.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
-		return nil, err
-	}
-	var out []types.UID
-	for _, p := range list.Items {
-		out = append(out, p.UID)
-	}
-	slices.Sort(out)
-	return out, nil
 }

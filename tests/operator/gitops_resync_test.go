@@ -2,16 +2,13 @@ package operator_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
@@ -48,11 +45,12 @@ func TestArgoCDResyncNeverRestarts(t *testing.T) {
 			before := map[string]*unstructured.Unstructured{}
 			var rc rayv1.RayCluster
 			require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cluster}, &rc))
-			pods := podUIDs(t, env, ns)
+			pods, err := env.PodUIDs(ctx, ns)
+			require.NoError(t, err)
 			for _, o := range objs {
 				live := live(t, env, ns, o)
 				before[o.GetKind()+"/"+o.GetName()] = live
-				others := slices.DeleteFunc(argosync.Managers(live.GetManagedFields()), func(m string) bool { return m == argosync.Manager })
+				others := argosync.Controllers(live.GetManagedFields())
 				owners, err := argosync.Owners(live.GetManagedFields())
 				require.NoError(t, err)
 				for _, m := range others {
@@ -79,7 +77,9 @@ func TestArgoCDResyncNeverRestarts(t *testing.T) {
 			require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cluster}, &again), "the RayCluster is gone after the re-sync")
 			assert.Equal(t, rc.UID, again.UID, "the RayCluster was recreated")
 			assert.Equal(t, rc.Generation, again.Generation, "the RayCluster's spec changed")
-			assert.Equal(t, pods, podUIDs(t, env, ns), "Pods were recreated")
+			podsAfter, err := env.PodUIDs(ctx, ns)
+			require.NoError(t, err)
+			assert.Equal(t, pods, podsAfter, "Pods were recreated")
 			n := 0
 			for _, s := range env.Dashboard.Submissions(ns) {
 				if s.RayJob == job {
@@ -147,17 +147,4 @@ func withoutEmptyScaleStrategy(u *unstructured.Unstructured) (*unstructured.Unst
 		_ = unstructured.SetNestedSlice(out.Object, groups, "spec", "rayClusterSpec", "workerGroupSpecs")
 	}
 	return out, stripped
-}
-
-// podUIDs are the UIDs of the Pods in ns, sorted.
-func podUIDs(t *testing.T, env *operator.Env, ns string) []types.UID {
-	t.Helper()
-	var list corev1.PodList
-	require.NoError(t, env.Client.List(context.Background(), &list, client.InNamespace(ns)))
-	var out []types.UID
-	for _, p := range list.Items {
-		out = append(out, p.UID)
-	}
-	slices.Sort(out)
-	return out
 }
