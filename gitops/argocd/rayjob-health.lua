@@ -13,13 +13,18 @@ local function queued()
   hs.message = "queued by Kueue in LocalQueue " .. queue .. ": waiting for quota (Kueue unsuspends it when admitted; never edit spec.suspend)"
   return hs
 end
-if obj.status == nil or obj.status.jobDeploymentStatus == nil or obj.status.jobDeploymentStatus == "" then
-  if queue ~= nil and obj.spec ~= nil and obj.spec.suspend == true then return queued() end
+local st = ""
+if obj.status ~= nil and obj.status.jobDeploymentStatus ~= nil then st = obj.status.jobDeploymentStatus end
+-- KubeRay walks a RayJob created suspended through New, Initializing and
+-- Suspending to Suspended; with Kueue's label every one of those is
+-- "queued" (Kueue owns spec.suspend), only the end states are not.
+local ended = st == "Complete" or st == "Failed" or st == "ValidationFailed"
+if queue ~= nil and obj.spec ~= nil and obj.spec.suspend == true and not ended then return queued() end
+if st == "" then
   hs.status = "Progressing"
   hs.message = "waiting for KubeRay to pick up the RayJob"
   return hs
 end
-local st = obj.status.jobDeploymentStatus
 local job = obj.status.jobStatus or ""
 local msg = st
 if job ~= "" then msg = msg .. ", job " .. job end

@@ -111,9 +111,14 @@ func TestQueuedByKueue(t *testing.T) {
 	job := argohealth.Script(t, "rayjob-health.lua")
 	fresh := rayJob("", "", "")
 	fresh.Labels, fresh.Spec.Suspend = labelled, true
-	suspended := rayJob(rayv1.JobDeploymentStatusSuspended, rayv1.JobStatusNew, "")
-	suspended.Labels = labelled
-	for _, j := range []*rayv1.RayJob{fresh, suspended} {
+	jobs := []*rayv1.RayJob{fresh}
+	// KubeRay's way from New to Suspended for a RayJob created suspended.
+	for _, s := range []rayv1.JobDeploymentStatus{rayv1.JobDeploymentStatusNew, rayv1.JobDeploymentStatusInitializing, rayv1.JobDeploymentStatusSuspending, rayv1.JobDeploymentStatusSuspended} {
+		j := rayJob(s, rayv1.JobStatusNew, "")
+		j.Labels, j.Spec.Suspend = labelled, true
+		jobs = append(jobs, j)
+	}
+	for _, j := range jobs {
 		st, msg := argohealth.Check(t, job, j)
 		assert.Equal(t, "Suspended", st, "%+v", j.Status)
 		assert.Equal(t, want, msg)
