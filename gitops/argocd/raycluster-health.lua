@@ -21,6 +21,20 @@ local function queued()
   hs.message = "queued by Kueue in LocalQueue " .. queue .. ": waiting for quota (Kueue unsuspends it when admitted; never edit spec.suspend)"
   return hs
 end
+local stopped = obj.metadata ~= nil and obj.metadata.annotations ~= nil and obj.metadata.annotations["nemo-rl.nvidia.com/state"] == "stopped"
+if stopped then
+  -- Git declares the run stopped (nrl-k8s state: stopped): rendered
+  -- suspended, KubeRay deletes its Pods.
+  local suspending = cond("RayClusterSuspending")
+  if suspending ~= nil and suspending.status == "True" then
+    hs.status = "Progressing"
+    hs.message = "stopping (state: stopped in Git): KubeRay is deleting the cluster's Pods"
+    return hs
+  end
+  hs.status = "Suspended"
+  hs.message = "stopped (state: stopped in Git): no Pods run; set state: run to start it again"
+  return hs
+end
 if obj.status == nil then
   if queue ~= nil and obj.spec ~= nil and obj.spec.suspend == true then return queued() end
   hs.status = "Progressing"

@@ -1,6 +1,7 @@
 -- Argo CD health check for ray.io/v1 RayJob (KubeRay v1.5.0 status).
 -- A RayJob is one training run: Healthy once it succeeded, Degraded when it
--- failed, Progressing while KubeRay creates the cluster or the job runs.
+-- failed, Progressing while KubeRay creates the cluster or the job runs,
+-- Suspended while Kueue holds it or Git declares it stopped.
 hs = {}
 -- A run Kueue admits carries its LocalQueue's label; while suspended it is
 -- waiting for quota (Kueue owns spec.suspend), which is the message to show.
@@ -19,6 +20,19 @@ if obj.status ~= nil and obj.status.jobDeploymentStatus ~= nil then st = obj.sta
 -- Suspending to Suspended; with Kueue's label every one of those is
 -- "queued" (Kueue owns spec.suspend), only the end states are not.
 local ended = st == "Complete" or st == "Failed" or st == "ValidationFailed"
+-- A run Git declares stopped (nrl-k8s state: stopped) is rendered suspended:
+-- KubeRay deletes its cluster and keeps the RayJob as the run's record.
+local stopped = obj.metadata ~= nil and obj.metadata.annotations ~= nil and obj.metadata.annotations["nemo-rl.nvidia.com/state"] == "stopped"
+if stopped and not ended then
+  if st == "Suspending" then
+    hs.status = "Progressing"
+    hs.message = "stopping (state: stopped in Git): KubeRay is deleting the run's cluster"
+  else
+    hs.status = "Suspended"
+    hs.message = "stopped (state: stopped in Git): no cluster runs; set state: run to start it again (it resumes from its checkpoints, if the recipe does)"
+  end
+  return hs
+end
 if queue ~= nil and obj.spec ~= nil and obj.spec.suspend == true and not ended then return queued() end
 if st == "" then
   hs.status = "Progressing"

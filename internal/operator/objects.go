@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,6 +92,63 @@ func (e *Env) ApplyAs(ctx context.Context, ns, manager string, objs []*unstructu
 	return nil
 }
 
+// Sync is an Argo CD sync with pruning, as the shipped Application makes
+// it (gitops/argocd/application.yaml: ServerSideApply, prune): next, the
+// run as Git now holds it, is applied as manager (conflicts forced), and
+// every object of prev, what the Application synced before, that next no
+// longer holds is deleted (background propagation, as Argo CD prunes).
+// Objects already gone are not an error.
+func (e *Env) Sync(ctx context.Context, ns, manager string, prev, next []*unstructured.Unstructured) error {
+	if err := e.ApplyAs(ctx, ns, manager, next); err != nil {
+		return err
+	}
+	held := map[string]bool{}
+	for _, o := range next {
+		held[o.GroupVersionKind().GroupKind().String()+"/"+o.GetName()] = true
+	}
+	for _, o := range prev {
+		if held[o.GroupVersionKind().GroupKind().String()+"/"+o.GetName()] {
+			continue
+		}
+		u := o.DeepCopy()
+		if namespaced, err := e.Client.IsObjectNamespaced(u); err == nil && namespaced {
+			u.SetNamespace(ns)
+		}
+		if err := e.Client.Delete(ctx, u, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("prune %s %s/%s: %w", u.GetKind(), ns, u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// CollectOrphans deletes the Pods in ns whose owning RayCluster is gone:
+// what kube-controller-manager's garbage collector, which this tier does not
+// run, does once KubeRay deletes a cluster (a suspended or finished RayJob's).
+func (e *Env) CollectOrphans(ctx context.Context, ns string) error {
+	var list corev1.PodList
+	if err := e.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("list Pods in %s: %w", ns, err)
+	}
+	for i := range list.Items {
+		p := &list.Items[i]
+		for _, ref := range p.OwnerReferences {
+			if ref.Kind != "RayCluster" {
+				continue
+			}
+			var rc rayv1.RayCluster
+			err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, &rc)
+			if apierrors.IsNotFound(err) || (err == nil && rc.UID != ref.UID) {
+				if err := e.Client.Delete(ctx, p, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+					return fmt.Errorf("collect Pod %s/%s: %w", ns, p.Name, err)
+				}
+			} else if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // PodUIDs are the UIDs of the Pods in namespace ns, sorted: what a test
 // compares to tell a Pod recreated from one left alone.
 func (e *Env) PodUIDs(ctx context.Context, ns string) ([]types.UID, error) {
@@ -125,7 +183,10 @@ func (e *Env) Events(ctx context.Context, ns string) ([]corev1.Event, error) {
 func Refusals(events []corev1.Event) []corev1.Event {
 	var out []corev1.Event
 	for _, ev := range events {
-		if strings.HasPrefix(ev.Reason, "FailedToCreate") {
+		// "already exists" is KubeRay racing its own informer cache (a
+		// second create of an object it just made), which it retries: not
+		// a refusal.
+		if strings.HasPrefix(ev.Reason, "FailedToCreate") && !strings.HasSuffix(ev.Message, "already exists") {
 			out = append(out, ev)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
 )
 
@@ -139,4 +141,50 @@ func TestQueuedByKueue(t *testing.T) {
 	st, msg = argohealth.Check(t, cluster, freshCluster)
 	assert.Equal(t, "Suspended", st)
 	assert.Equal(t, want, msg)
+}
+
+// A run Git declares stopped (manifest.Stop annotates its objects) is
+// Suspended once KubeRay has deleted its cluster or Pods, Progressing while
+// it deletes them, and never "waiting for quota": also a RayJob re-created
+// suspended by a sync (no status yet). A stopped run that had ended keeps
+// its end state.
+func TestStoppedRun(t *testing.T) {
+	stopped := map[string]string{manifest.StateAnnotation: string(runparams.Stopped)}
+	job := argohealth.Script(t, "rayjob-health.lua")
+	for _, tc := range []struct {
+		st        rayv1.JobDeploymentStatus
+		jobStatus rayv1.JobStatus
+		want      string
+		msg       string
+	}{
+		{"", "", "Suspended", "stopped (state: stopped in Git): no cluster runs"},
+		{rayv1.JobDeploymentStatusInitializing, rayv1.JobStatusNew, "Suspended", "stopped (state: stopped in Git)"},
+		{rayv1.JobDeploymentStatusSuspending, rayv1.JobStatusRunning, "Progressing", "stopping (state: stopped in Git): KubeRay is deleting the run's cluster"},
+		{rayv1.JobDeploymentStatusSuspended, rayv1.JobStatusNew, "Suspended", "stopped (state: stopped in Git)"},
+		{rayv1.JobDeploymentStatusComplete, rayv1.JobStatusSucceeded, "Healthy", "Complete, job SUCCEEDED"},
+		{rayv1.JobDeploymentStatusFailed, rayv1.JobStatusFailed, "Degraded", "Failed"},
+	} {
+		j := rayJob(tc.st, tc.jobStatus, "")
+		j.Annotations, j.Spec.Suspend = stopped, true
+		j.Labels = map[string]string{kueue.QueueLabel: "lab-queue"} // never "queued" once stopped
+		st, msg := argohealth.Check(t, job, j)
+		assert.Equal(t, tc.want, st, "%s", tc.st)
+		assert.Contains(t, msg, tc.msg, "%s", tc.st)
+	}
+
+	cluster := argohealth.Script(t, "raycluster-health.lua")
+	suspending := rayCluster("", cond(rayv1.RayClusterSuspending, metav1.ConditionTrue, "RayClusterSuspending"))
+	suspended := rayCluster(rayv1.Suspended, cond(rayv1.RayClusterSuspended, metav1.ConditionTrue, "RayClusterSuspended"))
+	fresh := rayCluster("")
+	fresh.Status = rayv1.RayClusterStatus{}
+	for c, want := range map[*rayv1.RayCluster][2]string{
+		suspending: {"Progressing", "stopping (state: stopped in Git): KubeRay is deleting the cluster's Pods"},
+		suspended:  {"Suspended", "stopped (state: stopped in Git): no Pods run"},
+		fresh:      {"Suspended", "stopped (state: stopped in Git): no Pods run"},
+	} {
+		c.Annotations = stopped
+		st, msg := argohealth.Check(t, cluster, c)
+		assert.Equal(t, want[0], st, "%+v", c.Status)
+		assert.Contains(t, msg, want[1])
+	}
 }

@@ -10,14 +10,14 @@ import (
 // bad value is reported where the user wrote it (`--run-id` on the command
 // line, `spec.runId` in a NemoRLRun), not only on the object it ends up in.
 type ParamNames struct {
-	Namespace, RunID, Name, User string
+	Namespace, RunID, Name, User, State string
 }
 
 var (
 	// CLIParams: nrl-k8s render, check, values.
-	CLIParams = ParamNames{Namespace: "--namespace", RunID: "--run-id", Name: "--name", User: "--user"}
+	CLIParams = ParamNames{Namespace: "--namespace", RunID: "--run-id", Name: "--name", User: "--user", State: "--state"}
 	// RunSpecParams: a NemoRLRun (KRM function, render-all).
-	RunSpecParams = ParamNames{Namespace: "spec.namespace", RunID: "spec.runId", Name: "spec.name", User: "spec.user"}
+	RunSpecParams = ParamNames{Namespace: "spec.namespace", RunID: "spec.runId", Name: "spec.name", User: "spec.user", State: "spec.state"}
 )
 
 // validateParams checks the run parameters against the Kubernetes rules of
@@ -53,6 +53,9 @@ func validateParams(req Request, ds *diag.List) {
 		for _, e := range validation.IsDNS1035Label(req.Name) {
 			ds.Errorf("", names.Name, "found %q; expected a RayJob name (DNS-1035 label): %s", req.Name, e)
 		}
+	}
+	if !req.State.Valid() {
+		ds.Errorf("", names.State, "found %q; expected run or stopped (docs/gitops.md, \"A run's life in Git\")", req.State)
 	}
 	if req.NoDeployments && req.OnlyDeployments {
 		ds.Errorf("", "--only-deployments", "renders only the profile's deployments, and --no-deployments leaves them out; expected one of them (the shared services: --only-deployments; a run that reaches them: --no-deployments)")

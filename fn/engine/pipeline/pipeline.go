@@ -137,6 +137,11 @@ func Render(l *recipe.Loader, req Request) *Result {
 		res.Diags.Errorf(prof.File, "kuberay", "the profile renders no object in %s mode; expected a Ray cluster (kuberay.training) or deployments", req.Mode)
 		return res
 	}
+	if req.State == runparams.Stopped {
+		var notes []string
+		objs, notes = manifest.Stop(objs)
+		res.Diags.Infof("", stateField(req), "stopped: the run is rendered so that nothing starts it, and a sync that re-applies or re-creates it never does: %s", strings.Join(notes, "; "))
+	}
 	docs, err := emit.Convert(objs)
 	if err != nil {
 		res.Diags.Errorf(prof.File, "", "%v", err)
@@ -147,6 +152,14 @@ func Render(l *recipe.Loader, req Request) *Result {
 	}
 	res.Docs = docs
 	return res
+}
+
+// stateField is how the request's entry point spells the run's state.
+func stateField(req Request) string {
+	if req.ParamNames.State != "" {
+		return req.ParamNames.State
+	}
+	return CLIParams.State
 }
 
 // requestDiags judges the request before any file is read: the overrides

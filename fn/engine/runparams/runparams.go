@@ -67,6 +67,26 @@ var Modes = []Mode{RayJob, RayCluster, Dev}
 // Valid says m is one of Modes.
 func (m Mode) Valid() bool { return slices.Contains(Modes, m) }
 
+// State is a run's declared life (docs/gitops.md, "A run's life in Git"):
+// what Git says the run should be doing, so that a GitOps sync, which
+// re-applies Git forever, can stop a run and never start it again.
+type State string
+
+const (
+	// Running: the run is rendered to run (the default, "" too).
+	Running State = "run"
+	// Stopped: the run is rendered in the form no controller starts
+	// (manifest.Stop): KubeRay suspends and deletes its cluster, and a
+	// re-created object never runs.
+	Stopped State = "stopped"
+)
+
+// States lists the valid states.
+var States = []State{Running, Stopped}
+
+// Valid says s is one of States, or "" (running).
+func (s State) Valid() bool { return s == "" || slices.Contains(States, s) }
+
 // Run are the run's own parameters, the ones the profile does not say, as
 // the user gives them (CLI flags, a NemoRLRun, the chart's values). They
 // are declared here once and travel unchanged from the request
@@ -101,6 +121,8 @@ type Run struct {
 	// go onto them (they belong to this apply alone) and Image, when set,
 	// replaces the image of every container of their pods.
 	OnlyDeployments bool
+	// State is the run's declared life; "" is Running.
+	State State
 }
 
 // KeyValues parses a repeated KEY=VALUE flag (--label, --annotation) into

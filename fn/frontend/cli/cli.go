@@ -157,6 +157,7 @@ type runFlags struct {
 	labels     []string
 	annos      []string
 	noDeploy   bool
+	state      string
 	onlyDeploy bool
 	recipeRoot string
 	root       string
@@ -172,6 +173,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.name, "name", "", "run name: names every object the run owns and labels them app.kubernetes.io/instance (default: the profile's names)")
 	c.Flags().StringVar(&f.image, "image", "", "image of every container of the run's pods (default: the profile's)")
 	c.Flags().StringArrayVar(&f.labels, "label", nil, "KEY=VALUE label for every object and pod template of the run (repeatable)")
+	c.Flags().StringVar(&f.state, "state", "run", "the run's declared life: run, or stopped (rendered so that nothing starts it: docs/gitops.md, \"A run's life in Git\")")
 	c.Flags().BoolVar(&f.noDeploy, "no-deployments", false, "leave out the profile's deployments and their Services (the services shared by the user's runs: render them once with --only-deployments)")
 	c.Flags().BoolVar(&f.onlyDeploy, "only-deployments", false, "render only the profile's deployments and their Services, the services the user's runs share, to apply once per user and namespace (the chart's mode=services); --label, --annotation and --image apply to them")
 	c.Flags().StringArrayVar(&f.annos, "annotation", nil, "KEY=VALUE annotation for every object and pod template of the run (repeatable)")
@@ -225,6 +227,7 @@ func (f *runFlags) request(args []string) (pipeline.Request, error) {
 			Image:           f.image,
 			NoDeployments:   f.noDeploy,
 			OnlyDeployments: f.onlyDeploy,
+			State:           runparams.State(f.state),
 		},
 	}, nil
 }

@@ -61,6 +61,7 @@ func Of(r *runspec.NemoRLRun, base string) pipeline.Request {
 			// The shared services: one run of a repository owns them.
 			NoDeployments:   r.Spec.NoDeployments,
 			OnlyDeployments: r.Spec.OnlyDeployments,
+			State:           runparams.State(r.Spec.State),
 		},
 	}
 }

@@ -73,6 +73,9 @@ type Spec struct {
 	// run of a repository owns them and a kustomization lists each once.
 	NoDeployments   bool `json:"noDeployments,omitempty"`
 	OnlyDeployments bool `json:"onlyDeployments,omitempty"`
+	// State is the run's declared life: run (default) or stopped
+	// (runparams.State; docs/gitops.md, "A run's life in Git").
+	State string `json:"state,omitempty"`
 }
 
 // Parse reads a NemoRLRun strictly: a key given twice and an unknown key
@@ -193,6 +196,9 @@ func (r *NemoRLRun) Validate() error {
 	}
 	if !runparams.Mode(r.Mode()).Valid() {
 		return fieldErr("spec.mode", "found %q; expected rayjob, raycluster or dev", r.Spec.Mode)
+	}
+	if !runparams.State(r.Spec.State).Valid() {
+		return fieldErr("spec.state", "found %q; expected run or stopped", r.Spec.State)
 	}
 	if r.Spec.NoDeployments && r.Spec.OnlyDeployments {
 		return fieldErr("spec.onlyDeployments", "is true with spec.noDeployments; expected one of them: only the shared deployments, or the run without them")
