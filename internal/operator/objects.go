@@ -7,11 +7,12 @@ import (
 	"strings"
 	"time"
 
-	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -121,32 +122,60 @@ func (e *Env) Sync(ctx context.Context, ns, manager string, prev, next []*unstru
 	return nil
 }
 
-// CollectOrphans deletes the Pods in ns whose owning RayCluster is gone:
-// what kube-controller-manager's garbage collector, which this tier does not
-// run, does once KubeRay deletes a cluster (a suspended or finished RayJob's).
+// CollectOrphans deletes the objects in ns whose owning RayCluster or
+// RayJob is gone: Pods (of a cluster KubeRay deleted, a suspended or
+// finished RayJob's) and Kueue's Workloads (of a deleted RayJob), what
+// kube-controller-manager's garbage collector, which this tier does not
+// run, does. A kind the server does not serve (Kueue not installed) is
+// skipped.
 func (e *Env) CollectOrphans(ctx context.Context, ns string) error {
-	var list corev1.PodList
-	if err := e.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
-		return fmt.Errorf("list Pods in %s: %w", ns, err)
-	}
-	for i := range list.Items {
-		p := &list.Items[i]
-		for _, ref := range p.OwnerReferences {
-			if ref.Kind != "RayCluster" {
+	for _, gvk := range []schema.GroupVersionKind{
+		{Version: "v1", Kind: "PodList"},
+		{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "WorkloadList"},
+	} {
+		var list unstructured.UnstructuredList
+		list.SetGroupVersionKind(gvk)
+		if err := e.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			if meta.IsNoMatchError(err) {
 				continue
 			}
-			var rc rayv1.RayCluster
-			err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, &rc)
-			if apierrors.IsNotFound(err) || (err == nil && rc.UID != ref.UID) {
-				if err := e.Client.Delete(ctx, p, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
-					return fmt.Errorf("collect Pod %s/%s: %w", ns, p.Name, err)
-				}
-			} else if err != nil {
+			return fmt.Errorf("list %s in %s: %w", gvk.Kind, ns, err)
+		}
+		for i := range list.Items {
+			gone, err := e.ownerGone(ctx, ns, list.Items[i].GetOwnerReferences())
+			if err != nil {
 				return err
+			}
+			if !gone {
+				continue
+			}
+			if err := e.Client.Delete(ctx, &list.Items[i], client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("collect %s %s/%s: %w", list.Items[i].GetKind(), ns, list.Items[i].GetName(), err)
 			}
 		}
 	}
 	return nil
+}
+
+// ownerGone says a RayCluster or RayJob among refs no longer exists (or is
+// another object of the same name).
+func (e *Env) ownerGone(ctx context.Context, ns string, refs []metav1.OwnerReference) (bool, error) {
+	for _, ref := range refs {
+		if ref.Kind != "RayCluster" && ref.Kind != "RayJob" {
+			continue
+		}
+		owner := &unstructured.Unstructured{}
+		owner.SetAPIVersion(ref.APIVersion)
+		owner.SetKind(ref.Kind)
+		err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, owner)
+		if apierrors.IsNotFound(err) || (err == nil && owner.GetUID() != ref.UID) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 // PodUIDs are the UIDs of the Pods in namespace ns, sorted: what a test
