@@ -274,3 +274,6 @@ func clean(t *testing.T, r result) {
 		require.NotContains(t, r.stderr, s, "stderr leaks a secret")
 	}
 }
+
+// stoppedRun is a run file's spec line declaring the run stopped.
+const stoppedRun = "  state: stopped\n"

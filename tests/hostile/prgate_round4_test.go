@@ -147,8 +147,11 @@ func TestGateAndDiffNameWhoWaits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
+			// Stopped on both sides: a started run's edit is refused as
+			// never applied (TestGateRefusesEditsOfStartedRuns).
+			w.file("runs/good/run.yaml", runYAML("good", stoppedRun))
 			w.openPR(t, "base")
-			w.file("runs/good/run.yaml", strings.Replace(runYAML("good", ""), "  name: good\n", "  name: good\n"+tc.run, 1))
+			w.file("runs/good/run.yaml", strings.Replace(runYAML("good", stoppedRun), "  name: good\n", "  name: good\n"+tc.run, 1))
 			r := w.run("render-all", ".")
 			require.Equal(t, 0, r.code, r.stderr)
 			w.git("add", "-A")
@@ -168,4 +171,57 @@ func TestGateAndDiffNameWhoWaits(t *testing.T) {
 			require.Contains(t, r.stdout, "Queue, priority or topology change in 1 run (who waits, who is preempted): `good`.")
 		})
 	}
+}
+
+// A run the base branch runs has started: an edit of what KubeRay reads
+// once (the RayJob's cluster spec, its entrypoint) would merge and never
+// reach it, so render-all --check refuses it, naming the fields and the
+// ways that take effect, and diff names it. Stopping the run in the same
+// change passes (the edit takes effect when it starts again), and so does
+// starting it again, edited, in the next.
+func TestGateRefusesEditsOfStartedRuns(t *testing.T) {
+	w := newWorld(t)
+	w.openPR(t, "base")
+	edited := runYAML("good", "  overrides: [+policy.max_total_sequence_length=512]\n")
+	w.file("runs/good/run.yaml", edited)
+	require.Equal(t, 0, w.run("render-all", ".").code)
+	w.git("add", "-A")
+	w.git("commit", "-qm", "edit a started run")
+	r := w.run("render-all", ".", "--check", "--base-ref", "main")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "good: refused: the run has started (the base branch runs it) and this change edits what KubeRay or Kueue never apply to a running run: RayJob/default/good: spec.entrypoint")
+	require.Contains(t, r.stderr, "stop it (spec.state: stopped)")
+	require.Contains(t, w.diffWithBase(), "started run")
+
+	// Stopped in the same change: passes, and the review says it stops.
+	w.file("runs/good/run.yaml", runYAML("good", stoppedRun+"  overrides: [+policy.max_total_sequence_length=512]\n"))
+	require.Equal(t, 0, w.run("render-all", ".").code)
+	w.git("add", "-A")
+	w.git("commit", "-qm", "stop it")
+	r = w.run("render-all", ".", "--check", "--base-ref", "main")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, w.diffWithBase(), "stopped by this change")
+
+	// Merged; the next change starts it again, edited.
+	w.git("checkout", "-q", "main")
+	w.git("merge", "-q", "pr")
+	w.git("checkout", "-q", "pr")
+	w.file("runs/good/run.yaml", runYAML("good", "  overrides: [+policy.max_total_sequence_length=1024]\n"))
+	require.Equal(t, 0, w.run("render-all", ".").code)
+	w.git("add", "-A")
+	w.git("commit", "-qm", "start it again")
+	r = w.run("render-all", ".", "--check", "--base-ref", "main")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, w.diffWithBase(), "started again by this change")
+}
+
+// diffWithBase is diff's text summary of the run good, main's committed
+// manifest against the checkout's.
+func (w *world) diffWithBase() string {
+	w.t.Helper()
+	w.write(filepath.Join(w.repo, "old", "good.yaml"), string(w.committed("main", "manifests/good.yaml")))
+	defer func() { require.NoError(w.t, os.RemoveAll(filepath.Join(w.repo, "old"))) }()
+	r := w.run("diff", "old/good.yaml", "manifests/good.yaml")
+	require.Equal(w.t, 0, r.code, r.stderr)
+	return r.stdout
 }

@@ -119,6 +119,10 @@ var privilegeChanges = []privilegeChange{
 // branch's allow-list lets it pass.
 func judgePrivilegeChange(t *testing.T, tc privilegeChange) {
 	w := newWorld(t)
+	// The run is stopped on both sides, so its edit takes effect when it
+	// starts again and is judged on its privileges alone (a started run's
+	// edit is refused as never applied: TestGateRefusesEditsOfStartedRuns).
+	w.file("runs/good/run.yaml", runYAML("good", stoppedRun))
 	if tc.base != nil {
 		w.file("configs/p.infra.yaml", tc.base(profileYAML))
 	}
@@ -129,7 +133,7 @@ func judgePrivilegeChange(t *testing.T, tc privilegeChange) {
 		w.file("configs/p.infra.yaml", tc.profile(string(base)))
 	}
 	if tc.run != "" {
-		w.file("runs/good/run.yaml", runYAML("good", tc.run))
+		w.file("runs/good/run.yaml", runYAML("good", stoppedRun+tc.run))
 	}
 	// The pull request regenerates its manifests and allows itself.
 	r := w.run("render-all", ".")

@@ -62,6 +62,12 @@ type RunDiff struct {
 	// Entrypoints are the line diffs of RayJobs present on both sides whose
 	// entrypoint changed (a new job's entrypoint is in its object).
 	Entrypoints []EntrypointDiff
+	// Lifecycle says how the run's declared state changes (stopped or
+	// started again by this change); "" when it does not (lifecycle.go).
+	Lifecycle string
+	// StartedEdits are edits of a started run KubeRay or Kueue never apply
+	// to it ("RayJob/x: spec.entrypoint"); the gate refuses them.
+	StartedEdits []string
 	// WarningsAdded are warnings the new side has and the old one had not;
 	// WarningsResolved the reverse (known only for rendered runs).
 	WarningsAdded, WarningsResolved []string
@@ -137,6 +143,9 @@ func Diff(old, cur Render) *Summary {
 			}
 		}
 		d.WarningsAdded, d.WarningsResolved = minus(c.Warnings, o.Warnings), minus(o.Warnings, c.Warnings)
+		if d.Status == Changed {
+			d.Lifecycle, d.StartedEdits = lifecycle(o, c), startedEdits(o, c)
+		}
 		s.Runs = append(s.Runs, d)
 	}
 	return s

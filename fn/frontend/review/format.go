@@ -36,6 +36,10 @@ func (s *Summary) Text() string {
 			row("autoscaling", "up to "+arrowText(ceilingText(d.BeforeCeiling), ceilingText(d.AfterCeiling)))
 		}
 		rows("admission", d.Admission)
+		if d.Lifecycle != "" {
+			row("lifecycle", d.Lifecycle)
+		}
+		rows("started run", d.StartedEdits)
 		rows("image", imageLines(d))
 		var objs []string
 		for _, o := range d.ObjectsAdded {
@@ -255,6 +259,13 @@ func (d RunDiff) markdownBlock() string {
 	for _, a := range d.Admission {
 		ref, state, _ := strings.Cut(a, ": ")
 		row("admission: "+code(ref), "", plain(state))
+	}
+	if d.Lifecycle != "" {
+		row("lifecycle", "", plain(d.Lifecycle))
+	}
+	for _, e := range d.StartedEdits {
+		ref, fields, _ := strings.Cut(e, ": ")
+		row("started run, never applied: "+code(ref), "", plain(fields))
 	}
 	if len(d.ImagesRemoved)+len(d.ImagesAdded) > 0 {
 		row("images", codes(d.ImagesRemoved), codes(d.ImagesAdded))

@@ -93,7 +93,7 @@ func (j judged) diff() (RunDiff, bool) {
 		return RunDiff{}, false
 	}
 	d := s.Runs[0]
-	if d.Status == Changed && len(d.Security)+len(d.KindsAdded)+len(d.KindsRemoved)+len(d.PrivilegesAdded)+len(d.PrivilegesRemoved) == 0 && !d.LevelRose() && !d.NamespaceChanged() {
+	if d.Status == Changed && len(d.Security)+len(d.KindsAdded)+len(d.KindsRemoved)+len(d.PrivilegesAdded)+len(d.PrivilegesRemoved)+len(d.StartedEdits) == 0 && !d.LevelRose() && !d.NamespaceChanged() {
 		return RunDiff{}, false
 	}
 	return d, true
@@ -155,6 +155,9 @@ func refusals(d RunDiff, allow *renderall.Allow) []string {
 	if len(entered) > 0 {
 		out = append(out, fmt.Sprintf("the run's namespaces change from [%s] to [%s]; refused unless the base branch's %s lists [%s] (runs.%s.namespaces, or default.namespaces), a file reviewed like code",
 			strings.Join(d.NamespacesBefore, ", "), strings.Join(d.NamespacesAfter, ", "), file, strings.Join(entered, ", "), n))
+	}
+	if len(d.StartedEdits) > 0 {
+		out = append(out, StartedRunRefusal(d))
 	}
 	var gained []string
 	for _, p := range d.PrivilegesAdded {
