@@ -21,8 +21,9 @@ import (
 // kaiKueueChart is a team chart (chart-new) of two profiles where KAI
 // places and Kueue admits (scheduler: {kind: kai, ..., kueue: {queue,
 // workloadPriorityClass}}): the H200 profile (its KAI queue is
-// scheduler.queue) with scheduler.kueue added, and the gb300-kai-kueue
-// golden's (its KAI queue is written in the training cluster's labels).
+// scheduler.queue) with scheduler.kueue added, without a priority class,
+// and the gb300-kai-kueue golden's (its KAI queue is written in the
+// training cluster's labels; a priority class).
 func kaiKueueChart(t *testing.T) (dir string, idx *chartgen.Index) {
 	t.Helper()
 	atRoot(t)
@@ -30,7 +31,7 @@ func kaiKueueChart(t *testing.T) (dir string, idx *chartgen.Index) {
 	require.NoError(t, err)
 	tmp := t.TempDir()
 	h200 := entry(t, "h200-research-16n8g")
-	prof := fmt.Sprintf("defaults: [%s]\nscheduler:\n  kind: kai\n  queue: research\n  kueue: {queue: team-a, workloadPriorityClass: team-a-normal}\n",
+	prof := fmt.Sprintf("defaults: [%s]\nscheduler:\n  kind: kai\n  queue: research\n  kueue: {queue: team-a}\n",
 		relTo(t, tmp, filepath.Join(root, h200.Profile)))
 	require.NoError(t, os.WriteFile(filepath.Join(tmp, "h200-kk.infra.yaml"), []byte(prof), 0o644))
 	gb300 := filepath.Join(root, "tests/golden/gb300-kai-kueue/kai-kueue.infra.yaml")
@@ -95,13 +96,13 @@ func TestTeamChartKAIAndKueue(t *testing.T) {
 		wants, nots []string
 	}{
 		{"h200 profile's own", h200(runparams.RayJob),
-			[]string{"kai.scheduler/queue: research", "kueue.x-k8s.io/queue-name: team-a", "kueue.x-k8s.io/priority-class: team-a-normal"}, nil},
+			[]string{"kai.scheduler/queue: research", "kueue.x-k8s.io/queue-name: team-a"}, []string{"kueue.x-k8s.io/priority-class"}},
 		{"h200 all three", with(h200(runparams.RayJob), map[string]any{"queue": "team-b", "kueueQueue": "team-b-lq", "workloadPriorityClass": "team-b-high"},
 			"infra.scheduler.queue=team-b", "infra.scheduler.kueue.queue=team-b-lq", "infra.scheduler.kueue.workloadPriorityClass=team-b-high"),
 			[]string{"kai.scheduler/queue: team-b", "kueue.x-k8s.io/queue-name: team-b-lq", "kueue.x-k8s.io/priority-class: team-b-high"},
-			[]string{"kai.scheduler/queue: research", "team-a-normal", "queue-name: team-a"}},
+			[]string{"kai.scheduler/queue: research", "queue-name: team-a"}},
 		{"h200 raycluster LocalQueue", with(withID(h200(runparams.RayCluster)), map[string]any{"kueueQueue": "team-b.lq"}, "infra.scheduler.kueue.queue=team-b.lq"),
-			[]string{"kai.scheduler/queue: research", "kueue.x-k8s.io/queue-name: team-b.lq", "kueue.x-k8s.io/priority-class: team-a-normal"}, []string{"queue-name: team-a"}},
+			[]string{"kai.scheduler/queue: research", "kueue.x-k8s.io/queue-name: team-b.lq"}, []string{"queue-name: team-a", "kueue.x-k8s.io/priority-class"}},
 		{"gb300 LocalQueue and priority", with(gb300(runparams.RayJob), map[string]any{"kueueQueue": "team-c", "workloadPriorityClass": "team-c-low"},
 			"infra.scheduler.kueue.queue=team-c", "infra.scheduler.kueue.workloadPriorityClass=team-c-low"),
 			[]string{"kai.scheduler/queue: rl", "kueue.x-k8s.io/queue-name: team-c", "kueue.x-k8s.io/priority-class: team-c-low"}, []string{"queue-name: team-a", "team-a-high"}},
@@ -143,6 +144,13 @@ func TestTeamChartKAIAndKueue(t *testing.T) {
 			require.Error(t, err, tc.name)
 			assert.Contains(t, err.Error(), tc.want, tc.name)
 		}
+		// Without the schema (a chart copied without it), the template
+		// still refuses a LocalQueue Kueue would refuse.
+		bare := *c
+		bare.Schema = nil
+		_, _, err := helmTemplate(&bare, with(h200(runparams.RayJob), map[string]any{"kueueQueue": `a"b`}).values(t), "team-a")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `team-rl: kueueQueue "a\"b": expected a LocalQueue name (a DNS-1123 subdomain`)
 	})
 
 	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
