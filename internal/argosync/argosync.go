@@ -25,8 +25,10 @@ const Manager = "argocd-controller"
 // operator (user agent "kuberay-operator/<version>": the RayJob's
 // finalizer and status, an empty scaleStrategy in each worker group of a
 // RayJob's rayClusterSpec, a RayCluster's status) and Kueue's manager
-// (user agent "kueue/<version>": its pod-set labels and Workload
-// annotation in a RayJob's pod templates on admission). Both writes into
+// (user agent "kueue/<version>": on admission, its pod-set labels and
+// Workload annotation in the pod templates of the object it admits, a
+// RayJob's rayClusterSpec or, in raycluster mode, a RayCluster's spec,
+// whose spec.suspend: false it then owns too). Both writes into
 // workerGroupSpecs, an atomic list in KubeRay's CRD, make the writer the
 // owner of the whole list. The shipped Application's
 // ignoreDifferences.managedFieldsManagers lists exactly these.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argosync"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
@@ -21,7 +23,13 @@ import (
 )
 
 // Argo CD syncs a Kueue run with ServerSideApply=true (field manager
-// argocd-controller, conflicts forced); Kueue admits it, KubeRay creates
+// argocd-controller, conflicts forced), in rayjob and raycluster mode.
+func TestArgoCDResyncNeverRestarts(t *testing.T) {
+	t.Run("rayjob", resyncRayJob)
+	t.Run("raycluster", resyncRayCluster)
+}
+
+// rayjob mode: Kueue admits the RayJob, KubeRay creates
 // and runs its cluster. The managers besides Argo CD that then own fields
 // of the RayJob are argosync.ControllerManagers (the shipped Application
 // ignores exactly those). A forced re-apply of the same Git state never
@@ -34,12 +42,12 @@ import (
 // takes it back and drops them (a generation bump KubeRay ignores for a
 // running job). That is why the shipped Application ignores Kueue's fields
 // and syncs only out-of-sync objects (docs/gitops.md).
-func TestArgoCDResyncNeverRestarts(t *testing.T) {
+func resyncRayJob(t *testing.T) {
 	env, k := kueue.Shared(t)
 	ctx := context.Background()
 	ns := "kq-argocd"
 	queue(t, env, ns, "lab-argocd", "16")
-	_, objs, name := render(t, "kq-argocd", ns)
+	_, objs, name := render(t, "kq-argocd", ns, runparams.RayJob)
 
 	require.NoError(t, env.ApplyAs(ctx, ns, argosync.Manager, objs))
 	require.NoError(t, operator.Wait(ctx, waitFor, "Kueue to admit and KubeRay to create 3 Pods", func(ctx context.Context) (bool, string, error) {
@@ -85,7 +93,9 @@ func TestArgoCDResyncNeverRestarts(t *testing.T) {
 	assert.Equal(t, before.Labels, after.Labels)
 	assert.Equal(t, before.Annotations, after.Annotations)
 	assert.Equal(t, before.Generation+1, after.Generation, "the forced re-apply changes the worker templates only")
-	assert.Equal(t, withoutKueueWorkerMarks(before.Spec), after.Spec, "the forced re-apply changed more than Kueue's worker-template labels")
+	want := before.Spec.DeepCopy()
+	withoutKueueWorkerMarks(want.RayClusterSpec)
+	assert.Equal(t, *want, after.Spec, "the forced re-apply changed more than Kueue's worker-template labels")
 	wlAfter := workload(t, env, after)
 	assert.Equal(t, wl.GetUID(), wlAfter.GetUID(), "the Workload was recreated")
 	_, admitted, _ := unstructured.NestedMap(wlAfter.Object, "status", "admission")
@@ -100,12 +110,12 @@ func TestArgoCDResyncNeverRestarts(t *testing.T) {
 	assert.Len(t, env.Dashboard.Submissions(ns), 1, "the job was submitted again")
 }
 
-// withoutKueueWorkerMarks is spec with Kueue's kueue.x-k8s.io/ labels and
-// annotations removed from its worker groups' templates.
-func withoutKueueWorkerMarks(spec rayv1.RayJobSpec) rayv1.RayJobSpec {
-	out := *spec.DeepCopy()
-	for i := range out.RayClusterSpec.WorkerGroupSpecs {
-		meta := &out.RayClusterSpec.WorkerGroupSpecs[i].Template.ObjectMeta
+// withoutKueueWorkerMarks removes Kueue's kueue.x-k8s.io/ labels and
+// annotations from spec's worker group templates: a forced apply takes
+// the atomic workerGroupSpecs list back without them.
+func withoutKueueWorkerMarks(spec *rayv1.RayClusterSpec) {
+	for i := range spec.WorkerGroupSpecs {
+		meta := &spec.WorkerGroupSpecs[i].Template.ObjectMeta
 		for _, m := range []*map[string]string{&meta.Labels, &meta.Annotations} {
 			maps.DeleteFunc(*m, func(k, _ string) bool { return strings.HasPrefix(k, "kueue.x-k8s.io/") })
 			if len(*m) == 0 {
@@ -113,5 +123,125 @@ func withoutKueueWorkerMarks(spec rayv1.RayJobSpec) rayv1.RayJobSpec {
 			}
 		}
 	}
-	return out
+}
+
+// raycluster mode: the run's RayCluster carries the queue label (Kueue's
+// RayCluster integration admits it), its RayJob submits the training job
+// to it through clusterSelector and is not Kueue's. Kueue's webhook
+// suspends the RayCluster on creation and Kueue unsuspends it on
+// admission; KubeRay then creates its Pods and runs the RayJob on it. The
+// managers besides Argo CD that own fields of what Git holds are
+// argosync.ControllerManagers, and a forced re-apply of the same render
+// never restarts the run: the RayCluster and its Pods are the same
+// objects, not suspended again, the Workload stays admitted, the job is
+// not submitted again.
+func resyncRayCluster(t *testing.T) {
+	env, k := kueue.Shared(t)
+	ctx := context.Background()
+	ns := "kq-argocd-rc"
+	queue(t, env, ns, "lab-argocd-rc", "16")
+	_, objs, job := render(t, "kq-argocd-rc", ns, runparams.RayCluster)
+	var name string
+	for _, o := range objs {
+		if o.GetKind() == "RayCluster" && o.GetLabels()["kueue.x-k8s.io/queue-name"] != "" {
+			name = o.GetName()
+		}
+	}
+	require.NotEmpty(t, name, "the RayCluster Kueue admits")
+
+	require.NoError(t, env.ApplyAs(ctx, ns, argosync.Manager, objs))
+	require.NoError(t, operator.Wait(ctx, waitFor, "Kueue to admit and KubeRay to create 3 Pods", func(ctx context.Context) (bool, string, error) {
+		pods, err := env.PodUIDs(ctx, ns)
+		c := rayCluster(t, env, ns, name)
+		return err == nil && len(pods) == 3 && !suspended(c), fmt.Sprintf("suspend=%v, %d Pods", suspended(c), len(pods)), err
+	}), "Kueue's log:\n%s", fixtures.Tail(k.Log(), 6000))
+	c, err := env.WaitForCluster(ctx, ns, name, waitFor)
+	require.NoError(t, err)
+	require.NoError(t, env.MarkRunningReady(ctx, c.Pods()))
+	_, err = env.WaitForJobDeploymentStatus(ctx, ns, job, rayv1.JobDeploymentStatusRunning, waitFor)
+	require.NoError(t, err)
+
+	before := rayCluster(t, env, ns, name)
+	wl := workload(t, env, before)
+	var seen []string
+	lives := map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		u := liveObject(t, env, ns, o)
+		lives[o.GetKind()+"/"+o.GetName()] = u
+		owners, err := argosync.Owners(u.GetManagedFields())
+		require.NoError(t, err)
+		others := argosync.Controllers(u.GetManagedFields())
+		for _, m := range others {
+			t.Logf("%s %s: fields of %s: %v", o.GetKind(), o.GetName(), m, append(owners[m], owners[m+"/status"]...))
+		}
+		if o.GetKind() == "RayJob" {
+			assert.Equal(t, []string{"kuberay-operator"}, others, "the RayJob submitting to the admitted RayCluster is not Kueue's")
+		}
+		seen = append(seen, others...)
+	}
+	slices.Sort(seen)
+	assert.Equal(t, argosync.ControllerManagers, slices.Compact(seen), "the managers writing into an admitted, running raycluster-mode run besides Argo CD")
+	owners, err := argosync.Owners(before.ManagedFields)
+	require.NoError(t, err)
+	assert.Contains(t, owners["kueue"], "spec.workerGroupSpecs", "Kueue's admission owns the RayCluster's atomic worker group list")
+	assert.Contains(t, owners["kueue"], "spec.suspend", "Kueue's admission writes suspend: false into the RayCluster (a pointer field), which the render never names")
+	pods, err := env.PodUIDs(ctx, ns)
+	require.NoError(t, err)
+
+	// The re-sync: the identical render, as Argo CD applies it.
+	require.NoError(t, env.ApplyAs(ctx, ns, argosync.Manager, objs))
+	time.Sleep(3 * time.Second) // give Kueue and KubeRay time to act on it
+
+	after := rayCluster(t, env, ns, name)
+	assert.Equal(t, before.UID, after.UID, "the RayCluster was recreated")
+	assert.False(t, suspended(after), "the re-sync suspended the admitted RayCluster again")
+	assert.Equal(t, before.Labels, after.Labels)
+	assert.Equal(t, before.Annotations, after.Annotations)
+	want := before.Spec.DeepCopy()
+	withoutKueueWorkerMarks(want)
+	assert.Equal(t, *want, after.Spec, "the forced re-apply changed more than Kueue's worker-template labels")
+	assert.Equal(t, before.Generation+1, after.Generation, "the forced re-apply changes the worker templates only")
+	wlAfter := workload(t, env, after)
+	assert.Equal(t, wl.GetUID(), wlAfter.GetUID(), "the Workload was recreated")
+	_, admitted, _ := unstructured.NestedMap(wlAfter.Object, "status", "admission")
+	assert.True(t, admitted, "the Workload lost its admission")
+	podsAfter, err := env.PodUIDs(ctx, ns)
+	require.NoError(t, err)
+	assert.Equal(t, pods, podsAfter, "Pods were recreated")
+	for _, o := range objs {
+		if o.GetKind() == "RayCluster" {
+			continue
+		}
+		u := liveObject(t, env, ns, o)
+		assert.Equal(t, lives[o.GetKind()+"/"+o.GetName()].Object["spec"], u.Object["spec"], "%s %s: the re-sync changed its spec", o.GetKind(), o.GetName())
+	}
+	n := 0
+	for _, s := range env.Dashboard.Submissions(ns) {
+		if s.RayJob == job {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "the job was submitted again")
+}
+
+func rayCluster(t *testing.T, env *operator.Env, ns, name string) *rayv1.RayCluster {
+	t.Helper()
+	var c rayv1.RayCluster
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &c))
+	return &c
+}
+
+func suspended(c *rayv1.RayCluster) bool { return c.Spec.Suspend != nil && *c.Spec.Suspend }
+
+// liveObject is applied object o as the server holds it in ns.
+func liveObject(t *testing.T, env *operator.Env, ns string, o *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(o.GroupVersionKind())
+	key := client.ObjectKey{Name: o.GetName()}
+	if namespaced, err := env.Client.IsObjectNamespaced(u); err == nil && namespaced {
+		key.Namespace = ns
+	}
+	require.NoError(t, env.Client.Get(context.Background(), key, u))
+	return u
 }

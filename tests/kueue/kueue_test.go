@@ -49,14 +49,20 @@ func TestMain(m *testing.M) {
 const waitFor = 60 * time.Second
 
 // render renders the shipped Kueue profile (2 workers x 8 GPUs, LocalQueue
-// lab-queue) as run name in namespace ns, and names its RayJob.
-func render(t *testing.T, name, ns string) (docs []rendered.Doc, objs []*unstructured.Unstructured, job string) {
+// lab-queue) as run name in namespace ns, in mode (rayjob: the RayJob
+// carries the queue label; raycluster: the RayCluster does), and names its
+// RayJob.
+func render(t *testing.T, name, ns string, mode runparams.Mode) (docs []rendered.Doc, objs []*unstructured.Unstructured, job string) {
 	t.Helper()
-	run := fixtures.As(runparams.RayJob)
+	run := fixtures.As(mode)
 	run.Name = name
 	req := fixtures.Request(fixtures.ShippedProfile(t, "h100-kueue-2n8g"), run)
 	req.Namespace = ns
 	docs = fixtures.Render(t, req)
+	admitted := "RayJob"
+	if mode == runparams.RayCluster {
+		admitted = "RayCluster"
+	}
 	b, err := emit.Stream(docs)
 	require.NoError(t, err)
 	objs, err = fixtures.Decode(b)
@@ -64,9 +70,11 @@ func render(t *testing.T, name, ns string) (docs []rendered.Doc, objs []*unstruc
 	for _, o := range objs {
 		if o.GetKind() == "RayJob" {
 			job = o.GetName()
+		}
+		if o.GetKind() == admitted {
 			_, has, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "suspend")
 			require.False(t, has, "a Kueue run never writes spec.suspend")
-			require.Equal(t, "lab-queue", o.GetLabels()["kueue.x-k8s.io/queue-name"])
+			require.Equal(t, "lab-queue", o.GetLabels()["kueue.x-k8s.io/queue-name"], "%s %s", o.GetKind(), o.GetName())
 		}
 	}
 	return docs, objs, job
@@ -79,8 +87,9 @@ func queue(t *testing.T, env *operator.Env, ns, cq, gpus string) {
 	require.NoError(t, kueue.Queue(context.Background(), env, ns, "lab-queue", cq, gpus, waitFor))
 }
 
-// workload is the Workload Kueue made for the RayJob, once it exists.
-func workload(t *testing.T, env *operator.Env, job *rayv1.RayJob) *unstructured.Unstructured {
+// workload is the Workload Kueue made for the RayJob (or RayCluster), once
+// it exists.
+func workload(t *testing.T, env *operator.Env, job client.Object) *unstructured.Unstructured {
 	t.Helper()
 	wl, err := kueue.Workload(context.Background(), env, job, waitFor)
 	require.NoError(t, err)
@@ -109,7 +118,7 @@ func TestAdmittedThenReappliedStaysRunning(t *testing.T) {
 	ctx := context.Background()
 	ns := "kq-admit"
 	queue(t, env, ns, "lab-16", "16")
-	docs, objs, name := render(t, "kq-admit", ns)
+	docs, objs, name := render(t, "kq-admit", ns, runparams.RayJob)
 
 	// Kueue's mutating webhook suspends a labelled RayJob on creation: a
 	// dry-run create shows what the server would store.
@@ -183,7 +192,7 @@ func TestOverQuotaStaysQueued(t *testing.T) {
 	ctx := context.Background()
 	ns := "kq-over"
 	queue(t, env, ns, "lab-8", "8")
-	docs, objs, name := render(t, "kq-over", ns)
+	docs, objs, name := render(t, "kq-over", ns, runparams.RayJob)
 
 	line := localQueueLine(t, env, docs, ns)
 	assert.Equal(t, preflight.Missing, line.State, line.Detail)
@@ -232,7 +241,7 @@ func TestKueueRefusesWhatCheckRefuses(t *testing.T) {
 	ctx := context.Background()
 	ns := "kq-refuse"
 	queue(t, env, ns, "lab-refuse", "16")
-	_, objs, _ := render(t, "kq-refuse", ns)
+	_, objs, _ := render(t, "kq-refuse", ns, runparams.RayJob)
 	for _, o := range objs {
 		if o.GetKind() != "RayJob" {
 			continue

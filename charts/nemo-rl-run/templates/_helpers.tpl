@@ -109,13 +109,14 @@ values in place of the sentinels; "" when a required value is missing
 {{- $data := .Files.Get $r.file -}}
 {{- range $k := list $s.knobs.kueueQueue.key $s.knobs.fields.workloadPriorityClass.key -}}
 {{- if hasKey $labels $k -}}
-{{- fail (printf "nemo-rl-run: labels key %q: Kueue reads it from the RayJob (or RayCluster) alone, and labels reach every object and pod template of the run; expected the %s value, on a profile with scheduler.kind kueue (it puts the label where Kueue reads it)" $k (ternary "queue" "workloadPriorityClass" (eq $k $s.knobs.kueueQueue.key))) -}}
+{{- $queueValue := ternary "queue" "kueueQueue" (hasKey $r.unavailable "kueueQueue") -}}
+{{- fail (printf "nemo-rl-run: labels key %q: Kueue reads it from the RayJob (or RayCluster) alone, and labels reach every object and pod template of the run; expected the %s value, on a profile that names Kueue (scheduler.kind kueue, or scheduler.kueue beside KAI: it puts the label where Kueue reads it)" $k (ternary $queueValue "workloadPriorityClass" (eq $k $s.knobs.kueueQueue.key))) -}}
 {{- end -}}
 {{- end -}}
 {{- range $field, $pairs := dict "labels" $labels "annotations" $annotations -}}
 {{- range $k := keys $pairs -}}
 {{- if contains (printf "%s:" (toJson $k)) $data -}}
-{{- fail (printf "nemo-rl-run: %s key %q is already set in the rendered objects (by the profile or the run identity); the chart adds keys, it does not replace them: use another key, or nrl-k8s render --%s%s" $field $k (trimSuffix "s" $field) (ternary " (for the queue: the queue value; for Kueue's priority class: the workloadPriorityClass value)" "" (has $k (list "kai.scheduler/queue" $s.knobs.kueueQueue.key $s.knobs.fields.workloadPriorityClass.key)))) -}}
+{{- fail (printf "nemo-rl-run: %s key %q is already set in the rendered objects (by the profile or the run identity); the chart adds keys, it does not replace them: use another key, or nrl-k8s render --%s%s" $field $k (trimSuffix "s" $field) (ternary " (for the queue: the queue value; for Kueue's LocalQueue beside KAI's queue: kueueQueue; for Kueue's priority class: the workloadPriorityClass value)" "" (has $k (list "kai.scheduler/queue" $s.knobs.kueueQueue.key $s.knobs.fields.workloadPriorityClass.key)))) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -177,7 +178,7 @@ it does not replace).
 {{- $p := .p -}}
 {{- $r := .r -}}
 {{- $set := dict -}}
-{{- range $n := list "queue" "priorityClassName" "workloadPriorityClass" "nodeSelector" "tolerations" "env" -}}
+{{- range $n := list "queue" "kueueQueue" "priorityClassName" "workloadPriorityClass" "nodeSelector" "tolerations" "env" -}}
 {{- if get $v $n -}}
 {{- $_ := set $set $n true -}}
 {{- end -}}
@@ -193,7 +194,7 @@ it does not replace).
 {{- end -}}
 {{- end -}}
 {{- /* text the chart's substitutions put in place must hold no sentinel */ -}}
-{{- $texts := dict "queue" ($v.queue | default "") "priorityClassName" ($v.priorityClassName | default "") "workloadPriorityClass" ($v.workloadPriorityClass | default "") -}}
+{{- $texts := dict "queue" ($v.queue | default "") "kueueQueue" ($v.kueueQueue | default "") "priorityClassName" ($v.priorityClassName | default "") "workloadPriorityClass" ($v.workloadPriorityClass | default "") -}}
 {{- range $key, $val := $v.nodeSelector | default dict -}}
 {{- $_ := set $texts (printf "nodeSelector key %q" $key) $key -}}
 {{- $_ := set $texts (printf "nodeSelector.%s" $key) (toString $val) -}}
@@ -235,6 +236,12 @@ it does not replace).
 {{- range $f := list $k.fields.queue $k.kueueQueue -}}
 {{- $d = include "nemo-rl-run.field" (dict "data" $d "f" $f "value" (toJson ($v.queue | default $p.defaults.queue))) -}}
 {{- end -}}
+{{- end -}}
+{{- if and $v.kueueQueue (not (regexMatch $k.kueueQueuePattern (toString $v.kueueQueue))) -}}
+{{- fail (printf "nemo-rl-run: kueueQueue %q: expected a LocalQueue name (a DNS-1123 subdomain: lower case letters, digits, '-' and '.'), the value of the kueue.x-k8s.io/queue-name label" $v.kueueQueue) -}}
+{{- end -}}
+{{- if not (hasKey $r.unavailable "kueueQueue") -}}
+{{- $d = include "nemo-rl-run.field" (dict "data" $d "f" $k.fields.kueueQueue "value" (toJson ($v.kueueQueue | default $p.defaults.kueueQueue))) -}}
 {{- end -}}
 {{- if not (hasKey $r.unavailable "priorityClassName") -}}
 {{- $pc := $v.priorityClassName | default $p.defaults.priorityClassName -}}

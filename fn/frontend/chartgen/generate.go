@@ -47,7 +47,7 @@ func generate(idx *Index, readme []byte, env func(string) (string, bool), indexR
 			Image: SentinelImage, Label: sentinelLabel, Annotation: sentinelAnnotation,
 			Override: SentinelOverride, ShellSafe: ShellSafePattern, Recipe: SentinelRecipe, Knobs: knobSentinels,
 			Reserved: []string{SentinelUser, SentinelRunID, SentinelNamespace, SentinelName, SentinelImage, SentinelLabelKey, SentinelLabelValue,
-				SentinelAnnotationKey, SentinelAnnotationValue, SentinelOverride, SentinelRecipe, SentinelQueue, SentinelPriorityClass, SentinelWorkloadPriority,
+				SentinelAnnotationKey, SentinelAnnotationValue, SentinelOverride, SentinelRecipe, SentinelQueue, SentinelKueueQueue, SentinelPriorityClass, SentinelWorkloadPriority,
 				SentinelNodeKey, SentinelNodeValue, SentinelTolerationKey, SentinelEnvName, SentinelEnvValue}},
 		Profiles:   map[string]*ProfileMeta{},
 		Secrets:    secrets.NameRules(),

@@ -22,19 +22,22 @@ import (
 //
 //	queue                    infra.scheduler.queue (KAI profiles: the kai.scheduler/queue label of every object and pod template;
 //	                         Kueue profiles: the kueue.x-k8s.io/queue-name label of the object Kueue admits)
+//	kueueQueue               infra.scheduler.kueue.queue (KAI places, Kueue admits: the kueue.x-k8s.io/queue-name label of the object Kueue admits)
 //	priorityClassName        infra.scheduler.priorityClassName (every Ray pod: heads and workers)
-//	workloadPriorityClass    infra.scheduler.workloadPriorityClass (Kueue profiles: the kueue.x-k8s.io/priority-class label beside the queue's)
+//	workloadPriorityClass    infra.scheduler.workloadPriorityClass, or infra.scheduler.kueue.workloadPriorityClass when KAI places
+//	                         (the kueue.x-k8s.io/priority-class label beside Kueue's queue label)
 //	nodeSelector             keys added to infra.placement.nodeSelector (every GPU worker)
 //	tolerations              appended to infra.placement.tolerations (every GPU worker)
 //	env                      variables added to infra.env (every container of every Ray pod)
 //	suspend                  infra.launch.rayjob.suspend (the RayJob: rayjob mode)
 //	ttlSecondsAfterFinished  infra.launch.rayjob.ttlSecondsAfterFinished (the RayJob: rayjob mode)
 type Knobs struct {
-	// Queue, PriorityClassName and WorkloadPriorityClass: "" is the profile's.
-	Queue, PriorityClassName, WorkloadPriorityClass string
-	NodeSelector                                    map[string]string
-	Tolerations                                     []profile.Toleration
-	Env                                             map[string]string
+	// Queue, KueueQueue, PriorityClassName and WorkloadPriorityClass: "" is
+	// the profile's.
+	Queue, KueueQueue, PriorityClassName, WorkloadPriorityClass string
+	NodeSelector                                                map[string]string
+	Tolerations                                                 []profile.Toleration
+	Env                                                         map[string]string
 	// Suspend and TTL: nil is the profile's.
 	Suspend *bool
 	TTL     *int64
@@ -43,7 +46,10 @@ type Knobs struct {
 // Knob names, as the chart's values spell them, in the order the chart
 // substitutes them.
 const (
-	KnobQueue             = "queue"
+	KnobQueue = "queue"
+	// KnobKueueQueue is Kueue's LocalQueue beside KAI's queue (profiles
+	// with scheduler.kueue: KAI places, Kueue admits).
+	KnobKueueQueue        = "kueueQueue"
 	KnobPriorityClassName = "priorityClassName"
 	// KnobWorkloadPriorityClass is Kueue's WorkloadPriorityClass of the run.
 	KnobWorkloadPriorityClass = "workloadPriorityClass"
@@ -55,7 +61,7 @@ const (
 )
 
 // KnobNames lists every knob.
-var KnobNames = []string{KnobQueue, KnobPriorityClassName, KnobWorkloadPriorityClass, KnobNodeSelector, KnobTolerations, KnobEnv, KnobSuspend, KnobTTL}
+var KnobNames = []string{KnobQueue, KnobKueueQueue, KnobPriorityClassName, KnobWorkloadPriorityClass, KnobNodeSelector, KnobTolerations, KnobEnv, KnobSuspend, KnobTTL}
 
 // Knob sentinels: valid values the engine renders (a queue and a priority
 // class name, a node label, a toleration, a variable, a TTL), which the
@@ -63,6 +69,7 @@ var KnobNames = []string{KnobQueue, KnobPriorityClassName, KnobWorkloadPriorityC
 // knob put them.
 const (
 	SentinelQueue                  = "q7z7"
+	SentinelKueueQueue             = "kq7z7"
 	SentinelPriorityClass          = "pc7z7"
 	SentinelWorkloadPriority       = "wp7z7"
 	SentinelNodeKey                = "nrl-sentinel-node"
@@ -106,6 +113,7 @@ func (f FieldSentinel) Token() string { return jsonString(f.Key) + ":" + f.Value
 var knobSentinels = KnobSentinels{
 	Fields: map[string]FieldSentinel{
 		KnobQueue:                 {Key: kai.QueueLabel, Value: jsonString(SentinelQueue)},
+		KnobKueueQueue:            {Key: kueue.QueueLabel, Value: jsonString(SentinelKueueQueue)},
 		KnobPriorityClassName:     {Key: "priorityClassName", Value: jsonString(SentinelPriorityClass)},
 		KnobWorkloadPriorityClass: {Key: kueue.PriorityClassLabel, Value: jsonString(SentinelWorkloadPriority)},
 		KnobSuspend:               {Key: "suspend", Value: "true"},
@@ -125,7 +133,7 @@ func sentinelKnobs() Knobs {
 	t := true
 	ttl := SentinelTTL
 	return Knobs{
-		Queue: SentinelQueue, PriorityClassName: SentinelPriorityClass, WorkloadPriorityClass: SentinelWorkloadPriority,
+		Queue: SentinelQueue, KueueQueue: SentinelKueueQueue, PriorityClassName: SentinelPriorityClass, WorkloadPriorityClass: SentinelWorkloadPriority,
 		NodeSelector: map[string]string{SentinelNodeKey: SentinelNodeValue},
 		Tolerations:  []profile.Toleration{sentinelToleration},
 		Env:          map[string]string{SentinelEnvName: SentinelEnvValue},
@@ -134,7 +142,7 @@ func sentinelKnobs() Knobs {
 }
 
 func (k Knobs) empty() bool {
-	return k.Queue == "" && k.PriorityClassName == "" && k.WorkloadPriorityClass == "" && len(k.NodeSelector) == 0 && len(k.Tolerations) == 0 &&
+	return k.Queue == "" && k.KueueQueue == "" && k.PriorityClassName == "" && k.WorkloadPriorityClass == "" && len(k.NodeSelector) == 0 && len(k.Tolerations) == 0 &&
 		len(k.Env) == 0 && k.Suspend == nil && k.TTL == nil
 }
 
@@ -143,6 +151,9 @@ func (k Knobs) only(names map[string]bool) Knobs {
 	var out Knobs
 	if names[KnobQueue] {
 		out.Queue = k.Queue
+	}
+	if names[KnobKueueQueue] {
+		out.KueueQueue = k.KueueQueue
 	}
 	if names[KnobPriorityClassName] {
 		out.PriorityClassName = k.PriorityClassName
@@ -177,11 +188,18 @@ func KnobOverrides(in *profile.Infra, k Knobs) []string {
 	if k.Queue != "" {
 		out = append(out, "infra.scheduler.queue="+jsonString(k.Queue))
 	}
+	if k.KueueQueue != "" {
+		out = append(out, "infra.scheduler.kueue.queue="+jsonString(k.KueueQueue))
+	}
 	if k.PriorityClassName != "" {
 		out = append(out, "infra.scheduler.priorityClassName="+jsonString(k.PriorityClassName))
 	}
 	if k.WorkloadPriorityClass != "" {
-		out = append(out, "infra.scheduler.workloadPriorityClass="+jsonString(k.WorkloadPriorityClass))
+		key := "infra.scheduler.workloadPriorityClass"
+		if kueueBesideKAI(in) {
+			key = "infra.scheduler.kueue.workloadPriorityClass"
+		}
+		out = append(out, key+"="+jsonString(k.WorkloadPriorityClass))
 	}
 	if len(k.NodeSelector) > 0 {
 		m := map[string]string{}
@@ -222,9 +240,13 @@ func KnobOverrides(in *profile.Infra, k Knobs) []string {
 // KnobDefaults are the profile's own values of the scalar knobs: what the
 // chart puts in place of a sentinel when the value is not set.
 type KnobDefaults struct {
-	Queue             string `json:"queue"`
+	Queue string `json:"queue"`
+	// KueueQueue is the profile's scheduler.kueue.queue (KAI places, Kueue
+	// admits); "" for any other profile.
+	KueueQueue        string `json:"kueueQueue,omitempty"`
 	PriorityClassName string `json:"priorityClassName"`
-	// WorkloadPriorityClass is the profile's (Kueue): "" leaves the label out.
+	// WorkloadPriorityClass is the profile's (Kueue's, whichever way the
+	// profile names Kueue): "" leaves the label out.
 	WorkloadPriorityClass string `json:"workloadPriorityClass"`
 	Suspend               bool   `json:"suspend"`
 	TTL                   int64  `json:"ttlSecondsAfterFinished"`
@@ -238,10 +260,34 @@ func knobDefaults(in *profile.Infra) KnobDefaults {
 	if in.Scheduler.PriorityClassName != nil {
 		d.PriorityClassName = *in.Scheduler.PriorityClassName
 	}
-	if in.Scheduler.WorkloadPriorityClass != nil {
-		d.WorkloadPriorityClass = *in.Scheduler.WorkloadPriorityClass
+	if _, pc, ok := in.Scheduler.KueueAdmission(); ok && pc != nil {
+		d.WorkloadPriorityClass = *pc
+	}
+	if kueueBesideKAI(in) {
+		d.KueueQueue = in.Scheduler.Kueue.Queue
 	}
 	return d
+}
+
+// kueueBesideKAI: the profile names Kueue for admission beside KAI for
+// placement (scheduler: {kind: kai, kueue: {...}}), so Kueue's queue and
+// priority class are scheduler.kueue's keys, not scheduler.queue's.
+func kueueBesideKAI(in *profile.Infra) bool {
+	return in.Scheduler.Kind == "kai" && in.Scheduler.Kueue != nil
+}
+
+// noKueueQueue says why a profile takes no kueueQueue value, "" when it
+// does: it is Kueue's queue beside KAI's only. On a KAI profile without
+// scheduler.kueue the override would add Kueue's admission, which is the
+// profile's choice (its team's quota), not a release's.
+func noKueueQueue(in *profile.Infra) string {
+	switch {
+	case kueueBesideKAI(in):
+		return ""
+	case in.Scheduler.Kind == "kueue":
+		return "the profile names Kueue alone (scheduler.kind kueue): its LocalQueue is the queue value"
+	}
+	return fmt.Sprintf("the profile has no scheduler.kueue (scheduler.kind is %s): kueueQueue is Kueue's LocalQueue where KAI places and Kueue admits, and whether Kueue admits the run is the profile's choice", in.Scheduler.Kind)
 }
 
 // unavailableWhy says why a knob changes nothing in a render, as the
@@ -253,7 +299,7 @@ func unavailableWhy(knob string, mode runparams.Mode, in *profile.Infra) string 
 			return fmt.Sprintf("the profile queues with neither KAI nor Kueue (scheduler.kind is %s); a queue needs scheduler: {kind: kai or kueue, queue: ...} in the profile", in.Scheduler.Kind)
 		}
 		return fmt.Sprintf("%s mode renders nothing KAI schedules or Kueue admits", mode)
-	case KnobWorkloadPriorityClass:
+	case KnobKueueQueue, KnobWorkloadPriorityClass:
 		return fmt.Sprintf("%s mode renders nothing Kueue admits", mode)
 	case KnobSuspend, KnobTTL:
 		return fmt.Sprintf("it is a field of the RayJob that creates the run's cluster, which only rayjob mode renders (mode is %s)", mode)
@@ -325,6 +371,13 @@ func substituteKnobs(data string, rm *RenderMeta, d KnobDefaults, k Knobs) strin
 		data = substituteField(data, fs[KnobQueue], jsonString(q))
 		data = substituteField(data, knobSentinels.KueueQueue, jsonString(q))
 	}
+	if avail(KnobKueueQueue) {
+		q := k.KueueQueue
+		if q == "" {
+			q = d.KueueQueue
+		}
+		data = substituteField(data, fs[KnobKueueQueue], jsonString(q))
+	}
 	if avail(KnobPriorityClassName) {
 		data = substituteField(data, fs[KnobPriorityClassName], optionalField(k.PriorityClassName, d.PriorityClassName))
 	}
@@ -382,7 +435,7 @@ func probeKnobs() Knobs {
 	v := "probe-v"
 	secs := profile.Int(30)
 	return Knobs{
-		Queue: "probe-queue", PriorityClassName: "probe.prio", WorkloadPriorityClass: "probe.wpc-long",
+		Queue: "probe-queue", KueueQueue: "probe-kueue.lq-long", PriorityClassName: "probe.prio", WorkloadPriorityClass: "probe.wpc-long",
 		NodeSelector: map[string]string{"a.probe/pool": "p1", "zz-probe": "p2"},
 		Tolerations: []profile.Toleration{
 			{Key: "probe/t", Operator: "Equal", Value: &v, Effect: "NoExecute", TolerationSeconds: &secs},

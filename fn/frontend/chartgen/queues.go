@@ -10,20 +10,25 @@ import (
 )
 
 // QueueRef is a queue a rendered run is labelled with, for the README:
-// which scheduler reads it (KAI or Kueue), its name, and whether the
-// chart's `queue` value sets it (the render carries the queue sentinel
-// there).
+// which scheduler reads it (KAI or Kueue), its name, the chart value that
+// stands for it (Value: queue, or kueueQueue for Kueue's beside KAI's),
+// and whether that value sets it (the render carries its sentinel there).
 type QueueRef struct {
 	Scheduler string `json:"scheduler"`
 	Name      string `json:"name"`
+	Value     string `json:"value"`
 	Settable  bool   `json:"settable,omitempty"`
 }
 
 // queuesOf reads the queue labels of the rendered objects (not the
 // profile's keys: a KAI queue may be written in the specs' labels), each
 // scheduler's queue once, sorted. A sentinel is the profile's own value
-// (def), set by `queue`.
-func queuesOf(docs []rendered.Doc, def string) []QueueRef {
+// (def), set by its knob.
+func queuesOf(docs []rendered.Doc, def KnobDefaults, kueueBesideKAI bool) []QueueRef {
+	kueueValue := KnobQueue
+	if kueueBesideKAI {
+		kueueValue = KnobKueueQueue
+	}
 	seen := map[QueueRef]bool{}
 	var out []QueueRef
 	for _, d := range docs {
@@ -34,9 +39,15 @@ func queuesOf(docs []rendered.Doc, def string) []QueueRef {
 			if !ok {
 				continue
 			}
-			q := QueueRef{Scheduler: sched, Name: v}
-			if v == SentinelQueue {
-				q = QueueRef{Scheduler: sched, Name: def, Settable: true}
+			q := QueueRef{Scheduler: sched, Name: v, Value: KnobQueue}
+			if sched == "Kueue" {
+				q.Value = kueueValue
+			}
+			switch v {
+			case SentinelQueue:
+				q.Name, q.Settable = def.Queue, true
+			case SentinelKueueQueue:
+				q.Name, q.Settable = def.KueueQueue, true
 			}
 			if !seen[q] {
 				seen[q] = true
@@ -58,9 +69,13 @@ func queueCell(pm *ProfileMeta) string {
 	if len(pm.Queues) == 0 {
 		return "— (no queue)"
 	}
-	refused := true
-	if r := pm.Renders[string(runparams.RayJob)]; r != nil {
-		_, refused = r.Unavailable[KnobQueue]
+	refused := func(knob string) bool {
+		r := pm.Renders[string(runparams.RayJob)]
+		if r == nil {
+			return true
+		}
+		_, no := r.Unavailable[knob]
+		return no
 	}
 	cell := ""
 	for i, q := range pm.Queues {
@@ -75,11 +90,15 @@ func queueCell(pm *ProfileMeta) string {
 		if q.Name == "" {
 			name = "(none)"
 		}
+		value := q.Value
+		if value == "" {
+			value = KnobQueue
+		}
 		switch {
 		case q.Settable:
-			cell += what + " " + name + " (`queue` sets it)"
-		case refused:
-			cell += what + " " + name + ", the profile's (`queue` is refused)"
+			cell += what + " " + name + " (`" + value + "` sets it)"
+		case refused(value):
+			cell += what + " " + name + ", the profile's (`" + value + "` is refused)"
 		default:
 			cell += what + " " + name + ", the profile's"
 		}

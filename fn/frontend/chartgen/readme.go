@@ -22,7 +22,7 @@ func Readme(readme []byte, idx *Index, meta *Meta) ([]byte, error) {
 	}
 	var b strings.Builder
 	b.WriteString(readmeBegin + "\n")
-	b.WriteString("| `profile` | What it is | GPU nodes × GPUs | Longest `user` (rayjob / raycluster) | Queue (the `queue` value) | Shared services (`mode=services`; longest `user`) | Profile / paired recipe |\n")
+	b.WriteString("| `profile` | What it is | GPU nodes × GPUs | Longest `user` (rayjob / raycluster) | Queue (the value that sets it) | Shared services (`mode=services`; longest `user`) | Profile / paired recipe |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, e := range idx.Profiles {
 		pm := meta.Profiles[e.Name]

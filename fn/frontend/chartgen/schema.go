@@ -88,6 +88,12 @@ const schemaTemplate = `{
       "maxLength": 63,
       "pattern": %[7]s
     },
+    "kueueQueue": {
+      "description": "Kueue LocalQueue of the run where KAI places and Kueue admits (profiles with scheduler: {kind: kai, kueue: {queue: ...}}), as infra.scheduler.kueue.queue: the kueue.x-k8s.io/queue-name label of the RayJob (or RayCluster) Kueue admits, beside the KAI queue (the queue value); a DNS-1123 subdomain; empty: the profile's.",
+      "type": "string",
+      "maxLength": 63,
+      "pattern": %[8]s
+    },
     "priorityClassName": {
       "description": "PriorityClass of every Ray pod of the run (heads and workers), as infra.scheduler.priorityClassName; empty: the profile's (none unless it sets one).",
       "type": "string",
@@ -95,7 +101,7 @@ const schemaTemplate = `{
       "pattern": %[8]s
     },
     "workloadPriorityClass": {
-      "description": "Kueue WorkloadPriorityClass of the run (profiles with scheduler.kind kueue), as infra.scheduler.workloadPriorityClass: the kueue.x-k8s.io/priority-class label beside the queue's; empty: the profile's (none unless it sets one).",
+      "description": "Kueue WorkloadPriorityClass of the run (profiles that name Kueue), as infra.scheduler.workloadPriorityClass (scheduler.kind kueue) or infra.scheduler.kueue.workloadPriorityClass (KAI places, Kueue admits): the kueue.x-k8s.io/priority-class label beside Kueue's queue label; empty: the profile's (none unless it sets one).",
       "type": "string",
       "maxLength": 63,
       "pattern": %[8]s

@@ -450,8 +450,10 @@ func (g *gen) knobs(e Entry, mode runparams.Mode) (*knobInfo, error) {
 			// The engine writes the profile's and the run's variables in one
 			// name order; a substitution could not interleave them.
 			ki.unavail[n] = "the profile sets env itself; add the variables there (or nrl-k8s render with infra.env)"
-		case n == KnobWorkloadPriorityClass && err != nil && in.Scheduler.Kind != "kueue":
-			ki.unavail[n] = fmt.Sprintf("the profile does not queue with Kueue (scheduler.kind is %s); a WorkloadPriorityClass is Kueue's (for the pods' PriorityClass: the priorityClassName value)", in.Scheduler.Kind)
+		case n == KnobKueueQueue && noKueueQueue(in) != "":
+			ki.unavail[n] = noKueueQueue(in)
+		case n == KnobWorkloadPriorityClass && err != nil && in.Scheduler.Kind != "kueue" && !kueueBesideKAI(in):
+			ki.unavail[n] = fmt.Sprintf("the profile does not queue with Kueue (scheduler.kind is %s, no scheduler.kueue); a WorkloadPriorityClass is Kueue's (for the pods' PriorityClass: the priorityClassName value)", in.Scheduler.Kind)
 		case err != nil:
 			ki.unavail[n] = err.Error()
 		case got == data:
@@ -507,7 +509,7 @@ func (g *gen) clusterFacts(e Entry, res *pipeline.Result, pm *ProfileMeta) error
 		return err
 	}
 	pm.Namespace = ns
-	pm.Queues = queuesOf(res.Docs, pm.Defaults.Queue)
+	pm.Queues = queuesOf(res.Docs, pm.Defaults, kueueBesideKAI(res.Profile.Infra))
 	pm.Capacity.GPUsPerWorker = []int64{}
 	seen := map[int64]bool{}
 	for _, wg := range check.ClusterCount(res.Profile.Infra.Kuberay.Training).GPUGroups() {
