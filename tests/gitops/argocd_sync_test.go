@@ -43,8 +43,9 @@ func readYAML(t *testing.T, file string, into any) {
 // settings the Kueue tier proved (TestArgoCDResyncNeverRestarts): they
 // ignore exactly the fields of the managers it observed writing into a
 // run, apply server-side and only what is out of sync, keep the ignored
-// fields at sync, never self-heal, and delete the run's objects with the
-// Application.
+// fields at sync, never self-heal, prune what Git no longer renders (a
+// stopped Kueue run's RayJob; each Application holds one run), and delete
+// the run's objects with the Application.
 func TestArgoCDApplicationSettings(t *testing.T) {
 	var app appSpec
 	var set struct {
@@ -67,6 +68,62 @@ func TestArgoCDApplicationSettings(t *testing.T) {
 			assert.Contains(t, a.Spec.SyncPolicy.SyncOptions, opt, name)
 		}
 		assert.False(t, a.Spec.SyncPolicy.Automated.SelfHeal, "%s: self-heal re-creates a deleted run", name)
-		assert.False(t, a.Spec.SyncPolicy.Automated.Prune, "%s: prune while running", name)
+		assert.True(t, a.Spec.SyncPolicy.Automated.Prune, "%s: a stopped Kueue run's RayJob is deleted by pruning", name)
 	}
+}
+
+// The shipped Flux objects (gitops/flux) carry the settings docs/gitops.md
+// argues for: the Kustomization prunes what Git no longer renders (a
+// stopped Kueue run's RayJob, a removed run) and never force-recreates an
+// object; the HelmRelease never retries or rolls back a run's install or
+// upgrade, keeps drift detection off and declares the run's state.
+func TestFluxSettings(t *testing.T) {
+	root := filepath.Join(testenv.RepoRoot(t), "gitops", "flux")
+	var ks struct {
+		APIVersion, Kind string
+		Spec             struct {
+			Path           string
+			Prune          bool
+			Force          *bool
+			Wait           *bool
+			DeletionPolicy string `json:"deletionPolicy"`
+		}
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(testenv.ReadFile(t, filepath.Join(root, "kustomization.yaml"))), &ks))
+	assert.Equal(t, "kustomize.toolkit.fluxcd.io/v1", ks.APIVersion)
+	assert.Equal(t, "Kustomization", ks.Kind)
+	assert.True(t, ks.Spec.Prune, "a stopped Kueue run's RayJob is deleted by pruning")
+	require.NotNil(t, ks.Spec.Force)
+	assert.False(t, *ks.Spec.Force, "force re-creates a RayJob whose apply fails: a new run from step 0")
+	require.NotNil(t, ks.Spec.Wait)
+	assert.False(t, *ks.Spec.Wait)
+	assert.Equal(t, "Delete", ks.Spec.DeletionPolicy)
+	assert.Equal(t, "./manifests", ks.Spec.Path, "render-all's folder")
+
+	var hr struct {
+		APIVersion, Kind string
+		Spec             struct {
+			Values  map[string]any
+			Install struct {
+				Remediation struct{ Retries *int }
+			}
+			Upgrade struct {
+				Remediation struct {
+					Retries  *int
+					Strategy string
+				}
+			}
+			DriftDetection struct{ Mode string } `json:"driftDetection"`
+		}
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(testenv.ReadFile(t, filepath.Join(root, "helmrelease.yaml"))), &hr))
+	assert.Equal(t, "helm.toolkit.fluxcd.io/v2", hr.APIVersion)
+	assert.Equal(t, "HelmRelease", hr.Kind)
+	require.NotNil(t, hr.Spec.Install.Remediation.Retries)
+	assert.Zero(t, *hr.Spec.Install.Remediation.Retries, "a retried install is a second run")
+	require.NotNil(t, hr.Spec.Upgrade.Remediation.Retries)
+	assert.Zero(t, *hr.Spec.Upgrade.Remediation.Retries)
+	assert.NotEqual(t, "rollback", hr.Spec.Upgrade.Remediation.Strategy)
+	assert.Equal(t, "disabled", hr.Spec.DriftDetection.Mode, "KubeRay and Kueue write into a run's objects")
+	assert.Contains(t, []any{"run", "stopped"}, hr.Spec.Values["state"], "the run's declared state")
 }
