@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
 )
@@ -149,7 +148,7 @@ func TestQueuedByKueue(t *testing.T) {
 // suspended by a sync (no status yet). A stopped run that had ended keeps
 // its end state.
 func TestStoppedRun(t *testing.T) {
-	stopped := map[string]string{manifest.StateAnnotation: string(runparams.Stopped)}
+	stopped := map[string]string{runparams.StateAnnotation: string(runparams.Stopped)}
 	job := argohealth.Script(t, "rayjob-health.lua")
 	for _, tc := range []struct {
 		st        rayv1.JobDeploymentStatus

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argosync"
@@ -76,6 +78,14 @@ func TestStoppedRunStaysStopped(t *testing.T) {
 				}
 			}
 			assert.Equal(t, 1, n, "the stopped run's job was submitted again")
+
+			// nrl-k8s status says so.
+			c, err := kube.FromConfig(env.Server.Config, ns, kube.Options{})
+			require.NoError(t, err)
+			st, err := runstatus.Collect(ctx, c, ns, stopped[0].GetLabels()["app.kubernetes.io/instance"], time.Now())
+			require.NoError(t, err)
+			assert.Equal(t, runstatus.Stopped, st.Verdict, st.Summary)
+			assert.Contains(t, st.Summary, "no Pod runs")
 		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 )
 
 // Collect reads everything of the run. An error wrapping
@@ -311,6 +312,7 @@ func rayJob(j *rayv1.RayJob, clusters map[string]bool, now time.Time) RayJob {
 		Reason:              string(j.Status.Reason),
 		Message:             j.Status.Message,
 		RayClusterName:      j.Status.RayClusterName,
+		Stopped:             j.Annotations[runparams.StateAnnotation] == string(runparams.Stopped),
 		Deletion:            deletionOf(j.ObjectMeta),
 	}
 	if len(j.Spec.ClusterSelector) > 0 {
@@ -336,7 +338,8 @@ func rayCluster(rc *rayv1.RayCluster) RayCluster {
 	// `kubectl get raycluster` that users compare with.
 	out := RayCluster{Name: rc.Name, State: string(rc.Status.State), Reason: rc.Status.Reason, //nolint:staticcheck // see above
 
-		ReadyWorkers: rc.Status.ReadyWorkerReplicas, DesiredWorker: rc.Status.DesiredWorkerReplicas, Deletion: deletionOf(rc.ObjectMeta)}
+		ReadyWorkers: rc.Status.ReadyWorkerReplicas, DesiredWorker: rc.Status.DesiredWorkerReplicas, Deletion: deletionOf(rc.ObjectMeta),
+		Stopped: rc.Annotations[runparams.StateAnnotation] == string(runparams.Stopped)}
 	if rc.Labels["ray.io/originated-from-crd"] == "RayJob" {
 		out.CreatedBy = "RayJob/" + rc.Labels["ray.io/originated-from-cr-name"]
 	}

@@ -90,6 +90,9 @@ func judge(r Report) (Verdict, string) {
 			return Failed, fmt.Sprintf("RayJob %s failed: %s", j.Name, strings.TrimSpace(j.Reason+" "+j.Message))
 		}
 	}
+	if v, s, ok := stopped(r); ok {
+		return v, s
+	}
 	for _, j := range r.RayJobs {
 		if j.JobDeploymentStatus == string(rayv1.JobDeploymentStatusComplete) {
 			if j.JobStatus != "" && j.JobStatus != string(rayv1.JobStatusSucceeded) {
@@ -226,4 +229,39 @@ func sortReport(r *Report) {
 		}
 		return r.Others[i].Name < r.Others[j].Name
 	})
+}
+
+// stopped is the verdict of a run Git declares stopped (its RayJob or
+// RayCluster carries runparams.StateAnnotation) that had not ended: it is
+// neither queued nor merely suspended, and nothing will start it until
+// its entry says state: run. A RayJob that ended before the stop keeps its
+// end verdict.
+func stopped(r Report) (Verdict, string, bool) {
+	var names []string
+	pods := len(r.Pods)
+	for _, j := range r.RayJobs {
+		if !j.Stopped {
+			continue
+		}
+		switch rayv1.JobDeploymentStatus(j.JobDeploymentStatus) {
+		case rayv1.JobDeploymentStatusComplete, rayv1.JobDeploymentStatusFailed, rayv1.JobDeploymentStatusValidationFailed:
+			return "", "", false
+		}
+		names = append(names, "RayJob "+j.Name+" ("+orDash(j.JobDeploymentStatus)+")")
+	}
+	for _, c := range r.RayClusters {
+		if c.Stopped {
+			names = append(names, "RayCluster "+c.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "", "", false
+	}
+	msg := "Git declares the run stopped (state: stopped): " + strings.Join(names, ", ")
+	if pods > 0 {
+		msg += fmt.Sprintf("; KubeRay is deleting its %d Pod(s)", pods)
+	} else {
+		msg += "; no Pod runs"
+	}
+	return Stopped, msg + "; state: run in its entry starts it again", true
 }

@@ -24,6 +24,10 @@ func TestJudge(t *testing.T) {
 		{"complete, succeeded", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Complete", JobStatus: "SUCCEEDED", Cleanup: "done"}}}, Succeeded, "cleanup done"},
 		{"complete, job failed", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Complete", JobStatus: "FAILED"}}}, Failed, "job status FAILED"},
 		{"suspended", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Suspended"}}}, Suspended, "Suspended"},
+		{"stopped in Git", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Suspended", Stopped: true}}}, Stopped, "Git declares the run stopped (state: stopped): RayJob j (Suspended); no Pod runs"},
+		{"stopping", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Suspending", Stopped: true}}, Pods: []Pod{{Name: "p"}}}, Stopped, "KubeRay is deleting its 1 Pod(s)"},
+		{"stopped after it ended", Report{RayJobs: []RayJob{{Name: "j", JobDeploymentStatus: "Complete", JobStatus: "SUCCEEDED", Stopped: true}}}, Succeeded, "succeeded"},
+		{"stopped RayCluster", Report{RayClusters: []RayCluster{{Name: "a", State: "suspended", Stopped: true}}}, Stopped, "RayCluster a; no Pod runs"},
 		{"clusters ready", Report{RayClusters: []RayCluster{{Name: "a", State: "ready"}, {Name: "b", State: "ready"}}}, Running, "2 RayCluster(s) ready"},
 		{"cluster starting", Report{RayClusters: []RayCluster{{Name: "a", State: "ready"}, {Name: "b"}}}, Progressing, "1 of 2"},
 		{"cluster refused", Report{RayClusters: []RayCluster{{Name: "a"}}, Problems: []Problem{podSecurity}}, Stuck, "violates PodSecurity"},
@@ -50,7 +54,7 @@ func TestJudge(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
-	for v, code := range map[Verdict]int{Deleting: 0, Running: 0, Succeeded: 0, Progressing: 0, Suspended: 0, Queued: 0, Stuck: 1, Failed: 1, NotFound: 3} {
+	for v, code := range map[Verdict]int{Deleting: 0, Running: 0, Succeeded: 0, Progressing: 0, Suspended: 0, Stopped: 0, Queued: 0, Stuck: 1, Failed: 1, NotFound: 3} {
 		assert.Equal(t, code, v.Exit(), v)
 	}
 }

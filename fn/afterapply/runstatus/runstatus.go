@@ -31,6 +31,7 @@ const (
 	Succeeded   Verdict = "succeeded"   // the RayJob completed
 	Progressing Verdict = "progressing" // starting, no known obstacle
 	Suspended   Verdict = "suspended"
+	Stopped     Verdict = "stopped" // Git declares the run stopped (runparams.StateAnnotation)
 	Queued      Verdict = "queued" // held by Kueue or KAI until it is admitted or placed
 	Stuck       Verdict = "stuck"  // not progressing, with a known cause
 	Failed      Verdict = "failed" // the RayJob failed
@@ -85,6 +86,9 @@ type RayJob struct {
 	Message             string `json:"message,omitempty"`
 	RayClusterName      string `json:"rayClusterName,omitempty"`
 	ClusterSelector     string `json:"clusterSelector,omitempty"`
+	// Stopped: the object carries runparams.StateAnnotation stopped (the
+	// run's entry in Git says state: stopped).
+	Stopped bool `json:"stopped,omitempty"`
 	// Cleanup, for a finished RayJob that shuts its cluster down: "done"
 	// (the RayCluster is gone), "pending" (within ttlSecondsAfterFinished)
 	// or "overdue".
@@ -128,6 +132,8 @@ type RayCluster struct {
 	Conditions    []Condition `json:"conditions,omitempty"`
 	// CreatedBy is the RayJob that created the cluster, if any.
 	CreatedBy string `json:"createdBy,omitempty"`
+	// Stopped: as RayJob.Stopped.
+	Stopped bool `json:"stopped,omitempty"`
 	Deletion
 }
 

@@ -20,10 +20,6 @@ type object interface {
 	runtime.Object
 }
 
-// StateAnnotation is on every object of a stopped run: what Git declared,
-// read by the Argo CD health checks (gitops/argocd) and by a reviewer.
-const StateAnnotation = "nemo-rl.nvidia.com/state"
-
 // Stop turns a run's objects into their stopped form (runparams.Stopped):
 // the form in which no controller starts anything, so a GitOps sync that
 // re-applies it, or re-creates an object deleted by hand, never starts the
@@ -69,7 +65,7 @@ func Stop(objs []any) ([]any, []string) {
 		if annotations == nil {
 			annotations = map[string]string{}
 		}
-		annotations[StateAnnotation] = string(runparams.Stopped)
+		annotations[runparams.StateAnnotation] = string(runparams.Stopped)
 		co.SetAnnotations(annotations)
 		out = append(out, o)
 	}

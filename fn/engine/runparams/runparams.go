@@ -81,6 +81,11 @@ const (
 	Stopped State = "stopped"
 )
 
+// StateAnnotation is on every object of a stopped run: what Git declared,
+// read by the Argo CD health checks (gitops/argocd), nrl-k8s status and the
+// PR review.
+const StateAnnotation = "nemo-rl.nvidia.com/state"
+
 // States lists the valid states.
 var States = []State{Running, Stopped}
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 )
 
@@ -27,7 +26,7 @@ import (
 var liveRayClusterFields = map[string]bool{"replicas": true, "minReplicas": true, "maxReplicas": true}
 
 // stateOf is the declared state of a render's Ray objects: stopped when
-// any carries manifest.StateAnnotation stopped, else running; "" when the
+// any carries runparams.StateAnnotation stopped, else running; "" when the
 // render has no RayJob or RayCluster (nothing started).
 func stateOf(r *RunFacts) runparams.State {
 	state := runparams.State("")
@@ -43,7 +42,7 @@ func stateOf(r *RunFacts) runparams.State {
 		if json.Unmarshal([]byte(canon), &obj) != nil {
 			continue
 		}
-		if obj.Metadata.Annotations[manifest.StateAnnotation] == string(runparams.Stopped) {
+		if obj.Metadata.Annotations[runparams.StateAnnotation] == string(runparams.Stopped) {
 			return runparams.Stopped
 		}
 		state = runparams.Running
