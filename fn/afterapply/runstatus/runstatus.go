@@ -32,9 +32,9 @@ const (
 	Progressing Verdict = "progressing" // starting, no known obstacle
 	Suspended   Verdict = "suspended"
 	Stopped     Verdict = "stopped" // Git declares the run stopped (runparams.StateAnnotation)
-	Queued      Verdict = "queued" // held by Kueue or KAI until it is admitted or placed
-	Stuck       Verdict = "stuck"  // not progressing, with a known cause
-	Failed      Verdict = "failed" // the RayJob failed
+	Queued      Verdict = "queued"  // held by Kueue or KAI until it is admitted or placed
+	Stuck       Verdict = "stuck"   // not progressing, with a known cause
+	Failed      Verdict = "failed"  // the RayJob failed
 	NotFound    Verdict = "not found"
 )
 
