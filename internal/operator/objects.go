@@ -77,13 +77,9 @@ func (e *Env) Apply(ctx context.Context, ns string, objs []*unstructured.Unstruc
 // ServerSideApply sync do).
 func (e *Env) ApplyAs(ctx context.Context, ns, manager string, objs []*unstructured.Unstructured) error {
 	for _, o := range objs {
-		u := o.DeepCopy()
-		namespaced, err := e.Client.IsObjectNamespaced(u)
+		u, err := e.into(ns, o)
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
-		}
-		if namespaced {
-			u.SetNamespace(ns)
+			return err
 		}
 		if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 			client.FieldOwner(manager), client.ForceOwnership); err != nil {
@@ -111,15 +107,42 @@ func (e *Env) Sync(ctx context.Context, ns, manager string, prev, next []*unstru
 		if held[o.GroupVersionKind().GroupKind().String()+"/"+o.GetName()] {
 			continue
 		}
-		u := o.DeepCopy()
-		if namespaced, err := e.Client.IsObjectNamespaced(u); err == nil && namespaced {
-			u.SetNamespace(ns)
+		u, err := e.into(ns, o)
+		if err != nil {
+			return err
 		}
 		if err := e.Client.Delete(ctx, u, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("prune %s %s/%s: %w", u.GetKind(), ns, u.GetName(), err)
 		}
 	}
 	return nil
+}
+
+// into is a copy of rendered object o placed in namespace ns when its kind
+// is namespaced (one rendered stream applied into several namespaces side
+// by side).
+func (e *Env) into(ns string, o *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	u := o.DeepCopy()
+	namespaced, err := e.Client.IsObjectNamespaced(u)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	if namespaced {
+		u.SetNamespace(ns)
+	}
+	return u, nil
+}
+
+// Live is rendered object o as the server holds it in ns.
+func (e *Env) Live(ctx context.Context, ns string, o *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	u, err := e.into(ns, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
+		return nil, fmt.Errorf("get %s %s/%s: %w", u.GetKind(), ns, u.GetName(), err)
+	}
+	return u, nil
 }
 
 // CollectOrphans deletes the objects in ns whose owning RayCluster or

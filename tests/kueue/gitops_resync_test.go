@@ -236,12 +236,7 @@ func suspended(c *rayv1.RayCluster) bool { return c.Spec.Suspend != nil && *c.Sp
 // liveObject is applied object o as the server holds it in ns.
 func liveObject(t *testing.T, env *operator.Env, ns string, o *unstructured.Unstructured) *unstructured.Unstructured {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(o.GroupVersionKind())
-	key := client.ObjectKey{Name: o.GetName()}
-	if namespaced, err := env.Client.IsObjectNamespaced(u); err == nil && namespaced {
-		key.Namespace = ns
-	}
-	require.NoError(t, env.Client.Get(context.Background(), key, u))
+	u, err := env.Live(context.Background(), ns, o)
+	require.NoError(t, err)
 	return u
 }
