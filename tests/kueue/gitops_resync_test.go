@@ -50,11 +50,7 @@ func resyncRayJob(t *testing.T) {
 	_, objs, name := render(t, "kq-argocd", ns, runparams.RayJob)
 
 	require.NoError(t, env.ApplyAs(ctx, ns, argosync.Manager, objs))
-	require.NoError(t, operator.Wait(ctx, waitFor, "Kueue to admit and KubeRay to create 3 Pods", func(ctx context.Context) (bool, string, error) {
-		pods, err := env.PodUIDs(ctx, ns)
-		j := rayJob(t, env, ns, name)
-		return err == nil && len(pods) == 3 && !j.Spec.Suspend, fmt.Sprintf("suspend=%v, %d Pods", j.Spec.Suspend, len(pods)), err
-	}), "Kueue's log:\n%s", fixtures.Tail(k.Log(), 6000))
+	admitted(t, env, k, ns, name)
 	job := rayJob(t, env, ns, name)
 	c, err := env.WaitForCluster(ctx, ns, job.Status.RayClusterName, waitFor)
 	require.NoError(t, err)

@@ -14,7 +14,6 @@ package kueue_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -140,14 +139,7 @@ func TestAdmittedThenReappliedStaysRunning(t *testing.T) {
 	require.NoError(t, env.Apply(ctx, ns, objs))
 	job := rayJob(t, env, ns, name)
 	wl := workload(t, env, job)
-	require.NoError(t, operator.Wait(ctx, waitFor, "Kueue to admit and KubeRay to create 3 Pods", func(ctx context.Context) (bool, string, error) {
-		var pods corev1.PodList
-		if err := env.Client.List(ctx, &pods, client.InNamespace(ns)); err != nil {
-			return false, "", err
-		}
-		j := rayJob(t, env, ns, name)
-		return len(pods.Items) == 3 && !j.Spec.Suspend, fmt.Sprintf("suspend=%v, %d Pods, %s", j.Spec.Suspend, len(pods.Items), j.Status.JobDeploymentStatus), nil
-	}), "Kueue's log:\n%s", fixtures.Tail(k.Log(), 6000))
+	admitted(t, env, k, ns, name)
 	job = rayJob(t, env, ns, name)
 	cluster := job.Status.RayClusterName
 	require.NotEmpty(t, cluster)
