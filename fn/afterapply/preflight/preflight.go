@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
 )
@@ -35,25 +36,37 @@ const (
 // Need is one prerequisite, as fn/analyse/prereq lists it.
 type Need = prereq.Prerequisite
 
-// Input is what a run asks of the namespace.
+// Input is what the runs ask of their namespaces.
 type Input struct {
+	// Namespace names the namespaces, as the report's last line does.
 	Namespace string
-	Needs     []Need
+	// Spaces are the namespaces, in input order, and the Pod Security
+	// level the pods in each need.
+	Spaces []Space
+	Needs  []Need
 	// APIVersions are every apiVersion the run uses (its objects' and its
 	// prerequisites'): a CustomResourceDefinition prerequisite is checked
 	// by asking whether each of these versions of its group is served.
 	APIVersions []string
-	// PodSecurity is the least privileged Pod Security level every pod of
-	// the run fits ("privileged", "baseline" or "restricted"), and why.
-	PodSecurity       string
-	PodSecurityReason []string
 	// Pods are every pod the input's objects make, placed on the nodes
-	// together when Nodes is set.
+	// run after run when Nodes is set.
 	Pods  []PodShape
 	Nodes bool
 	// Claims are the device requests checked, with Nodes, against the
 	// ResourceSlices the cluster's DRA drivers publish.
 	Claims []ClaimRequest
+	// Gangs are the PodGroups KAI makes of the runs it places, keyed
+	// "namespace/Kind/name".
+	Gangs map[string]kai.PodGroup
+}
+
+// Space is one namespace of the input.
+type Space struct {
+	Namespace string
+	// PodSecurity is the least privileged Pod Security level every pod in
+	// the namespace fits ("privileged", "baseline" or "restricted"), and why.
+	PodSecurity       string
+	PodSecurityReason []string
 }
 
 // Line is one prerequisite's verdict.
@@ -100,19 +113,23 @@ func (r Report) Failed(requireAll bool) bool {
 func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 	c = c.Budgeted(kube.MaxReportBytes)
 	r := Report{Namespace: in.Namespace}
-	ns, nsOut, err := c.Get(ctx, kube.Namespaces, "", in.Namespace)
-	if kube.Stops(err) {
-		return r, err
-	}
-	nsLine := Line{Need: Need{Kind: "Namespace", APIVersion: "v1", Name: in.Namespace, Why: "every object of the run is created there"}}
-	nsLine.State, nsLine.Detail = verdict(nsOut, err)
-	r.Lines = append(r.Lines, nsLine)
-	if in.PodSecurity != "" {
-		var labels map[string]string
-		if ns != nil {
-			labels = ns.GetLabels()
+	nsOut := map[string]kube.Outcome{}
+	for _, sp := range in.Spaces {
+		ns, out, err := c.Get(ctx, kube.Namespaces, "", sp.Namespace)
+		if kube.Stops(err) {
+			return r, err
 		}
-		r.Lines = append(r.Lines, podSecurityLine(in, nsOut, labels))
+		nsOut[sp.Namespace] = out
+		nsLine := Line{Need: Need{Kind: "Namespace", APIVersion: "v1", Name: sp.Namespace, Why: "every object of the run is created there"}}
+		nsLine.State, nsLine.Detail = verdict(out, err)
+		r.Lines = append(r.Lines, nsLine)
+		if sp.PodSecurity != "" {
+			var labels map[string]string
+			if ns != nil {
+				labels = ns.GetLabels()
+			}
+			r.Lines = append(r.Lines, podSecurityLine(sp, out, labels))
+		}
 	}
 	k := &cache{served: map[string]map[string]bool{}, servedOut: map[string]Outcome{}}
 	for _, n := range in.Needs {
@@ -128,7 +145,7 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 			return r, err
 		}
 		r.Lines = append(r.Lines, devices...)
-		lines, err := placement(ctx, c, in.Pods, k)
+		lines, err := placementLines(ctx, c, in, k)
 		if kube.Stops(err) {
 			return r, err
 		}
@@ -186,7 +203,7 @@ func verdict(out kube.Outcome, err error) (State, string) {
 // (pod-security.kubernetes.io/enforce) with the level the run needs. A
 // namespace without the label gets the cluster's default, which the API
 // does not show: only a run that fits restricted is certain then.
-func podSecurityLine(in Input, nsOut kube.Outcome, labels map[string]string) Line {
+func podSecurityLine(in Space, nsOut kube.Outcome, labels map[string]string) Line {
 	l := Line{Need: Need{Kind: "PodSecurity", APIVersion: "v1", Name: in.Namespace,
 		Why: fmt.Sprintf("the run's pods need Pod Security level %q", in.PodSecurity)}}
 	why := ""
@@ -230,7 +247,7 @@ var clusterScoped = map[string]bool{"DeviceClass": true, "Queue": true, "Priorit
 var resources = map[string]string{"PriorityClass": "priorityclasses", "DeviceClass": "deviceclasses", "WorkloadPriorityClass": "workloadpriorityclasses"}
 
 // check asks the cluster about one prerequisite.
-func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Need, k *cache) (Line, error) {
+func check(ctx context.Context, c *kube.Conn, in Input, nsOut map[string]kube.Outcome, n Need, k *cache) (Line, error) {
 	l := Line{Need: n}
 	switch n.Kind {
 	case prereq.ExtendedResourceKind:
@@ -306,7 +323,7 @@ func resourceOf(kind string) string {
 
 // objectLine reads the prerequisite's object: it exists, and a PVC is
 // Bound, a LocalQueue's ClusterQueue admits the run.
-func objectLine(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, l Line) (Line, error) {
+func objectLine(ctx context.Context, c *kube.Conn, in Input, nsOut map[string]kube.Outcome, l Line) (Line, error) {
 	gv, err := schema.ParseGroupVersion(l.APIVersion)
 	if err != nil {
 		l.State, l.Detail = CannotTell, fmt.Sprintf("apiVersion %q: %v", l.APIVersion, err)
@@ -315,7 +332,7 @@ func objectLine(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome,
 	ns := l.Namespace
 	if clusterScoped[l.Kind] {
 		ns = ""
-	} else if nsOut == kube.NotFound {
+	} else if nsOut[orFirst(ns, in.Spaces)] == kube.NotFound {
 		l.State, l.Detail = Missing, "namespace "+l.Namespace+" does not exist"
 		return optional(l), nil
 	}
@@ -414,6 +431,14 @@ func servedLine(ctx context.Context, c *kube.Conn, gv, resource string, k *cache
 		l.State, l.Detail = OK, gv+" serves "+resource
 	}
 	return l, nil
+}
+
+// orFirst is ns, or the input's first namespace for an object without one.
+func orFirst(ns string, spaces []Space) string {
+	if ns == "" && len(spaces) > 0 {
+		return spaces[0].Namespace
+	}
+	return ns
 }
 
 func passUnreachable(err error) error {

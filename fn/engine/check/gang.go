@@ -89,7 +89,8 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 		cdPods += capacity.WorkerPods(&spec.WorkerGroupSpecs[i], false)
 		cdNames[k] = spec.WorkerGroupSpecs[i].GroupName
 	}
-	if !seen[kai.SchedulerName] {
+	pg, isKAI, err := kai.GangOf(annotations, spec)
+	if !isKAI {
 		if gpuPods > 1 && labels[kueue.QueueLabel] == "" {
 			ds.Warnf(file, where, "%s has %d GPU pods and no gang scheduler (its pods go to %s): the scheduler places them one by one, so on a busy cluster some bind and hold their GPUs while the rest wait, and the RayCluster is never ready; expected scheduler.kind: kai (one PodGroup, all or nothing) or a Kueue queue", ref, gpuPods, schedulerList(seen))
 		}
@@ -103,7 +104,6 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 		}
 		return
 	}
-	pg, err := kai.Group(annotations, spec)
 	if err != nil {
 		ds.Errorf(file, where, "KAI would not schedule it: %v", err)
 		return

@@ -1,0 +1,198 @@
+package preflight
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+)
+
+// fleetOf is the cluster as the scheduler sees it for the input: every
+// counted node with what the pods bound to it leave of its allocatable,
+// the DRA devices its ResourceSlices publish less those allocated
+// ResourceClaims hold, and what each DeviceClass selects. The input's own
+// pods, if it already runs, are not taken from it (they are placed again).
+// notes say what could not be read, so was not subtracted.
+func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) (*placement.Fleet, []string, error) {
+	f := &placement.Fleet{Drivers: map[string]string{}, Extended: map[corev1.ResourceName]string{}}
+	byName := map[string]*placement.Node{}
+	for _, n := range nodes {
+		pn := &placement.Node{Node: n, Free: n.Status.Allocatable.DeepCopy(), Devices: map[string]int64{}}
+		f.Nodes = append(f.Nodes, pn)
+		byName[n.Name] = pn
+	}
+	var notes []string
+	note := func(what string, out kube.Outcome, err error, more bool) {
+		switch {
+		case out != kube.Found:
+			_, d := verdict(out, err)
+			notes = append(notes, what+" could not be read ("+d+"), so are not subtracted")
+		case more:
+			notes = append(notes, fmt.Sprintf("%s are more than %d, so not all are subtracted", what, kube.MaxListItems))
+		}
+	}
+	classes, out, err := c.List(ctx, kube.DeviceClasses, "", "")
+	if kube.Stops(err) {
+		return nil, nil, err
+	}
+	for i := range classes {
+		var dc resourcev1.DeviceClass
+		if kube.Decode(&classes[i], &dc) != nil {
+			continue
+		}
+		switch driver, bad := driverOf(&dc); {
+		case bad >= 0:
+			f.Drivers[dc.Name] = ""
+		case driver == "":
+			f.Drivers[dc.Name] = placement.AnyDriver
+		default:
+			f.Drivers[dc.Name] = driver
+		}
+		if dc.Spec.ExtendedResourceName != nil && out == kube.Found {
+			f.Extended[corev1.ResourceName(*dc.Spec.ExtendedResourceName)] = dc.Name
+		}
+	}
+	pools, err := readSlices(ctx, c, byName)
+	if err != nil {
+		return nil, nil, err
+	}
+	pods, more, out, err := c.ListSome(ctx, kube.Pods, "", kube.ListOptions{Max: kube.MaxListItems})
+	if kube.Stops(err) {
+		return nil, nil, err
+	}
+	note("the pods already bound", out, err, more)
+	own := subtractPods(pods, byName, in)
+	claims, more, out, err := c.ListSome(ctx, kube.ResourceClaims, "", kube.ListOptions{Max: kube.MaxListItems})
+	if kube.Stops(err) {
+		return nil, nil, err
+	}
+	note("the ResourceClaims already allocated", out, err, more)
+	subtractClaims(claims, byName, pools, own)
+	return f, notes, nil
+}
+
+// readSlices adds every node's published devices, per driver, and maps
+// each pool (driver/pool) to its node.
+func readSlices(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node) (map[string]string, error) {
+	items, _, err := c.List(ctx, kube.ResourceSlices, "", "")
+	if kube.Stops(err) {
+		return nil, err
+	}
+	pools := map[string]string{}
+	for i := range items {
+		var s resourcev1.ResourceSlice
+		if kube.Decode(&items[i], &s) != nil || s.Spec.NodeName == nil {
+			continue // a slice for many nodes (a network-attached pool) is not one node's
+		}
+		if n := nodes[*s.Spec.NodeName]; n != nil {
+			n.Devices[s.Spec.Driver] += int64(len(s.Spec.Devices))
+			pools[s.Spec.Driver+"/"+s.Spec.Pool.Name] = n.Name
+		}
+	}
+	return pools, nil
+}
+
+// subtractPods takes every bound, unfinished pod's requests from its
+// node's free resources, except the input's own pods (the run already
+// applied: its identity label in its namespace, which KubeRay copies onto
+// every pod), whose UIDs it returns.
+func subtractPods(items []unstructured.Unstructured, nodes map[string]*placement.Node, in Input) map[types.UID]bool {
+	ours := map[string]bool{}
+	for _, ps := range in.Pods {
+		if run := ps.Pod.Labels[instanceLabel]; run != "" {
+			ours[ps.Pod.Namespace+"/"+run] = true
+		}
+	}
+	own := map[types.UID]bool{}
+	for i := range items {
+		unstructured.RemoveNestedField(items[i].Object, "metadata", "managedFields")
+		var p corev1.Pod
+		err := kube.Decode(&items[i], &p)
+		items[i].Object = nil
+		if err != nil || p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if run := p.Labels[instanceLabel]; run != "" && ours[p.Namespace+"/"+run] {
+			own[p.UID] = true
+			continue
+		}
+		n := nodes[p.Spec.NodeName]
+		if n == nil {
+			continue
+		}
+		req := podRequests(&p)
+		req[corev1.ResourcePods] = placement.Quantity(1)
+		for name, q := range req {
+			have := n.Free[name]
+			have.Sub(q)
+			n.Free[name] = have
+		}
+	}
+	return own
+}
+
+// subtractClaims takes every device an allocated ResourceClaim holds from
+// its node (its pool's), but those of claims only the input's own pods
+// hold.
+func subtractClaims(items []unstructured.Unstructured, nodes map[string]*placement.Node, pools map[string]string, own map[types.UID]bool) {
+	for i := range items {
+		var rc resourcev1.ResourceClaim
+		if kube.Decode(&items[i], &rc) != nil || rc.Status.Allocation == nil || ownOnly(rc.Status.ReservedFor, own) {
+			continue
+		}
+		for _, r := range rc.Status.Allocation.Devices.Results {
+			if n := nodes[pools[r.Driver+"/"+r.Pool]]; n != nil {
+				n.Devices[r.Driver]--
+			}
+		}
+	}
+}
+
+// instanceLabel is the run's identity label (docs/run-identity.md).
+const instanceLabel = "app.kubernetes.io/instance"
+
+func ownOnly(reserved []resourcev1.ResourceClaimConsumerReference, own map[types.UID]bool) bool {
+	if len(reserved) == 0 || len(own) == 0 {
+		return false
+	}
+	for _, r := range reserved {
+		if !own[r.UID] {
+			return false
+		}
+	}
+	return true
+}
+
+// driverOf is the one driver a DeviceClass's selectors name
+// (`device.driver == "..."`, what NVIDIA's and the NIC drivers' classes
+// say); bad is the index of a selector of any other form (-1 when none),
+// which this model does not evaluate: evaluating CEL
+// here would link DRA's CEL compiler into every nrl-k8s process, whose
+// package init the startup budget (tests/startup) does not allow.
+func driverOf(dc *resourcev1.DeviceClass) (driver string, bad int) {
+	for i, sel := range dc.Spec.Selectors {
+		m := driverSelectorRE().FindStringSubmatch(strings.TrimSpace(exprOf(sel)))
+		if m == nil || (driver != "" && driver != m[1]+m[2]) {
+			return "", i
+		}
+		driver = m[1] + m[2]
+	}
+	return driver, -1
+}
+
+func sortedClassNames(m map[string]int64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,300 @@
+// Package placement places runs' pods on a fleet of nodes as the scheduler
+// their pods name would: kube-scheduler's filters (required node affinity
+// and nodeSelector, NoSchedule/NoExecute taints and cordon, every requested
+// resource against what is free on the node, DRA devices claimed on the
+// pod's own node, extended resources a DeviceClass serves), pod by pod for
+// the default scheduler, and for KAI one gang all or nothing, kept in one
+// domain of a required topology level, as fn/analyse/kai models KAI's
+// PodGroup. Runs are placed one after another, each on what the earlier
+// ones (and the pods already running) left.
+//
+// It has no I/O: preflight (fn/afterapply/preflight) fills the fleet from a
+// cluster, and the scheduling tier holds its answers to the real
+// kube-scheduler's, run by run.
+package placement
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Node is one node as the scheduler's filters see it.
+type Node struct {
+	*corev1.Node
+	// Free is what the pods bound to it leave of its allocatable.
+	Free corev1.ResourceList
+	// Devices are the DRA devices its ResourceSlices publish that no
+	// allocated ResourceClaim holds, per driver.
+	Devices map[string]int64
+}
+
+// Fleet is the nodes (in name order, the order pods are tried on) and what
+// the cluster's DeviceClasses select.
+type Fleet struct {
+	Nodes []*Node
+	// Drivers is the one driver each DeviceClass's selectors name,
+	// AnyDriver for a class without selectors (every device); a class
+	// mapped to "" selects devices this model does not evaluate.
+	Drivers map[string]string
+	// Extended maps an extended resource to the DeviceClass that declares
+	// it as its extendedResourceName: on a node that does not advertise the
+	// resource, the scheduler serves a request for it with that many of the
+	// class's devices (Kubernetes' DRA extended resources).
+	Extended map[corev1.ResourceName]string
+}
+
+// AnyDriver is the Drivers value of a DeviceClass without selectors: it
+// selects every device of every driver.
+const AnyDriver = "*"
+
+// Shape is one kind of pod a run makes, and how many.
+type Shape struct {
+	// Name says which pods they are ("RayJob/x worker group gpu").
+	Name  string
+	Count int64
+	// MinMember is how many of them a gang needs placed (KAI's subgroup
+	// minMember); 0 means Count.
+	MinMember int64
+	Pod       *corev1.Pod
+	// Requests are the pod's requests, pods: 1 included.
+	Requests corev1.ResourceList
+	// Claims are the DRA devices each pod claims on its node, per DeviceClass.
+	Claims map[string]int64
+	// Required is a node label every pod of this shape shares one value of
+	// (a KAI subgroup's required placement).
+	Required string
+}
+
+// Run is the pods one object makes, placed together.
+type Run struct {
+	Name string
+	// Gang: KAI places the run's pods all or nothing.
+	Gang bool
+	// Required is a node label every pod of the gang shares one value of
+	// (the PodGroup's required placement: one rack).
+	Required string
+	Shapes   []Shape
+}
+
+// Result is where a shape's pods went.
+type Result struct {
+	// Placed pods; for a gang that waits, 0, and Fit how many would fit.
+	Placed, Fit int64
+	// Why counts, per reason, the nodes that refused the first pod that
+	// fit nowhere.
+	Why map[string]int
+}
+
+// RunResult is a run's outcome.
+type RunResult struct {
+	Shapes []Result
+	// Waits: a gang that does not fit, so no pod of it is placed.
+	Waits bool
+	// Domain is the value of Required the gang was placed in.
+	Domain string
+}
+
+// Placed is how many of the run's pods are placed, and of how many.
+func (r RunResult) Placed(run Run) (placed, total int64) {
+	for i, s := range r.Shapes {
+		placed += s.Placed
+		total += run.Shapes[i].Count
+	}
+	return placed, total
+}
+
+// Held is what the placed pods of the run hold of resource name.
+func (r RunResult) Held(run Run, name corev1.ResourceName) int64 {
+	var n int64
+	for i, s := range r.Shapes {
+		q := run.Shapes[i].Requests[name]
+		n += s.Placed * q.Value()
+	}
+	return n
+}
+
+// Place places the runs one after another, each on what the earlier ones
+// left, and returns each run's outcome.
+func (f *Fleet) Place(runs []Run) []RunResult {
+	sort.SliceStable(f.Nodes, func(i, j int) bool { return f.Nodes[i].Name < f.Nodes[j].Name })
+	out := make([]RunResult, len(runs))
+	for i, r := range runs {
+		if r.Gang {
+			out[i] = f.gang(r)
+			continue
+		}
+		var undo undoLog
+		for _, s := range r.Shapes {
+			out[i].Shapes = append(out[i].Shapes, f.shape(s, nil, &undo))
+		}
+	}
+	return out
+}
+
+// gang places the run all or nothing: in the first domain of its required
+// level where every shape gets its MinMember (every node when it requires
+// none). A run that fits nowhere places nothing; its results say how many
+// pods fit in the domain where most did.
+func (f *Fleet) gang(r Run) RunResult {
+	var best RunResult
+	bestFit := int64(-1)
+	for _, d := range f.domains(r.Required) {
+		in := f.within(r.Required, d)
+		var undo undoLog
+		res, ok := RunResult{Domain: d}, true
+		for _, s := range r.Shapes {
+			one := f.subgroup(s, in, &undo)
+			res.Shapes = append(res.Shapes, one)
+			ok = ok && one.Placed >= s.need()
+		}
+		if ok {
+			return res
+		}
+		undo.revert(f)
+		if fit, _ := res.Placed(r); fit > bestFit {
+			best, bestFit = res, fit
+		}
+	}
+	best.Waits, best.Domain = true, ""
+	for i := range best.Shapes {
+		best.Shapes[i].Fit, best.Shapes[i].Placed = best.Shapes[i].Placed, 0
+	}
+	if best.Shapes == nil {
+		best.Shapes = make([]Result, len(r.Shapes))
+	}
+	return best
+}
+
+// subgroup places one shape of a gang: in the first domain of its own
+// required level where MinMember fit, when it has one.
+func (f *Fleet) subgroup(s Shape, in func(*Node) bool, undo *undoLog) Result {
+	if s.Required == "" {
+		return f.shape(s, in, undo)
+	}
+	var best Result
+	for _, d := range f.domains(s.Required) {
+		own := f.within(s.Required, d)
+		both := func(n *Node) bool { return (in == nil || in(n)) && own(n) }
+		mark := len(*undo)
+		res := f.shape(s, both, undo)
+		if res.Placed >= s.need() {
+			return res
+		}
+		undo.revertTo(f, mark)
+		if res.Placed > best.Placed || best.Why == nil {
+			best = res
+		}
+	}
+	best.Placed = 0
+	return best
+}
+
+// shape places as many of s's pods as fit, first fit in name order, on the
+// nodes in allows (every node when nil).
+func (f *Fleet) shape(s Shape, in func(*Node) bool, undo *undoLog) Result {
+	res := Result{Why: map[string]int{}}
+	for k := int64(0); k < s.Count; k++ {
+		why := map[string]int{}
+		n, by := f.firstFit(s, in, why)
+		if n == nil {
+			res.Why = why // the first pod that fits nowhere, node by node
+			break
+		}
+		undo.take(n, s.Requests, by)
+		res.Placed++
+	}
+	res.Fit = res.Placed
+	return res
+}
+
+func (s Shape) need() int64 {
+	if s.MinMember > 0 {
+		return min(s.MinMember, s.Count)
+	}
+	return s.Count
+}
+
+// domains are the values of label key the nodes carry, sorted; [""] (one
+// domain, every node) when key is "".
+func (f *Fleet) domains(key string) []string {
+	if key == "" {
+		return []string{""}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range f.Nodes {
+		if v, ok := n.Labels[key]; ok && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// within is the nodes of one domain (every node for key "").
+func (f *Fleet) within(key, value string) func(*Node) bool {
+	if key == "" {
+		return nil
+	}
+	return func(n *Node) bool {
+		v, ok := n.Labels[key]
+		return ok && v == value
+	}
+}
+
+// undoLog records what placing took, so a gang that does not fit gives it back.
+type undoLog []taken
+
+type taken struct {
+	node *Node
+	req  corev1.ResourceList
+	use  use
+}
+
+// use is what one pod takes of a node besides its requests: DRA devices
+// per driver, and the extended resources those devices serve (not taken
+// from allocatable).
+type use struct {
+	devices map[string]int64
+	viaDRA  map[corev1.ResourceName]bool
+}
+
+func (u *undoLog) take(n *Node, req corev1.ResourceList, by use) {
+	n.add(req, by, -1)
+	*u = append(*u, taken{node: n, req: req, use: by})
+}
+
+func (u *undoLog) revert(f *Fleet) { u.revertTo(f, 0) }
+
+func (u *undoLog) revertTo(_ *Fleet, mark int) {
+	for i := len(*u) - 1; i >= mark; i-- {
+		t := (*u)[i]
+		t.node.add(t.req, t.use, 1)
+	}
+	*u = (*u)[:mark]
+}
+
+// add gives back (sign 1) or takes (sign -1) one pod's requests and devices.
+func (n *Node) add(req corev1.ResourceList, by use, sign int64) {
+	for name, q := range req {
+		if by.viaDRA[name] {
+			continue
+		}
+		have := n.Free[name]
+		if sign < 0 {
+			have.Sub(q)
+		} else {
+			have.Add(q)
+		}
+		n.Free[name] = have
+	}
+	for d, c := range by.devices {
+		n.Devices[d] += sign * c
+	}
+}
+
+// Quantity is n as a quantity.
+func Quantity(n int64) resource.Quantity { return *resource.NewQuantity(n, resource.DecimalSI) }
