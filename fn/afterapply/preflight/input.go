@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
@@ -80,7 +81,7 @@ func InputOf(docs []rendered.Doc, flagNS, contextNS string) (Input, error) {
 	if err != nil {
 		return Input{}, err
 	}
-	in := Input{Namespace: strings.Join(spaces, ", "), Pods: pods, Claims: claims, Gangs: gangs}
+	in := Input{Namespace: strings.Join(spaces, ", "), Pods: pods, Claims: claims, Gangs: gangs, Queues: queuesOf(docs, spaces[0])}
 	in.Needs, in.APIVersions, err = needsOf(docs)
 	if err != nil {
 		return Input{}, err
@@ -131,6 +132,26 @@ func podSecurityOf(docs []rendered.Doc, ns, first string) (string, []string) {
 		}
 	}
 	return string(rep.Level), why
+}
+
+// queuesOf is, per object labelled with a Kueue LocalQueue (keyed
+// "namespace/Kind/name"), the queue's name.
+func queuesOf(docs []rendered.Doc, first string) map[string]string {
+	out := map[string]string{}
+	for _, d := range docs {
+		md, _ := d.Data["metadata"].(map[string]any)
+		labels, _ := md["labels"].(map[string]any)
+		q, _ := labels[kueue.QueueLabel].(string)
+		if q == "" {
+			continue
+		}
+		ns := d.Namespace
+		if ns == "" {
+			ns = first
+		}
+		out[ns+"/"+d.Kind+"/"+d.Name] = q
+	}
+	return out
 }
 
 // gangsOf is, per RayJob and RayCluster whose pods KAI places (keyed

@@ -32,6 +32,11 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 	if err != nil {
 		return nil, err
 	}
+	admitted, err := admittedShapes(ctx, c, in)
+	if err != nil {
+		return nil, err
+	}
+	in.Pods = admitted
 	runs, shapes := runsOf(in)
 	results := f.Place(runs)
 	several := len(in.Spaces) > 1
@@ -42,7 +47,9 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 		}
 	}
 	for i, r := range runs {
-		if l, ok := runLine(r, results[i], shapes[i], several); ok {
+		queued := len(shapes[i]) > 0 && in.Queues[shapes[i][0].Pod.Namespace+"/"+shapes[i][0].Owner] != ""
+		if l, ok := runLine(r, results[i], shapes[i], several, queued); ok {
+			l.Detail += unreachable(f, r)
 			lines = append(lines, l)
 		}
 	}
@@ -67,6 +74,13 @@ func shapeLine(ps PodShape, s placement.Shape, r placement.Run, res placement.Re
 		l.Detail = fmt.Sprintf("%d of %d placed with every other pod of the input; the rest fit no node: %s", res.Placed, s.Count, reasons(res.Why))
 		if r.Gang {
 			l.Detail = fmt.Sprintf("0 of %d placed: KAI places the run's gang all or nothing, and %d fit%s: %s", s.Count, res.Fit, inDomain(s.Required), reasons(res.Why))
+		}
+	}
+	if ps.Kueue != "" && (l.State == Missing || ps.KueueRefuses) {
+		l.State = Missing
+		l.Detail += "; " + ps.Kueue
+		if !ps.KueueRefuses {
+			l.Detail += ": no node has both; expected a flavor whose nodeLabels the pod set's nodes carry listed first for its resources (e.g. a CPU flavor covering cpu and memory for the head), or those labels off the flavor"
 		}
 	}
 	if len(bad) > 0 {
@@ -97,7 +111,7 @@ func inDomain(key string) string {
 // runLine is what the scheduler does with a run that does not fit whole:
 // KAI's gang waits, holding nothing; the default scheduler binds what fits
 // and the bound pods hold their GPUs while the rest (maybe the head) wait.
-func runLine(r placement.Run, res placement.RunResult, shapes []PodShape, several bool) (Line, bool) {
+func runLine(r placement.Run, res placement.RunResult, shapes []PodShape, several, queued bool) (Line, bool) {
 	placed, total := res.Placed(r)
 	if !res.Waits && placed == total {
 		return Line{}, false
@@ -130,8 +144,29 @@ func runLine(r placement.Run, res placement.RunResult, shapes []PodShape, severa
 			l.Detail = fmt.Sprintf("the head cannot be placed while its %d placed worker pods hold %d %s idle: the run never starts until the head finds a node", placed, gpus, capacity.GPUResource)
 		}
 	}
-	l.Detail += "; expected room for the whole run, or scheduler.kind: kai (one gang, all or nothing) or a Kueue queue"
+	if queued {
+		// Kueue admits the whole run against quota, then the scheduler
+		// still binds its pods one by one.
+		l.Detail += "; expected room for the whole run (Kueue's quota is not the nodes' room), or scheduler.kind: kai beside Kueue (one gang, all or nothing)"
+	} else {
+		l.Detail += "; expected room for the whole run, or scheduler.kind: kai (one gang, all or nothing) or a Kueue queue"
+	}
 	return l, true
+}
+
+// unreachable says which pod group of a waiting gang no node of its
+// required level can hold at all (a CPU head under a run-wide
+// nvidia.com/gpu.clique, which KAI's PodGroup constraint binds too).
+func unreachable(f *placement.Fleet, r placement.Run) string {
+	if !r.Gang || r.Required == "" {
+		return ""
+	}
+	for _, s := range r.Shapes {
+		if !f.Reaches(r.Required, s.Pod) {
+			return fmt.Sprintf("; no node %s may use carries %s, and the run-wide required placement (%s) binds every pod of the gang, the head's included (fn/analyse/kai): KAI never places this run; expected the level required per worker group (on its pod template) instead, or %s's nodes in the domain", s.Name, r.Required, kai.RequiredPlacementKey, s.Name)
+		}
+	}
+	return ""
 }
 
 // runsOf groups the input's pod groups into runs, one per object, in

@@ -16,11 +16,19 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
-// fakeCluster answers lists (and gets by name) from objects per resource
-// path, 404 for anything else.
-func fakeCluster(t *testing.T, lists map[string][]map[string]any) *kube.Conn {
+// fakeCluster answers lists, and gets of the objects in gets, by path;
+// 404 for anything else.
+func fakeCluster(t *testing.T, lists map[string][]map[string]any, gets ...map[string]map[string]any) *kube.Conn {
 	t.Helper()
+	if len(gets) == 0 {
+		gets = append(gets, nil)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o, ok := gets[0][r.URL.Path]; ok {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(o)
+			return
+		}
 		items, ok := lists[r.URL.Path]
 		if !ok {
 			w.WriteHeader(http.StatusNotFound)
@@ -176,4 +184,91 @@ func TestPlacementPerNodeAfterAllocations(t *testing.T) {
 	assert.Equal(t, Missing, second.State, second.Detail)
 	assert.Contains(t, second.Detail, "1 of 2 placed")
 	assert.True(t, strings.Contains(lines["Run RayJob/second"].Detail, "hold 8 nvidia.com/gpu idle"), lines["Run RayJob/second"].Detail)
+}
+
+// kaiDocs is a RayJob whose pods name KAI, its workers required in one
+// clique (their template's constraint), or the whole run (runWide: the
+// RayJob's, which KAI's PodGroup applies to the head too).
+func kaiDocs(t *testing.T, name string, workers int, runWide bool) []rendered.Doc {
+	t.Helper()
+	topo := `kai.scheduler/topology: t, kai.scheduler/topology-required-placement: clique`
+	jobAnn, workerAnn := "{}", "{"+topo+"}"
+	if runWide {
+		jobAnn, workerAnn = "{"+topo+"}", "{}"
+	}
+	docs, err := rendered.Decode("run.yaml", []byte(`
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: `+name+`, namespace: a, annotations: `+jobAnn+`}
+spec:
+  submissionMode: HTTPMode
+  rayClusterSpec:
+    headGroupSpec:
+      template: {spec: {schedulerName: kai-scheduler, nodeSelector: {pool: cpu}, containers: [{name: head, resources: {requests: {cpu: "10"}}}]}}
+    workerGroupSpecs:
+    - groupName: gpu
+      replicas: `+itoa(workers)+`
+      template:
+        metadata: {annotations: `+workerAnn+`}
+        spec:
+          schedulerName: kai-scheduler
+          nodeSelector: {pool: gpu}
+          containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]`))
+	require.NoError(t, err)
+	return docs
+}
+
+// KAI's gang, as check's model (kai.GangOf) says: all or nothing, each
+// worker group in one clique when its template requires it; a run-wide
+// required level binds the head too, which no clique node takes.
+func TestPlacementKAIGang(t *testing.T) {
+	var nodes []map[string]any
+	for _, n := range []string{"r0-n0", "r0-n1", "r1-n0", "r1-n1"} {
+		nodes = append(nodes, gpuNode(n, 8, map[string]any{"pool": "gpu", "clique": n[:2]}))
+	}
+	nodes = append(nodes, gpuNode("cpu-0", 0, map[string]any{"pool": "cpu"}))
+	c := fakeCluster(t, map[string][]map[string]any{
+		"/api/v1/nodes": nodes, "/apis/resource.k8s.io/v1/resourceslices": {}, "/apis/resource.k8s.io/v1/deviceclasses": {},
+		"/api/v1/pods": {}, "/apis/resource.k8s.io/v1/resourceclaims": {},
+	})
+	docs := append(kaiDocs(t, "wide", 3, false), kaiDocs(t, "fits", 2, false)...)
+	lines := nodeLines(t, c, append(docs, kaiDocs(t, "whole", 1, true)...))
+	wide := lines["Nodes RayJob/wide worker group gpu"]
+	assert.Equal(t, Missing, wide.State, wide.Detail)
+	assert.Contains(t, wide.Detail, "0 of 3 placed: KAI places the run's gang all or nothing, and 2 fit in one clique")
+	assert.Contains(t, lines["Nodes RayJob/wide head"].Detail, "they fit, but KAI places the run's gang all or nothing")
+	assert.Contains(t, lines["Run RayJob/wide"].Detail, "KAI places none, and the run waits, holding no GPU")
+	assert.Equal(t, OK, lines["Nodes RayJob/fits worker group gpu"].State, "the waiting gang gave back what it tried")
+	whole := lines["Run RayJob/whole"]
+	assert.Equal(t, Missing, whole.State)
+	assert.Contains(t, whole.Detail, "no node RayJob/whole head may use carries clique")
+}
+
+// Kueue merges its flavor's nodeLabels into every pod set: one GB300
+// flavor covering cpu, memory and GPUs pins the CPU head to a GPU label no
+// CPU node has, and preflight says which flavor and what to change.
+func TestPlacementKueueFlavorLabels(t *testing.T) {
+	c := fakeCluster(t, map[string][]map[string]any{
+		"/api/v1/nodes": {gpuNode("cpu-0", 0, map[string]any{"pool": "cpu"}), gpuNode("gpu-0", 8, map[string]any{"pool": "gpu", "product": "GB300"})},
+		"/apis/resource.k8s.io/v1/resourceslices": {}, "/apis/resource.k8s.io/v1/deviceclasses": {},
+		"/api/v1/pods": {}, "/apis/resource.k8s.io/v1/resourceclaims": {},
+	}, map[string]map[string]any{
+		"/apis/kueue.x-k8s.io/v1beta2/namespaces/a/localqueues/lab": obj("kueue.x-k8s.io/v1beta2", "LocalQueue",
+			map[string]any{"name": "lab", "namespace": "a"}, map[string]any{"spec": map[string]any{"clusterQueue": "cq"}}),
+		"/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq": obj("kueue.x-k8s.io/v1beta2", "ClusterQueue", map[string]any{"name": "cq"},
+			map[string]any{"spec": map[string]any{"resourceGroups": []any{map[string]any{
+				"coveredResources": []any{"cpu", "memory", "nvidia.com/gpu"},
+				"flavors":          []any{map[string]any{"name": "gb300", "resources": []any{}}}}}}}),
+		"/apis/kueue.x-k8s.io/v1beta2/resourceflavors/gb300": obj("kueue.x-k8s.io/v1beta2", "ResourceFlavor", map[string]any{"name": "gb300"},
+			map[string]any{"spec": map[string]any{"nodeLabels": map[string]any{"product": "GB300"}}}),
+	})
+	docs := runDocs(t, "a", "q", 1, 0)
+	docs[0].Data["metadata"].(map[string]any)["labels"] = map[string]any{"kueue.x-k8s.io/queue-name": "lab"}
+	lines := nodeLines(t, c, docs)
+	head := lines["Nodes RayJob/q head"]
+	assert.Equal(t, Missing, head.State, head.Detail)
+	assert.Contains(t, head.Detail, "Kueue (ClusterQueue cq) adds ResourceFlavor gb300's nodeLabels product=GB300 to this pod set's nodeSelector")
+	assert.Contains(t, head.Detail, "a CPU flavor covering cpu and memory for the head")
+	assert.Equal(t, OK, lines["Nodes RayJob/q worker group gpu"].State, "the workers select the flavor's label already")
+	assert.Contains(t, lines["Run RayJob/q"].Detail, "the head cannot be placed while its 1 placed worker pods hold 8 nvidia.com/gpu idle")
 }

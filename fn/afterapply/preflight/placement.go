@@ -24,6 +24,10 @@ type PodShape struct {
 	Owner, Role string
 	Count       int64
 	Pod         *corev1.Pod
+	// Kueue says what Kueue's admission changes in the pods (the flavors'
+	// node labels), or why it refuses them (KueueRefuses).
+	Kueue        string
+	KueueRefuses bool
 }
 
 // PodShapes lists every pod the objects of the input make, every run of it

@@ -58,6 +58,9 @@ type Input struct {
 	// Gangs are the PodGroups KAI makes of the runs it places, keyed
 	// "namespace/Kind/name".
 	Gangs map[string]kai.PodGroup
+	// Queues are the Kueue LocalQueues the runs are labelled with, keyed
+	// "namespace/Kind/name".
+	Queues map[string]string
 }
 
 // Space is one namespace of the input.

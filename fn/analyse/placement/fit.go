@@ -136,3 +136,22 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Reaches reports whether some node carrying label key passes the pod's
+// node affinity and taints, resources aside: whether a required level of
+// key can hold the pod at all.
+func (f *Fleet) Reaches(key string, pod *corev1.Pod) bool {
+	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
+	for _, n := range f.Nodes {
+		if _, ok := n.Labels[key]; !ok {
+			continue
+		}
+		if ok, err := affinity.Match(n.Node); err != nil || !ok {
+			continue
+		}
+		if _, bad := untolerated(n, pod); !bad {
+			return true
+		}
+	}
+	return false
+}

@@ -6,7 +6,9 @@
 // the default scheduler, and for KAI one gang all or nothing, kept in one
 // domain of a required topology level, as fn/analyse/kai models KAI's
 // PodGroup. Runs are placed one after another, each on what the earlier
-// ones (and the pods already running) left.
+// ones (and the pods already running) left. A run Kueue admits is placed
+// with the pods Kueue starts (KueueAdmit: its flavors' node labels and
+// tolerations merged into every pod set).
 //
 // It has no I/O: preflight (fn/afterapply/preflight) fills the fleet from a
 // cluster, and the scheduling tier holds its answers to the real
@@ -105,6 +107,15 @@ func (r RunResult) Placed(run Run) (placed, total int64) {
 	return placed, total
 }
 
+// fit is how many of the run's pods would fit, pod by pod.
+func (r RunResult) fit() int64 {
+	var n int64
+	for _, s := range r.Shapes {
+		n += s.Fit
+	}
+	return n
+}
+
 // Held is what the placed pods of the run hold of resource name.
 func (r RunResult) Held(run Run, name corev1.ResourceName) int64 {
 	var n int64
@@ -153,13 +164,13 @@ func (f *Fleet) gang(r Run) RunResult {
 			return res
 		}
 		undo.revert(f)
-		if fit, _ := res.Placed(r); fit > bestFit {
+		if fit := res.fit(); fit > bestFit {
 			best, bestFit = res, fit
 		}
 	}
 	best.Waits, best.Domain = true, ""
 	for i := range best.Shapes {
-		best.Shapes[i].Fit, best.Shapes[i].Placed = best.Shapes[i].Placed, 0
+		best.Shapes[i].Placed = 0
 	}
 	if best.Shapes == nil {
 		best.Shapes = make([]Result, len(r.Shapes))
