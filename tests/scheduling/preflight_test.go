@@ -92,31 +92,7 @@ func TestPreflightAgreesWithScheduler(t *testing.T) {
 	// DRA claims already allocated are not free: the first run's workers
 	// hold every node's 8 NICs, so the second run's workers, for which
 	// GPUs are left, stay Pending ("cannot allocate all claims").
-	t.Run("NICs a running run holds", func(t *testing.T) {
-		f := scheduler.GB300("pfheld", 1, 8, 1)
-		var nodes []scheduler.Node
-		for _, n := range f.Nodes {
-			if n.Devices == nil || strings.HasSuffix(n.Name, "-n00") || strings.HasSuffix(n.Name, "-n01") ||
-				strings.HasSuffix(n.Name, "-n02") || strings.HasSuffix(n.Name, "-n03") {
-				if n.Devices != nil {
-					// Room for two workers but for the NICs.
-					n.Allocatable = n.Allocatable.DeepCopy()
-					n.Allocatable["nvidia.com/gpu"] = resource.MustParse("8")
-					n.Allocatable[corev1.ResourceCPU] = resource.MustParse("300")
-					n.Allocatable[corev1.ResourceMemory] = resource.MustParse("2000Gi")
-				}
-				nodes = append(nodes, n)
-			}
-		}
-		f.Nodes = nodes
-		fleet(t, env, f)
-		a := qwenOffKAI(t, "pfheld-a")
-		applyAndCompare(t, env, s, predict(t, env, a), a)
-		b := qwenOffKAI(t, "pfheld-b")
-		rep := predict(t, env, b)
-		assertPlaced(t, rep, "RayJob/pfheld-b worker group gpu-workers-segment-0", 0)
-		applyAndCompare(t, env, s, rep, b)
-	})
+	t.Run("NICs a running run holds", func(t *testing.T) { nicsHeld(t, env, s) })
 
 	// One CPU node with room for one head: the second run's head waits
 	// while its two workers bind and hold 16 GPUs.
@@ -136,6 +112,35 @@ func TestPreflightAgreesWithScheduler(t *testing.T) {
 		assertFinding(t, rep, "RayJob/pfhead-b", "16 nvidia.com/gpu")
 		applyAndCompare(t, env, s, rep, b)
 	})
+}
+
+// nicsHeld: on 4 GB300 nodes with room for two workers each but for the
+// NICs, the first run's claims hold every node's 8 NICs (and its one
+// channel), so the second run's workers place nowhere.
+func nicsHeld(t *testing.T, env *operator.Env, s *scheduler.Scheduler) {
+	f := scheduler.GB300("pfheld", 1, 8, 1)
+	var nodes []scheduler.Node
+	for _, n := range f.Nodes {
+		if n.Devices == nil || strings.HasSuffix(n.Name, "-n00") || strings.HasSuffix(n.Name, "-n01") ||
+			strings.HasSuffix(n.Name, "-n02") || strings.HasSuffix(n.Name, "-n03") {
+			if n.Devices != nil {
+				// Room for two workers but for the NICs.
+				n.Allocatable = n.Allocatable.DeepCopy()
+				n.Allocatable["nvidia.com/gpu"] = resource.MustParse("8")
+				n.Allocatable[corev1.ResourceCPU] = resource.MustParse("300")
+				n.Allocatable[corev1.ResourceMemory] = resource.MustParse("2000Gi")
+			}
+			nodes = append(nodes, n)
+		}
+	}
+	f.Nodes = nodes
+	fleet(t, env, f)
+	a := qwenOffKAI(t, "pfheld-a")
+	applyAndCompare(t, env, s, predict(t, env, a), a)
+	b := qwenOffKAI(t, "pfheld-b")
+	rep := predict(t, env, b)
+	assertPlaced(t, rep, "RayJob/pfheld-b worker group gpu-workers-segment-0", 0)
+	applyAndCompare(t, env, s, rep, b)
 }
 
 // scenarioRun is a run applied into a namespace of its own.

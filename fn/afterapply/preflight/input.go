@@ -163,7 +163,7 @@ func gangsOf(docs []rendered.Doc, first string) (map[string]kai.PodGroup, error)
 		if d.Kind != "RayJob" && d.Kind != "RayCluster" {
 			continue
 		}
-		spec, _, err := rayClusterSpecOf(d)
+		spec, err := rayClusterSpecOf(d)
 		if err != nil {
 			return nil, err
 		}

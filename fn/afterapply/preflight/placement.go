@@ -7,7 +7,6 @@ import (
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
@@ -74,7 +73,7 @@ func podCounts(docs []rendered.Doc) (map[string]int64, error) {
 		switch d.Kind {
 		case "RayCluster", "RayJob":
 			// A suspended or queued run is placed at the size it runs at.
-			spec, _, err := rayClusterSpecOf(d)
+			spec, err := rayClusterSpecOf(d)
 			if err != nil || spec == nil {
 				if err != nil {
 					return nil, err
@@ -115,24 +114,20 @@ func reasons(why map[string]int) string {
 func sortedNames(l corev1.ResourceList) []corev1.ResourceName { return placement.SortedNames(l) }
 
 // rayClusterSpecOf is the RayCluster spec of a RayCluster or RayJob
-// document (nil for a RayJob that submits to an existing cluster), and
-// whether KubeRay starts none of its pods (a suspended RayJob or cluster).
-func rayClusterSpecOf(d rendered.Doc) (*rayv1.RayClusterSpec, bool, error) {
+// document (nil for a RayJob that submits to an existing cluster).
+func rayClusterSpecOf(d rendered.Doc) (*rayv1.RayClusterSpec, error) {
 	if d.Kind == "RayCluster" {
 		var rc rayv1.RayCluster
 		if err := fromData(d, &rc); err != nil {
-			return nil, false, err
+			return nil, err
 		}
-		return &rc.Spec, capacity.Suspended(&rc.Spec), nil
+		return &rc.Spec, nil
 	}
 	var j rayv1.RayJob
 	if err := fromData(d, &j); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	if j.Spec.RayClusterSpec == nil {
-		return nil, false, nil
-	}
-	return j.Spec.RayClusterSpec, j.Spec.Suspend || capacity.Suspended(j.Spec.RayClusterSpec), nil
+	return j.Spec.RayClusterSpec, nil
 }
 
 func nestedInt(m map[string]any, path ...string) (int64, bool) {
@@ -158,5 +153,3 @@ func nestedInt(m map[string]any, path ...string) (int64, bool) {
 func podRequestsOf(p *corev1.Pod) corev1.ResourceList {
 	return resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
 }
-
-func resourceQuantity(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }
