@@ -327,6 +327,16 @@ func preflightNodes(t *testing.T, env *operator.Env, ns, kc string) {
 	require.Contains(t, out, "not enough free cpu, memory (1)")
 	lineFor(t, out, "missing", "Run", "RayJob/pf-b")
 
+	// Two runs in two namespaces, each file its own: both asked, each
+	// namespace named (the second does not exist), the second run placed
+	// after the first.
+	c, _ := render(t, ns+"-other", "pf-c")
+	out, errs, code = nrl(t, "preflight", "-f", a, "-f", c, "--nodes", "--kubeconfig", kc)
+	require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	lineFor(t, out, "missing", "Namespace", ns+"-other")
+	lineFor(t, out, "missing", "Nodes", ns+"-other/RayJob/pf-c head")
+	require.Contains(t, out, "(namespace "+ns+", "+ns+"-other)")
+
 	// Cordoned GPU nodes still take the GB300 workers: {operator:
 	// Exists} without a key tolerates node.kubernetes.io/unschedulable.
 	cordon(t, env, "gb300-gpu-0", "gb300-gpu-1")

@@ -63,8 +63,10 @@ the API server fails (5xx) or its answer is no answer.`,
 			if err != nil {
 				return err
 			}
-			if err := validNamespace(in.Namespace); err != nil {
-				return usageError{err}
+			for _, sp := range in.Spaces {
+				if err := validNamespace(sp.Namespace); err != nil {
+					return usageError{err}
+				}
 			}
 			in.Nodes = nodes
 			rep, err := preflight.Run(cmd.Context(), conn, in)
