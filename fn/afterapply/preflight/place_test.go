@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
@@ -271,4 +274,39 @@ func TestPlacementKueueFlavorLabels(t *testing.T) {
 	assert.Contains(t, head.Detail, "a CPU flavor covering cpu and memory for the head")
 	assert.Equal(t, OK, lines["Nodes RayJob/q worker group gpu"].State, "the workers select the flavor's label already")
 	assert.Contains(t, lines["Run RayJob/q"].Detail, "the head cannot be placed while its 1 placed worker pods hold 8 nvidia.com/gpu idle")
+}
+
+// preflight places the gang check reports, from the same model
+// (kai.GangOf): for the golden run-wide topology case, the PodGroup's
+// size in check's finding is what preflight's gang needs placed, and each
+// subgroup's required level is its pod group's.
+func TestGangIsChecks(t *testing.T) {
+	dir := "../../../tests/golden/gb300-gang-topology/expected/"
+	b, err := os.ReadFile(dir + "rayjob.yaml")
+	require.NoError(t, err)
+	docs, err := rendered.Decode("rayjob.yaml", b)
+	require.NoError(t, err)
+	findings, err := os.ReadFile(dir + "rayjob.findings.txt")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`a PodGroup of (\d+) pods`).FindSubmatch(findings)
+	require.NotNil(t, m, "check's gang finding")
+	in, err := InputOf(docs, "", "default")
+	require.NoError(t, err)
+	runs, _ := runsOf(in)
+	var gang *placement.Run
+	for i := range runs {
+		if runs[i].Gang {
+			gang = &runs[i]
+		}
+	}
+	require.NotNil(t, gang, "KAI's gang")
+	var need int64
+	for _, s := range gang.Shapes {
+		need += s.MinMember
+		if strings.Contains(s.Name, "worker group") {
+			assert.Equal(t, "nvidia.com/gpu.clique", s.Required, s.Name)
+		}
+	}
+	assert.Equal(t, string(m[1]), itoa(int(need)), "check's PodGroup size and preflight's gang")
+	assert.Empty(t, gang.Required, "the run-wide level is preferred, not required")
 }
