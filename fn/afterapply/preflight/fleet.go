@@ -36,7 +36,7 @@ func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) 
 			_, d := verdict(out, err)
 			notes = append(notes, what+" could not be read ("+d+"), so are not subtracted")
 		case more:
-			notes = append(notes, fmt.Sprintf("%s are more than %d, so not all are subtracted", what, kube.MaxListItems))
+			notes = append(notes, fmt.Sprintf("%s are more than %d, so not all are subtracted", what, kube.MaxClusterItems))
 		}
 	}
 	classes, out, err := c.List(ctx, kube.DeviceClasses, "", "")
@@ -64,38 +64,35 @@ func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) 
 	if err != nil {
 		return nil, nil, err
 	}
-	pods, more, out, err := c.ListSome(ctx, kube.Pods, "", kube.ListOptions{Max: kube.MaxListItems})
+	own, more, out, err := subtractPods(ctx, c, byName, in)
 	if kube.Stops(err) {
 		return nil, nil, err
 	}
 	note("the pods already bound", out, err, more)
-	own := subtractPods(pods, byName, in)
-	claims, more, out, err := c.ListSome(ctx, kube.ResourceClaims, "", kube.ListOptions{Max: kube.MaxListItems})
+	more, out, err = subtractClaims(ctx, c, byName, pools, own)
 	if kube.Stops(err) {
 		return nil, nil, err
 	}
 	note("the ResourceClaims already allocated", out, err, more)
-	subtractClaims(claims, byName, pools, own)
 	return f, notes, nil
 }
 
 // readSlices adds every node's published devices, per driver, and maps
 // each pool (driver/pool) to its node.
 func readSlices(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node) (map[string]string, error) {
-	items, _, err := c.List(ctx, kube.ResourceSlices, "", "")
-	if kube.Stops(err) {
-		return nil, err
-	}
 	pools := map[string]string{}
-	for i := range items {
+	_, _, err := c.Each(ctx, kube.ResourceSlices, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
 		var s resourcev1.ResourceSlice
-		if kube.Decode(&items[i], &s) != nil || s.Spec.NodeName == nil {
-			continue // a slice for many nodes (a network-attached pool) is not one node's
+		if kube.Decode(u, &s) != nil || s.Spec.NodeName == nil {
+			return // a slice for many nodes (a network-attached pool) is not one node's
 		}
 		if n := nodes[*s.Spec.NodeName]; n != nil {
 			n.Devices[s.Spec.Driver] += int64(len(s.Spec.Devices))
 			pools[s.Spec.Driver+"/"+s.Spec.Pool.Name] = n.Name
 		}
+	})
+	if kube.Stops(err) {
+		return nil, err
 	}
 	return pools, nil
 }
@@ -104,7 +101,7 @@ func readSlices(ctx context.Context, c *kube.Conn, nodes map[string]*placement.N
 // node's free resources, except the input's own pods (the run already
 // applied: its identity label in its namespace, which KubeRay copies onto
 // every pod), whose UIDs it returns.
-func subtractPods(items []unstructured.Unstructured, nodes map[string]*placement.Node, in Input) map[types.UID]bool {
+func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node, in Input) (map[types.UID]bool, bool, kube.Outcome, error) {
 	ours := map[string]bool{}
 	for _, ps := range in.Pods {
 		if run := ps.Pod.Labels[instanceLabel]; run != "" {
@@ -112,21 +109,19 @@ func subtractPods(items []unstructured.Unstructured, nodes map[string]*placement
 		}
 	}
 	own := map[types.UID]bool{}
-	for i := range items {
-		unstructured.RemoveNestedField(items[i].Object, "metadata", "managedFields")
+	more, out, err := c.Each(ctx, kube.Pods, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
 		var p corev1.Pod
-		err := kube.Decode(&items[i], &p)
-		items[i].Object = nil
-		if err != nil || p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
+		unread(u)
+		if kube.Decode(u, &p) != nil || p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			return
 		}
 		if run := p.Labels[instanceLabel]; run != "" && ours[p.Namespace+"/"+run] {
 			own[p.UID] = true
-			continue
+			return
 		}
 		n := nodes[p.Spec.NodeName]
 		if n == nil {
-			continue
+			return
 		}
 		req := podRequests(&p)
 		req[corev1.ResourcePods] = placement.Quantity(1)
@@ -135,25 +130,34 @@ func subtractPods(items []unstructured.Unstructured, nodes map[string]*placement
 			have.Sub(q)
 			n.Free[name] = have
 		}
-	}
-	return own
+	})
+	return own, more, out, err
 }
 
 // subtractClaims takes every device an allocated ResourceClaim holds from
 // its node (its pool's), but those of claims only the input's own pods
 // hold.
-func subtractClaims(items []unstructured.Unstructured, nodes map[string]*placement.Node, pools map[string]string, own map[types.UID]bool) {
-	for i := range items {
+func subtractClaims(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node, pools map[string]string, own map[types.UID]bool) (bool, kube.Outcome, error) {
+	return c.Each(ctx, kube.ResourceClaims, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
 		var rc resourcev1.ResourceClaim
-		if kube.Decode(&items[i], &rc) != nil || rc.Status.Allocation == nil || ownOnly(rc.Status.ReservedFor, own) {
-			continue
+		unread(u)
+		if kube.Decode(u, &rc) != nil || rc.Status.Allocation == nil || ownOnly(rc.Status.ReservedFor, own) {
+			return
 		}
 		for _, r := range rc.Status.Allocation.Devices.Results {
 			if n := nodes[pools[r.Driver+"/"+r.Pool]]; n != nil {
 				n.Devices[r.Driver]--
 			}
 		}
-	}
+	})
+}
+
+// unread drops what placement never reads of a listed object before it
+// is decoded: its annotations and managed fields, most of an object's
+// size (and all of a hostile one's).
+func unread(u *unstructured.Unstructured) {
+	unstructured.RemoveNestedField(u.Object, "metadata", "annotations")
+	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
 }
 
 // instanceLabel is the run's identity label (docs/run-identity.md).

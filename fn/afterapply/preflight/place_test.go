@@ -3,10 +3,12 @@ package preflight
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -309,4 +311,89 @@ func TestGangIsChecks(t *testing.T) {
 	}
 	assert.Equal(t, string(m[1]), itoa(int(need)), "check's PodGroup size and preflight's gang")
 	assert.Empty(t, gang.Required, "the run-wide level is preferred, not required")
+}
+
+// A cluster's pods are listed whole, a page at a time, with a budget of
+// their own: 12,000 running pods (about 60 MB of answers, over the
+// report's 48 MiB) are all read and subtracted, and the command does not
+// fail.
+func TestPlacementReadsAClusterOfPods(t *testing.T) {
+	const pods = 12000
+	pad := strings.Repeat("x", 4500)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/api/v1/pods":
+			paged(w, r, "Pod", pods, func(i int) map[string]any {
+				return obj("v1", "Pod", map[string]any{"name": "p" + strconv.Itoa(i), "namespace": "z", "annotations": map[string]any{"pad": pad}},
+					map[string]any{"spec": map[string]any{"nodeName": "cpu-0", "containers": []any{map[string]any{"name": "c", "resources": map[string]any{"requests": map[string]any{"cpu": "8m"}}}}},
+						"status": map[string]any{"phase": "Running"}})
+			})
+		case "/api/v1/nodes":
+			_ = json.NewEncoder(w).Encode(map[string]any{"metadata": map[string]any{}, "items": []any{gpuNode("cpu-0", 0, map[string]any{"pool": "cpu"}), gpuNode("gpu-0", 8, map[string]any{"pool": "gpu"})}})
+		case "/apis/resource.k8s.io/v1/resourceslices", "/apis/resource.k8s.io/v1/deviceclasses", "/apis/resource.k8s.io/v1/resourceclaims":
+			_ = json.NewEncoder(w).Encode(map[string]any{"metadata": map[string]any{}, "items": []any{}})
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := kube.FromConfig(&rest.Config{Host: srv.URL}, "a", kube.Options{})
+	require.NoError(t, err)
+	lines := nodeLines(t, c, runDocs(t, "a", "j", 1, 0))
+	head := lines["Nodes RayJob/j head"]
+	assert.Equal(t, Missing, head.State, head.Detail)
+	assert.Contains(t, head.Detail, "not enough free cpu, pods (1)", "96 of cpu-0's 100 CPUs and all its 110 pod slots held by the 12,000 pods")
+}
+
+// paged answers a v1 list of n objects of kind, 500 a page, made by item.
+func paged(w http.ResponseWriter, r *http.Request, kind string, n int, item func(int) map[string]any) {
+	const perPage = 500
+	from := 0
+	if c := r.URL.Query().Get("continue"); c != "" {
+		from, _ = strconv.Atoi(c)
+	}
+	var items []any
+	for i := from; i < min(from+perPage, n); i++ {
+		items = append(items, item(i))
+	}
+	next := ""
+	if from+perPage < n {
+		next = strconv.Itoa(from + perPage)
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "v1", "kind": kind + "List", "metadata": map[string]any{"continue": next}, "items": items})
+}
+
+// The Nodes of a 1,500-node cluster, each listing 40 kB of images (about
+// 60 MB of answers, over the report's 48 MiB), are read a page at a time
+// and placed on: the workers find the last node.
+func TestPlacementReadsAThousandNodes(t *testing.T) {
+	const nodes = 1500
+	images := []any{map[string]any{"names": []any{strings.Repeat("i", 40000)}}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/api/v1/nodes":
+			paged(w, r, "Node", nodes, func(i int) map[string]any {
+				n := gpuNode(fmt.Sprintf("n%04d", i), 8, map[string]any{"pool": "cpu"})
+				if i == nodes-1 {
+					n = gpuNode(fmt.Sprintf("n%04d", i), 8, map[string]any{"pool": "gpu"})
+				}
+				n["status"].(map[string]any)["images"] = images
+				return n
+			})
+		case "/api/v1/pods", "/apis/resource.k8s.io/v1/resourceslices", "/apis/resource.k8s.io/v1/deviceclasses", "/apis/resource.k8s.io/v1/resourceclaims":
+			_ = json.NewEncoder(w).Encode(map[string]any{"metadata": map[string]any{}, "items": []any{}})
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := kube.FromConfig(&rest.Config{Host: srv.URL}, "a", kube.Options{})
+	require.NoError(t, err)
+	lines := nodeLines(t, c, runDocs(t, "a", "j", 1, 0))
+	w := lines["Nodes RayJob/j worker group gpu"]
+	assert.Equal(t, OK, w.State, w.Detail)
 }

@@ -177,14 +177,34 @@ type nodeList struct {
 // nodesOf lists the Nodes on first use.
 func (k *cache) nodesOf(ctx context.Context, c *kube.Conn) *nodeList {
 	if k.nodes == nil {
-		items, out, err := c.List(ctx, kube.Nodes, "", "")
-		k.nodes = &nodeList{out: out, err: err}
-		if out == kube.Found {
-			k.nodes.nodes, k.nodes.bad = readNodes(items)
+		l := &nodeList{}
+		more, out, err := c.Each(ctx, kube.Nodes, "", kube.MaxListItems, nodeListBytes, func(u *unstructured.Unstructured) {
+			n, bad := readNode(u)
+			if n != nil {
+				l.nodes = append(l.nodes, n)
+			} else {
+				l.bad = append(l.bad, bad)
+			}
+		})
+		if more {
+			out, err = kube.NotFound, fmt.Errorf("%w: listing nodes: more than %d objects; expected a cluster's nodes to be fewer", kube.ErrServer, kube.MaxListItems)
 		}
+		l.out, l.err = out, err
+		if out != kube.Found {
+			l.nodes, l.bad = nil, nil
+		}
+		k.nodes = l
 	}
 	return k.nodes
 }
+
+// nodeListBytes bounds the answers of the Nodes list, read a page at a
+// time beside the report's budget: the Nodes of a cluster of over a
+// thousand nodes (about 50 kB each, image lists and all, which are
+// dropped as each node is read). Two pages of the largest answer fit in
+// it, as in the report's budget: what decoding a page holds, several
+// times its size, stays as it was.
+const nodeListBytes = 64 << 20
 
 // Outcome is re-exported so callers need not import kube for it.
 type Outcome = kube.Outcome
