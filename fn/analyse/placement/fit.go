@@ -10,15 +10,11 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// firstFit is the first node (of those in admits, every node when nil) the
-// pod passes every filter on, and what it takes there; why counts the
-// reason each other node refuses it.
-func (f *Fleet) firstFit(s Shape, in func(*Node) bool, why map[string]int) (*Node, use) {
-	affinity := nodeaffinity.GetRequiredNodeAffinity(s.Pod)
-	for _, n := range f.Nodes {
-		if in != nil && !in(n) {
-			continue
-		}
+// firstFit is the first of nodes the pod passes every filter on, and what
+// it takes there; why counts the reason each other node refuses it.
+func (f *Fleet) firstFit(s Shape, p prepared, nodes []*Node, why map[string]int) (*Node, use) {
+	affinity := p.affinity
+	for _, n := range nodes {
 		if ok, err := affinity.Match(n.Node); err != nil || !ok {
 			why["node selector or affinity does not match"]++
 			continue
@@ -27,7 +23,7 @@ func (f *Fleet) firstFit(s Shape, in func(*Node) bool, why map[string]int) (*Nod
 			why["untolerated taint "+t.Key+":"+string(t.Effect)]++
 			continue
 		}
-		by, short := f.fits(n, s)
+		by, short := f.fits(n, s, p)
 		if short != "" {
 			why["not enough free "+short]++
 			continue
@@ -35,6 +31,17 @@ func (f *Fleet) firstFit(s Shape, in func(*Node) bool, why map[string]int) (*Nod
 		return n, by
 	}
 	return nil, use{}
+}
+
+// prepared is what firstFit reads of a shape for every node, made once.
+type prepared struct {
+	affinity nodeaffinity.RequiredNodeAffinity
+	names    []corev1.ResourceName
+	classes  []string
+}
+
+func prepare(s Shape) prepared {
+	return prepared{affinity: nodeaffinity.GetRequiredNodeAffinity(s.Pod), names: SortedNames(s.Requests), classes: sortedKeys(s.Claims)}
 }
 
 // untolerated is the first NoSchedule or NoExecute taint of the node the
@@ -55,14 +62,17 @@ func untolerated(n *Node, pod *corev1.Pod) (corev1.Taint, bool) {
 // of: each requested resource against what is free (an extended resource
 // the node does not advertise and a DeviceClass declares is served by that
 // class's devices), then the devices of each claim, per driver.
-func (f *Fleet) fits(n *Node, s Shape) (use, string) {
-	by := use{devices: map[string]int64{}, viaDRA: map[corev1.ResourceName]bool{}}
+func (f *Fleet) fits(n *Node, s Shape, p prepared) (use, string) {
+	var by use
 	var short []string
-	for _, name := range SortedNames(s.Requests) {
+	for _, name := range p.names {
 		q := s.Requests[name]
 		if class, ok := f.Extended[name]; ok && !Advertises(n.Node, name) {
 			if driver := f.Drivers[class]; driver != "" {
-				by.devices[driver] += q.Value()
+				by.need(driver, q.Value())
+				if by.viaDRA == nil {
+					by.viaDRA = map[corev1.ResourceName]bool{}
+				}
 				by.viaDRA[name] = true
 				continue
 			}
@@ -73,13 +83,13 @@ func (f *Fleet) fits(n *Node, s Shape) (use, string) {
 		}
 	}
 	var anyDriver int64
-	for _, class := range sortedKeys(s.Claims) {
+	for _, class := range p.classes {
 		switch driver := f.Drivers[class]; driver {
 		case "":
 		case AnyDriver:
 			anyDriver += s.Claims[class]
 		default:
-			by.devices[driver] += s.Claims[class]
+			by.need(driver, s.Claims[class])
 		}
 	}
 	for _, driver := range sortedKeys(by.devices) {
@@ -87,7 +97,7 @@ func (f *Fleet) fits(n *Node, s Shape) (use, string) {
 			short = append(short, "devices of "+driver)
 		}
 	}
-	if anyDriver > 0 && len(short) == 0 && !takeAny(n, by.devices, anyDriver) {
+	if anyDriver > 0 && len(short) == 0 && !takeAny(n, &by, anyDriver) {
 		short = append(short, "devices")
 	}
 	return by, strings.Join(short, ", ")
@@ -95,20 +105,28 @@ func (f *Fleet) fits(n *Node, s Shape) (use, string) {
 
 // takeAny adds to need n devices of whichever drivers the node has left
 // after need, in driver order; false when it has fewer.
-func takeAny(node *Node, need map[string]int64, n int64) bool {
+func takeAny(node *Node, by *use, n int64) bool {
 	for _, driver := range sortedKeys(node.Devices) {
-		left := node.Devices[driver] - need[driver]
+		left := node.Devices[driver] - by.devices[driver]
 		if left <= 0 {
 			continue
 		}
 		take := min(left, n)
-		need[driver] += take
+		by.need(driver, take)
 		n -= take
 		if n == 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// need adds n devices of driver to what the pod takes.
+func (u *use) need(driver string, n int64) {
+	if u.devices == nil {
+		u.devices = map[string]int64{}
+	}
+	u.devices[driver] += n
 }
 
 // Advertises reports whether the node advertises resource name in its

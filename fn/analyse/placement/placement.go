@@ -45,6 +45,8 @@ type Fleet struct {
 	// resource, the scheduler serves a request for it with that many of the
 	// class's devices (Kubernetes' DRA extended resources).
 	Extended map[corev1.ResourceName]string
+	// byKey holds each label key's domains once made.
+	byKey map[string][]domain
 }
 
 // AnyDriver is the Drivers value of a DeviceClass without selectors: it
@@ -130,6 +132,7 @@ func (r RunResult) Held(run Run, name corev1.ResourceName) int64 {
 // left, and returns each run's outcome.
 func (f *Fleet) Place(runs []Run) []RunResult {
 	sort.SliceStable(f.Nodes, func(i, j int) bool { return f.Nodes[i].Name < f.Nodes[j].Name })
+	f.byKey = nil
 	out := make([]RunResult, len(runs))
 	for i, r := range runs {
 		if r.Gang {
@@ -138,7 +141,7 @@ func (f *Fleet) Place(runs []Run) []RunResult {
 		}
 		var undo undoLog
 		for _, s := range r.Shapes {
-			out[i].Shapes = append(out[i].Shapes, f.shape(s, nil, &undo))
+			out[i].Shapes = append(out[i].Shapes, f.shape(s, f.Nodes, &undo))
 		}
 	}
 	return out
@@ -152,11 +155,10 @@ func (f *Fleet) gang(r Run) RunResult {
 	var best RunResult
 	bestFit := int64(-1)
 	for _, d := range f.domains(r.Required) {
-		in := f.within(r.Required, d)
 		var undo undoLog
-		res, ok := RunResult{Domain: d}, true
+		res, ok := RunResult{Domain: d.value}, true
 		for _, s := range r.Shapes {
-			one := f.subgroup(s, in, &undo)
+			one := f.subgroup(s, d.nodes, r.Required != "", &undo)
 			res.Shapes = append(res.Shapes, one)
 			ok = ok && one.Placed >= s.need()
 		}
@@ -178,16 +180,31 @@ func (f *Fleet) gang(r Run) RunResult {
 	return best
 }
 
-// subgroup places one shape of a gang: in the first domain of its own
-// required level where MinMember fit, when it has one.
-func (f *Fleet) subgroup(s Shape, in func(*Node) bool, undo *undoLog) Result {
+// subgroup places one shape of a gang on nodes (the run's domain when
+// bounded): in the first domain of its own required level where MinMember
+// fit, when it has one.
+func (f *Fleet) subgroup(s Shape, nodes []*Node, bounded bool, undo *undoLog) Result {
 	if s.Required == "" {
-		return f.shape(s, in, undo)
+		return f.shape(s, nodes, undo)
+	}
+	var in map[*Node]bool
+	if bounded {
+		in = make(map[*Node]bool, len(nodes))
+		for _, n := range nodes {
+			in[n] = true
+		}
 	}
 	var best Result
 	for _, d := range f.domains(s.Required) {
-		own := f.within(s.Required, d)
-		both := func(n *Node) bool { return (in == nil || in(n)) && own(n) }
+		both := d.nodes
+		if in != nil {
+			both = nil
+			for _, n := range d.nodes {
+				if in[n] {
+					both = append(both, n)
+				}
+			}
+		}
 		mark := len(*undo)
 		res := f.shape(s, both, undo)
 		if res.Placed >= s.need() {
@@ -202,13 +219,14 @@ func (f *Fleet) subgroup(s Shape, in func(*Node) bool, undo *undoLog) Result {
 	return best
 }
 
-// shape places as many of s's pods as fit, first fit in name order, on the
-// nodes in allows (every node when nil).
-func (f *Fleet) shape(s Shape, in func(*Node) bool, undo *undoLog) Result {
+// shape places as many of s's pods as fit, first fit in name order, on
+// nodes.
+func (f *Fleet) shape(s Shape, nodes []*Node, undo *undoLog) Result {
 	res := Result{Why: map[string]int{}}
+	p := prepare(s)
 	for k := int64(0); k < s.Count; k++ {
 		why := map[string]int{}
-		n, by := f.firstFit(s, in, why)
+		n, by := f.firstFit(s, p, nodes, why)
 		if n == nil {
 			res.Why = why // the first pod that fits nowhere, node by node
 			break
@@ -227,33 +245,42 @@ func (s Shape) need() int64 {
 	return s.Count
 }
 
-// domains are the values of label key the nodes carry, sorted; [""] (one
-// domain, every node) when key is "".
-func (f *Fleet) domains(key string) []string {
-	if key == "" {
-		return []string{""}
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, n := range f.Nodes {
-		if v, ok := n.Labels[key]; ok && !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	sort.Strings(out)
-	return out
+// domain is one value of a label key and its nodes, in name order.
+type domain struct {
+	value string
+	nodes []*Node
 }
 
-// within is the nodes of one domain (every node for key "").
-func (f *Fleet) within(key, value string) func(*Node) bool {
+// domains are the domains of label key, in value order, made once per
+// key; one domain of every node when key is "".
+func (f *Fleet) domains(key string) []domain {
 	if key == "" {
-		return nil
+		return []domain{{nodes: f.Nodes}}
 	}
-	return func(n *Node) bool {
+	if ds, ok := f.byKey[key]; ok {
+		return ds
+	}
+	index := map[string]int{}
+	var out []domain
+	for _, n := range f.Nodes {
 		v, ok := n.Labels[key]
-		return ok && v == value
+		if !ok {
+			continue
+		}
+		i, seen := index[v]
+		if !seen {
+			i = len(out)
+			index[v] = i
+			out = append(out, domain{value: v})
+		}
+		out[i].nodes = append(out[i].nodes, n)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].value < out[j].value })
+	if f.byKey == nil {
+		f.byKey = map[string][]domain{}
+	}
+	f.byKey[key] = out
+	return out
 }
 
 // undoLog records what placing took, so a gang that does not fit gives it back.
