@@ -43,7 +43,7 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 	var lines []Line
 	for i, r := range runs {
 		for j, s := range r.Shapes {
-			lines = append(lines, shapeLine(shapes[i][j], s, r, results[i].Shapes[j], all.bad, notes, several))
+			lines = append(lines, shapeLine(shapes[i][j], s, results[i].Waits, results[i].Shapes[j], all.bad, notes, several))
 		}
 	}
 	for i, r := range runs {
@@ -58,7 +58,7 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 
 // shapeLine is one pod group's line, in the words preflight has always
 // used: all placed, or how many and why the rest fit no node.
-func shapeLine(ps PodShape, s placement.Shape, r placement.Run, res placement.Result, bad, notes []string, several bool) Line {
+func shapeLine(ps PodShape, s placement.Shape, waits bool, res placement.Result, bad, notes []string, several bool) Line {
 	l := Line{Need: Need{Kind: "Nodes", APIVersion: "v1", Name: ps.Owner + " " + ps.Role,
 		Why: fmt.Sprintf("%d pod(s) requesting %s", s.Count, requestText(s.Requests, s.Claims))}}
 	if several {
@@ -66,13 +66,13 @@ func shapeLine(ps PodShape, s placement.Shape, r placement.Run, res placement.Re
 	}
 	l.State, l.Detail = OK, fmt.Sprintf("all %d placed on the nodes, with every other pod of the input", s.Count)
 	switch {
-	case res.Placed < s.Count && r.Gang && res.Fit >= s.Count:
+	case res.Placed < s.Count && waits && res.Fit >= s.Count:
 		l.State = Missing
 		l.Detail = fmt.Sprintf("0 of %d placed: they fit, but KAI places the run's gang all or nothing and the rest of it does not", s.Count)
 	case res.Placed < s.Count:
 		l.State = Missing
 		l.Detail = fmt.Sprintf("%d of %d placed with every other pod of the input; the rest fit no node: %s", res.Placed, s.Count, reasons(res.Why))
-		if r.Gang {
+		if waits {
 			l.Detail = fmt.Sprintf("0 of %d placed: KAI places the run's gang all or nothing, and %d fit%s: %s", s.Count, res.Fit, inDomain(s.Required), reasons(res.Why))
 		}
 	}
@@ -113,7 +113,8 @@ func inDomain(key string) string {
 // and the bound pods hold their GPUs while the rest (maybe the head) wait.
 func runLine(r placement.Run, res placement.RunResult, shapes []PodShape, several, queued bool) (Line, bool) {
 	placed, total := res.Placed(r)
-	if !res.Waits && placed == total {
+	if !res.Waits && (placed == total || r.Gang) {
+		// A gang KAI started has its minimum; the rest join as room frees.
 		return Line{}, false
 	}
 	fit := int64(0)

@@ -236,8 +236,20 @@ func TestPlacementKAIGang(t *testing.T) {
 		"/api/v1/nodes": nodes, "/apis/resource.k8s.io/v1/resourceslices": {}, "/apis/resource.k8s.io/v1/deviceclasses": {},
 		"/api/v1/pods": {}, "/apis/resource.k8s.io/v1/resourceclaims": {},
 	})
+	// elastic: minReplicas 1 of 3, so KAI's subgroup needs 1 (kai.Group);
+	// the gang is placed with the 2 that fit in the rack left.
+	elastic := kaiDocs(t, "elastic", 3, false)
+	groups := elastic[0].Data["spec"].(map[string]any)["rayClusterSpec"].(map[string]any)["workerGroupSpecs"].([]any)
+	groups[0].(map[string]any)["minReplicas"] = int64(1)
 	docs := append(kaiDocs(t, "wide", 3, false), kaiDocs(t, "fits", 2, false)...)
+	docs = append(docs, elastic...)
 	lines := nodeLines(t, c, append(docs, kaiDocs(t, "whole", 1, true)...))
+	el := lines["Nodes RayJob/elastic worker group gpu"]
+	assert.Equal(t, Missing, el.State, el.Detail)
+	assert.Contains(t, el.Detail, "2 of 3 placed with every other pod of the input")
+	_, ok := lines["Run RayJob/elastic"]
+	assert.False(t, ok, "KAI started the gang at its minimum: no GPU is held idle")
+
 	wide := lines["Nodes RayJob/wide worker group gpu"]
 	assert.Equal(t, Missing, wide.State, wide.Detail)
 	assert.Contains(t, wide.Detail, "0 of 3 placed: KAI places the run's gang all or nothing, and 2 fit in one clique")
