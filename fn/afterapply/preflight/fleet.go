@@ -18,10 +18,11 @@ import (
 // fleetOf is the cluster as the scheduler sees it for the input: every
 // counted node with what the pods bound to it leave of its allocatable,
 // the DRA devices its ResourceSlices publish less those allocated
-// ResourceClaims hold, and what each DeviceClass selects. The input's own
-// pods, if it already runs, are not taken from it (they are placed again).
-// notes say what could not be read, so was not subtracted.
-func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) (*placement.Fleet, []string, error) {
+// ResourceClaims hold, and what each DeviceClass selects; and the pods
+// already waiting for the scheduler, to place ahead of the input. The
+// input's own pods, if it already runs, are not taken from it (they are
+// placed again). notes say what could not be read, so was not subtracted.
+func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) (*placement.Fleet, []placement.Run, []string, error) {
 	f := &placement.Fleet{Drivers: map[string]string{}, Extended: map[corev1.ResourceName]string{}}
 	byName := map[string]*placement.Node{}
 	for _, n := range nodes {
@@ -41,7 +42,7 @@ func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) 
 	}
 	classes, out, err := c.List(ctx, kube.DeviceClasses, "", "")
 	if kube.Stops(err) {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for i := range classes {
 		var dc resourcev1.DeviceClass
@@ -62,19 +63,22 @@ func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) 
 	}
 	pools, err := readSlices(ctx, c, byName)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	own, more, out, err := subtractPods(ctx, c, byName, in)
+	own, pending, more, out, err := subtractPods(ctx, c, byName, in)
 	if kube.Stops(err) {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	note("the pods already bound", out, err, more)
+	if len(pending) == maxPending {
+		notes = append(notes, fmt.Sprintf("more than %d pods wait for the scheduler: the first %d are placed ahead of the input", maxPending, maxPending))
+	}
 	more, out, err = subtractClaims(ctx, c, byName, pools, own)
 	if kube.Stops(err) {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	note("the ResourceClaims already allocated", out, err, more)
-	return f, notes, nil
+	return f, aheadOf(pending), notes, nil
 }
 
 // readSlices adds every node's published devices, per driver, and maps
@@ -101,7 +105,7 @@ func readSlices(ctx context.Context, c *kube.Conn, nodes map[string]*placement.N
 // node's free resources, except the input's own pods (the run already
 // applied: its identity label in its namespace, which KubeRay copies onto
 // every pod), whose UIDs it returns.
-func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node, in Input) (map[types.UID]bool, bool, kube.Outcome, error) {
+func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node, in Input) (map[types.UID]bool, []*corev1.Pod, bool, kube.Outcome, error) {
 	ours := map[string]bool{}
 	for _, ps := range in.Pods {
 		if run := ps.Pod.Labels[instanceLabel]; run != "" {
@@ -109,14 +113,21 @@ func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement
 		}
 	}
 	own := map[types.UID]bool{}
+	var pending []*corev1.Pod
 	more, out, err := c.Each(ctx, kube.Pods, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
 		var p corev1.Pod
 		unread(u)
-		if kube.Decode(u, &p) != nil || p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if kube.Decode(u, &p) != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
 			return
 		}
 		if run := p.Labels[instanceLabel]; run != "" && ours[p.Namespace+"/"+run] {
 			own[p.UID] = true
+			return
+		}
+		if p.Spec.NodeName == "" {
+			if len(p.Spec.SchedulingGates) == 0 && len(pending) < maxPending {
+				pending = append(pending, &p)
+			}
 			return
 		}
 		n := nodes[p.Spec.NodeName]
@@ -131,7 +142,41 @@ func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement
 			n.Free[name] = have
 		}
 	})
-	return own, more, out, err
+	return own, pending, more, out, err
+}
+
+// maxPending bounds the pods waiting for the scheduler that are placed
+// ahead of the input: more than that many Pending pods is a cluster whose
+// queue preflight does not model pod by pod.
+const maxPending = 5000
+
+// aheadOf is the pods already waiting for the scheduler, each placed
+// before the input's runs, in the scheduler's queue order (priority, then
+// the oldest first): a pod that fits now is bound before the input's pods
+// are created. Their DRA claims are not counted (not yet allocated).
+func aheadOf(pending []*corev1.Pod) []placement.Run {
+	sort.SliceStable(pending, func(i, j int) bool {
+		pi, pj := priorityOf(pending[i]), priorityOf(pending[j])
+		if pi != pj {
+			return pi > pj
+		}
+		return pending[i].CreationTimestamp.Before(&pending[j].CreationTimestamp)
+	})
+	runs := make([]placement.Run, 0, len(pending))
+	for _, p := range pending {
+		req := podRequests(p)
+		req[corev1.ResourcePods] = placement.Quantity(1)
+		name := "Pod " + p.Namespace + "/" + p.Name
+		runs = append(runs, placement.Run{Name: name, Shapes: []placement.Shape{{Name: name, Count: 1, Pod: p, Requests: req}}})
+	}
+	return runs
+}
+
+func priorityOf(p *corev1.Pod) int32 {
+	if p.Spec.Priority != nil {
+		return *p.Spec.Priority
+	}
+	return 0
 }
 
 // subtractClaims takes every device an allocated ResourceClaim holds from

@@ -28,7 +28,7 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 		l.State, l.Detail = verdict(all.out, all.err)
 		return []Line{l}, nil
 	}
-	f, notes, err := fleetOf(ctx, c, all.nodes, in)
+	f, ahead, notes, err := fleetOf(ctx, c, all.nodes, in)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 	}
 	in.Pods = admitted
 	runs, shapes := runsOf(in)
-	results := f.Place(runs)
+	results := f.Place(append(ahead, runs...))[len(ahead):]
 	several := len(in.Spaces) > 1
 	var lines []Line
 	for i, r := range runs {
@@ -96,7 +96,7 @@ func shapeLine(ps PodShape, s placement.Shape, waits bool, res placement.Result,
 		}
 		l.Detail += "; " + strings.Join(notes, "; ")
 	} else {
-		l.Detail += " (after the pods already bound and the DRA devices already allocated)"
+		l.Detail += " (after the pods already bound, the pods waiting ahead of it and the DRA devices already allocated)"
 	}
 	return l
 }

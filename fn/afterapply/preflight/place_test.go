@@ -409,3 +409,27 @@ func TestPlacementReadsAThousandNodes(t *testing.T) {
 	w := lines["Nodes RayJob/j worker group gpu"]
 	assert.Equal(t, OK, w.State, w.Detail)
 }
+
+// A pod already waiting for the scheduler that fits now is bound before
+// the input's pods are even created: it is placed first, and the run
+// gets what it leaves. A pod held by a scheduling gate waits on.
+func TestPlacementAfterPodsInLine(t *testing.T) {
+	waiting := func(name string, gated bool) map[string]any {
+		spec := map[string]any{"nodeSelector": map[string]any{"pool": "gpu"},
+			"containers": []any{map[string]any{"name": "c", "resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": 8}}}}}
+		if gated {
+			spec["schedulingGates"] = []any{map[string]any{"name": "example.com/gate"}}
+		}
+		return obj("v1", "Pod", map[string]any{"name": name, "namespace": "z", "creationTimestamp": "2026-01-01T00:00:00Z"},
+			map[string]any{"spec": spec, "status": map[string]any{"phase": "Pending"}})
+	}
+	c := fakeCluster(t, map[string][]map[string]any{
+		"/api/v1/nodes": {gpuNode("cpu-0", 0, map[string]any{"pool": "cpu"}), gpuNode("gpu-0", 8, map[string]any{"pool": "gpu"}), gpuNode("gpu-1", 8, map[string]any{"pool": "gpu"})},
+		"/apis/resource.k8s.io/v1/resourceslices": {}, "/apis/resource.k8s.io/v1/deviceclasses": {}, "/apis/resource.k8s.io/v1/resourceclaims": {},
+		"/api/v1/pods": {waiting("first", false), waiting("gated", true)},
+	})
+	lines := nodeLines(t, c, runDocs(t, "a", "j", 2, 0))
+	w := lines["Nodes RayJob/j worker group gpu"]
+	assert.Equal(t, Missing, w.State, w.Detail)
+	assert.Contains(t, w.Detail, "1 of 2 placed")
+}
