@@ -75,7 +75,7 @@ scheduling-test:
 	$(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v ./tests/scheduling
 
 # Opt-in, not in `test`: preflight --nodes against the real kube-scheduler
-# (and Kueue's manager, for two teams' queues) on a 1,050-node cluster, run
+# (and Kueue's manager, for two teams' queues) on a 1,045-node cluster, run
 # by run (TestClusterDay in tests/scheduling, TestClusterDayQueued in tests/kueue).
 cluster-day-test:
 	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_CLUSTER_DAY=1 NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v -timeout 30m -run 'TestClusterDay' ./tests/scheduling ./tests/kueue

@@ -275,7 +275,7 @@ func assertFinding(t *testing.T, rep preflight.Report, run, holds string) {
 // applyAndCompare applies run and waits for the scheduler to bind as many
 // of its pods as preflight said; then every pod group of the run has
 // exactly preflight's count bound.
-func applyAndCompare(t *testing.T, env *operator.Env, s *scheduler.Scheduler, rep preflight.Report, run scenarioRun) {
+func applyAndCompare(t *testing.T, env *operator.Env, s *scheduler.Scheduler, rep preflight.Report, run scenarioRun) []corev1.Pod {
 	t.Helper()
 	want, total, placed := map[string]int{}, 0, 0
 	for group, n := range predicted(t, rep) {
@@ -293,6 +293,7 @@ func applyAndCompare(t *testing.T, env *operator.Env, s *scheduler.Scheduler, re
 	require.NoError(t, err)
 	pods := waitScheduled(t, env, s, run.ns, total, total-placed)
 	assert.Equal(t, want, bound(run.name, pods), "run %s: preflight's placement and the scheduler's", run.name)
+	return pods
 }
 
 // bound counts the bound pods of RayJob name per pod group, named as
