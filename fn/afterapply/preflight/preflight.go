@@ -2,9 +2,11 @@
 // rendered run needs before it is applied: the namespace and the Pod
 // Security level it enforces, every ServiceAccount, PVC (Bound), Secret
 // and ConfigMap the run references, the APIs it uses, the DeviceClasses its
-// claims name, the KAI queue, and optionally nodes with enough GPUs. Which
-// prerequisites a run has is fn/analyse/prereq's rule; this package only asks the
-// cluster about each.
+// claims name, the KAI queue, and optionally (--nodes) where the scheduler
+// will put every pod, on the cluster as it is now (fn/analyse/placement:
+// devices per node, what already runs, KAI's gangs, Kueue's flavors).
+// Which prerequisites a run has is fn/analyse/prereq's rule; this package
+// only asks the cluster about each.
 package preflight
 
 import (
