@@ -57,16 +57,24 @@ func TestPreflightAgreesWithScheduler(t *testing.T) {
 		applyAndCompare(t, env, s, rep, run)
 	})
 
-	// Half the GB300 nodes publish 8 RoCE NICs, half 4; each worker claims
-	// 8 on its own node: 6 of 12 workers can be placed, not all 12 because
-	// some node has 8.
+	// Half of 12 GB300 nodes publish 8 RoCE NICs, half 4; each worker
+	// claims 8 on its own node: 6 of 12 workers can be placed, not all 12
+	// because some node has 8.
 	t.Run("NICs on half the nodes", func(t *testing.T) {
 		f := scheduler.GB300("pfnic", 1, 4, 1)
-		for i := range f.Nodes {
-			if f.Nodes[i].Devices != nil && i < 6 {
-				f.Nodes[i].Devices = map[string]int{scheduler.RoCEClass: 8, scheduler.ChannelDriver: 1}
+		var pool []scheduler.Node
+		for i, n := range f.Nodes {
+			switch {
+			case n.Devices == nil:
+				pool = append(pool, n) // the CPU node
+			case i < 6:
+				n.Devices = map[string]int{scheduler.RoCEClass: 8, scheduler.ChannelDriver: 1}
+				pool = append(pool, n)
+			case i < 12:
+				pool = append(pool, n)
 			}
 		}
+		f.Nodes = pool // 12 GPU nodes: 6 with 8 NICs, 6 with 4
 		fleet(t, env, f)
 		run := ultra(t, "pfnic", 12)
 		rep := predict(t, env, run)
