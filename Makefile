@@ -16,7 +16,7 @@ ifeq ($(filter -trimpath,$(GOFLAGS)),)
 export GOFLAGS := $(strip -trimpath $(GOFLAGS))
 endif
 
-.PHONY: all build test race unit golden fmt vet lint image fuzz bench manifests chart tools apiserver kueue apiserver-test operator-test scheduling-test kueue-test clean
+.PHONY: all build test race unit golden fmt vet lint image fuzz bench manifests chart tools apiserver kueue apiserver-test operator-test scheduling-test cluster-day-test kueue-test clean
 
 all: build
 
@@ -73,6 +73,12 @@ operator-test:
 # (tests/scheduling, internal/scheduler).
 scheduling-test:
 	$(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v ./tests/scheduling
+
+# Opt-in, not in `test`: preflight --nodes against the real kube-scheduler
+# (and Kueue's manager, for two teams' queues) on a 1,045-node cluster, run
+# by run (TestClusterDay in tests/scheduling, TestClusterDayQueued in tests/kueue).
+cluster-day-test:
+	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_CLUSTER_DAY=1 NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v -timeout 30m -run 'TestClusterDay' ./tests/scheduling ./tests/kueue
 
 # Only the Kueue tier: Kueue v0.17.0's own manager (webhooks, Workloads,
 # admission) beside KubeRay's reconcilers (tests/kueue, internal/kueue).

@@ -205,3 +205,27 @@ func sanitize(driver string) string {
 	}
 	return string(out)
 }
+
+// ClusterDay is a shared cluster shaped like the issue-47 target: racks
+// NVL72 racks of perRack GB300 nodes (each labelled with its rack's
+// nvidia.com/gpu.clique, tainted, 4 GPUs, 8 RoCE NICs, one ComputeDomain
+// channel), cpu untainted CPU nodes (nodeGroup: customer-cpu) and h100
+// tainted 8-GPU H100 nodes. ClusterDay("day", 250, 4, 40, 100) is 1,140
+// nodes.
+func ClusterDay(prefix string, racks, perRack, cpu, h100 int) Fleet {
+	f := Fleet{Classes: []*resourcev1.DeviceClass{byDriver(RoCEClass, RoCEClass), byDriver(ChannelClass, ChannelDriver)}}
+	for r := range racks {
+		for n := range perRack {
+			f.Nodes = append(f.Nodes, Node{
+				Name:        fmt.Sprintf("%s-r%03d-n%d", prefix, r, n),
+				Labels:      map[string]string{"nvidia.com/gpu.product": "NVIDIA-GB300", "nvidia.com/gpu.clique": fmt.Sprintf("%s-rack%03d.1", prefix, r)},
+				Taints:      []corev1.Taint{{Key: GPUTaint, Effect: corev1.TaintEffectNoSchedule}},
+				Allocatable: allocatable("144", "1000Gi", 4),
+				Devices:     map[string]int{RoCEClass: 8, ChannelDriver: 1},
+			})
+		}
+	}
+	f.Nodes = append(f.Nodes, CPUPool(prefix, cpu, map[string]string{"nodeGroup": "customer-cpu"}).Nodes...)
+	f.Nodes = append(f.Nodes, EightGPU(prefix+"-h100", "NVIDIA-H100-80GB-HBM3", h100, 0, 0).Nodes...)
+	return f
+}

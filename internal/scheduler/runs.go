@@ -22,6 +22,15 @@ import (
 // their PersistentVolumeClaims bound to PersistentVolumes, standing in for
 // the PV controller), then applies the run in ns.
 func Prepare(ctx context.Context, env *operator.Env, ns string, objs []*unstructured.Unstructured) error {
+	if err := SetUp(ctx, env, ns, objs); err != nil {
+		return err
+	}
+	return env.Apply(ctx, ns, objs)
+}
+
+// SetUp is Prepare without the apply: ns and what the run's Pods need,
+// for a test that adds more (a LocalQueue) or asks preflight first.
+func SetUp(ctx context.Context, env *operator.Env, ns string, objs []*unstructured.Unstructured) error {
 	sas, pvcs := fixtures.References(objs)
 	if err := env.SetUp(ctx, ns, "privileged", sas, nil); err != nil {
 		return err
@@ -31,7 +40,7 @@ func Prepare(ctx context.Context, env *operator.Env, ns string, objs []*unstruct
 			return fmt.Errorf("bind PersistentVolumeClaim %s/%s: %w", ns, name, err)
 		}
 	}
-	return env.Apply(ctx, ns, objs)
+	return nil
 }
 
 // bindClaim creates claim ns/name bound to a volume of its own, as the PV

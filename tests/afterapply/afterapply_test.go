@@ -295,24 +295,47 @@ func preflightNodes(t *testing.T, env *operator.Env, ns, kc string) {
 	both := filepath.Join(t.TempDir(), "both.yaml")
 	require.NoError(t, os.WriteFile(both, []byte(testenv.ReadFile(t, a)+"---\n"+testenv.ReadFile(t, b)), 0o600))
 	out, errs, code := nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
-	require.Equal(t, 1, code, "one run's pods fit, its NIC claims do not:\n%s\n%s", out, errs)
-	lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-3")
-	lineFor(t, out, "ok", "Nodes", "RayJob/pf-a head")
+	require.Equal(t, 1, code, "one run's NIC claims fit no node:\n%s\n%s", out, errs)
 	// The RoCE claim asks 8 NICs (dra.roce.count's default), the GB300
-	// nodes publish 4 each: never allocated, on any node.
+	// nodes publish 4 each: never allocated, on any node, so KAI's gang
+	// (the qwen3 profile's pods name KAI) places none of the run.
 	lineFor(t, out, "missing", "Devices", "roce-pf-a-training")
 	require.Contains(t, out, "no node publishes 8: the most on one node is 4")
+	lineFor(t, out, "missing", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-3")
+	// Its DeviceClasses have no selector: the RoCE and channel claims
+	// take any device of the node, 9 of its 4.
+	require.Contains(t, out, "not enough free devices (4)")
+	lineFor(t, out, "missing", "Run", "RayJob/pf-a")
+	require.Contains(t, out, "KAI places none, and the run waits, holding no GPU")
 
-	// Each run alone fits; the two together need 8 of 4 GPU nodes.
+	// With 10 NICs a node (8 for the RoCE claim, one for the channel
+	// claim, whose class selects any device here) each run alone fits; the two together need 8
+	// of 4 GPU nodes, and KAI places the second run's gang not at all.
+	moreNICs(t, env, 4, 6)
+	out, errs, code = nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-3")
+	lineFor(t, out, "ok", "Nodes", "RayJob/pf-a head")
 	out, errs, code = nrl(t, "preflight", "-f", both, "--nodes", "--kubeconfig", kc)
 	require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-0")
 	lineFor(t, out, "missing", "Nodes", "RayJob/pf-b worker group gpu-workers-segment-0")
-	require.Contains(t, out, "0 of 1 placed with every other pod of the input; the rest fit no node: ")
+	require.Contains(t, out, "0 of 1 placed: KAI places the run's gang all or nothing, and 0 fit in one nvidia.com/gpu.clique: ")
 	require.Contains(t, out, "not enough free cpu, memory, nvidia.com/gpu (4)")
 	// The heads ask for 48 CPUs each of a 64-CPU pool, counted too.
 	lineFor(t, out, "missing", "Nodes", "RayJob/pf-b head")
 	require.Contains(t, out, "not enough free cpu, memory (1)")
+	lineFor(t, out, "missing", "Run", "RayJob/pf-b")
+
+	// Two runs in two namespaces, each file its own: both asked, each
+	// namespace named (the second does not exist), the second run placed
+	// after the first.
+	c, _ := render(t, ns+"-other", "pf-c")
+	out, errs, code = nrl(t, "preflight", "-f", a, "-f", c, "--nodes", "--kubeconfig", kc)
+	require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	lineFor(t, out, "missing", "Namespace", ns+"-other")
+	lineFor(t, out, "missing", "Nodes", ns+"-other/RayJob/pf-c head")
+	require.Contains(t, out, "(namespace "+ns+", "+ns+"-other)")
 
 	// Cordoned GPU nodes still take the GB300 workers: {operator:
 	// Exists} without a key tolerates node.kubernetes.io/unschedulable.
@@ -465,6 +488,25 @@ func TestStatusOfHelmRelease(t *testing.T) {
 // gb300Fleet creates gpus GB300 nodes (4 GPUs each, one NVL72 clique, the
 // GPU taint) and the CPU pool node the GB300 heads select, and removes
 // them when the test ends: the shape preflight --nodes places pods on.
+// moreNICs has each of the gpus GB300 nodes publish n more RoCE NICs, in
+// a second pool.
+func moreNICs(t *testing.T, env *operator.Env, gpus, n int) {
+	t.Helper()
+	for i := range gpus {
+		nodeName := fmt.Sprintf("gb300-gpu-%d", i)
+		var devices []resourcev1.Device
+		for j := range n {
+			devices = append(devices, resourcev1.Device{Name: fmt.Sprintf("nic-%d", 4+j)})
+		}
+		slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: nodeName + "-roce-more"},
+			Spec: resourcev1.ResourceSliceSpec{Driver: gb300DeviceClass, NodeName: &nodeName,
+				Pool:    resourcev1.ResourcePool{Name: nodeName + "-more", Generation: 1, ResourceSliceCount: 1},
+				Devices: devices}}
+		require.NoError(t, env.Client.Create(context.Background(), slice))
+		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), slice) })
+	}
+}
+
 func gb300Fleet(t *testing.T, env *operator.Env, gpus int) {
 	t.Helper()
 	ctx := context.Background()

@@ -416,6 +416,20 @@ func TestAfterApplyMemoryUnderLargePages(t *testing.T) {
 				require.Contains(t, r.stderr, "the answers to this command are over")
 			}
 			require.Less(t, r.maxRSS, int64(MaxRSS)*3/4, "with room to spare")
+
+			// --nodes lists every Pod of the cluster, a page at a time,
+			// with a budget of its own: what it holds stays bounded too.
+			c = kueueAPI(`"16"`, `"0"`)
+			c.answers["/api/v1/nodes"] = apiList("v1", "NodeList", `{"metadata":{"name":"n"},"status":{"allocatable":{"cpu":"64","pods":"110"}}}`)
+			c.answers["/api/v1/pods"] = page("v1", "Pod", more)
+			kc = w.serve(c)
+			r = w.quick("preflight", "-f", "queued.yaml", "--nodes", "--kubeconfig", kc)
+			t.Logf("preflight --nodes, every Pod: exit %d, %d MB", r.code, r.maxRSS>>20)
+			if more {
+				require.Equal(t, 5, r.code, r.stderr)
+				require.Contains(t, r.stderr, "a list that never ends")
+			}
+			require.Less(t, r.maxRSS, int64(MaxRSS)*3/4, "with room to spare")
 		})
 	}
 }

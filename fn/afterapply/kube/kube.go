@@ -22,6 +22,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -468,6 +469,62 @@ func (c *Conn) ListSome(ctx context.Context, gvr schema.GroupVersionResource, na
 	}
 }
 
+// Each lists a resource page by page like ListSome, all of it, handing
+// each object to fn as its page is read and keeping none, with a budget
+// of bytes of its own: a cluster-wide list (every Pod, every Node of a
+// thousand-node cluster) is held a page at a time and does not take the
+// report's budget (MaxReportBytes), which bounds what a report holds. At
+// most most objects are handed to fn; more reports whether the server had
+// more. Pages, continue tokens and time are bounded as ListSome's are.
+func (c *Conn) Each(ctx context.Context, gvr schema.GroupVersionResource, namespace string, most int, bytes int64, fn func(*unstructured.Unstructured)) (more bool, out Outcome, err error) {
+	own := c.Budgeted(bytes)
+	q := url.Values{"limit": {fmt.Sprint(PageSize)}}
+	lctx, cancel := context.WithTimeoutCause(ctx, c.listTime, errListTime)
+	defer cancel()
+	p := pager{gvr: gvr, max: most, seen: map[string]bool{}}
+	read := 0
+	for {
+		var l page
+		if out, err := own.fetch(lctx, gvr, namespace, "", q, jsonOnly, p.decoder(&l)); out != Found {
+			if ctx.Err() == nil && errors.Is(context.Cause(lctx), errListTime) {
+				err = fmt.Errorf("%w: listing %s: %w after %d pages (%d objects)", ErrServer, gvr.Resource, errListTime, p.pages, read)
+			}
+			return false, out, err
+		}
+		for i := range l.items {
+			if read == most {
+				return true, Found, nil
+			}
+			fn(&l.items[i])
+			l.items[i].Object = nil // handed on: not held with the page
+			read++
+		}
+		switch {
+		case l.next == "":
+			return false, Found, nil
+		case read >= most:
+			return true, Found, nil
+		}
+		if err := p.next(l.next, read); err != nil {
+			return false, NotFound, err
+		}
+		q.Set("continue", l.next)
+		// A page decodes to several times its size, and a cluster-wide
+		// list has hundreds: collected before the next is read, the
+		// command holds one page's worth at its peak, not three.
+		l = page{}
+		goruntime.GC()
+	}
+}
+
+// MaxClusterItems bounds a cluster-wide list read with Each (every Pod of
+// a large cluster), MaxKindBytes what it reads: streamed, a page at a
+// time, they bound the time and bytes of the read, not what is held.
+const (
+	MaxClusterItems = 200_000
+	MaxKindBytes    = 512 << 20
+)
+
 // listTimeouts bounds one list, all its pages, to this many request
 // timeouts (60 s by default): a server answering each page just within the
 // request timeout must not hold the command for maxPages of them.
@@ -618,5 +675,6 @@ var (
 	// Kueue's (sigs.k8s.io/kueue v0.17.0 serves and stores v1beta2).
 	KueueLocalQueues   = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "localqueues"}
 	KueueClusterQueues = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
+	KueueFlavors       = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"}
 	KueueWorkloads     = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
 )

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 )
@@ -17,8 +17,11 @@ import (
 // ClaimRequest is one device request of a rendered ResourceClaimTemplate:
 // every pod claiming from the template asks Count devices of Class.
 type ClaimRequest struct {
-	Template, Request, Class string
-	Count                    int64
+	Namespace, Template, Request, Class string
+	Count                               int64
+	// channel: a ComputeDomain's channel template, which preflight counts
+	// in placement and has no Devices line of its own.
+	channel bool
 }
 
 // ClaimRequests lists the exact-count device requests of the rendered
@@ -26,6 +29,14 @@ type ClaimRequest struct {
 func ClaimRequests(docs []rendered.Doc) ([]ClaimRequest, error) {
 	var out []ClaimRequest
 	for _, d := range docs {
+		if d.Kind == "ComputeDomain" {
+			// NVIDIA's driver makes the channel template the ComputeDomain
+			// names: one channel device per pod.
+			if name, _, _ := unstructured.NestedString(d.Data, "spec", "channel", "resourceClaimTemplate", "name"); name != "" {
+				out = append(out, ClaimRequest{Namespace: d.Namespace, Template: name, Request: "channel", Class: prereq.ComputeDomainChannelClass, Count: 1, channel: true})
+			}
+			continue
+		}
 		if d.Kind != "ResourceClaimTemplate" {
 			continue
 		}
@@ -41,7 +52,7 @@ func ClaimRequests(docs []rendered.Doc) ([]ClaimRequest, error) {
 			if n == 0 {
 				n = 1 // the API's default for ExactCount
 			}
-			out = append(out, ClaimRequest{Template: t.Name, Request: r.Name, Class: r.Exactly.DeviceClassName, Count: n})
+			out = append(out, ClaimRequest{Namespace: d.Namespace, Template: t.Name, Request: r.Name, Class: r.Exactly.DeviceClassName, Count: n})
 		}
 	}
 	return out, nil
@@ -67,6 +78,9 @@ func deviceLines(ctx context.Context, c *kube.Conn, reqs []ClaimRequest) ([]Line
 	}
 	var lines []Line
 	for _, r := range reqs {
+		if r.channel {
+			continue
+		}
 		l := Line{Need: Need{Kind: "Devices", APIVersion: "resource.k8s.io/v1", Name: r.Template + " " + r.Request,
 			Why: fmt.Sprintf("each pod claims %d device(s) of class %s on its node", r.Count, r.Class)}}
 		if out != kube.Found {
@@ -104,13 +118,9 @@ func mostPerNode(ctx context.Context, c *kube.Conn, items []unstructured.Unstruc
 	if err := kube.Decode(u, &dc); err != nil {
 		return 0, "", "DeviceClass " + class + ": " + err.Error(), nil
 	}
-	driver := ""
-	for i, sel := range dc.Spec.Selectors {
-		m := driverSelectorRE().FindStringSubmatch(strings.TrimSpace(exprOf(sel)))
-		if m == nil || (driver != "" && driver != m[1]+m[2]) {
-			return 0, "", fmt.Sprintf("DeviceClass %s selectors[%d]: not a device.driver == \"...\" selector; not evaluated", class, i), nil
-		}
-		driver = m[1] + m[2]
+	driver, bad := driverOf(&dc)
+	if bad >= 0 {
+		return 0, "", fmt.Sprintf("DeviceClass %s selectors[%d]: not a device.driver == \"...\" selector; not evaluated", class, bad), nil
 	}
 	perNode := map[string]int64{}
 	for i := range items {

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
@@ -40,43 +43,60 @@ func Write(w io.Writer, rep Report, format string) error {
 	return err
 }
 
-// InputOf derives what the run asks of its namespace. The namespace
-// is the objects' own (render sets it), else -n, else the kubeconfig's.
+// InputOf derives what the runs ask of their namespaces. A run's namespace
+// is its objects' own (render sets it), else -n, else the kubeconfig's;
+// objects in several namespaces (several runs) are each asked of their
+// own, and placed one run after another.
 func InputOf(docs []rendered.Doc, flagNS, contextNS string) (Input, error) {
-	ns := ""
+	var spaces []string
+	seen := map[string]bool{}
 	for _, d := range docs {
-		if d.Namespace != "" {
-			if ns != "" && ns != d.Namespace {
-				return Input{}, fmt.Errorf("the objects span namespaces %s and %s; expected one run in one namespace", ns, d.Namespace)
-			}
-			ns = d.Namespace
+		if d.Namespace != "" && !seen[d.Namespace] {
+			seen[d.Namespace] = true
+			spaces = append(spaces, d.Namespace)
 		}
 	}
 	switch {
-	case ns == "" && flagNS != "":
-		ns = flagNS
-	case ns == "":
-		ns = contextNS
-	case flagNS != "" && flagNS != ns:
-		return Input{}, &FlagError{Err: fmt.Errorf("-n %s: the objects are in namespace %s", flagNS, ns)}
+	case len(spaces) == 0 && flagNS != "":
+		spaces = []string{flagNS}
+	case len(spaces) == 0:
+		spaces = []string{contextNS}
+	case flagNS != "" && !seen[flagNS]:
+		return Input{}, &FlagError{Err: fmt.Errorf("-n %s: the objects are in namespace %s", flagNS, strings.Join(spaces, ", "))}
 	}
 	pods, err := PodShapes(docs)
 	if err != nil {
 		return Input{}, err
 	}
+	for _, p := range pods {
+		if p.Pod.Namespace == "" {
+			p.Pod.Namespace = spaces[0]
+		}
+	}
 	claims, err := ClaimRequests(docs)
 	if err != nil {
 		return Input{}, err
 	}
-	in := Input{Namespace: ns, Pods: pods, Claims: claims}
-	in.Needs, in.APIVersions, in.PodSecurity, in.PodSecurityReason, err = needsOf(docs)
-	return in, err
+	gangs, err := gangsOf(docs, spaces[0])
+	if err != nil {
+		return Input{}, err
+	}
+	in := Input{Namespace: strings.Join(spaces, ", "), Pods: pods, Claims: claims, Gangs: gangs, Queues: queuesOf(docs, spaces[0])}
+	in.Needs, in.APIVersions, err = needsOf(docs)
+	if err != nil {
+		return Input{}, err
+	}
+	for _, ns := range spaces {
+		sp := Space{Namespace: ns}
+		sp.PodSecurity, sp.PodSecurityReason = podSecurityOf(docs, ns, spaces[0])
+		in.Spaces = append(in.Spaces, sp)
+	}
+	return in, nil
 }
 
 // needsOf is what the rendered objects ask of the namespace: fn/analyse/prereq's
-// list, the apiVersions in use, and fn/analyse/podsecurity's level with the fields
-// that push it there.
-func needsOf(docs []rendered.Doc) (needs []Need, apiVersions []string, level string, why []string, err error) {
+// list and the apiVersions in use.
+func needsOf(docs []rendered.Doc) (needs []Need, apiVersions []string, err error) {
 	objs := make([]any, len(docs))
 	for i, d := range docs {
 		objs[i] = d
@@ -86,18 +106,89 @@ func needsOf(docs []rendered.Doc) (needs []Need, apiVersions []string, level str
 	}
 	needs, err = prereq.FromObjects(objs)
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, nil, err
 	}
 	for _, n := range needs {
 		apiVersions = append(apiVersions, n.APIVersion)
 	}
+	return needs, apiVersions, nil
+}
+
+// podSecurityOf is fn/analyse/podsecurity's level for the objects in
+// namespace ns (those without one are in first), with the fields that
+// push it there.
+func podSecurityOf(docs []rendered.Doc, ns, first string) (string, []string) {
+	var objs []any
+	for _, d := range docs {
+		if d.Namespace == ns || d.Namespace == "" && ns == first {
+			objs = append(objs, d)
+		}
+	}
 	rep := podsecurity.Evaluate(objs)
+	var why []string
 	for _, v := range rep.Violations {
 		if v.Level == rep.Level || (rep.Level == podsecurity.Privileged && v.Level == podsecurity.Baseline) {
 			why = append(why, fmt.Sprintf("%s %s: %s (%s)", v.Object, v.Path, v.Reason, v.Detail))
 		}
 	}
-	return needs, apiVersions, string(rep.Level), why, nil
+	return string(rep.Level), why
+}
+
+// queuesOf is, per object labelled with a Kueue LocalQueue (keyed
+// "namespace/Kind/name"), the queue's name.
+func queuesOf(docs []rendered.Doc, first string) map[string]string {
+	out := map[string]string{}
+	for _, d := range docs {
+		md, _ := d.Data["metadata"].(map[string]any)
+		labels, _ := md["labels"].(map[string]any)
+		q, _ := labels[kueue.QueueLabel].(string)
+		if q == "" {
+			continue
+		}
+		ns := d.Namespace
+		if ns == "" {
+			ns = first
+		}
+		out[ns+"/"+d.Kind+"/"+d.Name] = q
+	}
+	return out
+}
+
+// gangsOf is, per RayJob and RayCluster whose pods KAI places (keyed
+// "namespace/Kind/name"), the PodGroup KAI makes of them (kai.GangOf, the
+// model check reports).
+func gangsOf(docs []rendered.Doc, first string) (map[string]kai.PodGroup, error) {
+	out := map[string]kai.PodGroup{}
+	for _, d := range docs {
+		if d.Kind != "RayJob" && d.Kind != "RayCluster" {
+			continue
+		}
+		spec, err := rayClusterSpecOf(d)
+		if err != nil {
+			return nil, err
+		}
+		if spec == nil {
+			continue
+		}
+		annotations := map[string]string{}
+		if md, ok := d.Data["metadata"].(map[string]any); ok {
+			if a, ok := md["annotations"].(map[string]any); ok {
+				for k, v := range a {
+					annotations[k], _ = v.(string)
+				}
+			}
+		}
+		pg, isKAI, err := kai.GangOf(annotations, spec)
+		if !isKAI || err != nil {
+			continue // check reports a PodGroup KAI refuses
+		}
+		ns := d.Namespace
+		if ns == "" {
+			ns = first
+		}
+		out[ns+"/"+d.Kind+"/"+d.Name] = pg
+	}
+	return out, nil
 }
 
 // FlagError is a mistake in the command line (a namespace flag that

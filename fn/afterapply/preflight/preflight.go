@@ -2,9 +2,11 @@
 // rendered run needs before it is applied: the namespace and the Pod
 // Security level it enforces, every ServiceAccount, PVC (Bound), Secret
 // and ConfigMap the run references, the APIs it uses, the DeviceClasses its
-// claims name, the KAI queue, and optionally nodes with enough GPUs. Which
-// prerequisites a run has is fn/analyse/prereq's rule; this package only asks the
-// cluster about each.
+// claims name, the KAI queue, and optionally (--nodes) where the scheduler
+// will put every pod, on the cluster as it is now (fn/analyse/placement:
+// devices per node, what already runs, KAI's gangs, Kueue's flavors).
+// Which prerequisites a run has is fn/analyse/prereq's rule; this package
+// only asks the cluster about each.
 package preflight
 
 import (
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
 )
@@ -35,25 +38,40 @@ const (
 // Need is one prerequisite, as fn/analyse/prereq lists it.
 type Need = prereq.Prerequisite
 
-// Input is what a run asks of the namespace.
+// Input is what the runs ask of their namespaces.
 type Input struct {
+	// Namespace names the namespaces, as the report's last line does.
 	Namespace string
-	Needs     []Need
+	// Spaces are the namespaces, in input order, and the Pod Security
+	// level the pods in each need.
+	Spaces []Space
+	Needs  []Need
 	// APIVersions are every apiVersion the run uses (its objects' and its
 	// prerequisites'): a CustomResourceDefinition prerequisite is checked
 	// by asking whether each of these versions of its group is served.
 	APIVersions []string
-	// PodSecurity is the least privileged Pod Security level every pod of
-	// the run fits ("privileged", "baseline" or "restricted"), and why.
-	PodSecurity       string
-	PodSecurityReason []string
 	// Pods are every pod the input's objects make, placed on the nodes
-	// together when Nodes is set.
+	// run after run when Nodes is set.
 	Pods  []PodShape
 	Nodes bool
 	// Claims are the device requests checked, with Nodes, against the
 	// ResourceSlices the cluster's DRA drivers publish.
 	Claims []ClaimRequest
+	// Gangs are the PodGroups KAI makes of the runs it places, keyed
+	// "namespace/Kind/name".
+	Gangs map[string]kai.PodGroup
+	// Queues are the Kueue LocalQueues the runs are labelled with, keyed
+	// "namespace/Kind/name".
+	Queues map[string]string
+}
+
+// Space is one namespace of the input.
+type Space struct {
+	Namespace string
+	// PodSecurity is the least privileged Pod Security level every pod in
+	// the namespace fits ("privileged", "baseline" or "restricted"), and why.
+	PodSecurity       string
+	PodSecurityReason []string
 }
 
 // Line is one prerequisite's verdict.
@@ -100,19 +118,23 @@ func (r Report) Failed(requireAll bool) bool {
 func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 	c = c.Budgeted(kube.MaxReportBytes)
 	r := Report{Namespace: in.Namespace}
-	ns, nsOut, err := c.Get(ctx, kube.Namespaces, "", in.Namespace)
-	if kube.Stops(err) {
-		return r, err
-	}
-	nsLine := Line{Need: Need{Kind: "Namespace", APIVersion: "v1", Name: in.Namespace, Why: "every object of the run is created there"}}
-	nsLine.State, nsLine.Detail = verdict(nsOut, err)
-	r.Lines = append(r.Lines, nsLine)
-	if in.PodSecurity != "" {
-		var labels map[string]string
-		if ns != nil {
-			labels = ns.GetLabels()
+	nsOut := map[string]kube.Outcome{}
+	for _, sp := range in.Spaces {
+		ns, out, err := c.Get(ctx, kube.Namespaces, "", sp.Namespace)
+		if kube.Stops(err) {
+			return r, err
 		}
-		r.Lines = append(r.Lines, podSecurityLine(in, nsOut, labels))
+		nsOut[sp.Namespace] = out
+		nsLine := Line{Need: Need{Kind: "Namespace", APIVersion: "v1", Name: sp.Namespace, Why: "every object of the run is created there"}}
+		nsLine.State, nsLine.Detail = verdict(out, err)
+		r.Lines = append(r.Lines, nsLine)
+		if sp.PodSecurity != "" {
+			var labels map[string]string
+			if ns != nil {
+				labels = ns.GetLabels()
+			}
+			r.Lines = append(r.Lines, podSecurityLine(sp, out, labels))
+		}
 	}
 	k := &cache{served: map[string]map[string]bool{}, servedOut: map[string]Outcome{}}
 	for _, n := range in.Needs {
@@ -128,7 +150,7 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 			return r, err
 		}
 		r.Lines = append(r.Lines, devices...)
-		lines, err := placement(ctx, c, in.Pods, k)
+		lines, err := placementLines(ctx, c, in, k)
 		if kube.Stops(err) {
 			return r, err
 		}
@@ -157,14 +179,34 @@ type nodeList struct {
 // nodesOf lists the Nodes on first use.
 func (k *cache) nodesOf(ctx context.Context, c *kube.Conn) *nodeList {
 	if k.nodes == nil {
-		items, out, err := c.List(ctx, kube.Nodes, "", "")
-		k.nodes = &nodeList{out: out, err: err}
-		if out == kube.Found {
-			k.nodes.nodes, k.nodes.bad = readNodes(items)
+		l := &nodeList{}
+		more, out, err := c.Each(ctx, kube.Nodes, "", kube.MaxListItems, nodeListBytes, func(u *unstructured.Unstructured) {
+			n, bad := readNode(u)
+			if n != nil {
+				l.nodes = append(l.nodes, n)
+			} else {
+				l.bad = append(l.bad, bad)
+			}
+		})
+		if more {
+			out, err = kube.NotFound, fmt.Errorf("%w: listing nodes: more than %d objects; expected a cluster's nodes to be fewer", kube.ErrServer, kube.MaxListItems)
 		}
+		l.out, l.err = out, err
+		if out != kube.Found {
+			l.nodes, l.bad = nil, nil
+		}
+		k.nodes = l
 	}
 	return k.nodes
 }
+
+// nodeListBytes bounds the answers of the Nodes list, read a page at a
+// time beside the report's budget: the Nodes of a cluster of over a
+// thousand nodes (about 50 kB each, image lists and all, which are
+// dropped as each node is read). Two pages of the largest answer fit in
+// it, as in the report's budget: what decoding a page holds, several
+// times its size, stays as it was.
+const nodeListBytes = 64 << 20
 
 // Outcome is re-exported so callers need not import kube for it.
 type Outcome = kube.Outcome
@@ -186,7 +228,7 @@ func verdict(out kube.Outcome, err error) (State, string) {
 // (pod-security.kubernetes.io/enforce) with the level the run needs. A
 // namespace without the label gets the cluster's default, which the API
 // does not show: only a run that fits restricted is certain then.
-func podSecurityLine(in Input, nsOut kube.Outcome, labels map[string]string) Line {
+func podSecurityLine(in Space, nsOut kube.Outcome, labels map[string]string) Line {
 	l := Line{Need: Need{Kind: "PodSecurity", APIVersion: "v1", Name: in.Namespace,
 		Why: fmt.Sprintf("the run's pods need Pod Security level %q", in.PodSecurity)}}
 	why := ""
@@ -230,7 +272,7 @@ var clusterScoped = map[string]bool{"DeviceClass": true, "Queue": true, "Priorit
 var resources = map[string]string{"PriorityClass": "priorityclasses", "DeviceClass": "deviceclasses", "WorkloadPriorityClass": "workloadpriorityclasses"}
 
 // check asks the cluster about one prerequisite.
-func check(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, n Need, k *cache) (Line, error) {
+func check(ctx context.Context, c *kube.Conn, in Input, nsOut map[string]kube.Outcome, n Need, k *cache) (Line, error) {
 	l := Line{Need: n}
 	switch n.Kind {
 	case prereq.ExtendedResourceKind:
@@ -306,7 +348,7 @@ func resourceOf(kind string) string {
 
 // objectLine reads the prerequisite's object: it exists, and a PVC is
 // Bound, a LocalQueue's ClusterQueue admits the run.
-func objectLine(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome, l Line) (Line, error) {
+func objectLine(ctx context.Context, c *kube.Conn, in Input, nsOut map[string]kube.Outcome, l Line) (Line, error) {
 	gv, err := schema.ParseGroupVersion(l.APIVersion)
 	if err != nil {
 		l.State, l.Detail = CannotTell, fmt.Sprintf("apiVersion %q: %v", l.APIVersion, err)
@@ -315,7 +357,7 @@ func objectLine(ctx context.Context, c *kube.Conn, in Input, nsOut kube.Outcome,
 	ns := l.Namespace
 	if clusterScoped[l.Kind] {
 		ns = ""
-	} else if nsOut == kube.NotFound {
+	} else if nsOut[orFirst(ns, in.Spaces)] == kube.NotFound {
 		l.State, l.Detail = Missing, "namespace "+l.Namespace+" does not exist"
 		return optional(l), nil
 	}
@@ -414,6 +456,14 @@ func servedLine(ctx context.Context, c *kube.Conn, gv, resource string, k *cache
 		l.State, l.Detail = OK, gv+" serves "+resource
 	}
 	return l, nil
+}
+
+// orFirst is ns, or the input's first namespace for an object without one.
+func orFirst(ns string, spaces []Space) string {
+	if ns == "" && len(spaces) > 0 {
+		return spaces[0].Namespace
+	}
+	return ns
 }
 
 func passUnreachable(err error) error {

@@ -29,7 +29,7 @@ func TestPodSecurityLine(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l := podSecurityLine(Input{Namespace: "ns", PodSecurity: c.need, PodSecurityReason: []string{"IPC_LOCK"}}, c.nsOut, c.labels)
+			l := podSecurityLine(Space{Namespace: "ns", PodSecurity: c.need, PodSecurityReason: []string{"IPC_LOCK"}}, c.nsOut, c.labels)
 			assert.Equal(t, c.want, l.State, l.Detail)
 			if c.want == Missing {
 				assert.Contains(t, l.Detail, "IPC_LOCK")

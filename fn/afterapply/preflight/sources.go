@@ -61,29 +61,22 @@ func extendedResourceLine(ctx context.Context, c *kube.Conn, l Line, k *cache) (
 	return l, nil
 }
 
-// readNodes decodes the listed Nodes, leaving out (named in bad) those
+// readNode decodes a listed Node, leaving out (naming why) one
 // whose allocatable holds a value no node has: counted, a node with 1e30
 // GPUs would place every pod, one with -8 none. What no line reads
 // (annotations, managed fields, images) is not kept.
-func readNodes(items []unstructured.Unstructured) (nodes []*corev1.Node, bad []string) {
-	for i := range items {
-		var n corev1.Node
-		unstructured.RemoveNestedField(items[i].Object, "metadata", "annotations")
-		unstructured.RemoveNestedField(items[i].Object, "metadata", "managedFields")
-		unstructured.RemoveNestedField(items[i].Object, "status", "images")
-		err := kube.Decode(&items[i], &n)
-		items[i].Object = nil // held once, typed
-		if err != nil {
-			bad = append(bad, "node "+n.Name+" cannot be read")
-			continue
-		}
-		if why := badAllocatable(&n); why != "" {
-			bad = append(bad, why)
-			continue
-		}
-		nodes = append(nodes, &n)
+func readNode(u *unstructured.Unstructured) (*corev1.Node, string) {
+	var n corev1.Node
+	unstructured.RemoveNestedField(u.Object, "metadata", "annotations")
+	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+	unstructured.RemoveNestedField(u.Object, "status", "images")
+	if err := kube.Decode(u, &n); err != nil {
+		return nil, "node " + n.Name + " cannot be read"
 	}
-	return nodes, bad
+	if why := badAllocatable(&n); why != "" {
+		return nil, why
+	}
+	return &n, ""
 }
 
 // badAllocatable names the first allocatable value of a node out of range.

@@ -163,3 +163,20 @@ func (pg PodGroup) KeptTogether(groups []int) bool {
 	}
 	return false
 }
+
+// GangOf is how a Ray cluster's pods are scheduled together: when any of
+// its pod templates names kai-scheduler, KAI places them as the PodGroup
+// Group makes (all or nothing, in the domains its constraints require) and
+// ok is true; otherwise the scheduler they name places them pod by pod.
+// check reports it and preflight places it: one rule for both.
+func GangOf(ownerAnnotations map[string]string, spec *rayv1.RayClusterSpec) (pg PodGroup, ok bool, err error) {
+	ok = spec.HeadGroupSpec.Template.Spec.SchedulerName == SchedulerName
+	for i := range spec.WorkerGroupSpecs {
+		ok = ok || spec.WorkerGroupSpecs[i].Template.Spec.SchedulerName == SchedulerName
+	}
+	if !ok {
+		return PodGroup{}, false, nil
+	}
+	pg, err = Group(ownerAnnotations, spec)
+	return pg, true, err
+}

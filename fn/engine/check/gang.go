@@ -89,7 +89,8 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 		cdPods += capacity.WorkerPods(&spec.WorkerGroupSpecs[i], false)
 		cdNames[k] = spec.WorkerGroupSpecs[i].GroupName
 	}
-	if !seen[kai.SchedulerName] {
+	pg, isKAI, err := kai.GangOf(annotations, spec)
+	if !isKAI {
 		if gpuPods > 1 && labels[kueue.QueueLabel] == "" {
 			ds.Warnf(file, where, "%s has %d GPU pods and no gang scheduler (its pods go to %s): the scheduler places them one by one, so on a busy cluster some bind and hold their GPUs while the rest wait, and the RayCluster is never ready; expected scheduler.kind: kai (one PodGroup, all or nothing) or a Kueue queue", ref, gpuPods, schedulerList(seen))
 		}
@@ -103,7 +104,6 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 		}
 		return
 	}
-	pg, err := kai.Group(annotations, spec)
 	if err != nil {
 		ds.Errorf(file, where, "KAI would not schedule it: %v", err)
 		return
@@ -114,6 +114,10 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 	}
 	ds.Infof(file, where, "KAI schedules %s as one gang: a PodGroup of %d pods, all or nothing, with run-wide topology %s; subgroups (pods, topology that keeps each together): %s",
 		ref, pg.MinMember, pg.Topology, strings.Join(parts, ", "))
+	if n, _ := capacity.GPUsPerPod(&spec.HeadGroupSpec.Template.Spec); pg.Topology.Required != "" && n == 0 {
+		ds.Warnf(file, where, "KAI's run-wide required placement (%s) binds every pod of %s's PodGroup, the head's included: the head must run on a node carrying %s, in the workers' domain, or KAI places none of the run (all or nothing); a CPU head's pool seldom carries a GPU level (preflight --nodes tells, on the cluster); expected the level required on the worker groups instead (their pod templates' %s; one worker group, segmentSize at least its replicas, keeps them in one domain), unless the head's nodes are in the domain",
+			pg.Topology.Required, ref, pg.Topology.Required, kai.RequiredPlacementKey)
+	}
 	if cdPods > 1 && !pg.KeptTogether(cdGroups) {
 		ds.Warnf(file, where, "the ComputeDomain of %s spans %d pods in worker groups %s, and no required topology constraint keeps them in one domain: KAI applies a pod template's placement to that worker group alone (its pod-grouper makes one subgroup per group), so the groups may land in different NVLink domains; expected one worker group (segmentSize at least its replicas), or scheduler.topology.requiredPlacement for the whole run, if they must share one domain",
 			ref, cdPods, strings.Join(cdNames, ", "))

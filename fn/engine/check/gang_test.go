@@ -73,7 +73,12 @@ func TestGangs(t *testing.T) {
 		owner := map[string]string{kai.TopologyKey: "gb300-topology", kai.RequiredPlacementKey: "nvidia.com/gpu.clique"}
 		ds := Gangs("p.yaml", []any{job(kai.SchedulerName, 4, owner, keyed)})
 		require.True(t, anyContains(messages(ds, diag.Info), "run-wide topology required nvidia.com/gpu.clique (topology gb300-topology)"))
-		require.Empty(t, messages(ds, diag.Warning))
+		require.False(t, anyContains(messages(ds, diag.Warning), "ComputeDomain"))
+		// The PodGroup's constraint binds the CPU head too, as preflight
+		// places it (fn/analyse/placement): a head whose nodes lack the
+		// level keeps the whole gang waiting.
+		require.Equal(t, []string{"KAI's run-wide required placement (nvidia.com/gpu.clique) binds every pod of RayJob/r's PodGroup, the head's included: the head must run on a node carrying nvidia.com/gpu.clique, in the workers' domain, or KAI places none of the run (all or nothing); a CPU head's pool seldom carries a GPU level (preflight --nodes tells, on the cluster); expected the level required on the worker groups instead (their pod templates' kai.scheduler/topology-required-placement; one worker group, segmentSize at least its replicas, keeps them in one domain), unless the head's nodes are in the domain"},
+			messages(ds, diag.Warning))
 	})
 	t.Run("one group is kept together by its own constraint", func(t *testing.T) {
 		j := job(kai.SchedulerName, 1, nil, keyed)

@@ -29,9 +29,12 @@ ComputeDomain CRD, resource.k8s.io/v1); the DeviceClasses its claims name
 exist (the ComputeDomain channel's included); every extended resource the
 pods request (nvidia.com/gpu, rdma/*) has a source, a node that advertises
 it or a DeviceClass with that extendedResourceName; the KAI queue exists;
-with --nodes, every pod of the input (heads included, all runs of the file
-together) is placed on the nodes by node affinity, taints, cordon and every
-requested resource. The run is rendered from RECIPE and INFRA as render
+with --nodes, every pod of the input (heads included; runs in one or several
+namespaces, one after another) is placed on the nodes as the scheduler its
+pods name would place it: node affinity, taints, cordon, every requested
+resource and the DRA devices claimed on each node, after the pods already
+bound and the claims already allocated; KAI's runs all or nothing, Kueue's
+with their flavors' node labels. The run is rendered from RECIPE and INFRA as render
 does, or read from -f (any rendered output: a committed manifest,
 helm template, - for stdin).
 
@@ -60,8 +63,10 @@ the API server fails (5xx) or its answer is no answer.`,
 			if err != nil {
 				return err
 			}
-			if err := validNamespace(in.Namespace); err != nil {
-				return usageError{err}
+			for _, sp := range in.Spaces {
+				if err := validNamespace(sp.Namespace); err != nil {
+					return usageError{err}
+				}
 			}
 			in.Nodes = nodes
 			rep, err := preflight.Run(cmd.Context(), conn, in)
@@ -84,7 +89,7 @@ the API server fails (5xx) or its answer is no answer.`,
 	cf.register(c)
 	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "rendered manifests to check instead of rendering RECIPE (repeatable; - for stdin)")
 	c.Flags().StringVarP(&format, "output", "o", "text", "text or json")
-	c.Flags().BoolVar(&nodes, "nodes", false, "also count nodes matching each GPU group's nodeSelector with enough allocatable nvidia.com/gpu (needs permission to list nodes)")
+	c.Flags().BoolVar(&nodes, "nodes", false, "also place every pod on the nodes, after what already runs, as its scheduler would (needs permission to list nodes, pods, ResourceSlices and ResourceClaims)")
 	c.Flags().BoolVar(&requireAll, "require-all", false, "fail (exit 1) on a prerequisite that cannot be told too, not only on a missing one")
 	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return c

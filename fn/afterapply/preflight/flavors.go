@@ -1,0 +1,161 @@
+package preflight
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+)
+
+// admittedShapes is the input's pod groups as Kueue starts them: a run
+// labelled with a LocalQueue has every pod set changed as Kueue changes it
+// on admission (placement.KueueAdmit: the nodeLabels and tolerations of
+// the flavors assigned to it, the CPU head's included), the change said in
+// the group's Kueue note. A queue, ClusterQueue or flavor that cannot be
+// read leaves the pods as rendered (the LocalQueue line says why).
+func admittedShapes(ctx context.Context, c *kube.Conn, in Input) ([]PodShape, error) {
+	out := make([]PodShape, len(in.Pods))
+	copy(out, in.Pods)
+	queues := map[string]*queueFlavors{}
+	for i, ps := range out {
+		key := ps.Pod.Namespace + "/" + ps.Owner
+		lq := in.Queues[key]
+		if lq == "" {
+			continue
+		}
+		qf, seen := queues[ps.Pod.Namespace+"/"+lq]
+		if !seen {
+			var err error
+			qf, err = readQueueFlavors(ctx, c, ps.Pod.Namespace, lq)
+			if err != nil {
+				return nil, err
+			}
+			queues[ps.Pod.Namespace+"/"+lq] = qf
+		}
+		if qf == nil {
+			continue
+		}
+		adm, err := placement.KueueAdmit(&ps.Pod.Spec, podRequests(ps.Pod), qf.groups, qf.flavors)
+		if err != nil {
+			out[i].Kueue = fmt.Sprintf("Kueue cannot admit this pod set through ClusterQueue %s: %v", qf.clusterQueue, err)
+			out[i].KueueRefuses = true
+			continue
+		}
+		pod := ps.Pod.DeepCopy()
+		pod.Spec = adm.Spec
+		out[i].Pod = pod
+		out[i].Kueue = admissionNote(ps.Pod, adm, qf)
+	}
+	return out, nil
+}
+
+// admissionNote says what Kueue adds to the pod set: the labels of each
+// flavor assigned that the pod did not select already.
+func admissionNote(before *corev1.Pod, adm placement.Admitted, qf *queueFlavors) string {
+	var added []string
+	for _, name := range adm.Flavors {
+		var labels []string
+		for _, k := range sortedStrings(qf.flavors[name].NodeLabels) {
+			if _, had := before.Spec.NodeSelector[k]; !had {
+				labels = append(labels, k+"="+qf.flavors[name].NodeLabels[k])
+			}
+		}
+		if len(labels) > 0 {
+			added = append(added, fmt.Sprintf("ResourceFlavor %s's nodeLabels %s", name, strings.Join(labels, ", ")))
+		}
+	}
+	if len(added) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Kueue (ClusterQueue %s) adds %s to this pod set's nodeSelector, as it does for every pod set whose resources a flavor covers", qf.clusterQueue, strings.Join(added, " and "))
+}
+
+// queueFlavors is what a LocalQueue's ClusterQueue assigns from.
+type queueFlavors struct {
+	clusterQueue string
+	groups       []placement.ResourceGroup
+	flavors      map[string]placement.Flavor
+}
+
+// readQueueFlavors reads the LocalQueue, its ClusterQueue's resource
+// groups and their ResourceFlavors; nil when one cannot be read.
+func readQueueFlavors(ctx context.Context, c *kube.Conn, ns, name string) (*queueFlavors, error) {
+	lq, out, err := c.Get(ctx, kube.KueueLocalQueues, ns, name)
+	if kube.Stops(err) || out != kube.Found {
+		return nil, passUnreachable(err)
+	}
+	cqName, _, _ := unstructured.NestedString(lq.Object, "spec", "clusterQueue")
+	cq, out, err := c.Get(ctx, kube.KueueClusterQueues, "", cqName)
+	if kube.Stops(err) || out != kube.Found || cqName == "" {
+		return nil, passUnreachable(err)
+	}
+	qf := &queueFlavors{clusterQueue: cqName, flavors: map[string]placement.Flavor{}}
+	groups, _, _ := unstructured.NestedSlice(cq.Object, "spec", "resourceGroups")
+	for _, g := range groups {
+		gm, _ := g.(map[string]any)
+		var rg placement.ResourceGroup
+		covered, _, _ := unstructured.NestedStringSlice(gm, "coveredResources")
+		for _, r := range covered {
+			rg.Covered = append(rg.Covered, corev1.ResourceName(r))
+		}
+		flavors, _, _ := unstructured.NestedSlice(gm, "flavors")
+		for _, f := range flavors {
+			fm, _ := f.(map[string]any)
+			if n, _ := fm["name"].(string); n != "" {
+				rg.Flavors = append(rg.Flavors, n)
+			}
+		}
+		qf.groups = append(qf.groups, rg)
+	}
+	for _, rg := range qf.groups {
+		for _, name := range rg.Flavors {
+			if _, done := qf.flavors[name]; done {
+				continue
+			}
+			f, err := readFlavor(ctx, c, name)
+			if err != nil {
+				return nil, err
+			}
+			if f == nil {
+				return nil, nil // unreadable: which flavor Kueue picks cannot be told
+			}
+			qf.flavors[name] = *f
+		}
+	}
+	return qf, nil
+}
+
+// readFlavor reads a ResourceFlavor's nodeLabels, nodeTaints and
+// tolerations; nil when it cannot be read.
+func readFlavor(ctx context.Context, c *kube.Conn, name string) (*placement.Flavor, error) {
+	u, out, err := c.Get(ctx, kube.KueueFlavors, "", name)
+	if kube.Stops(err) || out != kube.Found {
+		return nil, passUnreachable(err)
+	}
+	var rf struct {
+		Spec struct {
+			NodeLabels  map[string]string   `json:"nodeLabels"`
+			NodeTaints  []corev1.Taint      `json:"nodeTaints"`
+			Tolerations []corev1.Toleration `json:"tolerations"`
+		} `json:"spec"`
+	}
+	if kube.Decode(u, &rf) != nil {
+		return nil, nil
+	}
+	return &placement.Flavor{Name: name, NodeLabels: rf.Spec.NodeLabels, NodeTaints: rf.Spec.NodeTaints, Tolerations: rf.Spec.Tolerations}, nil
+}
+
+func sortedStrings(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,247 @@
+package preflight
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+)
+
+// fleetOf is the cluster as the scheduler sees it for the input: every
+// counted node with what the pods bound to it leave of its allocatable,
+// the DRA devices its ResourceSlices publish less those allocated
+// ResourceClaims hold, and what each DeviceClass selects; and the pods
+// already waiting for the scheduler, to place ahead of the input. The
+// input's own pods, if it already runs, are not taken from it (they are
+// placed again). notes say what could not be read, so was not subtracted.
+func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) (*placement.Fleet, []placement.Run, []string, error) {
+	f := &placement.Fleet{Drivers: map[string]string{}, Extended: map[corev1.ResourceName]string{}}
+	byName := map[string]*placement.Node{}
+	for _, n := range nodes {
+		pn := &placement.Node{Node: n, Free: n.Status.Allocatable.DeepCopy(), Devices: map[string]int64{}}
+		f.Nodes = append(f.Nodes, pn)
+		byName[n.Name] = pn
+	}
+	var notes []string
+	note := func(what string, out kube.Outcome, err error, more bool) {
+		switch {
+		case out != kube.Found:
+			_, d := verdict(out, err)
+			notes = append(notes, what+" could not be read ("+d+"), so are not subtracted")
+		case more:
+			notes = append(notes, fmt.Sprintf("%s are more than %d, so not all are subtracted", what, kube.MaxClusterItems))
+		}
+	}
+	classes, out, err := c.List(ctx, kube.DeviceClasses, "", "")
+	if kube.Stops(err) {
+		return nil, nil, nil, err
+	}
+	for i := range classes {
+		var dc resourcev1.DeviceClass
+		if kube.Decode(&classes[i], &dc) != nil {
+			continue
+		}
+		switch driver, bad := driverOf(&dc); {
+		case bad >= 0:
+			f.Drivers[dc.Name] = ""
+		case driver == "":
+			f.Drivers[dc.Name] = placement.AnyDriver
+		default:
+			f.Drivers[dc.Name] = driver
+		}
+		if dc.Spec.ExtendedResourceName != nil && out == kube.Found {
+			f.Extended[corev1.ResourceName(*dc.Spec.ExtendedResourceName)] = dc.Name
+		}
+	}
+	pools, err := readSlices(ctx, c, byName)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	own, pending, more, out, err := subtractPods(ctx, c, byName, in)
+	if kube.Stops(err) {
+		return nil, nil, nil, err
+	}
+	note("the pods already bound", out, err, more)
+	if len(pending) == maxPending {
+		notes = append(notes, fmt.Sprintf("more than %d pods wait for the scheduler: the first %d are placed ahead of the input", maxPending, maxPending))
+	}
+	more, out, err = subtractClaims(ctx, c, byName, pools, own)
+	if kube.Stops(err) {
+		return nil, nil, nil, err
+	}
+	note("the ResourceClaims already allocated", out, err, more)
+	return f, aheadOf(pending), notes, nil
+}
+
+// readSlices adds every node's published devices, per driver, and maps
+// each pool (driver/pool) to its node.
+func readSlices(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node) (map[string]string, error) {
+	pools := map[string]string{}
+	_, _, err := c.Each(ctx, kube.ResourceSlices, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
+		var s resourcev1.ResourceSlice
+		if kube.Decode(u, &s) != nil || s.Spec.NodeName == nil {
+			return // a slice for many nodes (a network-attached pool) is not one node's
+		}
+		if n := nodes[*s.Spec.NodeName]; n != nil {
+			n.Devices[s.Spec.Driver] += int64(len(s.Spec.Devices))
+			pools[s.Spec.Driver+"/"+s.Spec.Pool.Name] = n.Name
+		}
+	})
+	if kube.Stops(err) {
+		return nil, err
+	}
+	return pools, nil
+}
+
+// subtractPods takes every bound, unfinished pod's requests from its
+// node's free resources, except the input's own pods (the run already
+// applied: its identity label in its namespace, which KubeRay copies onto
+// every pod), whose UIDs it returns.
+func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node, in Input) (map[types.UID]bool, []*corev1.Pod, bool, kube.Outcome, error) {
+	ours := map[string]bool{}
+	for _, ps := range in.Pods {
+		if run := ps.Pod.Labels[instanceLabel]; run != "" {
+			ours[ps.Pod.Namespace+"/"+run] = true
+		}
+	}
+	own := map[types.UID]bool{}
+	var pending []*corev1.Pod
+	more, out, err := c.Each(ctx, kube.Pods, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
+		var p corev1.Pod
+		unread(u)
+		if kube.Decode(u, &p) != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
+			return
+		}
+		if run := p.Labels[instanceLabel]; run != "" && ours[p.Namespace+"/"+run] {
+			own[p.UID] = true
+			return
+		}
+		if p.Spec.NodeName == "" {
+			if len(p.Spec.SchedulingGates) == 0 && len(pending) < maxPending {
+				pending = append(pending, &p)
+			}
+			return
+		}
+		n := nodes[p.Spec.NodeName]
+		if n == nil {
+			return
+		}
+		req := podRequests(&p)
+		req[corev1.ResourcePods] = placement.Quantity(1)
+		for name, q := range req {
+			have := n.Free[name]
+			have.Sub(q)
+			n.Free[name] = have
+		}
+	})
+	return own, pending, more, out, err
+}
+
+// maxPending bounds the pods waiting for the scheduler that are placed
+// ahead of the input: more than that many Pending pods is a cluster whose
+// queue preflight does not model pod by pod.
+const maxPending = 5000
+
+// aheadOf is the pods already waiting for the scheduler, each placed
+// before the input's runs, in the scheduler's queue order (priority, then
+// the oldest first): a pod that fits now is bound before the input's pods
+// are created. Their DRA claims are not counted (not yet allocated).
+func aheadOf(pending []*corev1.Pod) []placement.Run {
+	sort.SliceStable(pending, func(i, j int) bool {
+		pi, pj := priorityOf(pending[i]), priorityOf(pending[j])
+		if pi != pj {
+			return pi > pj
+		}
+		return pending[i].CreationTimestamp.Before(&pending[j].CreationTimestamp)
+	})
+	runs := make([]placement.Run, 0, len(pending))
+	for _, p := range pending {
+		req := podRequests(p)
+		req[corev1.ResourcePods] = placement.Quantity(1)
+		name := "Pod " + p.Namespace + "/" + p.Name
+		runs = append(runs, placement.Run{Name: name, Shapes: []placement.Shape{{Name: name, Count: 1, Pod: p, Requests: req}}})
+	}
+	return runs
+}
+
+func priorityOf(p *corev1.Pod) int32 {
+	if p.Spec.Priority != nil {
+		return *p.Spec.Priority
+	}
+	return 0
+}
+
+// subtractClaims takes every device an allocated ResourceClaim holds from
+// its node (its pool's), but those of claims only the input's own pods
+// hold.
+func subtractClaims(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node, pools map[string]string, own map[types.UID]bool) (bool, kube.Outcome, error) {
+	return c.Each(ctx, kube.ResourceClaims, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
+		var rc resourcev1.ResourceClaim
+		unread(u)
+		if kube.Decode(u, &rc) != nil || rc.Status.Allocation == nil || ownOnly(rc.Status.ReservedFor, own) {
+			return
+		}
+		for _, r := range rc.Status.Allocation.Devices.Results {
+			if n := nodes[pools[r.Driver+"/"+r.Pool]]; n != nil {
+				n.Devices[r.Driver]--
+			}
+		}
+	})
+}
+
+// unread drops what placement never reads of a listed object before it
+// is decoded: its annotations and managed fields, most of an object's
+// size (and all of a hostile one's).
+func unread(u *unstructured.Unstructured) {
+	unstructured.RemoveNestedField(u.Object, "metadata", "annotations")
+	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+}
+
+// instanceLabel is the run's identity label (docs/run-identity.md).
+const instanceLabel = "app.kubernetes.io/instance"
+
+func ownOnly(reserved []resourcev1.ResourceClaimConsumerReference, own map[types.UID]bool) bool {
+	if len(reserved) == 0 || len(own) == 0 {
+		return false
+	}
+	for _, r := range reserved {
+		if !own[r.UID] {
+			return false
+		}
+	}
+	return true
+}
+
+// driverOf is the one driver a DeviceClass's selectors name
+// (`device.driver == "..."`, what NVIDIA's and the NIC drivers' classes
+// say); bad is the index of a selector of any other form (-1 when none),
+// which this model does not evaluate: evaluating CEL
+// here would link DRA's CEL compiler into every nrl-k8s process, whose
+// package init the startup budget (tests/startup) does not allow.
+func driverOf(dc *resourcev1.DeviceClass) (driver string, bad int) {
+	for i, sel := range dc.Spec.Selectors {
+		m := driverSelectorRE().FindStringSubmatch(strings.TrimSpace(exprOf(sel)))
+		if m == nil || (driver != "" && driver != m[1]+m[2]) {
+			return "", i
+		}
+		driver = m[1] + m[2]
+	}
+	return driver, -1
+}
+
+func sortedClassNames(m map[string]int64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

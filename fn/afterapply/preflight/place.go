@@ -1,0 +1,262 @@
+package preflight
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+)
+
+// placementLines places every run of the input on the cluster's nodes, one
+// run after another, with fn/analyse/placement (the scheduler's filters,
+// DRA devices per node, KAI's gangs), on what the pods already bound and
+// the ResourceClaims already allocated leave: one line per pod group, and
+// one per run the scheduler would leave partly placed or waiting.
+func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Line, error) {
+	all := k.nodesOf(ctx, c)
+	if kube.Stops(all.err) {
+		return nil, all.err
+	}
+	if all.out != kube.Found {
+		l := Line{Need: Need{Kind: "Nodes", APIVersion: "v1", Name: "(all)", Why: "where the run's pods go"}}
+		l.State, l.Detail = verdict(all.out, all.err)
+		return []Line{l}, nil
+	}
+	f, ahead, notes, err := fleetOf(ctx, c, all.nodes, in)
+	if err != nil {
+		return nil, err
+	}
+	admitted, err := admittedShapes(ctx, c, in)
+	if err != nil {
+		return nil, err
+	}
+	in.Pods = admitted
+	runs, shapes := runsOf(in)
+	results := f.Place(append(ahead, runs...))[len(ahead):]
+	several := len(in.Spaces) > 1
+	var lines []Line
+	for i, r := range runs {
+		for j, s := range r.Shapes {
+			lines = append(lines, shapeLine(shapes[i][j], s, results[i].Waits, results[i].Shapes[j], all.bad, notes, several))
+		}
+	}
+	for i, r := range runs {
+		queued := len(shapes[i]) > 0 && in.Queues[shapes[i][0].Pod.Namespace+"/"+shapes[i][0].Owner] != ""
+		if l, ok := runLine(r, results[i], shapes[i], several, queued); ok {
+			l.Detail += unreachable(f, r)
+			lines = append(lines, l)
+		}
+	}
+	return lines, nil
+}
+
+// shapeLine is one pod group's line, in the words preflight has always
+// used: all placed, or how many and why the rest fit no node.
+func shapeLine(ps PodShape, s placement.Shape, waits bool, res placement.Result, bad, notes []string, several bool) Line {
+	l := Line{Need: Need{Kind: "Nodes", APIVersion: "v1", Name: ps.Owner + " " + ps.Role,
+		Why: fmt.Sprintf("%d pod(s) requesting %s", s.Count, requestText(s.Requests, s.Claims))}}
+	if several {
+		l.Namespace = ps.Pod.Namespace
+	}
+	l.State, l.Detail = OK, fmt.Sprintf("all %d placed on the nodes, with every other pod of the input", s.Count)
+	switch {
+	case res.Placed < s.Count && waits && res.Fit >= s.Count:
+		l.State = Missing
+		l.Detail = fmt.Sprintf("0 of %d placed: they fit, but KAI places the run's gang all or nothing and the rest of it does not", s.Count)
+	case res.Placed < s.Count:
+		l.State = Missing
+		l.Detail = fmt.Sprintf("%d of %d placed with every other pod of the input; the rest fit no node: %s", res.Placed, s.Count, reasons(res.Why))
+		if waits {
+			l.Detail = fmt.Sprintf("0 of %d placed: KAI places the run's gang all or nothing, and %d fit%s: %s", s.Count, res.Fit, inDomain(s.Required), reasons(res.Why))
+		}
+	}
+	if ps.Kueue != "" && (l.State == Missing || ps.KueueRefuses) {
+		l.State = Missing
+		l.Detail += "; " + ps.Kueue
+		if !ps.KueueRefuses {
+			l.Detail += ": no node has both; expected a flavor whose nodeLabels the pod set's nodes carry listed first for its resources (e.g. a CPU flavor covering cpu and memory for the head), or those labels off the flavor"
+		}
+	}
+	if len(bad) > 0 {
+		// The nodes left out may hold what the rest needs, or not.
+		if l.State == Missing {
+			l.State = CannotTell
+		}
+		l.Detail += "; " + leftOut(bad)
+	}
+	if len(notes) > 0 {
+		if l.State == OK {
+			l.State = CannotTell
+		}
+		l.Detail += "; " + strings.Join(notes, "; ")
+	} else {
+		l.Detail += " (after the pods already bound, the pods waiting ahead of it and the DRA devices already allocated)"
+	}
+	return l
+}
+
+func inDomain(key string) string {
+	if key == "" {
+		return ""
+	}
+	return " in one " + key
+}
+
+// runLine is what the scheduler does with a run that does not fit whole:
+// KAI's gang waits, holding nothing; the default scheduler binds what fits
+// and the bound pods hold their GPUs while the rest (maybe the head) wait.
+func runLine(r placement.Run, res placement.RunResult, shapes []PodShape, several, queued bool) (Line, bool) {
+	placed, total := res.Placed(r)
+	if !res.Waits && (placed == total || r.Gang) {
+		// A gang KAI started has its minimum; the rest join as room frees.
+		return Line{}, false
+	}
+	fit := int64(0)
+	for _, s := range res.Shapes {
+		fit += s.Fit
+	}
+	l := Line{Need: Need{Kind: "Run", APIVersion: "v1", Name: r.Name}, State: Missing}
+	if several && len(shapes) > 0 {
+		l.Namespace = shapes[0].Pod.Namespace
+	}
+	if res.Waits {
+		l.Why = "KAI places its pods as one gang"
+		where := ""
+		if r.Required != "" {
+			where = " in one " + r.Required + " domain"
+		}
+		l.Detail = fmt.Sprintf("the gang needs its %d pods placed together%s and at most %d fit: KAI places none, and the run waits, holding no GPU, until the fleet frees room; the fleet would need room for the %d pods%s", total, where, fit, total, where)
+		return l, true
+	}
+	l.Why = "its scheduler places the pods one by one, no gang"
+	gpus := res.Held(r, capacity.GPUResource)
+	l.Detail = fmt.Sprintf("%d of %d pods placed: the placed pods hold %d %s idle while the rest wait", placed, total, gpus, capacity.GPUResource)
+	if gpus == 0 {
+		l.Detail = fmt.Sprintf("%d of %d pods placed, holding no GPU, while the rest wait", placed, total)
+	}
+	for j, s := range res.Shapes {
+		if shapes[j].Role == "head" && s.Placed == 0 && placed > 0 {
+			l.Detail = fmt.Sprintf("the head cannot be placed while its %d placed worker pods hold %d %s idle: the run never starts until the head finds a node", placed, gpus, capacity.GPUResource)
+		}
+	}
+	if queued {
+		// Kueue admits the whole run against quota, then the scheduler
+		// still binds its pods one by one.
+		l.Detail += "; expected room for the whole run (Kueue's quota is not the nodes' room), or scheduler.kind: kai beside Kueue (one gang, all or nothing)"
+	} else {
+		l.Detail += "; expected room for the whole run, or scheduler.kind: kai (one gang, all or nothing) or a Kueue queue"
+	}
+	return l, true
+}
+
+// unreachable says which pod group of a waiting gang no node of its
+// required level can hold at all (a CPU head under a run-wide
+// nvidia.com/gpu.clique, which KAI's PodGroup constraint binds too).
+func unreachable(f *placement.Fleet, r placement.Run) string {
+	if !r.Gang || r.Required == "" {
+		return ""
+	}
+	for _, s := range r.Shapes {
+		if !f.Reaches(r.Required, s.Pod) {
+			return fmt.Sprintf("; no node %s may use carries %s, and the run-wide required placement (%s) binds every pod of the gang, the head's included (fn/analyse/kai): KAI never places this run; expected the level required per worker group (on its pod template) instead, or %s's nodes in the domain", s.Name, r.Required, kai.RequiredPlacementKey, s.Name)
+		}
+	}
+	return ""
+}
+
+// runsOf groups the input's pod groups into runs, one per object, in
+// input order: a RayJob's or RayCluster's head and worker groups are KAI's
+// gang when its pods name KAI (kai.GangOf: the model check reports), with
+// the PodGroup's and each subgroup's required level; every other pod (a
+// submitter, a Deployment's) is placed on its own.
+func runsOf(in Input) ([]placement.Run, [][]PodShape) {
+	var runs []placement.Run
+	var shapes [][]PodShape
+	index := map[string]int{}
+	for _, ps := range in.Pods {
+		key := ps.Pod.Namespace + "/" + ps.Owner
+		pg, gang := in.Gangs[key]
+		ray := ps.Role == "head" || strings.HasPrefix(ps.Role, "worker group ")
+		inGang := gang && ray
+		if !ray {
+			key += " " + ps.Role
+		}
+		i, seen := index[key]
+		if !seen {
+			i = len(runs)
+			index[key] = i
+			r := placement.Run{Name: ps.Owner}
+			if inGang {
+				r.Gang, r.Required = true, pg.Topology.Required
+			}
+			runs, shapes = append(runs, r), append(shapes, nil)
+		}
+		s := placement.Shape{Name: ps.Owner + " " + ps.Role, Count: ps.Count, Pod: ps.Pod,
+			Requests: podRequests(ps.Pod), Claims: in.claimsOf(ps.Pod)}
+		s.Requests[corev1.ResourcePods] = placement.Quantity(1)
+		if inGang {
+			s.MinMember, s.Required = subgroupOf(pg, ps.Role)
+		}
+		runs[i].Shapes = append(runs[i].Shapes, s)
+		shapes[i] = append(shapes[i], ps)
+	}
+	return runs, shapes
+}
+
+// subgroupOf is the minMember and required level of the KAI subgroup a
+// pod group belongs to.
+func subgroupOf(pg kai.PodGroup, role string) (int64, string) {
+	name := kai.HeadGroup
+	if g, ok := strings.CutPrefix(role, "worker group "); ok {
+		name = g
+	}
+	for _, sg := range pg.SubGroups {
+		if sg.Name == name {
+			return sg.MinMember, sg.Topology.Required
+		}
+	}
+	return 0, ""
+}
+
+// claimsOf is the devices, per DeviceClass, one pod claims from the
+// input's ResourceClaimTemplates (and the ComputeDomain channel templates
+// NVIDIA's driver makes); a claim shared by name is allocated once, for
+// every pod, and is not counted per pod.
+func (in Input) claimsOf(pod *corev1.Pod) map[string]int64 {
+	out := map[string]int64{}
+	for _, pc := range pod.Spec.ResourceClaims {
+		if pc.ResourceClaimTemplateName == nil {
+			continue
+		}
+		for _, r := range in.Claims {
+			if r.Template == *pc.ResourceClaimTemplateName && (r.Namespace == "" || r.Namespace == pod.Namespace) {
+				out[r.Class] += r.Count
+			}
+		}
+	}
+	return out
+}
+
+func requestText(req corev1.ResourceList, claims map[string]int64) string {
+	var parts []string
+	for _, name := range sortedNames(req) {
+		if name == corev1.ResourcePods {
+			continue
+		}
+		q := req[name]
+		parts = append(parts, string(name)+"="+q.String())
+	}
+	for _, class := range sortedClassNames(claims) {
+		parts = append(parts, fmt.Sprintf("%d device(s) of class %s", claims[class], class))
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, " ")
+}
