@@ -99,7 +99,7 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 			if q := labels[kueue.QueueLabel]; q != "" {
 				admits = fmt.Sprintf(" (Kueue, through LocalQueue %s, admits the run against quota and places no pod)", q)
 			}
-			ds.Warnf(file, where, "the ComputeDomain of %s spans %d pods in worker groups %s, and nothing keeps them in one NVLink domain: its pods go to %s, which reads no topology%s, so they may land on different racks while the ComputeDomain expects one; expected KAI to place them with a required level for the run (scheduler: {kind: kai, queue: Q, topology: {topology: T, requiredPlacement: nvidia.com/gpu.clique}}, with scheduler.kueue beside it to keep Kueue's admission), or the workers pinned to one clique by a nodeSelector",
+			ds.Warnf(file, where, "the ComputeDomain of %s spans %d pods in worker groups %s, and nothing keeps them in one NVLink domain: its pods go to %s, which reads no topology%s, so they may land on different racks while the ComputeDomain expects one; expected KAI to place them (scheduler: {kind: kai, queue: Q, topology: {topology: T}}, with scheduler.kueue beside it to keep Kueue's admission) with the level (nvidia.com/gpu.clique) required on one worker group that holds them (segmentSize at least its replicas; a run-wide requiredPlacement binds the CPU head too, so only when the head's nodes are in the domain), or the workers pinned to one clique by a nodeSelector",
 				ref, cdPods, strings.Join(cdNames, ", "), schedulerList(seen), admits)
 		}
 		return
@@ -119,7 +119,7 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 			pg.Topology.Required, ref, pg.Topology.Required, kai.RequiredPlacementKey)
 	}
 	if cdPods > 1 && !pg.KeptTogether(cdGroups) {
-		ds.Warnf(file, where, "the ComputeDomain of %s spans %d pods in worker groups %s, and no required topology constraint keeps them in one domain: KAI applies a pod template's placement to that worker group alone (its pod-grouper makes one subgroup per group), so the groups may land in different NVLink domains; expected one worker group (segmentSize at least its replicas), or scheduler.topology.requiredPlacement for the whole run, if they must share one domain",
+		ds.Warnf(file, where, "the ComputeDomain of %s spans %d pods in worker groups %s, and no required topology constraint keeps them in one domain: KAI applies a pod template's placement to that worker group alone (its pod-grouper makes one subgroup per group), so the groups may land in different NVLink domains; expected one worker group (segmentSize at least its replicas) with the level required on it, if they must share one domain (scheduler.topology.requiredPlacement for the whole run binds the CPU head too: only when the head's nodes are in the domain)",
 			ref, cdPods, strings.Join(cdNames, ", "))
 	}
 }

@@ -119,7 +119,7 @@ func TestShippedProfilesCheckClean(t *testing.T) {
 				for i := range segments {
 					groups = append(groups, fmt.Sprintf("gpu-workers-segment-%d", i))
 				}
-				w = append(w, fmt.Sprintf("warning: output %s: the ComputeDomain of %s spans %d pods in worker groups %s, and no required topology constraint keeps them in one domain: KAI applies a pod template's placement to that worker group alone (its pod-grouper makes one subgroup per group), so the groups may land in different NVLink domains; expected one worker group (segmentSize at least its replicas), or scheduler.topology.requiredPlacement for the whole run, if they must share one domain", obj, ref, pods, strings.Join(groups, ", ")))
+				w = append(w, fmt.Sprintf("warning: output %s: the ComputeDomain of %s spans %d pods in worker groups %s, and no required topology constraint keeps them in one domain: KAI applies a pod template's placement to that worker group alone (its pod-grouper makes one subgroup per group), so the groups may land in different NVLink domains; expected one worker group (segmentSize at least its replicas) with the level required on it, if they must share one domain (scheduler.topology.requiredPlacement for the whole run binds the CPU head too: only when the head's nodes are in the domain)", obj, ref, pods, strings.Join(groups, ", ")))
 				if c.name == "qwen3_30b_math_4n_4gpu" {
 					w = append(w, "warning: output "+obj+".headGroupSpec.template.spec.containers[0].volumeMounts: launch.codeSource is image but container \"ray-head\" mounts volume \"rl-workspace\" at /opt/nemo-rl, over launch.codePath /opt/nemo-rl: the pod runs the volume's code, not the image's; expected codeSource lustre, or no mount at or above codePath")
 				} else {
