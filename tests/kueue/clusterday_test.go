@@ -17,6 +17,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
@@ -130,7 +131,7 @@ func submit(t *testing.T, env *operator.Env, team string, i int) *dayRun {
 	ctx := context.Background()
 	r := &dayRun{name: fmt.Sprintf("kday-%s%d", team, i), team: team}
 	r.ns = r.name
-	r.docs, r.objs, r.job = render(t, r.name, r.ns)
+	r.docs, r.objs, r.job = render(t, r.name, r.ns, runparams.RayJob)
 	require.NoError(t, scheduler.SetUp(ctx, env, r.ns, r.objs))
 	lq := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
 		"metadata": map[string]any{"name": "lab-queue", "namespace": r.ns}, "spec": map[string]any{"clusterQueue": "kday-" + team}}}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/scheduler"
@@ -38,7 +39,7 @@ func TestFlavorLabelsPinTheHead(t *testing.T) {
 	t.Cleanup(cleanup)
 
 	ns := "kq-flavor"
-	docs, objs, job := render(t, "kq-flavor", ns)
+	docs, objs, job := render(t, "kq-flavor", ns, runparams.RayJob)
 	require.NoError(t, scheduler.Prepare(ctx, env, ns, objs))
 	const api = "kueue.x-k8s.io/v1beta2"
 	for _, o := range []map[string]any{
