@@ -53,7 +53,7 @@ func teamRender(t *testing.T, e chartgen.Entry, r run) string {
 	t.Helper()
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 		Recipe: e.Recipe, Profile: e.Profile, Namespace: r.namespace, Overrides: r.infra,
-		Run: runparams.Run{Mode: r.mode, User: r.user, RunID: r.runID, Name: r.releaseName(), NoDeployments: true, Labels: map[string]string{
+		Run: runparams.Run{Mode: r.mode, User: r.user, RunID: r.runID, Name: r.releaseName(), NoDeployments: true, State: r.state, Labels: map[string]string{
 			"helm.sh/chart": "team-rl-1.0.0", "app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "v0.1.0",
 			"app.kubernetes.io/managed-by": chartgen.ChartManagedBy}},
 	})
@@ -90,6 +90,7 @@ func TestTeamChartKAIAndKueue(t *testing.T) {
 		return r
 	}
 	withID := func(r run) run { r.runID = "e7"; return r }
+	stopped := func(r run) run { r.state = runparams.Stopped; return r }
 	for _, tc := range []struct {
 		name        string
 		run         run
@@ -109,6 +110,12 @@ func TestTeamChartKAIAndKueue(t *testing.T) {
 		{"gb300 raycluster priority", with(withID(gb300(runparams.RayCluster)), map[string]any{"workloadPriorityClass": "team-c-low"},
 			"infra.scheduler.kueue.workloadPriorityClass=team-c-low"),
 			[]string{"kueue.x-k8s.io/queue-name: team-a", "kueue.x-k8s.io/priority-class: team-c-low"}, []string{"team-a-high"}},
+		// Stopped: Kueue admits the RayJob (RayCluster), so the engine
+		// leaves it out, whichever LocalQueue the release names.
+		{"h200 stopped", stopped(with(h200(runparams.RayJob), map[string]any{"kueueQueue": "team-b-lq"}, "infra.scheduler.kueue.queue=team-b-lq")),
+			nil, []string{"kind: RayJob", "queue-name"}},
+		{"gb300 raycluster stopped", stopped(withID(gb300(runparams.RayCluster))),
+			nil, []string{"kind: RayCluster", "kind: RayJob", "queue-name"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := teamRender(t, entries[tc.run.profile], tc.run)
@@ -121,7 +128,9 @@ func TestTeamChartKAIAndKueue(t *testing.T) {
 			for _, n := range tc.nots {
 				assert.NotContains(t, got, n)
 			}
-			assert.Equal(t, 1, strings.Count(got, "kueue.x-k8s.io/queue-name:"), "Kueue's label on the object Kueue admits alone")
+			if tc.run.state == "" {
+				assert.Equal(t, 1, strings.Count(got, "kueue.x-k8s.io/queue-name:"), "Kueue's label on the object Kueue admits alone")
+			}
 		})
 	}
 
