@@ -90,7 +90,6 @@ func TestTeamChartKAIAndKueue(t *testing.T) {
 		return r
 	}
 	withID := func(r run) run { r.runID = "e7"; return r }
-	stopped := func(r run) run { r.state = runparams.Stopped; return r }
 	for _, tc := range []struct {
 		name        string
 		run         run
@@ -110,12 +109,6 @@ func TestTeamChartKAIAndKueue(t *testing.T) {
 		{"gb300 raycluster priority", with(withID(gb300(runparams.RayCluster)), map[string]any{"workloadPriorityClass": "team-c-low"},
 			"infra.scheduler.kueue.workloadPriorityClass=team-c-low"),
 			[]string{"kueue.x-k8s.io/queue-name: team-a", "kueue.x-k8s.io/priority-class: team-c-low"}, []string{"team-a-high"}},
-		// Stopped: Kueue admits the RayJob (RayCluster), so the engine
-		// leaves it out, whichever LocalQueue the release names.
-		{"h200 stopped", stopped(with(h200(runparams.RayJob), map[string]any{"kueueQueue": "team-b-lq"}, "infra.scheduler.kueue.queue=team-b-lq")),
-			nil, []string{"kind: RayJob", "queue-name"}},
-		{"gb300 raycluster stopped", stopped(withID(gb300(runparams.RayCluster))),
-			nil, []string{"kind: RayCluster", "kind: RayJob", "queue-name"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := teamRender(t, entries[tc.run.profile], tc.run)
@@ -128,9 +121,7 @@ func TestTeamChartKAIAndKueue(t *testing.T) {
 			for _, n := range tc.nots {
 				assert.NotContains(t, got, n)
 			}
-			if tc.run.state == "" {
-				assert.Equal(t, 1, strings.Count(got, "kueue.x-k8s.io/queue-name:"), "Kueue's label on the object Kueue admits alone")
-			}
+			assert.Equal(t, 1, strings.Count(got, "kueue.x-k8s.io/queue-name:"), "Kueue's label on the object Kueue admits alone")
 		})
 	}
 
@@ -178,4 +169,37 @@ func TestTeamChartKAIAndKueue(t *testing.T) {
 			assert.Equal(t, want, stripSource(out), env)
 		}
 	})
+}
+
+// TestTeamChartStopped: a stopped release of a team chart where KAI places
+// and Kueue admits leaves out what Kueue admits (the RayJob, in raycluster
+// mode the RayCluster and the job submitted to it), whichever LocalQueue
+// the release names, as nrl-k8s render --state stopped does.
+func TestTeamChartStopped(t *testing.T) {
+	dir, idx := kaiKueueChart(t)
+	c := mustLoad(t, dir)
+	entries := map[string]chartgen.Entry{}
+	for _, e := range idx.Profiles {
+		entries[e.Name] = e
+	}
+	for _, r := range []run{
+		{profile: "h200-kk", mode: runparams.RayJob, user: "ann", namespace: "team-a", state: runparams.Stopped,
+			knobs: map[string]any{"kueueQueue": "team-b-lq"}, infra: []string{"infra.scheduler.kueue.queue=team-b-lq"}},
+		{profile: "gb300-kk", mode: runparams.RayCluster, user: "ann", namespace: "team-a", runID: "e7", state: runparams.Stopped},
+	} {
+		t.Run(r.String(), func(t *testing.T) {
+			want := teamRender(t, entries[r.profile], r)
+			got, _, err := helmTemplate(c, r.values(t), r.namespace)
+			require.NoError(t, err)
+			require.Equal(t, want, stripSource(got))
+			for _, n := range []string{"kind: RayJob", "kind: RayCluster", "queue-name"} {
+				assert.NotContains(t, got, n)
+			}
+			running := r
+			running.state = ""
+			before, _, err := helmTemplate(c, running.values(t), r.namespace)
+			require.NoError(t, err)
+			assert.Contains(t, before, "kueue.x-k8s.io/queue-name:", "the running release has what Kueue admits")
+		})
+	}
 }
