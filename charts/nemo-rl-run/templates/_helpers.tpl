@@ -118,6 +118,9 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- end -}}
 {{- range $field, $pairs := dict "labels" $labels "annotations" $annotations -}}
+{{- if hasKey $pairs $meta.state.annotation -}}
+{{- fail (printf "nemo-rl-run: %s key %q says a run's declared state (the review, the upgrade guard and Argo CD's health read it), as nrl-k8s render refuses it; expected the state value (state=%s), which also renders the run stopped" $field $meta.state.annotation $meta.state.stopped) -}}
+{{- end -}}
 {{- range $k := keys $pairs -}}
 {{- if contains (printf "%s:" (toJson $k)) $data -}}
 {{- fail (printf "nemo-rl-run: %s key %q is already set in the rendered objects (by the profile or the run identity); the chart adds keys, it does not replace them: use another key, or nrl-k8s render --%s%s" $field $k (trimSuffix "s" $field) (ternary " (for the queue: the queue value; for Kueue's LocalQueue beside KAI's queue: kueueQueue; for Kueue's priority class: the workloadPriorityClass value)" "" (has $k (list "kai.scheduler/queue" $s.knobs.kueueQueue.key $s.knobs.fields.workloadPriorityClass.key)))) -}}

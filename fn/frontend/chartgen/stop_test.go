@@ -138,7 +138,8 @@ func TestStoppedRealHelm(t *testing.T) {
 }
 
 // TestStateRefused: a state that is neither run nor stopped is refused by
-// the schema and, for a chart without it, by the template, naming both.
+// the schema and, for a chart without it, by the template, naming both; a
+// label or annotation under the state key is refused as the engine does.
 func TestStateRefused(t *testing.T) {
 	c := loadChart(t)
 	vals := run{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "ann", namespace: "team-a", state: "paused"}.values(t)
@@ -151,6 +152,21 @@ func TestStateRefused(t *testing.T) {
 	_, _, err = helmTemplate(&noSchema, vals, "team-a")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `nemo-rl-run: state "paused": expected one of run, stopped`)
+
+	// The state annotation as a label or annotation value: nrl-k8s render
+	// refuses it (a running run carrying it reads as stopped), so does the
+	// chart, in either state.
+	for _, r := range []run{
+		{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "ann", namespace: "team-a", annos: map[string]string{manifest.StateAnnotation: "stopped"}},
+		{profile: "generic-single-node-8gpu", mode: runparams.RayCluster, user: "ann", namespace: "team-a", state: runparams.Stopped, labels: map[string]string{manifest.StateAnnotation: "stopped"}},
+	} {
+		_, msg, ok := engineRender(t, r)
+		require.False(t, ok)
+		assert.Contains(t, msg, "sets "+manifest.StateAnnotation)
+		_, _, err := helmTemplate(c, r.values(t), "team-a")
+		require.Error(t, err, r.String())
+		assert.Contains(t, err.Error(), "key \""+manifest.StateAnnotation+"\" says a run's declared state")
+	}
 }
 
 // TestUpgradeStopAndRestart: helm upgrade that stops a run passes the
