@@ -24,6 +24,10 @@ values in place of the sentinels; "" when a required value is missing
 {{- fail (printf "nemo-rl-run: profile %q is not packaged in this chart; expected one of: %s (a profile of your own needs nrl-k8s render, the KRM function, or a chart of your own: nrl-k8s chart-new)" $v.profile (keys $meta.profiles | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- $mode := $v.mode | default "rayjob" -}}
+{{- $state := $v.state | default "run" -}}
+{{- if not (has $state $meta.state.states) -}}
+{{- fail (printf "nemo-rl-run: state %q: expected one of %s (stopped: the run rendered so that nothing starts it, as nrl-k8s render --state stopped)" (toString $state) (join ", " $meta.state.states)) -}}
+{{- end -}}
 {{- if and (eq $mode "services") (not (has $mode $p.modes)) -}}
 {{- fail (printf "nemo-rl-run: mode services: profile %s declares no deployments, so there are no shared services to install; its runs need no services release" $v.profile) -}}
 {{- end -}}
@@ -114,6 +118,9 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- end -}}
 {{- range $field, $pairs := dict "labels" $labels "annotations" $annotations -}}
+{{- if hasKey $pairs $meta.state.annotation -}}
+{{- fail (printf "nemo-rl-run: %s key %q says a run's declared state (the review, the upgrade guard and Argo CD's health read it), as nrl-k8s render refuses it; expected the state value (state=%s), which also renders the run stopped" $field $meta.state.annotation $meta.state.stopped) -}}
+{{- end -}}
 {{- range $k := keys $pairs -}}
 {{- if contains (printf "%s:" (toJson $k)) $data -}}
 {{- fail (printf "nemo-rl-run: %s key %q is already set in the rendered objects (by the profile or the run identity); the chart adds keys, it does not replace them: use another key, or nrl-k8s render --%s%s" $field $k (trimSuffix "s" $field) (ternary " (for the queue: the queue value; for Kueue's LocalQueue beside KAI's queue: kueueQueue; for Kueue's priority class: the workloadPriorityClass value)" "" (has $k (list "kai.scheduler/queue" $s.knobs.kueueQueue.key $s.knobs.fields.workloadPriorityClass.key)))) -}}
@@ -146,8 +153,47 @@ values in place of the sentinels; "" when a required value is missing
 {{- if $recipeText -}}
 {{- $data = replace (toJson $s.recipe) (toJson $recipeText) $data -}}
 {{- end -}}
+{{- if eq $state $meta.state.stopped -}}
+{{- $data = include "nemo-rl-run.stop" (dict "data" $data "plan" $r.stopped) -}}
+{{- end -}}
 {{- $data -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+nemo-rl-run.stop: state stopped (chartgen.ApplyStop). The stopped form is
+the engine's (manifest.Stop); chart-data read off, per render, how the
+engine's stopped render differs from the running one: the documents it
+leaves out and the fields it sets. This applies that list, and knows no
+rule of its own.
+*/}}
+{{- define "nemo-rl-run.stop" -}}
+{{- $docs := fromJsonArray .data -}}
+{{- range $f := .plan.set -}}
+{{- $m := index $docs (int $f.doc) -}}
+{{- $last := sub (len $f.path) 1 -}}
+{{- range $i, $k := $f.path -}}
+{{- if lt $i $last -}}
+{{- if not (kindIs "map" (get $m $k)) -}}
+{{- $_ := set $m $k dict -}}
+{{- end -}}
+{{- $m = get $m $k -}}
+{{- else -}}
+{{- $_ := set $m $k $f.value -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $left := dict -}}
+{{- range $i := .plan.leftOut -}}
+{{- $_ := set $left (toString (int $i)) true -}}
+{{- end -}}
+{{- $kept := list -}}
+{{- range $i, $d := $docs -}}
+{{- if not (hasKey $left (toString $i)) -}}
+{{- $kept = append $kept $d -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $kept -}}
 {{- end -}}
 
 {{/*
@@ -510,17 +556,22 @@ release name). lookup finds nothing under helm template (no cluster), so
 rendering is unaffected; helm rollback does not render templates, so it is
 not guarded (README, "Upgrades and rollbacks", says what it does, as
 tests/afterapply TestHelmUpgradeAndRollback measures it). A services
-release (mode=services) renders neither kind and upgrades freely.
+release (mode=services) renders neither kind and upgrades freely. A run's
+life changes take effect and pass: an upgrade to state stopped (KubeRay
+honours spec.suspend), and any upgrade of a run whose live objects are
+stopped (annotated so by the engine: KubeRay builds the cluster it starts
+again from the spec as it is then).
 */}}
 {{- define "nemo-rl-run.upgradeGuard" -}}
 {{- $root := index . 0 -}}
-{{- if $root.Release.IsUpgrade -}}
+{{- $st := (($root.Files.Get "files/profiles.json" | fromJson).state) -}}
+{{- if and $root.Release.IsUpgrade (ne ($root.Values.state | default "run") $st.stopped) -}}
 {{- $found := list -}}
 {{- $why := list -}}
 {{- range $doc := index . 1 -}}
 {{- if has $doc.kind (list "RayJob" "RayCluster") -}}
 {{- $live := lookup $doc.apiVersion $doc.kind $doc.metadata.namespace $doc.metadata.name -}}
-{{- if $live -}}
+{{- if and $live (ne (index (($live.metadata).annotations | default dict) $st.annotation | default "") $st.stopped) -}}
 {{- $state := "" -}}
 {{- if $live.status -}}
 {{- $state = $live.status.jobDeploymentStatus | default $live.status.state | default "" -}}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -11,13 +12,15 @@ import (
 // line, `spec.runId` in a NemoRLRun), not only on the object it ends up in.
 type ParamNames struct {
 	Namespace, RunID, Name, User, State string
+	Labels, Annotations                 string
 }
 
 var (
 	// CLIParams: nrl-k8s render, check, values.
-	CLIParams = ParamNames{Namespace: "--namespace", RunID: "--run-id", Name: "--name", User: "--user", State: "--state"}
+	CLIParams = ParamNames{Namespace: "--namespace", RunID: "--run-id", Name: "--name", User: "--user", State: "--state", Labels: "--label", Annotations: "--annotation"}
 	// RunSpecParams: a NemoRLRun (KRM function, render-all).
-	RunSpecParams = ParamNames{Namespace: "spec.namespace", RunID: "spec.runId", Name: "spec.name", User: "spec.user", State: "spec.state"}
+	RunSpecParams = ParamNames{Namespace: "spec.namespace", RunID: "spec.runId", Name: "spec.name", User: "spec.user", State: "spec.state",
+		Labels: "spec.labels", Annotations: "spec.annotations"}
 )
 
 // validateParams checks the run parameters against the Kubernetes rules of
@@ -56,6 +59,17 @@ func validateParams(req Request, ds *diag.List) {
 	}
 	if !req.State.Valid() {
 		ds.Errorf("", names.State, "found %q; expected run or stopped (docs/gitops.md, \"A run's life in Git\")", req.State)
+	}
+	// The state annotation is what the review, the chart's upgrade guard
+	// and Argo CD's health read a run's declared state from: on a running
+	// run it would pass the run off as stopped.
+	for _, kv := range []struct {
+		field string
+		pairs map[string]string
+	}{{names.Labels, req.Labels}, {names.Annotations, req.Annotations}} {
+		if _, ok := kv.pairs[manifest.StateAnnotation]; ok {
+			ds.Errorf("", kv.field, "sets %s, which says a run's declared state; expected the state parameter (%s stopped), which also renders the run stopped", manifest.StateAnnotation, names.State)
+		}
 	}
 	if req.NoDeployments && req.OnlyDeployments {
 		ds.Errorf("", "--only-deployments", "renders only the profile's deployments, and --no-deployments leaves them out; expected one of them (the shared services: --only-deployments; a run that reaches them: --no-deployments)")

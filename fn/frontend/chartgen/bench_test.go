@@ -18,9 +18,16 @@ import (
 func BenchmarkHelmTemplate(b *testing.B) {
 	atRoot(b)
 	profile := index(b).Profiles[0].Name
-	for _, mode := range []runparams.Mode{runparams.RayJob, runparams.RayCluster} {
-		vals := run{profile: profile, mode: mode, user: "ann", runID: "e7", overrides: twoOverrides}.values(b)
-		b.Run(string(mode), func(b *testing.B) {
+	for _, tc := range []struct {
+		mode  runparams.Mode
+		state runparams.State
+	}{{runparams.RayJob, ""}, {runparams.RayCluster, ""}, {runparams.RayJob, runparams.Stopped}} {
+		vals := run{profile: profile, mode: tc.mode, user: "ann", runID: "e7", overrides: twoOverrides, state: tc.state}.values(b)
+		name := string(tc.mode)
+		if tc.state != "" {
+			name += "/" + string(tc.state) // the stop plan applied to the substituted documents
+		}
+		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				c, err := loader.Load(chartDir)

@@ -106,7 +106,7 @@ func TestGoldenCasesParity(t *testing.T) {
 	dirs, err := filepath.Glob("tests/golden/*/run.yaml")
 	require.NoError(t, err)
 	require.NotEmpty(t, dirs)
-	covered := 0
+	covered, stopped := 0, 0
 	for _, file := range dirs {
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
@@ -138,9 +138,12 @@ func TestGoldenCasesParity(t *testing.T) {
 			ns = profile.DefaultNamespace
 		}
 		for _, mode := range modes {
-			r := run{profile: name, mode: mode, user: runparams.NormalizeUser(spec.Spec.User), namespace: ns, runID: spec.Spec.RunID, overrides: spec.Spec.Overrides}
+			r := run{profile: name, mode: mode, user: runparams.NormalizeUser(spec.Spec.User), namespace: ns, runID: spec.Spec.RunID, overrides: spec.Spec.Overrides, state: runparams.State(spec.Spec.State)}
 			t.Run(filepath.Base(filepath.Dir(file))+"/"+string(mode), func(t *testing.T) {
 				covered++
+				if r.state == runparams.Stopped {
+					stopped++
+				}
 				want, msg, ok := engineRender(t, r)
 				got, _, err := helmTemplate(c, r.values(t), r.namespace)
 				if !ok {
@@ -153,6 +156,7 @@ func TestGoldenCasesParity(t *testing.T) {
 		}
 	}
 	assert.Positive(t, covered, "no golden case uses a packaged profile")
+	assert.GreaterOrEqual(t, stopped, 4, "the stopped golden cases (gb300-stopped, h100-kueue-stopped) in both modes")
 }
 
 // TestBadValues: wrong values fail at template time, with a message that

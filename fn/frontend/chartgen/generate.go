@@ -46,9 +46,8 @@ func generate(idx *Index, readme []byte, env func(string) (string, bool), indexR
 		Sentinels: Sentinels{User: SentinelUser, Namespace: SentinelNamespace, RunID: SentinelRunID, Name: SentinelName,
 			Image: SentinelImage, Label: sentinelLabel, Annotation: sentinelAnnotation,
 			Override: SentinelOverride, ShellSafe: ShellSafePattern, Recipe: SentinelRecipe, Knobs: knobSentinels,
-			Reserved: []string{SentinelUser, SentinelRunID, SentinelNamespace, SentinelName, SentinelImage, SentinelLabelKey, SentinelLabelValue,
-				SentinelAnnotationKey, SentinelAnnotationValue, SentinelOverride, SentinelRecipe, SentinelQueue, SentinelKueueQueue, SentinelPriorityClass, SentinelWorkloadPriority,
-				SentinelNodeKey, SentinelNodeValue, SentinelTolerationKey, SentinelEnvName, SentinelEnvValue}},
+			Reserved: sentinelTexts()},
+		State:      stateMeta,
 		Profiles:   map[string]*ProfileMeta{},
 		Secrets:    secrets.NameRules(),
 		Namespaces: idx.Namespaces,
@@ -198,6 +197,7 @@ func (g *gen) run(e Entry, mode runparams.Mode, v Values, env func(string) (stri
 			Annotations:     v.Annotations,
 			NoDeployments:   !v.services,
 			OnlyDeployments: v.services,
+			State:           v.state(),
 		},
 	})
 	if res.Diags.HasErrors() {

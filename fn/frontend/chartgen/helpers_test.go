@@ -82,6 +82,8 @@ type run struct {
 	// nrl-k8s render infra overrides the test says they mean.
 	knobs map[string]any
 	infra []string
+	// state is the chart's state value and nrl-k8s render --state ("": run).
+	state runparams.State
 }
 
 func (r run) releaseName() string {
@@ -95,6 +97,9 @@ func (r run) values(t testing.TB) map[string]any {
 	v := map[string]any{"profile": r.profile, "user": r.user, "mode": string(r.mode)}
 	if r.runID != "" {
 		v["runId"] = r.runID
+	}
+	if r.state != "" {
+		v["state"] = string(r.state)
 	}
 	if len(r.overrides) > 0 {
 		ovs := make([]any, len(r.overrides))
@@ -130,7 +135,11 @@ func (r run) values(t testing.TB) map[string]any {
 }
 
 func (r run) String() string {
-	return fmt.Sprintf("%s/%s/runid=%q/overrides=%d", r.profile, r.mode, r.runID, len(r.overrides))
+	s := fmt.Sprintf("%s/%s/runid=%q/overrides=%d", r.profile, r.mode, r.runID, len(r.overrides))
+	if r.state != "" {
+		s += "/state=" + string(r.state)
+	}
+	return s
 }
 
 // helmTemplate is `helm template my-run CHART -n NS` in process, as
@@ -241,6 +250,7 @@ func engineRender(t *testing.T, r run) (out string, msg string, ok bool) {
 			Annotations:     r.annos,
 			NoDeployments:   !services,
 			OnlyDeployments: services,
+			State:           r.state,
 		},
 	})
 	var msgs []string
@@ -294,6 +304,9 @@ func cliArgs(t *testing.T, r run) []string {
 	args := []string{"template", r.releaseName(), chartDir, "--kube-version", "1.34.0", "-n", r.namespace, "--set", "profile=" + r.profile, "--set", "user=" + r.user, "--set", "mode=" + string(r.mode)}
 	if r.runID != "" {
 		args = append(args, "--set", "runId="+r.runID)
+	}
+	if r.state != "" {
+		args = append(args, "--set", "state="+string(r.state))
 	}
 	if len(r.overrides) > 0 {
 		f := filepath.Join(t.TempDir(), "overrides.yaml")

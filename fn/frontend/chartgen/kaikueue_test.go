@@ -53,7 +53,7 @@ func teamRender(t *testing.T, e chartgen.Entry, r run) string {
 	t.Helper()
 	res := pipeline.Render(recipe.NewLoader(source.Disk{}), pipeline.Request{
 		Recipe: e.Recipe, Profile: e.Profile, Namespace: r.namespace, Overrides: r.infra,
-		Run: runparams.Run{Mode: r.mode, User: r.user, RunID: r.runID, Name: r.releaseName(), NoDeployments: true, Labels: map[string]string{
+		Run: runparams.Run{Mode: r.mode, User: r.user, RunID: r.runID, Name: r.releaseName(), NoDeployments: true, State: r.state, Labels: map[string]string{
 			"helm.sh/chart": "team-rl-1.0.0", "app.kubernetes.io/name": "team-rl", "app.kubernetes.io/version": "v0.1.0",
 			"app.kubernetes.io/managed-by": chartgen.ChartManagedBy}},
 	})
@@ -169,4 +169,37 @@ func TestTeamChartKAIAndKueue(t *testing.T) {
 			assert.Equal(t, want, stripSource(out), env)
 		}
 	})
+}
+
+// TestTeamChartStopped: a stopped release of a team chart where KAI places
+// and Kueue admits leaves out what Kueue admits (the RayJob, in raycluster
+// mode the RayCluster and the job submitted to it), whichever LocalQueue
+// the release names, as nrl-k8s render --state stopped does.
+func TestTeamChartStopped(t *testing.T) {
+	dir, idx := kaiKueueChart(t)
+	c := mustLoad(t, dir)
+	entries := map[string]chartgen.Entry{}
+	for _, e := range idx.Profiles {
+		entries[e.Name] = e
+	}
+	for _, r := range []run{
+		{profile: "h200-kk", mode: runparams.RayJob, user: "ann", namespace: "team-a", state: runparams.Stopped,
+			knobs: map[string]any{"kueueQueue": "team-b-lq"}, infra: []string{"infra.scheduler.kueue.queue=team-b-lq"}},
+		{profile: "gb300-kk", mode: runparams.RayCluster, user: "ann", namespace: "team-a", runID: "e7", state: runparams.Stopped},
+	} {
+		t.Run(r.String(), func(t *testing.T) {
+			want := teamRender(t, entries[r.profile], r)
+			got, _, err := helmTemplate(c, r.values(t), r.namespace)
+			require.NoError(t, err)
+			require.Equal(t, want, stripSource(got))
+			for _, n := range []string{"kind: RayJob", "kind: RayCluster", "queue-name"} {
+				assert.NotContains(t, got, n)
+			}
+			running := r
+			running.state = ""
+			before, _, err := helmTemplate(c, running.values(t), r.namespace)
+			require.NoError(t, err)
+			assert.Contains(t, before, "kueue.x-k8s.io/queue-name:", "the running release has what Kueue admits")
+		})
+	}
 }

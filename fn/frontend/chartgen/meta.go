@@ -3,6 +3,7 @@ package chartgen
 import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/secrets"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 )
 
 // Meta is files/profiles.json.
@@ -15,6 +16,8 @@ type Meta struct {
 	// Namespaces bind the chart (the index's namespaces): a release in,
 	// or a namespace value naming, any other is refused; none: any.
 	Namespaces []string `json:"namespaces,omitempty"`
+	// State is what the chart's state value means to a live object.
+	State StateMeta `json:"state"`
 }
 
 // ProfileMeta is what the chart knows about one packaged profile.
@@ -93,6 +96,9 @@ type RenderMeta struct {
 	Unavailable map[string]string `json:"unavailable"`
 	// Taken is what the pods a knob goes to already have (knobs.go).
 	Taken Taken `json:"taken"`
+	// Stopped is how the render's stopped form (state: stopped) differs
+	// from it (stop.go).
+	Stopped *StopPlan `json:"stopped"`
 }
 
 // apiMinKube maps an API version the engine emits to the first Kubernetes
@@ -142,4 +148,13 @@ type Values struct {
 	// (OnlyDeployments, the chart's mode=services); every other render
 	// leaves them out (NoDeployments): a run release never owns them.
 	services bool
+	// stopped renders the run's stopped form (runparams.Stopped).
+	stopped bool
+}
+
+func (v Values) state() runparams.State {
+	if v.stopped {
+		return runparams.Stopped
+	}
+	return runparams.Running
 }

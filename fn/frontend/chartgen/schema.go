@@ -58,6 +58,11 @@ const schemaTemplate = `{
       "type": "string",
       "enum": ["rayjob", "raycluster", "dev", "services"]
     },
+    "state": {
+      "description": "The run's declared life, as nrl-k8s render --state: run, or stopped: rendered so that nothing starts it (the engine's stopped form: RayJob and RayCluster spec.suspend true and annotated %[14]s: stopped; an object Kueue admits, a RayJob submitted to a RayCluster and the dev pod left out; Deployments at 0 replicas). helm upgrade --set state=stopped stops a running run; state=run starts a stopped one again.",
+      "type": "string",
+      "enum": %[13]s
+    },
     "namespace": {
       "description": "Namespace of every object; empty means the release namespace (helm --namespace).",
       "type": "string",
@@ -207,7 +212,7 @@ func Schema(idx *Index) ([]byte, error) {
 	optionalName := "^(" + strings.TrimSuffix(strings.TrimPrefix(NamePattern, "^"), "$") + ")?$"
 	raw := fmt.Sprintf(schemaTemplate, strings.ReplaceAll(string(enum), ",", ", "), q(optionalName), q(OverridePattern),
 		q(ImagePattern), q(QualifiedNamePattern), q(LabelValuePattern), q(LabelValuePattern), q(optionalSubdomain),
-		list(profile.Operators), list(profile.Effects), q(profile.EnvNamePattern), MaxTTL)
+		list(profile.Operators), list(profile.Effects), q(profile.EnvNamePattern), MaxTTL, list(stateMeta.States), stateMeta.Annotation)
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, []byte(raw), "", "  "); err != nil {
 		return nil, fmt.Errorf("values.schema.json: %w", err)

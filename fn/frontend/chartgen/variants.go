@@ -260,6 +260,9 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values, ki *knobInfo) (
 	}
 	rm.Image = variantImage(res, mode, sent)
 	rm.KubeVersion = kubeVersion(res.Docs)
+	if rm.Stopped, err = g.stopPlan(e, mode, sent, ki); err != nil {
+		return variantRender{}, err
+	}
 	if err := g.proveSubstitution(e, mode, sent, ki, rm, data, res); err != nil {
 		return variantRender{}, err
 	}
@@ -363,9 +366,31 @@ func (g *gen) proveSubstitution(e Entry, mode runparams.Mode, sent Values, ki *k
 		}
 		// Compared as the chart reads them (fromJsonArray): inserted label
 		// and annotation pairs are not in sorted place in the text.
-		if want := Substitute(data, rm, ki.defaults, pv); canonical(got) != canonical(want) {
+		want := Substitute(data, rm, ki.defaults, pv)
+		if canonical(got) != canonical(want) {
 			return fmt.Errorf("the engine's output for %+v is not the sentinel output with those values substituted: a rule depends on more than their text, so the chart cannot carry it", pv)
 		}
+		if err := g.proveStopped(probeEntry, mode, pv, rm.Stopped, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// proveStopped: the engine's stopped render for the probe values is the
+// substituted running output with the stop plan applied (state: stopped).
+func (g *gen) proveStopped(e Entry, mode runparams.Mode, pv Values, plan *StopPlan, substituted string) error {
+	pv.stopped = true
+	_, got, err := g.run(e, mode, pv, g.env)
+	if err != nil {
+		return fmt.Errorf("stopped probe render: %w", err)
+	}
+	want, err := ApplyStop(substituted, plan)
+	if err != nil {
+		return err
+	}
+	if canonical(got) != canonical(want) {
+		return fmt.Errorf("the engine's stopped output for %+v is not the substituted output with the stop plan applied: the stopped form depends on more than the plan says, so the chart cannot carry it", pv)
 	}
 	return nil
 }
