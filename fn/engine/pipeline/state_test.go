@@ -9,7 +9,6 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
@@ -27,11 +26,11 @@ func TestStateAnnotationIsTheStates(t *testing.T) {
 		run   func(*runparams.Run)
 		want  string
 	}{
-		{"--annotation", pipeline.CLIParams, func(r *runparams.Run) { r.Annotations = map[string]string{manifest.StateAnnotation: "stopped"} }, "--annotation: sets " + manifest.StateAnnotation},
-		{"spec.labels", pipeline.RunSpecParams, func(r *runparams.Run) { r.Labels = map[string]string{manifest.StateAnnotation: "run"} }, "spec.labels: sets " + manifest.StateAnnotation},
+		{"--annotation", pipeline.CLIParams, func(r *runparams.Run) { r.Annotations = map[string]string{runparams.StateAnnotation: "stopped"} }, "--annotation: sets " + runparams.StateAnnotation},
+		{"spec.labels", pipeline.RunSpecParams, func(r *runparams.Run) { r.Labels = map[string]string{runparams.StateAnnotation: "run"} }, "spec.labels: sets " + runparams.StateAnnotation},
 		{"stopped too", pipeline.RunSpecParams, func(r *runparams.Run) {
 			r.State = runparams.Stopped
-			r.Annotations = map[string]string{manifest.StateAnnotation: "stopped"}
+			r.Annotations = map[string]string{runparams.StateAnnotation: "stopped"}
 		}, "expected the state parameter (spec.state stopped)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

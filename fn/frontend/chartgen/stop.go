@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 )
 
@@ -44,7 +43,7 @@ type StateMeta struct {
 	States     []string `json:"states"`
 }
 
-var stateMeta = StateMeta{Annotation: manifest.StateAnnotation, Stopped: string(runparams.Stopped), States: stateNames()}
+var stateMeta = StateMeta{Annotation: runparams.StateAnnotation, Stopped: string(runparams.Stopped), States: stateNames()}
 
 func stateNames() []string {
 	out := make([]string, len(runparams.States))

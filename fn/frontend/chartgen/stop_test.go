@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
@@ -109,7 +108,7 @@ func TestStoppedParity(t *testing.T) {
 				assert.Contains(t, got, "replicas: 0")
 			}
 			if len(objs) > 0 {
-				assert.Contains(t, got, manifest.StateAnnotation+": stopped")
+				assert.Contains(t, got, runparams.StateAnnotation+": stopped")
 			}
 		})
 	}
@@ -157,15 +156,15 @@ func TestStateRefused(t *testing.T) {
 	// refuses it (a running run carrying it reads as stopped), so does the
 	// chart, in either state.
 	for _, r := range []run{
-		{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "ann", namespace: "team-a", annos: map[string]string{manifest.StateAnnotation: "stopped"}},
-		{profile: "generic-single-node-8gpu", mode: runparams.RayCluster, user: "ann", namespace: "team-a", state: runparams.Stopped, labels: map[string]string{manifest.StateAnnotation: "stopped"}},
+		{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "ann", namespace: "team-a", annos: map[string]string{runparams.StateAnnotation: "stopped"}},
+		{profile: "generic-single-node-8gpu", mode: runparams.RayCluster, user: "ann", namespace: "team-a", state: runparams.Stopped, labels: map[string]string{runparams.StateAnnotation: "stopped"}},
 	} {
 		_, msg, ok := engineRender(t, r)
 		require.False(t, ok)
-		assert.Contains(t, msg, "sets "+manifest.StateAnnotation)
+		assert.Contains(t, msg, "sets "+runparams.StateAnnotation)
 		_, _, err := helmTemplate(c, r.values(t), "team-a")
 		require.Error(t, err, r.String())
-		assert.Contains(t, err.Error(), "key \""+manifest.StateAnnotation+"\" says a run's declared state")
+		assert.Contains(t, err.Error(), "key \""+runparams.StateAnnotation+"\" says a run's declared state")
 	}
 }
 
@@ -188,7 +187,7 @@ func TestUpgradeStopAndRestart(t *testing.T) {
 				}
 				md := map[string]any{"name": o.Name, "namespace": o.Namespace}
 				if stopped {
-					md["annotations"] = map[string]any{manifest.StateAnnotation: string(runparams.Stopped)}
+					md["annotations"] = map[string]any{runparams.StateAnnotation: string(runparams.Stopped)}
 				}
 				in = append(in, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "ray.io/v1", "kind": o.Kind, "metadata": md}})
 			}
