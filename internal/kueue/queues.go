@@ -17,12 +17,12 @@ const Flavor = "nrl-default-flavor"
 
 const api = "kueue.x-k8s.io/v1beta2"
 
-// Queue creates namespace ns (enforcing baseline), a ClusterQueue cq with
-// gpus nvidia.com/gpu of nominal quota (CPU and memory plenty) and the
-// LocalQueue local in ns pointing at it, and waits until the ClusterQueue
-// is active.
+// Queue creates namespace ns (enforcing baseline) unless it exists, a
+// ClusterQueue cq with gpus nvidia.com/gpu of nominal quota (CPU and
+// memory plenty) and the LocalQueue local in ns pointing at it, and waits
+// until the ClusterQueue is active.
 func Queue(ctx context.Context, env *operator.Env, ns, local, cq, gpus string, timeout time.Duration) error {
-	if err := env.CreateNamespace(ctx, ns, "baseline"); err != nil {
+	if err := env.CreateNamespace(ctx, ns, "baseline"); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	objs := []map[string]any{

@@ -68,9 +68,27 @@ profiles:
   - schedulerName: kai-scheduler
 `
 
+// Options change how a tier runs the scheduler.
+type Options struct {
+	// PercentageOfNodesToScore is the KubeSchedulerConfiguration field
+	// (0: the scheduler's adaptive default). On 1,000 nodes the default
+	// scores hundreds of feasible nodes per Pod and the DRA filter costs
+	// ~260 ms per worker; 10 scores a tenth, as large clusters set it.
+	PercentageOfNodesToScore int
+	// MarkReady marks every bound Pod Running and Ready as a kubelet
+	// would (markReady), so KubeRay submits the run's job and a test can
+	// end it (operator.Dashboard.Finish).
+	MarkReady bool
+}
+
 // Start runs kube-scheduler from assets against env's API server, and the
 // stand-ins. Stop ends both.
 func Start(env *operator.Env, assets string) (*Scheduler, error) {
+	return StartWith(env, assets, Options{})
+}
+
+// StartWith is Start with opts.
+func StartWith(env *operator.Env, assets string, opts Options) (*Scheduler, error) {
 	bin, err := Binary(assets)
 	if err != nil {
 		return nil, err
@@ -84,7 +102,11 @@ func Start(env *operator.Env, assets string) (*Scheduler, error) {
 		return nil, err
 	}
 	cfg := filepath.Join(dir, "scheduler.yaml")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, config, kc), 0o600); err != nil {
+	text := fmt.Appendf(nil, config, kc)
+	if opts.PercentageOfNodesToScore > 0 {
+		text = fmt.Appendf(text, "percentageOfNodesToScore: %d\n", opts.PercentageOfNodesToScore)
+	}
+	if err := os.WriteFile(cfg, text, 0o600); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -94,6 +116,12 @@ func Start(env *operator.Env, assets string) (*Scheduler, error) {
 	if err := s.cmd.Start(); err != nil {
 		cancel()
 		return nil, fmt.Errorf("kube-scheduler: %w", err)
+	}
+	if opts.MarkReady {
+		if err := markReady(ctx, env); err != nil {
+			cancel()
+			return nil, errors.Join(fmt.Errorf("the Running/Ready stand-in: %w", err), s.cmd.Wait())
+		}
 	}
 	go func() {
 		defer close(s.done)
@@ -127,9 +155,19 @@ var shared = fixtures.Env[*Scheduler]{
 		if err != nil {
 			return nil, err
 		}
-		return Start(operator.Shared(t), assets)
+		return StartWith(operator.Shared(t), assets, sharedOptions())
 	},
 	Stop: (*Scheduler).Stop,
+}
+
+// sharedOptions: the cluster-day tier (NRL_CLUSTER_DAY set, make
+// cluster-day-test) scores a tenth of the nodes, as a 1,000-node cluster
+// is run; the other tiers keep the scheduler's defaults.
+func sharedOptions() Options {
+	if os.Getenv("NRL_CLUSTER_DAY") != "" {
+		return Options{PercentageOfNodesToScore: 10}
+	}
+	return Options{}
 }
 
 // Shared is the package's scheduler, started once beside operator.Shared's

@@ -1,0 +1,91 @@
+package scheduler
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// DayRun is one run of a cluster day as it happened: its team, when Kueue
+// admitted it and the scheduler bound all its Pods (after apply), the GPUs
+// its bound Pods held while some of its Pods waited, and the NVLink racks
+// its Pods span.
+type DayRun struct {
+	Run        string        `json:"run"`
+	Team       string        `json:"team"`
+	Queued     bool          `json:"queued"`
+	Admission  time.Duration `json:"admissionNs"`
+	AllBound   time.Duration `json:"allBoundNs"`
+	PartlyHeld int64         `json:"gpusHeldWhilePartlyPlaced"`
+	Racks      int           `json:"racks"`
+}
+
+// Prediction is one thing preflight said of a run before it was applied
+// (Kind: "admission", "placement"), and what happened.
+type Prediction struct {
+	Run       string `json:"run"`
+	Kind      string `json:"kind"`
+	Preflight string `json:"preflight"`
+	Happened  string `json:"happened"`
+	Agree     bool   `json:"agree"`
+}
+
+// DayReport is a cluster day's report: every run, every prediction.
+type DayReport struct {
+	Nodes       int           `json:"nodes"`
+	Wall        time.Duration `json:"wallNs"`
+	Runs        []DayRun      `json:"runs"`
+	Predictions []Prediction  `json:"predictions"`
+}
+
+// Agreement is how many predictions matched what happened, of how many.
+func (r *DayReport) Agreement() (agree, total int) {
+	for _, p := range r.Predictions {
+		if p.Agree {
+			agree++
+		}
+	}
+	return agree, len(r.Predictions)
+}
+
+// Percent is Agreement as a percentage (100 with no predictions).
+func (r *DayReport) Percent() float64 {
+	a, n := r.Agreement()
+	if n == 0 {
+		return 100
+	}
+	return 100 * float64(a) / float64(n)
+}
+
+// Table is the report as text: one line a run, the disagreements, totals.
+func (r *DayReport) Table() string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "RUN\tTEAM\tQUEUED\tADMITTED\tALL BOUND\tGPUS HELD PARTLY\tRACKS")
+	for _, x := range r.Runs {
+		fmt.Fprintf(w, "%s\t%s\t%t\t%s\t%s\t%d\t%d\n", x.Run, x.Team, x.Queued,
+			x.Admission.Round(time.Millisecond), x.AllBound.Round(time.Millisecond), x.PartlyHeld, x.Racks)
+	}
+	_ = w.Flush()
+	for _, p := range r.Predictions {
+		if !p.Agree {
+			fmt.Fprintf(&b, "DISAGREE %s %s: preflight %q, happened %q\n", p.Run, p.Kind, p.Preflight, p.Happened)
+		}
+	}
+	a, n := r.Agreement()
+	fmt.Fprintf(&b, "%d runs on %d nodes in %s; %d of %d predictions as preflight said (%.1f%%)\n",
+		len(r.Runs), r.Nodes, r.Wall.Round(time.Second), a, n, r.Percent())
+	return b.String()
+}
+
+// Write writes the report as indented JSON to path.
+func (r *DayReport) Write(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o600)
+}

@@ -1,0 +1,287 @@
+package kueue_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/scheduler"
+)
+
+// podsPerRun is the H100 Kueue profile's head and 2 workers.
+const podsPerRun = 3
+
+// predict records one prediction of r and what happened.
+func (d *day) predict(r *dayRun, kind, said, happened string) {
+	agree := said == happened
+	if !agree {
+		d.t.Logf("run %s %s: preflight said %q, happened %q", r.name, kind, said, happened)
+	}
+	d.report.Predictions = append(d.report.Predictions, scheduler.Prediction{Run: r.name, Kind: kind, Preflight: said, Happened: happened, Agree: agree})
+}
+
+// waitQueued is what happened to r, which preflight queued: "queued" once
+// Kueue has tried it and kept it suspended (its Workload QuotaReserved
+// False), "admitted now" if Kueue admitted it instead.
+func (d *day) waitQueued(r *dayRun) string {
+	ctx := context.Background()
+	job := rayJob(d.t, d.env, r.ns, r.job)
+	wl, err := kueue.Workload(ctx, d.env, job, waitFor)
+	require.NoError(d.t, err)
+	happened := "queued"
+	require.NoError(d.t, operator.Wait(ctx, waitFor, "Kueue to decide on "+r.name, func(ctx context.Context) (bool, string, error) {
+		if !rayJob(d.t, d.env, r.ns, r.job).Spec.Suspend {
+			happened = "admitted now"
+			return true, "", nil
+		}
+		if err := d.env.Server.Client.Get(ctx, client.ObjectKeyFromObject(wl), wl); err != nil {
+			return false, "", err
+		}
+		conds, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "QuotaReserved" && m["status"] == "False" {
+				return true, "", nil
+			}
+		}
+		return false, "no QuotaReserved=False yet", nil
+	}))
+	return happened
+}
+
+// admit waits for Kueue to admit r and the scheduler to bind its Pods,
+// records the run and compares the binding with preflight's placement.
+// Queued runs are admitted later (finishDue); their placement is compared
+// with what preflight said when they were applied.
+func (d *day) admit(r *dayRun, tick int) {
+	t, ctx := d.t, context.Background()
+	said := "admitted now"
+	if r.queued {
+		said = "admitted once quota frees"
+	}
+	happened := said
+	err := operator.Wait(ctx, waitFor, "Kueue to admit "+r.name, func(context.Context) (bool, string, error) {
+		j := rayJob(t, d.env, r.ns, r.job)
+		r.cluster = j.Status.RayClusterName
+		return !j.Spec.Suspend && r.cluster != "", "suspended or no RayCluster yet", nil
+	})
+	admission := time.Since(r.applied)
+	if err != nil {
+		happened = "still queued"
+	}
+	if !r.queued || err != nil {
+		d.predict(r, "admission", said, happened)
+	}
+	run := scheduler.DayRun{Run: r.name, Team: r.team, Queued: r.queued, Admission: admission}
+	pending := -1 // a queued run: placed as the cluster is when Kueue admits it
+	if !r.queued {
+		placed := 0
+		for _, n := range r.placed {
+			placed += n
+		}
+		pending = podsPerRun - placed
+	}
+	pods := d.waitBound(r, pending)
+	run.AllBound = time.Since(r.applied)
+	run.PartlyHeld, run.Racks = d.spread(pods)
+	r.partial = run.PartlyHeld > 0 || len(pods) < podsPerRun
+	if r.partial {
+		run.AllBound = 0 // set once the rest binds (bindRest)
+	} else {
+		r.due = tick + r.lasts
+	}
+	r.rep = len(d.report.Runs)
+	d.report.Runs = append(d.report.Runs, run)
+	if !r.queued {
+		d.predict(r, "placement", groups(r.job, r.placed), groups(r.job, bound(r.job, pods)))
+	}
+}
+
+// bindRest marks the partly placed runs whose Pods are now all bound as
+// running from tick (the rest bound when a finished run freed nodes);
+// wait: wait for one to (the day draining, nothing else runs).
+func (d *day) bindRest(tick int, wait bool) {
+	for _, r := range d.runs {
+		if !r.partial {
+			continue
+		}
+		timeout := time.Duration(0)
+		if wait {
+			timeout = waitFor
+		}
+		if len(d.waitBoundFor(r, 0, timeout)) == podsPerRun && d.allBound(r) {
+			r.partial, r.due = false, tick+r.lasts
+			d.report.Runs[r.rep].AllBound = time.Since(r.applied)
+			wait = false
+		}
+	}
+}
+
+// allBound is whether every Pod of r is bound now.
+func (d *day) allBound(r *dayRun) bool {
+	var l corev1.PodList
+	if d.env.Client.List(context.Background(), &l, client.InNamespace(r.ns), client.MatchingLabels{"ray.io/cluster": r.cluster}) != nil {
+		return false
+	}
+	for _, p := range l.Items {
+		if p.Spec.NodeName == "" {
+			return false
+		}
+	}
+	return len(l.Items) == podsPerRun
+}
+
+// waitBound waits until r's cluster has all its Pods and pending of them
+// stay unschedulable with the scheduler's reason, the rest bound (pending
+// < 0: each bound or unschedulable); on a timeout it returns the Pods as
+// they are.
+func (d *day) waitBound(r *dayRun, pending int) []corev1.Pod {
+	return d.waitBoundFor(r, pending, waitFor)
+}
+
+func (d *day) waitBoundFor(r *dayRun, pending int, timeout time.Duration) []corev1.Pod {
+	var pods []corev1.Pod
+	_ = operator.Wait(context.Background(), max(timeout, time.Millisecond), "the scheduler to bind "+r.name, func(ctx context.Context) (bool, string, error) {
+		var l corev1.PodList
+		if err := d.env.Client.List(ctx, &l, client.InNamespace(r.ns), client.MatchingLabels{"ray.io/cluster": r.cluster}); err != nil {
+			return false, "", err
+		}
+		pods = l.Items
+		n, waiting := 0, 0
+		for _, p := range pods {
+			switch {
+			case p.Spec.NodeName != "":
+				n++
+			case scheduler.UnschedulableReason(p) != "":
+				waiting++
+			}
+		}
+		if pending < 0 {
+			return len(pods) == podsPerRun && n+waiting == podsPerRun, "", nil
+		}
+		return len(pods) == podsPerRun && n == podsPerRun-pending && waiting == pending, fmt.Sprintf("%d Pods, %d bound", len(pods), n), nil
+	})
+	return pods
+}
+
+// bound is how many of pods are bound, per pod group as preflight names it.
+func bound(job string, pods []corev1.Pod) map[string]int {
+	got := map[string]int{}
+	for _, p := range pods {
+		key := "head"
+		if p.Labels["ray.io/node-type"] != "head" {
+			key = "worker group " + p.Labels["ray.io/group"]
+		}
+		key = "RayJob/" + job + " " + key
+		got[key] += 0
+		if p.Spec.NodeName != "" {
+			got[key]++
+		}
+	}
+	return got
+}
+
+// groups is a placement as one comparable line: "head 1, worker group x 2".
+func groups(job string, placed map[string]int) string {
+	var out []string
+	for k, n := range placed {
+		out = append(out, fmt.Sprintf("%s %d", strings.TrimPrefix(k, "RayJob/"+job+" "), n))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// spread is the GPUs pods hold while some of them wait, and the NVLink
+// racks (cliques) the bound ones span.
+func (d *day) spread(pods []corev1.Pod) (held int64, racks int) {
+	cliques, waiting := map[string]bool{}, false
+	for _, p := range pods {
+		if p.Spec.NodeName == "" {
+			waiting = true
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			q := c.Resources.Limits["nvidia.com/gpu"]
+			held += q.Value()
+		}
+		var n corev1.Node
+		if d.env.Client.Get(context.Background(), client.ObjectKey{Name: p.Spec.NodeName}, &n) == nil && n.Labels["nvidia.com/gpu.clique"] != "" {
+			cliques[n.Labels["nvidia.com/gpu.clique"]] = true
+		}
+	}
+	if !waiting {
+		held = 0
+	}
+	return held, len(cliques)
+}
+
+// finishDue finishes the running runs due at tick (tick < 0: the one due
+// first, to drain the day), then admits what Kueue admits in their place;
+// false when nothing ran.
+func (d *day) finishDue(tick int) bool {
+	var due []*dayRun
+	for _, r := range d.runs {
+		if !r.finished && r.due >= 0 && (tick < 0 || r.due <= tick) {
+			due = append(due, r)
+		}
+	}
+	slices.SortStableFunc(due, func(a, b *dayRun) int { return a.due - b.due })
+	if tick < 0 && len(due) > 1 {
+		due = due[:1]
+	}
+	for _, r := range due {
+		d.finish(r)
+		reserving(d.t, d.env, r.ns, min(d.active(r.team), dayQuota[r.team]))
+		for _, q := range d.runs {
+			if q.team == r.team && q.queued && q.due < 0 && !rayJob(d.t, d.env, q.ns, q.job).Spec.Suspend {
+				d.admit(q, max(tick, 0))
+			}
+		}
+	}
+	d.bindRest(max(tick, 0), tick < 0 && len(due) == 0)
+	if tick < 0 && len(due) == 0 {
+		if slices.ContainsFunc(d.runs, func(r *dayRun) bool { return !r.finished && r.due >= 0 }) {
+			return true // a partly placed run bound the rest: it runs now
+		}
+		for _, r := range d.runs {
+			require.True(d.t, r.finished, "run %s never ran: the day cannot drain", r.name)
+		}
+	}
+	return len(due) > 0
+}
+
+// finish ends r as a run ends: its Ray job succeeds, KubeRay completes
+// the RayJob (Kueue then frees its quota), and the RayJob, its cluster,
+// Pods and Workload go (no garbage collector runs here).
+func (d *day) finish(r *dayRun) {
+	t, ctx := d.t, context.Background()
+	require.NoError(t, operator.Wait(ctx, waitFor, "KubeRay to submit "+r.name+"'s job", func(context.Context) (bool, string, error) {
+		return len(d.env.Dashboard.Submissions(r.ns)) > 0 && slices.ContainsFunc(d.env.Dashboard.Submissions(r.ns), func(s operator.Submission) bool { return s.RayJob == r.job }), "not submitted", nil
+	}))
+	d.env.Dashboard.Finish(r.ns, r.cluster, rayv1.JobStatusSucceeded)
+	_, err := d.env.WaitForJobDeploymentStatus(ctx, r.ns, r.job, rayv1.JobDeploymentStatusComplete, waitFor)
+	require.NoError(t, err)
+	job := rayJob(t, d.env, r.ns, r.job)
+	wl, err := kueue.Workload(ctx, d.env, job, waitFor)
+	require.NoError(t, err)
+	require.NoError(t, client.IgnoreNotFound(d.env.Client.Delete(ctx, job)))
+	require.NoError(t, client.IgnoreNotFound(d.env.Client.Delete(ctx, &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: r.cluster}})))
+	require.NoError(t, d.env.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(r.ns), client.MatchingLabels{"ray.io/cluster": r.cluster}, client.GracePeriodSeconds(0)))
+	require.NoError(t, client.IgnoreNotFound(d.env.Server.Client.Delete(ctx, wl)))
+	require.NoError(t, operator.Wait(ctx, waitFor, r.name+"'s pods gone", func(ctx context.Context) (bool, string, error) {
+		var l corev1.PodList
+		err := d.env.Client.List(ctx, &l, client.InNamespace(r.ns), client.MatchingLabels{"ray.io/cluster": r.cluster})
+		return err == nil && len(l.Items) == 0, fmt.Sprintf("%d pods", len(l.Items)), err
+	}))
+	r.finished = true
+}
