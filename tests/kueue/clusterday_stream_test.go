@@ -241,7 +241,7 @@ func (d *day) finishDue(tick int) bool {
 	}
 	for _, r := range due {
 		d.finish(r)
-		reserving(d.t, d.env, r.ns, min(d.active(r.team), dayQuota[r.team]))
+		d.settle(r.team)
 		for _, q := range d.runs {
 			if q.team == r.team && q.queued && q.due < 0 && !rayJob(d.t, d.env, q.ns, q.job).Spec.Suspend {
 				d.admit(q, max(tick, 0))
