@@ -75,10 +75,13 @@ scheduling-test:
 	$(APISERVER_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v ./tests/scheduling
 
 # Opt-in, not in `test`: preflight --nodes against the real kube-scheduler
-# (and Kueue's manager, for two teams' queues) on a 1,045-node cluster, run
-# by run (TestClusterDay in tests/scheduling, TestClusterDayQueued in tests/kueue).
+# on a 1,045-node cluster, run by run (TestClusterDay in tests/scheduling),
+# and a day of 200 runs queued through four teams' Kueue ClusterQueues on
+# 1,050 nodes (TestClusterDayQueued in tests/kueue; NRL_CLUSTER_DAY_RUNS,
+# NRL_CLUSTER_DAY_REPORT: the JSON report's path). One package at a time:
+# each starts its own API server with a thousand nodes.
 cluster-day-test:
-	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_CLUSTER_DAY=1 NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v -timeout 30m -run 'TestClusterDay' ./tests/scheduling ./tests/kueue
+	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_CLUSTER_DAY=1 NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -p 1 -v -timeout 60m -run 'TestClusterDay' ./tests/scheduling ./tests/kueue
 
 # Only the Kueue tier: Kueue v0.17.0's own manager (webhooks, Workloads,
 # admission) beside KubeRay's reconcilers (tests/kueue, internal/kueue).

@@ -9,7 +9,8 @@
 //
 // What does not run is stood in for, small and named (standins.go): the
 // resourceclaim controller, the ComputeDomain controller's channel claim
-// template, node readiness and PV binding. KAI Scheduler does not run: the
+// template, node readiness and PV binding; with Options.MarkReady, the
+// kubelets' Running and Ready, from an informer on bound Pods (ready.go). KAI Scheduler does not run: the
 // scheduler serves a profile named kai-scheduler with the default plugins,
 // so Pods naming it are placed as kube-scheduler places Pods (no gang, no
 // topology; fn/analyse/kai models what KAI would add).

@@ -93,23 +93,36 @@ func TestClusterDayQueued(t *testing.T) {
 	begin := time.Now()
 	d := &day{t: t, env: startDay(t)}
 	d.report.Nodes = 250*4 + 40 + dayH100
+	t.Cleanup(func() { d.write(begin) }) // a day that fails part way is reported as far as it went
 	for i := range n {
 		d.finishDue(i)
 		d.submit(i)
 	}
 	for d.finishDue(-1) {
 	}
+	require.GreaterOrEqual(t, d.report.Percent(), 99.0, "preflight's agreement with what happened")
+}
+
+// write logs the report as a table and writes it as JSON to
+// NRL_CLUSTER_DAY_REPORT, or to a temporary file it names.
+func (d *day) write(begin time.Time) {
+	t := d.t
 	d.report.Wall = time.Since(begin)
 	t.Log("\n" + d.report.Table())
 	path := os.Getenv("NRL_CLUSTER_DAY_REPORT")
 	if path == "" {
 		dir, err := os.MkdirTemp("", "nrl-clusterday-")
-		require.NoError(t, err)
+		if err != nil {
+			t.Error(err)
+			return
+		}
 		path = filepath.Join(dir, "clusterday.json")
 	}
-	require.NoError(t, d.report.Write(path))
+	if err := d.report.Write(path); err != nil {
+		t.Error(err)
+		return
+	}
 	t.Logf("report written to %s", path)
-	require.GreaterOrEqual(t, d.report.Percent(), 99.0, "preflight's agreement with what happened")
 }
 
 // startDay starts the scheduler as the tier runs it, creates the fleet and
