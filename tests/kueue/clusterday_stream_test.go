@@ -276,9 +276,14 @@ func (d *day) finish(r *dayRun) {
 	require.NoError(t, err)
 	require.NoError(t, client.IgnoreNotFound(d.env.Client.Delete(ctx, job)))
 	require.NoError(t, client.IgnoreNotFound(d.env.Client.Delete(ctx, &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: r.cluster}})))
-	require.NoError(t, d.env.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(r.ns), client.MatchingLabels{"ray.io/cluster": r.cluster}, client.GracePeriodSeconds(0)))
 	require.NoError(t, client.IgnoreNotFound(d.env.Server.Client.Delete(ctx, wl)))
 	require.NoError(t, operator.Wait(ctx, waitFor, r.name+"'s pods gone", func(ctx context.Context) (bool, string, error) {
+		// Deleted again each round: KubeRay may create a Pod for the
+		// cluster between one deletion and its informer seeing the
+		// RayCluster go, and no garbage collector collects it here.
+		if err := d.env.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(r.ns), client.MatchingLabels{"ray.io/cluster": r.cluster}, client.GracePeriodSeconds(0)); err != nil {
+			return false, "", err
+		}
 		var l corev1.PodList
 		err := d.env.Client.List(ctx, &l, client.InNamespace(r.ns), client.MatchingLabels{"ray.io/cluster": r.cluster})
 		return err == nil && len(l.Items) == 0, fmt.Sprintf("%d pods", len(l.Items)), err
