@@ -102,64 +102,57 @@ const (
 // refused at install.
 func TestHelmSharedServices(t *testing.T) {
 	env := operator.Shared(t)
-	kc := kubeconfig(t, env)
-	ctx := context.Background()
-	for _, tool := range []string{"NRL_HELM3", "NRL_HELM4"} {
-		t.Run(tool, func(t *testing.T) {
-			ns := "svc-" + strings.ToLower(strings.TrimPrefix(tool, "NRL_"))
-			require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
-			h := newHelm(t, tool, kc, ns)
-			chart := chartDir(t)
-			base := []string{chart, "--set", "profile=" + ultraProfile, "--set", "user=alice"}
+	eachHelm(t, env, "svc-", func(t *testing.T, h helmCLI, ns string, _ bool) {
+		chart := chartDir(t)
+		base := []string{chart, "--set", "profile=" + ultraProfile, "--set", "user=alice"}
 
-			notes := h.must(t, append([]string{"install", sandbox}, append(base, "--set", "mode=services", "--set", "image=registry.example/skills-sandbox:v2")...)...)
-			assert.Contains(t, notes, "NeMo-RL shared services of user alice")
-			var dep appsv1.Deployment
-			require.True(t, exists(t, env, &dep, ns, sandbox))
-			require.Equal(t, sandbox, dep.Annotations["meta.helm.sh/release-name"], "the services release owns the Deployment")
-			require.Equal(t, "registry.example/skills-sandbox:v2", dep.Spec.Template.Spec.Containers[0].Image)
-			var svc corev1.Service
-			require.True(t, exists(t, env, &svc, ns, sandbox))
-			svcUID := svc.UID
+		notes := h.must(t, append([]string{"install", sandbox}, append(base, "--set", "mode=services", "--set", "image=registry.example/skills-sandbox:v2")...)...)
+		assert.Contains(t, notes, "NeMo-RL shared services of user alice")
+		var dep appsv1.Deployment
+		require.True(t, exists(t, env, &dep, ns, sandbox))
+		require.Equal(t, sandbox, dep.Annotations["meta.helm.sh/release-name"], "the services release owns the Deployment")
+		require.Equal(t, "registry.example/skills-sandbox:v2", dep.Spec.Template.Spec.Containers[0].Image)
+		var svc corev1.Service
+		require.True(t, exists(t, env, &svc, ns, sandbox))
+		svcUID := svc.UID
 
-			for _, run := range []string{"ultra-a", "ultra-b"} {
-				out := h.must(t, append([]string{"install", run}, base...)...)
-				// NOTES looked the sandbox up on the server.
-				assert.Contains(t, out, "found: Deployment "+sandbox+" (release "+sandbox+")", run)
-				manifest := h.must(t, "get", "manifest", run)
-				assert.NotContains(t, manifest, "kind: Deployment", run)
-				assert.NotContains(t, manifest, "kind: Service\n", run)
-				require.True(t, exists(t, env, &rayv1.RayJob{}, ns, run))
-			}
+		for _, run := range []string{"ultra-a", "ultra-b"} {
+			out := h.must(t, append([]string{"install", run}, base...)...)
+			// NOTES looked the sandbox up on the server.
+			assert.Contains(t, out, "found: Deployment "+sandbox+" (release "+sandbox+")", run)
+			manifest := h.must(t, "get", "manifest", run)
+			assert.NotContains(t, manifest, "kind: Deployment", run)
+			assert.NotContains(t, manifest, "kind: Service\n", run)
+			require.True(t, exists(t, env, &rayv1.RayJob{}, ns, run))
+		}
 
-			// Negative controls: neither a run nor a second services release
-			// can take the sandbox over.
-			out, err := h.run(t, append([]string{"install", "ultra-c"}, append(base, "--set", "deployments=true")...)...)
-			require.Error(t, err, out)
-			assert.Contains(t, out, "deployments=true: a run release does not install the profile's shared services")
-			out, err = h.run(t, append([]string{"install", "alice-sandbox-2"}, append(base, "--set", "mode=services")...)...)
-			require.Error(t, err, out)
-			assert.Contains(t, out, sandbox)
-			assert.Contains(t, out, "exists and cannot be imported into the current release")
+		// Negative controls: neither a run nor a second services release
+		// can take the sandbox over.
+		out, err := h.run(t, append([]string{"install", "ultra-c"}, append(base, "--set", "deployments=true")...)...)
+		require.Error(t, err, out)
+		assert.Contains(t, out, "deployments=true: a run release does not install the profile's shared services")
+		out, err = h.run(t, append([]string{"install", "alice-sandbox-2"}, append(base, "--set", "mode=services")...)...)
+		require.Error(t, err, out)
+		assert.Contains(t, out, sandbox)
+		assert.Contains(t, out, "exists and cannot be imported into the current release")
 
-			h.must(t, "uninstall", "ultra-a")
-			gone(t, env, &rayv1.RayJob{}, ns, "ultra-a")
-			gone(t, env, unstructuredOf("resource.nvidia.com/v1beta1", "ComputeDomain"), ns, "compute-domain-ultra-a-training")
-			require.True(t, exists(t, env, &rayv1.RayJob{}, ns, "ultra-b"), "uninstalling ultra-a left ultra-b's RayJob")
-			require.True(t, exists(t, env, unstructuredOf("resource.nvidia.com/v1beta1", "ComputeDomain"), ns, "compute-domain-ultra-b-training"))
-			require.True(t, exists(t, env, unstructuredOf("resource.k8s.io/v1", "ResourceClaimTemplate"), ns, "roce-ultra-b-training"))
-			require.True(t, exists(t, env, &dep, ns, sandbox), "uninstalling a run left the sandbox")
-			require.True(t, exists(t, env, &svc, ns, sandbox))
-			require.Equal(t, svcUID, svc.UID, "the same Service, never re-created")
+		h.must(t, "uninstall", "ultra-a")
+		gone(t, env, &rayv1.RayJob{}, ns, "ultra-a")
+		gone(t, env, unstructuredOf("resource.nvidia.com/v1beta1", "ComputeDomain"), ns, "compute-domain-ultra-a-training")
+		require.True(t, exists(t, env, &rayv1.RayJob{}, ns, "ultra-b"), "uninstalling ultra-a left ultra-b's RayJob")
+		require.True(t, exists(t, env, unstructuredOf("resource.nvidia.com/v1beta1", "ComputeDomain"), ns, "compute-domain-ultra-b-training"))
+		require.True(t, exists(t, env, unstructuredOf("resource.k8s.io/v1", "ResourceClaimTemplate"), ns, "roce-ultra-b-training"))
+		require.True(t, exists(t, env, &dep, ns, sandbox), "uninstalling a run left the sandbox")
+		require.True(t, exists(t, env, &svc, ns, sandbox))
+		require.Equal(t, svcUID, svc.UID, "the same Service, never re-created")
 
-			h.must(t, "uninstall", "ultra-b")
-			gone(t, env, &rayv1.RayJob{}, ns, "ultra-b")
-			require.True(t, exists(t, env, &dep, ns, sandbox))
-			h.must(t, "uninstall", sandbox)
-			gone(t, env, &appsv1.Deployment{}, ns, sandbox)
-			gone(t, env, &corev1.Service{}, ns, sandbox)
-		})
-	}
+		h.must(t, "uninstall", "ultra-b")
+		gone(t, env, &rayv1.RayJob{}, ns, "ultra-b")
+		require.True(t, exists(t, env, &dep, ns, sandbox))
+		h.must(t, "uninstall", sandbox)
+		gone(t, env, &appsv1.Deployment{}, ns, sandbox)
+		gone(t, env, &corev1.Service{}, ns, sandbox)
+	})
 }
 
 // TestHelmTwoRunsEveryProfile: two run releases of every packaged profile
@@ -263,96 +256,89 @@ func apiVersionOf(kind string) string {
 //     itself is the cluster's ReplicaSets).
 func TestHelmUpgradeAndRollback(t *testing.T) {
 	env := operator.Shared(t)
-	kc := kubeconfig(t, env)
 	ctx := context.Background()
-	for _, tool := range []string{"NRL_HELM3", "NRL_HELM4"} {
-		t.Run(tool, func(t *testing.T) {
-			ns := "upgrade-" + strings.ToLower(strings.TrimPrefix(tool, "NRL_"))
-			require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
-			h := newHelm(t, tool, kc, ns)
-			helm4 := tool == "NRL_HELM4"
-			chart := chartDir(t)
-			run := []string{chart, "--set", "profile=generic-single-node-8gpu", "--set", "user=alice"}
+	eachHelm(t, env, "upgrade-", func(t *testing.T, h helmCLI, ns string, helm4 bool) {
+		chart := chartDir(t)
+		run := []string{chart, "--set", "profile=generic-single-node-8gpu", "--set", "user=alice"}
 
-			h.must(t, append([]string{"install", "up"}, run...)...)
-			cluster, err := env.RayClusterOf(ctx, ns, "up", 60*time.Second)
-			require.NoError(t, err)
-			var before rayv1.RayJob
-			require.True(t, exists(t, env, &before, ns, "up"))
+		h.must(t, append([]string{"install", "up"}, run...)...)
+		cluster, err := env.RayClusterOf(ctx, ns, "up", 60*time.Second)
+		require.NoError(t, err)
+		var before rayv1.RayJob
+		require.True(t, exists(t, env, &before, ns, "up"))
 
-			out, err := h.run(t, append([]string{"upgrade", "up"}, append(run, "--set-json", `overrides=["grpo.max_num_steps=3"]`)...)...)
+		out, err := h.run(t, append([]string{"upgrade", "up"}, append(run, "--set-json", `overrides=["grpo.max_num_steps=3"]`)...)...)
+		require.Error(t, err, out)
+		assert.Contains(t, out, "nemo-rl-run: helm upgrade of run up: RayJob "+ns+"/up exists")
+		assert.Contains(t, out, "KubeRay starts a RayJob once and ignores a changed spec afterwards, so this upgrade would change nothing that runs. A change is a new run: helm install NEW-NAME")
+		assert.Equal(t, []string{"1 deployed Install complete"}, h.history(t, "up"), "a refused upgrade records no revision")
+		var after rayv1.RayJob
+		require.True(t, exists(t, env, &after, ns, "up"))
+		assert.Equal(t, before.Generation, after.Generation)
+		assert.Equal(t, before.Spec.Entrypoint, after.Spec.Entrypoint)
+		assert.NotContains(t, after.Spec.Entrypoint, "grpo.max_num_steps=3")
+
+		// Rollback to revision 1, which the server holds. Helm 3 patches
+		// (three-way merge): nothing differs, nothing changes. Helm 4
+		// applies server-side and KubeRay's reconciler has since written
+		// .spec.rayClusterSpec.workerGroupSpecs as its own field manager
+		// (here the test binary's, in a cluster kuberay-operator): the
+		// apply conflicts and the rollback fails, changing nothing.
+		out, err = h.run(t, "rollback", "up", "1")
+		if helm4 {
 			require.Error(t, err, out)
-			assert.Contains(t, out, "nemo-rl-run: helm upgrade of run up: RayJob "+ns+"/up exists")
-			assert.Contains(t, out, "KubeRay starts a RayJob once and ignores a changed spec afterwards, so this upgrade would change nothing that runs. A change is a new run: helm install NEW-NAME")
-			assert.Equal(t, []string{"1 deployed Install complete"}, h.history(t, "up"), "a refused upgrade records no revision")
-			var after rayv1.RayJob
-			require.True(t, exists(t, env, &after, ns, "up"))
-			assert.Equal(t, before.Generation, after.Generation)
-			assert.Equal(t, before.Spec.Entrypoint, after.Spec.Entrypoint)
-			assert.NotContains(t, after.Spec.Entrypoint, "grpo.max_num_steps=3")
+			assert.Contains(t, out, "conflict occurred while applying object "+ns+"/up ray.io/v1, Kind=RayJob")
+			assert.Contains(t, out, ".spec.rayClusterSpec.workerGroupSpecs")
+		} else {
+			require.NoError(t, err, out)
+			hist := h.history(t, "up")
+			require.Len(t, hist, 2)
+			assert.Equal(t, "2 deployed Rollback to 1", hist[1])
+		}
+		require.True(t, exists(t, env, &after, ns, "up"))
+		assert.Equal(t, before.Generation, after.Generation, "rolling back to what the server holds changes nothing")
+		assert.Equal(t, before.Spec.Entrypoint, after.Spec.Entrypoint)
 
-			// Rollback to revision 1, which the server holds. Helm 3 patches
-			// (three-way merge): nothing differs, nothing changes. Helm 4
-			// applies server-side and KubeRay's reconciler has since written
-			// .spec.rayClusterSpec.workerGroupSpecs as its own field manager
-			// (here the test binary's, in a cluster kuberay-operator): the
-			// apply conflicts and the rollback fails, changing nothing.
+		upgradeRayClusterRefused(t, h, ns, run)
+
+		// The RayJob is gone: the upgrade is a new run.
+		require.NoError(t, env.Client.Delete(ctx, &after))
+		gone(t, env, &rayv1.RayJob{}, ns, "up")
+		h.must(t, append([]string{"upgrade", "up"}, append(run, "--set-json", `overrides=["grpo.max_num_steps=3"]`)...)...)
+		var rerun rayv1.RayJob
+		require.True(t, exists(t, env, &rerun, ns, "up"))
+		assert.NotEqual(t, before.UID, rerun.UID, "a new RayJob")
+		assert.Contains(t, rerun.Spec.Entrypoint, "grpo.max_num_steps=3")
+		cluster3, err := env.RayClusterOf(ctx, ns, "up", 60*time.Second)
+		require.NoError(t, err)
+		assert.NotEqual(t, cluster, cluster3, "KubeRay started the new RayJob on a cluster of its own")
+
+		// Rollback of the live re-run: no guard; the object is patched
+		// back, KubeRay keeps what it started. Helm 4 conflicts with
+		// KubeRay's fields as above unless forced.
+		if helm4 {
 			out, err = h.run(t, "rollback", "up", "1")
-			if helm4 {
-				require.Error(t, err, out)
-				assert.Contains(t, out, "conflict occurred while applying object "+ns+"/up ray.io/v1, Kind=RayJob")
-				assert.Contains(t, out, ".spec.rayClusterSpec.workerGroupSpecs")
-			} else {
-				require.NoError(t, err, out)
-				hist := h.history(t, "up")
-				require.Len(t, hist, 2)
-				assert.Equal(t, "2 deployed Rollback to 1", hist[1])
-			}
-			require.True(t, exists(t, env, &after, ns, "up"))
-			assert.Equal(t, before.Generation, after.Generation, "rolling back to what the server holds changes nothing")
-			assert.Equal(t, before.Spec.Entrypoint, after.Spec.Entrypoint)
+			require.Error(t, err, out)
+			assert.Contains(t, out, "conflict occurred while applying object "+ns+"/up ray.io/v1, Kind=RayJob")
+			h.must(t, "rollback", "up", "1", "--force-conflicts")
+		} else {
+			h.must(t, "rollback", "up", "1")
+		}
+		var rolled rayv1.RayJob
+		require.True(t, exists(t, env, &rolled, ns, "up"))
+		assert.Equal(t, rerun.UID, rolled.UID, "rollback patches, it does not re-create")
+		assert.NotContains(t, rolled.Spec.Entrypoint, "grpo.max_num_steps=3", "the spec is revision 1's again")
+		assert.Greater(t, rolled.Generation, rerun.Generation)
+		// KubeRay ignores the change: the same cluster runs the
+		// started job (give its reconciler a moment to act, if it would).
+		time.Sleep(2 * time.Second)
+		require.True(t, exists(t, env, &rolled, ns, "up"))
+		assert.Equal(t, cluster3, rolled.Status.RayClusterName, "KubeRay did not restart the job for the rolled-back spec")
+		h.must(t, "uninstall", "up")
+		gone(t, env, &rayv1.RayJob{}, ns, "up")
 
-			upgradeRayClusterRefused(t, h, ns, run)
-
-			// The RayJob is gone: the upgrade is a new run.
-			require.NoError(t, env.Client.Delete(ctx, &after))
-			gone(t, env, &rayv1.RayJob{}, ns, "up")
-			h.must(t, append([]string{"upgrade", "up"}, append(run, "--set-json", `overrides=["grpo.max_num_steps=3"]`)...)...)
-			var rerun rayv1.RayJob
-			require.True(t, exists(t, env, &rerun, ns, "up"))
-			assert.NotEqual(t, before.UID, rerun.UID, "a new RayJob")
-			assert.Contains(t, rerun.Spec.Entrypoint, "grpo.max_num_steps=3")
-			cluster3, err := env.RayClusterOf(ctx, ns, "up", 60*time.Second)
-			require.NoError(t, err)
-			assert.NotEqual(t, cluster, cluster3, "KubeRay started the new RayJob on a cluster of its own")
-
-			// Rollback of the live re-run: no guard; the object is patched
-			// back, KubeRay keeps what it started. Helm 4 conflicts with
-			// KubeRay's fields as above unless forced.
-			if helm4 {
-				out, err = h.run(t, "rollback", "up", "1")
-				require.Error(t, err, out)
-				assert.Contains(t, out, "conflict occurred while applying object "+ns+"/up ray.io/v1, Kind=RayJob")
-				h.must(t, "rollback", "up", "1", "--force-conflicts")
-			} else {
-				h.must(t, "rollback", "up", "1")
-			}
-			var rolled rayv1.RayJob
-			require.True(t, exists(t, env, &rolled, ns, "up"))
-			assert.Equal(t, rerun.UID, rolled.UID, "rollback patches, it does not re-create")
-			assert.NotContains(t, rolled.Spec.Entrypoint, "grpo.max_num_steps=3", "the spec is revision 1's again")
-			assert.Greater(t, rolled.Generation, rerun.Generation)
-			// KubeRay ignores the change: the same cluster runs the
-			// started job (give its reconciler a moment to act, if it would).
-			time.Sleep(2 * time.Second)
-			require.True(t, exists(t, env, &rolled, ns, "up"))
-			assert.Equal(t, cluster3, rolled.Status.RayClusterName, "KubeRay did not restart the job for the rolled-back spec")
-			h.must(t, "uninstall", "up")
-			gone(t, env, &rayv1.RayJob{}, ns, "up")
-
-			upgradeServicesRelease(t, env, h, ns, chart)
-		})
-	}
+		upgradeServicesRelease(t, env, h, ns, chart)
+	})
 }
 
 // upgradeRayClusterRefused: in raycluster mode the upgrade guard names the
@@ -392,4 +378,18 @@ func upgradeServicesRelease(t *testing.T, env *operator.Env, h helmCLI, ns, char
 	require.True(t, exists(t, env, &dep2, ns, sandbox))
 	assert.Equal(t, "registry.example/skills-sandbox:v2", dep2.Spec.Template.Spec.Containers[0].Image, "a services release rolls back as a Deployment does")
 	h.must(t, "uninstall", sandbox)
+}
+
+// eachHelm runs body once under the pinned Helm 3 and once under Helm 4,
+// each in a privileged namespace of its own: prefix + "helm3" or "helm4".
+func eachHelm(t *testing.T, env *operator.Env, prefix string, body func(t *testing.T, h helmCLI, ns string, helm4 bool)) {
+	t.Helper()
+	kc := kubeconfig(t, env)
+	for _, tool := range []string{"NRL_HELM3", "NRL_HELM4"} {
+		t.Run(tool, func(t *testing.T) {
+			ns := prefix + strings.ToLower(strings.TrimPrefix(tool, "NRL_"))
+			require.NoError(t, env.CreateNamespace(context.Background(), ns, "privileged"))
+			body(t, newHelm(t, tool, kc, ns), ns, tool == "NRL_HELM4")
+		})
+	}
 }

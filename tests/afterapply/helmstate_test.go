@@ -3,7 +3,6 @@ package afterapply
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,46 +26,40 @@ import (
 // the running run is refused again.
 func TestHelmStopAndStart(t *testing.T) {
 	env := operator.Shared(t)
-	kc := kubeconfig(t, env)
 	ctx := context.Background()
-	for _, tool := range []string{"NRL_HELM3", "NRL_HELM4"} {
-		t.Run(tool, func(t *testing.T) {
-			ns := "state-" + strings.ToLower(strings.TrimPrefix(tool, "NRL_"))
-			require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
-			h := newHelm(t, tool, kc, ns)
-			h.must(t, "install", "st", chartDir(t), "--set", "profile=generic-single-node-8gpu", "--set", "user=alice")
-			first, err := env.RayClusterOf(ctx, ns, "st", 60*time.Second)
-			require.NoError(t, err)
+	eachHelm(t, env, "state-", func(t *testing.T, h helmCLI, ns string, helm4 bool) {
+		h.must(t, "install", "st", chartDir(t), "--set", "profile=generic-single-node-8gpu", "--set", "user=alice")
+		first, err := env.RayClusterOf(ctx, ns, "st", 60*time.Second)
+		require.NoError(t, err)
 
-			h.upgradeState(t, tool == "NRL_HELM4", true, "st", "--set", "state=stopped")
-			rj, err := env.WaitForJobDeploymentStatus(ctx, ns, "st", rayv1.JobDeploymentStatusSuspended, 60*time.Second)
-			require.NoError(t, err)
-			assert.True(t, rj.Spec.Suspend)
-			assert.Equal(t, string(runparams.Stopped), rj.Annotations[runparams.StateAnnotation])
-			clusterGone(t, env, ns, first)
+		h.upgradeState(t, helm4, true, "st", "--set", "state=stopped")
+		rj, err := env.WaitForJobDeploymentStatus(ctx, ns, "st", rayv1.JobDeploymentStatusSuspended, 60*time.Second)
+		require.NoError(t, err)
+		assert.True(t, rj.Spec.Suspend)
+		assert.Equal(t, string(runparams.Stopped), rj.Annotations[runparams.StateAnnotation])
+		clusterGone(t, env, ns, first)
 
-			h.upgradeState(t, tool == "NRL_HELM4", false, "st", "--set", "state=run", "--set-json", `overrides=["grpo.max_num_steps=3"]`)
-			var started rayv1.RayJob
-			require.True(t, exists(t, env, &started, ns, "st"))
-			assert.False(t, started.Spec.Suspend)
-			assert.NotContains(t, started.Annotations, runparams.StateAnnotation)
-			assert.Contains(t, started.Spec.Entrypoint, "grpo.max_num_steps=3", "the spec as it is now")
-			require.NoError(t, operator.Wait(ctx, 60*time.Second, "KubeRay to start st again", func(ctx context.Context) (bool, string, error) {
-				var rj rayv1.RayJob
-				if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "st"}, &rj); err != nil {
-					return false, "", err
-				}
-				name := rj.Status.RayClusterName
-				return name != "" && name != first, fmt.Sprintf("cluster %q, %s", name, rj.Status.JobDeploymentStatus), nil
-			}))
+		h.upgradeState(t, helm4, false, "st", "--set", "state=run", "--set-json", `overrides=["grpo.max_num_steps=3"]`)
+		var started rayv1.RayJob
+		require.True(t, exists(t, env, &started, ns, "st"))
+		assert.False(t, started.Spec.Suspend)
+		assert.NotContains(t, started.Annotations, runparams.StateAnnotation)
+		assert.Contains(t, started.Spec.Entrypoint, "grpo.max_num_steps=3", "the spec as it is now")
+		require.NoError(t, operator.Wait(ctx, 60*time.Second, "KubeRay to start st again", func(ctx context.Context) (bool, string, error) {
+			var rj rayv1.RayJob
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "st"}, &rj); err != nil {
+				return false, "", err
+			}
+			name := rj.Status.RayClusterName
+			return name != "" && name != first, fmt.Sprintf("cluster %q, %s", name, rj.Status.JobDeploymentStatus), nil
+		}))
 
-			out, err := h.run(t, "upgrade", "st", chartDir(t), "--reuse-values", "--set", "image=registry.example/nemo-rl:v2")
-			require.Error(t, err, out)
-			assert.Contains(t, out, "nemo-rl-run: helm upgrade of run st: RayJob "+ns+"/st exists")
-			h.must(t, "uninstall", "st")
-			gone(t, env, &rayv1.RayJob{}, ns, "st")
-		})
-	}
+		out, err := h.run(t, "upgrade", "st", chartDir(t), "--reuse-values", "--set", "image=registry.example/nemo-rl:v2")
+		require.Error(t, err, out)
+		assert.Contains(t, out, "nemo-rl-run: helm upgrade of run st: RayJob "+ns+"/st exists")
+		h.must(t, "uninstall", "st")
+		gone(t, env, &rayv1.RayJob{}, ns, "st")
+	})
 }
 
 // clusterGone waits until KubeRay deleted RayCluster name (a suspended
