@@ -92,6 +92,9 @@ func (d *day) admit(r *dayRun, tick int) {
 		pending = podsPerRun - placed
 	}
 	pods := d.waitBound(r, pending)
+	if !r.queued && len(pods) < podsPerRun {
+		d.explainMissingPods(r, pods)
+	}
 	run.AllBound = time.Since(r.applied)
 	run.PartlyHeld, run.Racks = d.spread(pods)
 	r.partial = run.PartlyHeld > 0 || len(pods) < podsPerRun
@@ -289,4 +292,18 @@ func (d *day) finish(r *dayRun) {
 		return err == nil && len(l.Items) == 0, fmt.Sprintf("%d pods", len(l.Items)), err
 	}))
 	r.finished = true
+}
+
+// explainMissingPods logs what the harness saw of an admitted run whose
+// cluster never had all its Pods: the RayCluster's state and the Pods there
+// were, so that a disagreement of the day can be read back from its log.
+func (d *day) explainMissingPods(r *dayRun, pods []corev1.Pod) {
+	var rc rayv1.RayCluster
+	err := d.env.Client.Get(context.Background(), client.ObjectKey{Namespace: r.ns, Name: r.cluster}, &rc)
+	names := make([]string, 0, len(pods))
+	for _, p := range pods {
+		names = append(names, p.Name+"@"+p.Spec.NodeName+" "+scheduler.UnschedulableReason(p))
+	}
+	d.t.Logf("run %s: %d of %d Pods after %s; RayCluster %s (get: %v) conditions %v, %d of %d workers ready; Pods %v",
+		r.name, len(pods), podsPerRun, waitFor, r.cluster, err, rc.Status.Conditions, rc.Status.ReadyWorkerReplicas, rc.Status.DesiredWorkerReplicas, names)
 }
