@@ -525,6 +525,21 @@ map it was alone in goes too, as the engine prunes empty maps.
 {{- end -}}
 
 {{/*
+nemo-rl-run.docsOnce: nemo-rl-run.docs, worked out once per render. Helm
+executes every template of a chart with the same top-level context, so the
+first caller keeps the result there and the other document slots and
+NOTES.txt read it (without this, each re-read the profile data and
+substituted the whole run again: 5 times per release). Where a Helm made a
+copy per template, each would work it out again: slower, same bytes.
+*/}}
+{{- define "nemo-rl-run.docsOnce" -}}
+{{- if not (hasKey . "nemoRLRunDocs") -}}
+{{- $_ := set . "nemoRLRunDocs" (include "nemo-rl-run.docs" .) -}}
+{{- end -}}
+{{- get . "nemoRLRunDocs" -}}
+{{- end -}}
+
+{{/*
 nemo-rl-run.doc: document N (list root N) as YAML, nothing past the last.
 toYaml is sigs.k8s.io/yaml.Marshal without its final newline, as emit.Stream
 writes each document.
@@ -532,7 +547,7 @@ writes each document.
 {{- define "nemo-rl-run.doc" -}}
 {{- $root := index . 0 -}}
 {{- $i := index . 1 -}}
-{{- $data := include "nemo-rl-run.docs" $root -}}
+{{- $data := include "nemo-rl-run.docsOnce" $root -}}
 {{- if $data -}}
 {{- $docs := fromJsonArray $data -}}
 {{- if lt $i (len $docs) -}}
