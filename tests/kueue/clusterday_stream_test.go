@@ -10,6 +10,7 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,10 +71,23 @@ func (d *day) admit(r *dayRun, tick int) {
 		said = "admitted once quota frees"
 	}
 	happened := said
-	err := operator.Wait(ctx, waitFor, "Kueue to admit "+r.name, func(context.Context) (bool, string, error) {
+	err := operator.Wait(ctx, waitFor, "Kueue to admit "+r.name+" and KubeRay to create its RayCluster", func(ctx context.Context) (bool, string, error) {
 		j := rayJob(t, d.env, r.ns, r.job)
 		r.cluster = j.Status.RayClusterName
-		return !j.Spec.Suspend && r.cluster != "", "suspended or no RayCluster yet", nil
+		if j.Spec.Suspend || r.cluster == "" {
+			return false, "suspended or no RayCluster named yet", nil
+		}
+		// The name holds once its RayCluster exists. KubeRay names the
+		// cluster of a RayJob created suspended (New -> Initializing)
+		// before it walks it to Suspended, which clears the name; when
+		// Kueue unsuspends it in between, the old name is read here with
+		// suspend false, and KubeRay then creates the cluster under a new
+		// one (a day's kday-034: its Pods looked for under the first).
+		err := d.env.Client.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: r.cluster}, &rayv1.RayCluster{})
+		if apierrors.IsNotFound(err) {
+			return false, "RayCluster " + r.cluster + " not created yet", nil
+		}
+		return err == nil, "", err
 	})
 	admission := time.Since(r.applied)
 	if err != nil {
@@ -295,15 +309,38 @@ func (d *day) finish(r *dayRun) {
 }
 
 // explainMissingPods logs what the harness saw of an admitted run whose
-// cluster never had all its Pods: the RayCluster's state and the Pods there
-// were, so that a disagreement of the day can be read back from its log.
+// cluster never had all its Pods: the RayJob's and RayCluster's state, the
+// Workload's conditions, the Events of the three, the Pods there were and
+// Kueue's log lines naming the run, so that a disagreement of the day can
+// be read back from its log.
 func (d *day) explainMissingPods(r *dayRun, pods []corev1.Pod) {
+	ctx := context.Background()
 	var rc rayv1.RayCluster
-	err := d.env.Client.Get(context.Background(), client.ObjectKey{Namespace: r.ns, Name: r.cluster}, &rc)
+	err := d.env.Client.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: r.cluster}, &rc)
 	names := make([]string, 0, len(pods))
 	for _, p := range pods {
 		names = append(names, p.Name+"@"+p.Spec.NodeName+" "+scheduler.UnschedulableReason(p))
 	}
-	d.t.Logf("run %s: %d of %d Pods after %s; RayCluster %s (get: %v) conditions %v, %d of %d workers ready; Pods %v",
-		r.name, len(pods), podsPerRun, waitFor, r.cluster, err, rc.Status.Conditions, rc.Status.ReadyWorkerReplicas, rc.Status.DesiredWorkerReplicas, names)
+	d.t.Logf("run %s: %d of %d Pods after %s; RayCluster %s (get: %v) suspend %v, conditions %v, %d of %d workers ready; Pods %v",
+		r.name, len(pods), podsPerRun, waitFor, r.cluster, err, rc.Spec.Suspend != nil && *rc.Spec.Suspend, rc.Status.Conditions, rc.Status.ReadyWorkerReplicas, rc.Status.DesiredWorkerReplicas, names)
+	job := rayJob(d.t, d.env, r.ns, r.job)
+	d.t.Logf("run %s: RayJob suspend %v, deployment %q, job %q, cluster %q", r.name, job.Spec.Suspend, job.Status.JobDeploymentStatus, job.Status.JobStatus, job.Status.RayClusterName)
+	if wl, err := kueue.Workload(ctx, d.env, job, time.Second); err == nil {
+		conds, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
+		d.t.Logf("run %s: Workload %s conditions %v", r.name, wl.GetName(), conds)
+	}
+	var events corev1.EventList
+	if d.env.Client.List(ctx, &events, client.InNamespace(r.ns)) == nil {
+		for _, e := range events.Items {
+			if o := e.InvolvedObject.Name; o == r.job || o == r.cluster || strings.HasPrefix(o, r.cluster+"-") || strings.HasPrefix(o, "rayjob-"+r.job) {
+				d.t.Logf("run %s: event %s %s/%s %s: %s (x%d)", r.name, e.Type, e.InvolvedObject.Kind, o, e.Reason, e.Message, e.Count)
+			}
+		}
+	}
+	_, k := kueue.Shared(d.t)
+	for line := range strings.Lines(k.Log()) {
+		if strings.Contains(line, r.job) {
+			d.t.Logf("run %s: kueue: %s", r.name, strings.TrimSpace(line))
+		}
+	}
 }
