@@ -141,17 +141,29 @@ func (e *Env) observe(ctx context.Context, ns, name string) (*Cluster, string, e
 
 // RayClusterOf waits until KubeRay's RayJob reconciler has picked the
 // RayCluster of RayJob ns/name (status.rayClusterName: the one it creates,
-// or the one its clusterSelector names) and returns that name.
+// or the one its clusterSelector names) and that RayCluster exists, and
+// returns its name. The name alone is not enough: KubeRay names the cluster
+// of a RayJob created suspended (as Kueue's webhook makes it) before it
+// walks it to Suspended, which clears the name, and when Kueue unsuspends
+// the RayJob in between, KubeRay creates the cluster under a new name (the
+// cluster day's kday-034 was looked for under the first one).
 func (e *Env) RayClusterOf(ctx context.Context, ns, name string, timeout time.Duration) (string, error) {
 	var cluster string
-	err := Wait(ctx, timeout, fmt.Sprintf("KubeRay to pick the RayCluster of RayJob %s/%s", ns, name),
+	err := Wait(ctx, timeout, fmt.Sprintf("KubeRay to create the RayCluster of RayJob %s/%s", ns, name),
 		func(ctx context.Context) (bool, string, error) {
 			rj := &rayv1.RayJob{}
 			if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rj); err != nil {
 				return false, "", err
 			}
 			cluster = rj.Status.RayClusterName
-			return cluster != "", "status.rayClusterName is empty", nil
+			if cluster == "" {
+				return false, "status.rayClusterName is empty", nil
+			}
+			err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cluster}, &rayv1.RayCluster{})
+			if apierrors.IsNotFound(err) {
+				return false, "RayCluster " + cluster + " not created yet", nil
+			}
+			return err == nil, "", err
 		})
 	return cluster, err
 }

@@ -10,7 +10,6 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,30 +64,16 @@ func (d *day) waitQueued(r *dayRun) string {
 // Queued runs are admitted later (finishDue); their placement is compared
 // with what preflight said when they were applied.
 func (d *day) admit(r *dayRun, tick int) {
-	t, ctx := d.t, context.Background()
+	ctx := context.Background()
 	said := "admitted now"
 	if r.queued {
 		said = "admitted once quota frees"
 	}
 	happened := said
-	err := operator.Wait(ctx, waitFor, "Kueue to admit "+r.name+" and KubeRay to create its RayCluster", func(ctx context.Context) (bool, string, error) {
-		j := rayJob(t, d.env, r.ns, r.job)
-		r.cluster = j.Status.RayClusterName
-		if j.Spec.Suspend || r.cluster == "" {
-			return false, "suspended or no RayCluster named yet", nil
-		}
-		// The name holds once its RayCluster exists. KubeRay names the
-		// cluster of a RayJob created suspended (New -> Initializing)
-		// before it walks it to Suspended, which clears the name; when
-		// Kueue unsuspends it in between, the old name is read here with
-		// suspend false, and KubeRay then creates the cluster under a new
-		// one (a day's kday-034: its Pods looked for under the first).
-		err := d.env.Client.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: r.cluster}, &rayv1.RayCluster{})
-		if apierrors.IsNotFound(err) {
-			return false, "RayCluster " + r.cluster + " not created yet", nil
-		}
-		return err == nil, "", err
-	})
+	// Admitted once KubeRay has created the cluster (RayClusterOf says why
+	// the name alone is not enough).
+	cluster, err := d.env.RayClusterOf(ctx, r.ns, r.job, waitFor)
+	r.cluster = cluster
 	admission := time.Since(r.applied)
 	if err != nil {
 		happened = "still queued"
@@ -329,9 +314,8 @@ func (d *day) explainMissingPods(r *dayRun, pods []corev1.Pod) {
 		conds, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
 		d.t.Logf("run %s: Workload %s conditions %v", r.name, wl.GetName(), conds)
 	}
-	var events corev1.EventList
-	if d.env.Client.List(ctx, &events, client.InNamespace(r.ns)) == nil {
-		for _, e := range events.Items {
+	if events, err := d.env.Events(ctx, r.ns); err == nil {
+		for _, e := range events {
 			if o := e.InvolvedObject.Name; o == r.job || o == r.cluster || strings.HasPrefix(o, r.cluster+"-") || strings.HasPrefix(o, "rayjob-"+r.job) {
 				d.t.Logf("run %s: event %s %s/%s %s: %s (x%d)", r.name, e.Type, e.InvolvedObject.Kind, o, e.Reason, e.Message, e.Count)
 			}
