@@ -158,3 +158,21 @@ type Params struct {
 	// the run ships in a ConfigMap (RecipeYAML).
 	RecipeYAML string
 }
+
+// StateFromSpec is a started run object's state as the cluster runs it,
+// read from its spec, never from StateAnnotation (an annotation any
+// profile or hand edit can write, which no controller reads). A RayJob or
+// RayCluster is stopped when it is suspended and no Kueue LocalQueue admits
+// it; a Kueue-admitted object is never stopped while it exists (Kueue owns
+// spec.suspend: suspended means queued), since a stopped Kueue run renders
+// without it (manifest.Stop). present is false when the run's RayJob or
+// RayCluster is absent: a Kueue run with no such object is stopped.
+func StateFromSpec(present, suspended bool, kueueQueue string) State {
+	switch {
+	case !present:
+		return Stopped
+	case suspended && kueueQueue == "":
+		return Stopped
+	}
+	return Running
+}

@@ -63,3 +63,22 @@ func TestKeyValues(t *testing.T) {
 		require.EqualError(t, err, `--annotation "`+bad+`": expected KEY=VALUE`)
 	}
 }
+
+func TestStateFromSpec(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		present, suspended bool
+		queue              string
+		want               runparams.State
+	}{
+		{"running", true, false, "", runparams.Running},
+		{"suspended by Git", true, true, "", runparams.Stopped},
+		{"queued by Kueue", true, true, "team-a", runparams.Running},
+		{"admitted by Kueue", true, false, "team-a", runparams.Running},
+		{"Kueue run left out", false, false, "team-a", runparams.Stopped},
+	} {
+		if got := runparams.StateFromSpec(tc.present, tc.suspended, tc.queue); got != tc.want {
+			t.Errorf("%s: StateFromSpec = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
