@@ -101,6 +101,9 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- range $n := $r.names -}}
 {{- $name := $n.name | replace $s.name $.Release.Name | replace $s.namespace $ns | replace $s.runId $runId | replace $s.user $v.user -}}
+{{- if $recipeText -}}
+{{- $name = replace $s.recipeHash (sha256sum $recipeText | trunc 10) $name -}}
+{{- end -}}
 {{- if gt (len $name) (int $n.maxLength) -}}
 {{- fail (printf "nemo-rl-run: %s name %q has %d characters; expected at most %d. Shorten the release name (it names the run's objects), user or runId" $n.kind $name (len $name) (int $n.maxLength)) -}}
 {{- end -}}
@@ -151,6 +154,8 @@ values in place of the sentinels; "" when a required value is missing
 {{- $data = $data | replace $s.image (include "nemo-rl-run.jsonText" ($v.image | default $r.image)) | replace $s.name (include "nemo-rl-run.jsonText" .Release.Name) | replace $s.namespace (include "nemo-rl-run.jsonText" $ns) | replace $s.runId (include "nemo-rl-run.jsonText" $runId) | replace $s.user (include "nemo-rl-run.jsonText" $v.user) -}}
 {{- /* last, so that no other substitution reaches into the recipe text */ -}}
 {{- if $recipeText -}}
+{{- /* the recipe ConfigMap is named by its text (manifest.RecipeHash: the first 10 hex digits of its SHA-256) */ -}}
+{{- $data = replace $s.recipeHash (sha256sum $recipeText | trunc 10) $data -}}
 {{- $data = replace (toJson $s.recipe) (toJson $recipeText) $data -}}
 {{- end -}}
 {{- if eq $state $meta.state.stopped -}}

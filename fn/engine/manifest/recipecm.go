@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path"
 
@@ -39,11 +41,24 @@ func RecipeYAML(recipe *tree.Map) (string, error) {
 	return string(y), nil
 }
 
+// RecipeHash names a recipe's ConfigMap by its text (the first 10 hex
+// digits of its SHA-256): a changed recipe is a new ConfigMap and a changed
+// volume in the RayJob's pod template, so an edit of what a started run
+// read at start is an edit of the run, which the PR gate and the admission
+// policy see and refuse (docs/gitops.md). The chart computes the same name
+// (sha256sum of the `recipe` value, chartgen.SentinelRecipeHash).
+func RecipeHash(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])[:10]
+}
+
 // recipeConfigMap holds the recipe for the RayJob named job and mounts it
-// into the head pod of spec.
+// into the head pod of spec. The ConfigMap is immutable: named by its
+// content, it never changes in place, so a Pod KubeRay re-creates mounts
+// the recipe the run started with.
 func (b *builder) recipeConfigMap(id identity, c *profile.Cluster, job string, spec *corev1.PodTemplateSpec) (*corev1.ConfigMap, error) {
 	in, p := b.in, b.p
-	name := job + "-recipe"
+	name := job + "-recipe-" + RecipeHash(p.RecipeYAML)
 	for _, v := range spec.Spec.Volumes {
 		if v.Name == recipeVolume {
 			return nil, errAt("kuberay.training.spec.headGroupSpec.template.spec.volumes", "already has a volume named %q; expected that name free for launch.recipeSource=configMap", recipeVolume)
@@ -64,6 +79,7 @@ func (b *builder) recipeConfigMap(id identity, c *profile.Cluster, job string, s
 			Labels:      id.objectLabels(in.Labels, c.Labels, nil),
 			Annotations: id.objectAnnotations(in.Annotations, nil),
 		},
-		Data: map[string]string{path.Base(profile.RecipeMountPath): p.RecipeYAML},
+		Immutable: ptr(true),
+		Data:      map[string]string{path.Base(profile.RecipeMountPath): p.RecipeYAML},
 	}, nil
 }

@@ -52,6 +52,10 @@ const (
 	// JSON string of the ConfigMap's data entry is this one string in the
 	// rendered data, and the chart puts the value's canonical YAML there.
 	SentinelRecipe = "nrl-sentinel-recipe-y7z7"
+	// SentinelRecipeHash stands for manifest.RecipeHash of that text in the
+	// ConfigMap's name and the head's volume: ten characters, as the hash
+	// is, so the chart's name checks see the final length.
+	SentinelRecipeHash = "h9x9h9x9h9"
 )
 
 // RecipeVariant is the infra override under which the chart data for a
@@ -115,6 +119,7 @@ type Sentinels struct {
 	Override   string `json:"override"`
 	ShellSafe  string `json:"shellSafe"`
 	Recipe     string `json:"recipe"`
+	RecipeHash string `json:"recipeHash"`
 	// Knobs are the per-run values' sentinels (knobs.go).
 	Knobs KnobSentinels `json:"knobs"`
 	// Reserved are the sentinel texts: a value containing one is refused,

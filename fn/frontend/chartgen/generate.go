@@ -45,7 +45,7 @@ func generate(idx *Index, readme []byte, env func(string) (string, bool), indexR
 	meta := &Meta{
 		Sentinels: Sentinels{User: SentinelUser, Namespace: SentinelNamespace, RunID: SentinelRunID, Name: SentinelName,
 			Image: SentinelImage, Label: sentinelLabel, Annotation: sentinelAnnotation,
-			Override: SentinelOverride, ShellSafe: ShellSafePattern, Recipe: SentinelRecipe, Knobs: knobSentinels,
+			Override: SentinelOverride, ShellSafe: ShellSafePattern, Recipe: SentinelRecipe, RecipeHash: SentinelRecipeHash, Knobs: knobSentinels,
 			Reserved: sentinelTexts()},
 		State:      stateMeta,
 		Profiles:   map[string]*ProfileMeta{},

@@ -260,6 +260,6 @@ func ApplyStop(data string, plan *StopPlan) (string, error) {
 // sentinelTexts are every placeholder the chart substitutes.
 func sentinelTexts() []string {
 	return []string{SentinelUser, SentinelRunID, SentinelNamespace, SentinelName, SentinelImage, SentinelLabelKey, SentinelLabelValue,
-		SentinelAnnotationKey, SentinelAnnotationValue, SentinelOverride, SentinelRecipe, SentinelQueue, SentinelKueueQueue, SentinelPriorityClass, SentinelWorkloadPriority,
+		SentinelAnnotationKey, SentinelAnnotationValue, SentinelOverride, SentinelRecipe, SentinelRecipeHash, SentinelQueue, SentinelKueueQueue, SentinelPriorityClass, SentinelWorkloadPriority,
 		SentinelNodeKey, SentinelNodeValue, SentinelTolerationKey, SentinelEnvName, SentinelEnvValue}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -37,6 +38,7 @@ func Substitute(data string, rm *RenderMeta, d KnobDefaults, v Values) string {
 	data = strings.ReplaceAll(data, SentinelRunID, jsonText(v.RunID))
 	data = strings.ReplaceAll(data, SentinelUser, jsonText(v.User))
 	if v.Recipe != "" {
+		data = strings.ReplaceAll(data, SentinelRecipeHash, manifest.RecipeHash(v.Recipe))
 		// Last, so that no other substitution reaches into the recipe text.
 		data = strings.Replace(data, jsonString(SentinelRecipe), jsonString(v.Recipe), 1)
 	}

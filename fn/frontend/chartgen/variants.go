@@ -46,7 +46,13 @@ func recipeSentinel(res *pipeline.Result, data string) (string, error) {
 	if n := strings.Count(data, jsonString(text)); n != 1 {
 		return "", fmt.Errorf("the shipped recipe's text occurs %d times in the render; expected once, in its ConfigMap", n)
 	}
-	return strings.Replace(data, jsonString(text), jsonString(SentinelRecipe), 1), nil
+	data = strings.Replace(data, jsonString(text), jsonString(SentinelRecipe), 1)
+	// The ConfigMap's name and the head's volume name it by its text.
+	hash := manifest.RecipeHash(text)
+	if n := strings.Count(data, hash); n != 2 {
+		return "", fmt.Errorf("the shipped recipe's hash %s occurs %d times in the render; expected twice, in its ConfigMap's name and the head's volume", hash, n)
+	}
+	return strings.ReplaceAll(data, hash, SentinelRecipeHash), nil
 }
 
 // canonical is a JSON document re-encoded with sorted keys, as the chart's
@@ -270,6 +276,12 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values, ki *knobInfo) (
 		return variantRender{}, err
 	}
 	rm.Names = append(rm.Names, sentinelNames(res.Docs)...)
+	if shipsRecipe {
+		hash := manifest.RecipeHash(shippedRecipe(res.Docs))
+		for i := range rm.Names {
+			rm.Names[i].Name = strings.ReplaceAll(rm.Names[i].Name, hash, SentinelRecipeHash)
+		}
+	}
 	rm.Warnings = append(rm.Warnings, g.warnings(e, res)...)
 	rm.Taken = taken(res.Docs)
 	return variantRender{meta: rm, data: data, res: res}, nil

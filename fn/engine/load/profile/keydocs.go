@@ -115,7 +115,7 @@ func clusterKeyDocs() map[string]keyDoc {
 		"launch.codeSource":                      {"upload (Ray working_dir), image (code baked into the image) or lustre (code on a shared volume). image and lustre need codePath.", "image"},
 		"launch.codePath":                        {"Where the code is in the pod for codeSource image or lustre.", "/opt/nemo-rl"},
 		"launch.recipeRoot":                      {"Where NeMo-RL's checkout (examples/configs/...) sits in the pod; default codePath. Every driver call's --config is pointed at the checked recipe below it.", "/opt/nemo-rl"},
-		"launch.recipeSource":                    {"checkout: the driver reads the recipe from the code tree at recipeRoot; configMap: the merged recipe ships with the run in a ConfigMap <rayjob>-recipe mounted in the head (rayjob mode only).", "configMap"},
+		"launch.recipeSource":                    {"checkout: the driver reads the recipe from the code tree at recipeRoot; configMap: the merged recipe ships with the run in an immutable ConfigMap <rayjob>-recipe-<hash of its text> mounted in the head (rayjob mode only): a changed recipe is a changed RayJob.", "configMap"},
 		"launch.rayjob":                          {"Fields of the rendered RayJob (nrl-k8s takes them from CLI flags).", "{ttlSecondsAfterFinished: 600}"},
 		"launch.rayjob.name":                     {"RayJob name; default the training cluster's name (--name wins).", "alice-grpo"},
 		"launch.rayjob.submissionMode":           {"RayJob spec.submissionMode. HTTPMode keeps the gang schedulable (K8sJobMode adds a submitter Job).", "HTTPMode"},
