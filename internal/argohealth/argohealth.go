@@ -43,10 +43,6 @@ const (
 	MessageCap = 512
 )
 
-// Statuses are the health statuses Argo CD accepts from a script; any
-// other it shows as Unknown ("Lua returned an invalid health status").
-var Statuses = []string{"Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown"}
-
 // Script returns the health check file (e.g. "rayjob-health.lua") of Dir.
 func Script(t testing.TB, file string) string {
 	t.Helper()
