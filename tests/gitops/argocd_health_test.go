@@ -7,10 +7,13 @@
 package gitops
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
@@ -142,11 +145,13 @@ func TestQueuedByKueue(t *testing.T) {
 	assert.Equal(t, want, msg)
 }
 
-// A run Git declares stopped (manifest.Stop annotates its objects) is
-// Suspended once KubeRay has deleted its cluster or Pods, Progressing while
-// it deletes them, and never "waiting for quota": also a RayJob re-created
-// suspended by a sync (no status yet). A stopped run that had ended keeps
-// its end state.
+// A run Git declares stopped (manifest.Stop suspends and annotates its
+// objects, and leaves Kueue's out) is Suspended once KubeRay has deleted
+// its cluster or Pods, Progressing while it deletes them: also a RayJob
+// re-created suspended by a sync (no status yet). A stopped run that had
+// ended keeps its end state. The state is the spec's
+// (runparams.StateFromSpec), never the annotation's: an annotated object
+// that runs unsuspended is not "stopped", nor one Kueue's label queues.
 func TestStoppedRun(t *testing.T) {
 	stopped := map[string]string{runparams.StateAnnotation: string(runparams.Stopped)}
 	job := argohealth.Script(t, "rayjob-health.lua")
@@ -165,10 +170,26 @@ func TestStoppedRun(t *testing.T) {
 	} {
 		j := rayJob(tc.st, tc.jobStatus, "")
 		j.Annotations, j.Spec.Suspend = stopped, true
-		j.Labels = map[string]string{kueue.QueueLabel: "lab-queue"} // never "queued" once stopped
 		st, msg := argohealth.Check(t, job, j)
 		assert.Equal(t, tc.want, st, "%s", tc.st)
 		assert.Contains(t, msg, tc.msg, "%s", tc.st)
+	}
+	for _, tc := range []struct {
+		name     string
+		suspend  bool
+		labels   map[string]string
+		want     string
+		contains string
+	}{
+		{"annotated, running unsuspended", false, nil, "Progressing", "Running, job RUNNING"},
+		{"annotated, suspended, Kueue's label", true, map[string]string{kueue.QueueLabel: "lab-queue"}, "Suspended", "queued by Kueue in LocalQueue lab-queue"},
+	} {
+		j := rayJob(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning, "")
+		j.Annotations, j.Labels, j.Spec.Suspend = stopped, tc.labels, tc.suspend
+		st, msg := argohealth.Check(t, job, j)
+		assert.Equal(t, tc.want, st, tc.name)
+		assert.Contains(t, msg, tc.contains, tc.name)
+		assert.NotContains(t, msg, "stopped", tc.name)
 	}
 
 	cluster := argohealth.Script(t, "raycluster-health.lua")
@@ -176,14 +197,35 @@ func TestStoppedRun(t *testing.T) {
 	suspended := rayCluster(rayv1.Suspended, cond(rayv1.RayClusterSuspended, metav1.ConditionTrue, "RayClusterSuspended"))
 	fresh := rayCluster("")
 	fresh.Status = rayv1.RayClusterStatus{}
-	for c, want := range map[*rayv1.RayCluster][2]string{
-		suspending: {"Progressing", "stopping (state: stopped in Git): KubeRay is deleting the cluster's Pods"},
-		suspended:  {"Suspended", "stopped (state: stopped in Git): no Pods run"},
-		fresh:      {"Suspended", "stopped (state: stopped in Git): no Pods run"},
+	ready := rayCluster(rayv1.Ready, cond(rayv1.RayClusterProvisioned, metav1.ConditionTrue, "AllPodRunningAndReadyFirstTime"))
+	for _, tc := range []struct {
+		name      string
+		c         *rayv1.RayCluster
+		suspend   bool
+		want, msg string
+	}{
+		{"suspending", suspending, true, "Progressing", "stopping (state: stopped in Git): KubeRay is deleting the cluster's Pods"},
+		{"suspended", suspended, true, "Suspended", "stopped (state: stopped in Git): no Pods run"},
+		{"no status yet", fresh, true, "Suspended", "stopped (state: stopped in Git): no Pods run"},
+		{"annotated, running unsuspended", ready, false, "Healthy", "ready"},
 	} {
-		c.Annotations = stopped
-		st, msg := argohealth.Check(t, cluster, c)
-		assert.Equal(t, want[0], st, "%+v", c.Status)
-		assert.Contains(t, msg, want[1])
+		tc.c.Annotations, tc.c.Spec.Suspend = stopped, &tc.suspend
+		st, msg := argohealth.Check(t, cluster, tc.c)
+		assert.Equal(t, tc.want, st, tc.name)
+		assert.Contains(t, msg, tc.msg, tc.name)
 	}
+}
+
+// Argo CD takes one script per kind, so the two checks each carry the
+// helpers they share (typed reads, text, message, the run's state): the
+// block is the same in both, and holds argohealth's bounds.
+func TestHealthChecksShareOneBlock(t *testing.T) {
+	block := func(file string) string {
+		s := argohealth.Script(t, file)
+		start, end := strings.Index(s, "-- >>> shared"), strings.Index(s, "-- <<< shared")
+		require.True(t, start >= 0 && end > start, "%s: no shared block", file)
+		return s[start:end]
+	}
+	assert.Equal(t, block("rayjob-health.lua"), block("raycluster-health.lua"))
+	assert.Contains(t, block("rayjob-health.lua"), fmt.Sprintf("local LIST_MAX, CAP, CUT = %d, %d, ", argohealth.ListMax, argohealth.MessageCap))
 }
