@@ -40,7 +40,8 @@ func (s *Summary) Text() string {
 			row("lifecycle", d.Lifecycle)
 		}
 		rows("started run", d.StartedEdits)
-		rows("started run, restarts it", d.StartedRestarts)
+		// A started Kueue run's pod sets changed: it restarts from step 0.
+		rows("restart", d.StartedRestarts)
 		rows("image", imageLines(d))
 		var objs []string
 		for _, o := range d.ObjectsAdded {

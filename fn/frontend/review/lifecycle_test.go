@@ -105,7 +105,8 @@ func TestGateStateFromSpec(t *testing.T) {
 				assert.Contains(t, msg, "new Ray job id")
 				assert.Contains(t, msg, "stop it (spec.state: stopped)")
 				assert.NotContains(t, msg, "never reach it")
-				assert.Contains(t, s.Text(), "started run, restarts it")
+				assert.Contains(t, s.Text(), "  restart     "+tc.restarts+"\n")
+				assert.Contains(t, s.Markdown(), "started Kueue run, restarts it from step 0")
 			}
 			assert.True(t, strings.HasPrefix(d.Lifecycle, tc.lifecycle), "lifecycle %q, expected %q", d.Lifecycle, tc.lifecycle)
 			if tc.lifecycle == "" {
