@@ -1,6 +1,7 @@
 package check
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -27,6 +28,9 @@ func StateMetadata(file string, prof *tree.Map, stateParam string, objs []any) d
 		b, err := json.Marshal(o)
 		if err != nil {
 			continue // emit reports an object it cannot write
+		}
+		if !bytes.Contains(b, stateKey) {
+			continue // the common case, without decoding the object again
 		}
 		var m map[string]any
 		if json.Unmarshal(b, &m) != nil {
@@ -55,6 +59,9 @@ func StateMetadata(file string, prof *tree.Map, stateParam string, objs []any) d
 	}
 	return ds
 }
+
+// stateKey is runparams.StateAnnotation as a JSON key.
+var stateKey = []byte(`"` + runparams.StateAnnotation + `":`)
 
 // metaKeys are the metadata maps a key is written in.
 var metaKeys = []string{"annotations", "labels"}
