@@ -88,7 +88,9 @@ func lifecycle(o, c *RunFacts) string {
 		return "its RayJob or RayCluster is removed: the sync prunes it, which stops the run"
 	case before.state == runparams.Running && after.state == runparams.Stopped:
 		return "stopped by this change: KubeRay deletes its cluster (a Kueue run's RayJob is pruned), the object stays as its record"
-	case before.state == runparams.Stopped && after.state == runparams.Running:
+	case before.state == runparams.Stopped && after.state == runparams.Running && (before.ray || after.kueue):
+		// Only a Kueue run is stopped by leaving its Ray object out; a
+		// render that never had one gains a new run, not a restart.
 		return "started again by this change: KubeRay creates a new cluster from the spec as it is now and submits the job again (it resumes from its checkpoints if the recipe does)"
 	}
 	return ""

@@ -72,6 +72,8 @@ func TestGateStateFromSpec(t *testing.T) {
 		{name: "Kueue run started again",
 			before: lifeCM, after: lifeJob(queue, "", "false", 2, "python b.py") + "---\n" + lifeCM,
 			lifecycle: "started again by this change"},
+		{name: "a RayJob added to a render of ConfigMaps only, without Kueue: no restart",
+			before: lifeCM, after: lifeJob("", "", "false", 2, "python b.py") + "---\n" + lifeCM},
 		{name: "Kueue run scaled 2 -> 1: a restart from step 0",
 			before: lifeJob(queue, "", "false", 2, "python a.py"), after: lifeJob(queue, "", "false", 1, "python a.py"),
 			restarts: "RayJob/j: spec.rayClusterSpec.workerGroupSpecs[0].replicas"},
