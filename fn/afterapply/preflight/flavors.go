@@ -17,8 +17,9 @@ import (
 // labelled with a LocalQueue has every pod set changed as Kueue changes it
 // on admission (placement.KueueAdmit: the nodeLabels and tolerations of
 // the flavors assigned to it, the CPU head's included), the change said in
-// the group's Kueue note. A queue, ClusterQueue or flavor that cannot be
-// read leaves the pods as rendered (the LocalQueue line says why).
+// the group's Kueue note. A queue, ClusterQueue or flavor that does not
+// exist leaves the pods as rendered (the LocalQueue line says why); one
+// whose read failed leaves how Kueue changes them unknown (KueueUnread).
 func admittedShapes(ctx context.Context, c *kube.Conn, in Input) ([]PodShape, error) {
 	out := make([]PodShape, len(in.Pods))
 	copy(out, in.Pods)
@@ -39,6 +40,10 @@ func admittedShapes(ctx context.Context, c *kube.Conn, in Input) ([]PodShape, er
 			queues[ps.Pod.Namespace+"/"+lq] = qf
 		}
 		if qf == nil {
+			continue
+		}
+		if qf.unread != "" {
+			out[i].KueueUnread = qf.unread
 			continue
 		}
 		adm, err := placement.KueueAdmit(&ps.Pod.Spec, podRequests(ps.Pod), qf.groups, qf.flavors)
@@ -76,24 +81,42 @@ func admissionNote(before *corev1.Pod, adm placement.Admitted, qf *queueFlavors)
 	return fmt.Sprintf("Kueue (ClusterQueue %s) adds %s to this pod set's nodeSelector, as it does for every pod set whose resources a flavor covers", qf.clusterQueue, strings.Join(added, " and "))
 }
 
-// queueFlavors is what a LocalQueue's ClusterQueue assigns from.
+// queueFlavors is what a LocalQueue's ClusterQueue assigns from, or,
+// unread, which read of it failed and why.
 type queueFlavors struct {
 	clusterQueue string
 	groups       []placement.ResourceGroup
 	flavors      map[string]placement.Flavor
+	unread       string
 }
 
 // readQueueFlavors reads the LocalQueue, its ClusterQueue's resource
-// groups and their ResourceFlavors; nil when one cannot be read.
+// groups and their ResourceFlavors; nil when one does not exist, unread
+// set when one could not be read.
 func readQueueFlavors(ctx context.Context, c *kube.Conn, ns, name string) (*queueFlavors, error) {
 	lq, out, err := c.Get(ctx, kube.KueueLocalQueues, ns, name)
-	if kube.Stops(err) || out != kube.Found {
-		return nil, passUnreachable(err)
+	if kube.Stops(err) {
+		return nil, err
+	}
+	if failed(out, err) {
+		return &queueFlavors{unread: readFailure("Kueue's LocalQueue "+ns+"/"+name, out, err)}, nil
+	}
+	if out != kube.Found {
+		return nil, nil
 	}
 	cqName, _, _ := unstructured.NestedString(lq.Object, "spec", "clusterQueue")
+	if cqName == "" {
+		return nil, nil
+	}
 	cq, out, err := c.Get(ctx, kube.KueueClusterQueues, "", cqName)
-	if kube.Stops(err) || out != kube.Found || cqName == "" {
-		return nil, passUnreachable(err)
+	if kube.Stops(err) {
+		return nil, err
+	}
+	if failed(out, err) {
+		return &queueFlavors{unread: readFailure("Kueue's ClusterQueue "+cqName, out, err)}, nil
+	}
+	if out != kube.Found {
+		return nil, nil
 	}
 	qf := &queueFlavors{clusterQueue: cqName, flavors: map[string]placement.Flavor{}}
 	groups, _, _ := unstructured.NestedSlice(cq.Object, "spec", "resourceGroups")
@@ -118,12 +141,15 @@ func readQueueFlavors(ctx context.Context, c *kube.Conn, ns, name string) (*queu
 			if _, done := qf.flavors[name]; done {
 				continue
 			}
-			f, err := readFlavor(ctx, c, name)
+			f, unread, err := readFlavor(ctx, c, name)
 			if err != nil {
 				return nil, err
 			}
+			if unread != "" {
+				return &queueFlavors{unread: unread}, nil
+			}
 			if f == nil {
-				return nil, nil // unreadable: which flavor Kueue picks cannot be told
+				return nil, nil // absent: Kueue admits nothing through it
 			}
 			qf.flavors[name] = *f
 		}
@@ -132,11 +158,18 @@ func readQueueFlavors(ctx context.Context, c *kube.Conn, ns, name string) (*queu
 }
 
 // readFlavor reads a ResourceFlavor's nodeLabels, nodeTaints and
-// tolerations; nil when it cannot be read.
-func readFlavor(ctx context.Context, c *kube.Conn, name string) (*placement.Flavor, error) {
+// tolerations; nil when it does not exist, unread saying why when it
+// could not be read.
+func readFlavor(ctx context.Context, c *kube.Conn, name string) (*placement.Flavor, string, error) {
 	u, out, err := c.Get(ctx, kube.KueueFlavors, "", name)
-	if kube.Stops(err) || out != kube.Found {
-		return nil, passUnreachable(err)
+	if kube.Stops(err) {
+		return nil, "", err
+	}
+	if failed(out, err) {
+		return nil, readFailure("Kueue's ResourceFlavor "+name, out, err), nil
+	}
+	if out != kube.Found {
+		return nil, "", nil
 	}
 	var rf struct {
 		Spec struct {
@@ -145,10 +178,10 @@ func readFlavor(ctx context.Context, c *kube.Conn, name string) (*placement.Flav
 			Tolerations []corev1.Toleration `json:"tolerations"`
 		} `json:"spec"`
 	}
-	if kube.Decode(u, &rf) != nil {
-		return nil, nil
+	if err := kube.Decode(u, &rf); err != nil {
+		return nil, fmt.Sprintf("Kueue's ResourceFlavor %s could not be read (error: %s)", name, firstLine(err)), nil
 	}
-	return &placement.Flavor{Name: name, NodeLabels: rf.Spec.NodeLabels, NodeTaints: rf.Spec.NodeTaints, Tolerations: rf.Spec.Tolerations}, nil
+	return &placement.Flavor{Name: name, NodeLabels: rf.Spec.NodeLabels, NodeTaints: rf.Spec.NodeTaints, Tolerations: rf.Spec.Tolerations}, "", nil
 }
 
 func sortedStrings(m map[string]string) []string {

@@ -15,14 +15,39 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 )
 
+// gaps are the reads placement depends on that failed. notes are what
+// was not subtracted (bound pods, allocated claims): the fleet looks
+// roomier than it is, so an "ok" cannot be told while a "missing" still
+// holds. blind are what the fleet's devices are made of (DeviceClasses,
+// ResourceSlices): devices and classes unknown, no verdict can be told.
+type gaps struct {
+	notes, blind []string
+}
+
+// failed reports whether a read failed (refused, or an answer that is no
+// list) rather than found nothing: an API that is not served (404) has
+// no objects, which is an answer.
+func failed(out kube.Outcome, err error) bool {
+	return out == kube.Forbidden || err != nil
+}
+
+// readFailure names a failed read and why: access refused (the error
+// says "access refused (403 Forbidden)"), or an error.
+func readFailure(what string, out kube.Outcome, err error) string {
+	if out == kube.Forbidden {
+		return fmt.Sprintf("%s could not be read (%s)", what, firstLine(err))
+	}
+	return fmt.Sprintf("%s could not be read (error: %s)", what, firstLine(err))
+}
+
 // fleetOf is the cluster as the scheduler sees it for the input: every
 // counted node with what the pods bound to it leave of its allocatable,
 // the DRA devices its ResourceSlices publish less those allocated
 // ResourceClaims hold, and what each DeviceClass selects; and the pods
 // already waiting for the scheduler, to place ahead of the input. The
 // input's own pods, if it already runs, are not taken from it (they are
-// placed again). notes say what could not be read, so was not subtracted.
-func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) (*placement.Fleet, []placement.Run, []string, error) {
+// placed again). gaps say what could not be read.
+func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) (*placement.Fleet, []placement.Run, gaps, error) {
 	f := &placement.Fleet{Drivers: map[string]string{}, Extended: map[corev1.ResourceName]string{}}
 	byName := map[string]*placement.Node{}
 	for _, n := range nodes {
@@ -30,19 +55,24 @@ func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) 
 		f.Nodes = append(f.Nodes, pn)
 		byName[n.Name] = pn
 	}
-	var notes []string
+	var g gaps
 	note := func(what string, out kube.Outcome, err error, more bool) {
 		switch {
+		case failed(out, err):
+			g.notes = append(g.notes, readFailure(what, out, err)+", so are not subtracted")
 		case out != kube.Found:
 			_, d := verdict(out, err)
-			notes = append(notes, what+" could not be read ("+d+"), so are not subtracted")
+			g.notes = append(g.notes, what+" could not be read ("+d+"), so are not subtracted")
 		case more:
-			notes = append(notes, fmt.Sprintf("%s are more than %d, so not all are subtracted", what, kube.MaxClusterItems))
+			g.notes = append(g.notes, fmt.Sprintf("%s are more than %d, so not all are subtracted", what, kube.MaxClusterItems))
 		}
 	}
 	classes, out, err := c.List(ctx, kube.DeviceClasses, "", "")
 	if kube.Stops(err) {
-		return nil, nil, nil, err
+		return nil, nil, g, err
+	}
+	if failed(out, err) {
+		g.blind = append(g.blind, readFailure("the DeviceClasses (which devices a claim or an extended resource takes)", out, err))
 	}
 	for i := range classes {
 		var dc resourcev1.DeviceClass
@@ -61,31 +91,33 @@ func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) 
 			f.Extended[corev1.ResourceName(*dc.Spec.ExtendedResourceName)] = dc.Name
 		}
 	}
-	pools, err := readSlices(ctx, c, byName)
+	pools, blind, err := readSlices(ctx, c, byName)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, g, err
 	}
+	g.blind = append(g.blind, blind...)
 	own, pending, more, out, err := subtractPods(ctx, c, byName, in)
 	if kube.Stops(err) {
-		return nil, nil, nil, err
+		return nil, nil, g, err
 	}
 	note("the pods already bound", out, err, more)
 	if len(pending) == maxPending {
-		notes = append(notes, fmt.Sprintf("more than %d pods wait for the scheduler: the first %d are placed ahead of the input", maxPending, maxPending))
+		g.notes = append(g.notes, fmt.Sprintf("more than %d pods wait for the scheduler: the first %d are placed ahead of the input", maxPending, maxPending))
 	}
 	more, out, err = subtractClaims(ctx, c, byName, pools, own)
 	if kube.Stops(err) {
-		return nil, nil, nil, err
+		return nil, nil, g, err
 	}
 	note("the ResourceClaims already allocated", out, err, more)
-	return f, aheadOf(pending), notes, nil
+	return f, aheadOf(pending), g, nil
 }
 
 // readSlices adds every node's published devices, per driver, and maps
-// each pool (driver/pool) to its node.
-func readSlices(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node) (map[string]string, error) {
+// each pool (driver/pool) to its node; blind says why they could not all
+// be read.
+func readSlices(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node) (map[string]string, []string, error) {
 	pools := map[string]string{}
-	_, _, err := c.Each(ctx, kube.ResourceSlices, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
+	more, out, err := c.Each(ctx, kube.ResourceSlices, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
 		var s resourcev1.ResourceSlice
 		if kube.Decode(u, &s) != nil || s.Spec.NodeName == nil {
 			return // a slice for many nodes (a network-attached pool) is not one node's
@@ -96,9 +128,16 @@ func readSlices(ctx context.Context, c *kube.Conn, nodes map[string]*placement.N
 		}
 	})
 	if kube.Stops(err) {
-		return nil, err
+		return nil, nil, err
 	}
-	return pools, nil
+	const what = "the ResourceSlices (the devices each node publishes)"
+	switch {
+	case failed(out, err):
+		return pools, []string{readFailure(what, out, err)}, nil
+	case more:
+		return pools, []string{fmt.Sprintf("%s are more than %d, so not all are counted", what, kube.MaxClusterItems)}, nil
+	}
+	return pools, nil, nil
 }
 
 // subtractPods takes every bound, unfinished pod's requests from its

@@ -28,7 +28,7 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 		l.State, l.Detail = verdict(all.out, all.err)
 		return []Line{l}, nil
 	}
-	f, ahead, notes, err := fleetOf(ctx, c, all.nodes, in)
+	f, ahead, g, err := fleetOf(ctx, c, all.nodes, in)
 	if err != nil {
 		return nil, err
 	}
@@ -43,14 +43,14 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 	var lines []Line
 	for i, r := range runs {
 		for j, s := range r.Shapes {
-			lines = append(lines, shapeLine(shapes[i][j], s, results[i].Waits, results[i].Shapes[j], all.bad, notes, several))
+			lines = append(lines, shapeLine(shapes[i][j], s, results[i].Waits, results[i].Shapes[j], all.bad, g, several))
 		}
 	}
 	for i, r := range runs {
 		queued := len(shapes[i]) > 0 && in.Queues[shapes[i][0].Pod.Namespace+"/"+shapes[i][0].Owner] != ""
 		if l, ok := runLine(r, results[i], shapes[i], several, queued); ok {
 			l.Detail += unreachable(f, r)
-			lines = append(lines, l)
+			lines = append(lines, blindTo(l, runBlind(g, shapes[i])))
 		}
 	}
 	return lines, nil
@@ -58,7 +58,7 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 
 // shapeLine is one pod group's line, in the words preflight has always
 // used: all placed, or how many and why the rest fit no node.
-func shapeLine(ps PodShape, s placement.Shape, waits bool, res placement.Result, bad, notes []string, several bool) Line {
+func shapeLine(ps PodShape, s placement.Shape, waits bool, res placement.Result, bad []string, g gaps, several bool) Line {
 	l := Line{Need: Need{Kind: "Nodes", APIVersion: "v1", Name: ps.Owner + " " + ps.Role,
 		Why: fmt.Sprintf("%d pod(s) requesting %s", s.Count, requestText(s.Requests, s.Claims))}}
 	if several {
@@ -90,14 +90,40 @@ func shapeLine(ps PodShape, s placement.Shape, waits bool, res placement.Result,
 		}
 		l.Detail += "; " + leftOut(bad)
 	}
-	if len(notes) > 0 {
+	if len(g.notes) > 0 {
 		if l.State == OK {
 			l.State = CannotTell
 		}
-		l.Detail += "; " + strings.Join(notes, "; ")
+		l.Detail += "; " + strings.Join(g.notes, "; ")
 	} else {
 		l.Detail += " (after the pods already bound, the pods waiting ahead of it and the DRA devices already allocated)"
 	}
+	return blindTo(l, runBlind(g, []PodShape{ps}))
+}
+
+// runBlind is every failed read that leaves the pods' placement unknown
+// either way: the fleet's devices, and the Kueue objects that say how
+// Kueue changes a pod set it admits.
+func runBlind(g gaps, shapes []PodShape) []string {
+	out := append([]string(nil), g.blind...)
+	seen := map[string]bool{}
+	for _, ps := range shapes {
+		if ps.KueueUnread != "" && !seen[ps.KueueUnread] {
+			seen[ps.KueueUnread] = true
+			out = append(out, ps.KueueUnread)
+		}
+	}
+	return out
+}
+
+// blindTo makes a line "cannot tell", never "ok" nor "missing", when a
+// read its verdict rests on failed, naming each.
+func blindTo(l Line, blind []string) Line {
+	if len(blind) == 0 {
+		return l
+	}
+	l.State = CannotTell
+	l.Detail = "cannot tell where the pods go: " + strings.Join(blind, "; ") + "; as far as the rest was read: " + l.Detail
 	return l
 }
 

@@ -27,6 +27,9 @@ type PodShape struct {
 	// node labels), or why it refuses them (KueueRefuses).
 	Kueue        string
 	KueueRefuses bool
+	// KueueUnread names the Kueue object that could not be read and why:
+	// how Kueue changes the pod set is unknown, so is where it goes.
+	KueueUnread string
 }
 
 // PodShapes lists every pod the objects of the input make, every run of it

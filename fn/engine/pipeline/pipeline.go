@@ -128,6 +128,7 @@ func Render(l *recipe.Loader, req Request) *Result {
 	if res.Diags.HasErrors() {
 		return res
 	}
+	res.Diags = append(res.Diags, prof.Locate(check.StateMetadata(prof.File, prof.Tree, stateField(req), objs))...)
 	if res.Diags = append(res.Diags, check.Objects(prof.File, prof.Infra, objs)...); res.Diags.HasErrors() {
 		return res
 	}

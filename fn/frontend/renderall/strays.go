@@ -16,6 +16,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
 // ApplyExts are the extensions `kubectl apply -f DIR` reads in DIR
@@ -23,14 +24,27 @@ import (
 // output directory is applied with the renders, whoever wrote it.
 var ApplyExts = []string{".json", ".yaml", ".yml"}
 
-// Strays lists the files of the output directory (names, sorted) that no
+// Stray is a file of the output tree no run renders that a sync would
+// apply: its path below the output directory (slash-separated) and why
+// it is one.
+type Stray struct {
+	Path string
+	// nested: below a subfolder, which no run writes; link: a symlink.
+	nested, link bool
+}
+
+// Strays lists the files of the output directory (sorted by path) that no
 // run renders and that are not the kustomization render-all maintains, but
-// that `kubectl apply -f out/` would apply: any *.yml or *.json, a *.yaml
-// of no run (Foreign: one render-all wrote is an orphan, drift), and,
-// unless kustomization is maintained, a kustomization.yaml holding
-// anything but a Kustomization. Files git does not track are not the pull
+// that a sync of the directory would apply: at its top, any *.yml or
+// *.json, a *.yaml of no run (Foreign: one render-all wrote is an orphan,
+// drift), unless kustomization is maintained a kustomization.yaml holding
+// anything but a Kustomization, and any symlink (render-all writes none;
+// a *.yaml one is refused as a run's manifest); and every file at any
+// depth below a subfolder, whatever its name, since a Flux Kustomization
+// (or kustomize, or `kubectl apply -R`) on the directory applies those
+// too and no run writes there. Files git does not track are not the pull
 // request's and are left out, as ReadManifests leaves them out.
-func Strays(disk source.Disk, out string, res *Result, committed map[string][]byte, kustomization bool) ([]string, error) {
+func Strays(disk source.Disk, out string, res *Result, committed map[string][]byte, kustomization bool) ([]Stray, error) {
 	entries, err := os.ReadDir(out)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -42,17 +56,28 @@ func Strays(disk source.Disk, out string, res *Result, committed map[string][]by
 	for _, n := range Foreign(committed, res) {
 		foreign[n+Ext] = true
 	}
-	var strays []string
+	var strays []Stray
 	for _, e := range entries {
 		name := e.Name()
+		if e.IsDir() {
+			nested, err := straysBelow(disk, out, name)
+			if err != nil {
+				return nil, err
+			}
+			strays = append(strays, nested...)
+			continue
+		}
+		if !tracked(disk, filepath.Join(out, name)) {
+			continue
+		}
+		link := e.Type()&fs.ModeSymlink != 0
 		ext := strings.ToLower(filepath.Ext(name))
-		if e.IsDir() || !containsExt(ext) {
-			continue
-		}
-		if abs, err := filepath.Abs(filepath.Join(out, name)); err != nil || !disk.Tracked(abs) {
-			continue
-		}
 		switch {
+		case link && strings.HasSuffix(name, Ext) && name != KustomizationFile:
+			continue // refused as a run's manifest (ReadManifests)
+		case link:
+		case !containsExt(ext):
+			continue
 		case foreign[name]:
 		case name == KustomizationFile:
 			if kustomization || onlyKustomization(filepath.Join(out, name)) {
@@ -63,10 +88,41 @@ func Strays(disk source.Disk, out string, res *Result, committed map[string][]by
 			// judged elsewhere.
 			continue
 		}
-		strays = append(strays, name)
+		strays = append(strays, Stray{Path: name, link: link})
 	}
-	sort.Strings(strays)
+	sort.Slice(strays, func(i, j int) bool { return strays[i].Path < strays[j].Path })
 	return strays, nil
+}
+
+// straysBelow is every tracked file, symlink or other entry below the
+// subfolder dir of out, at any depth, none followed: no run writes there.
+func straysBelow(disk source.Disk, out, dir string) ([]Stray, error) {
+	var strays []Stray
+	err := filepath.WalkDir(filepath.Join(out, dir), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !tracked(disk, p) {
+			return nil
+		}
+		rel, err := filepath.Rel(out, p)
+		if err != nil {
+			return err
+		}
+		strays = append(strays, Stray{Path: filepath.ToSlash(rel), nested: true, link: d.Type()&fs.ModeSymlink != 0})
+		return nil
+	})
+	return strays, err
+}
+
+// tracked: git tracks the file p (a symlink as itself), so it is the
+// pull request's.
+func tracked(disk source.Disk, p string) bool {
+	abs, err := filepath.Abs(p)
+	return err == nil && disk.Tracked(abs)
 }
 
 func containsExt(ext string) bool {
@@ -110,26 +166,37 @@ func onlyKustomization(file string) bool {
 }
 
 // reportStrays names each stray: under check it fails the command, since
-// the pull request would have `kubectl apply -f` apply it; otherwise it is
-// left alone.
-func reportStrays(stderr io.Writer, shown string, strays []string, res *Result, committed map[string][]byte, check bool) {
+// the pull request would have a sync of the directory apply it; otherwise
+// it is left alone.
+func reportStrays(stderr io.Writer, shown string, strays []Stray, res *Result, committed map[string][]byte, check bool) {
 	foreign := map[string]bool{}
 	for _, n := range Foreign(committed, res) {
 		foreign[n+Ext] = true
 	}
-	for _, name := range strays {
+	for _, st := range strays {
+		name := st.Path
 		what := "not a run's manifest (render-all writes <run>" + Ext + " and, with --kustomization, " + KustomizationFile + ")"
-		if name == KustomizationFile {
+		applies := fmt.Sprintf("`kubectl apply -f %s/` applies every %s file there", shown, strings.Join(ApplyExts, ", "))
+		switch {
+		case st.nested:
+			what = fmt.Sprintf("in a subfolder of %s/, where no run writes (render-all writes <run>%s at its top)", shown, Ext)
+			applies = fmt.Sprintf("a Flux Kustomization on %s/ (or kustomize, or `kubectl apply -R`) applies the files of its subfolders", shown)
+		case st.link:
+			what = "a symlink, which render-all never writes"
+			applies = fmt.Sprintf("a sync of %s/ applies what it points at", shown)
+		case name == KustomizationFile:
 			what = "holds objects other than a Kustomization, and render-all does not maintain it (no --kustomization)"
+		case foreign[name]:
+			what = fmt.Sprintf("no run %s/%s, and not written by render-all (objects without the %s: %s label)", RunsDir, strings.TrimSuffix(name, Ext), manifest.ManagedByKey, manifest.ManagedByValue)
 		}
-		if n := strings.TrimSuffix(name, Ext); foreign[name] {
-			what = fmt.Sprintf("no run %s/%s, and not written by render-all (objects without the %s: %s label)", RunsDir, n, manifest.ManagedByKey, manifest.ManagedByValue)
+		if st.nested && st.link {
+			what += ", and a symlink"
 		}
+		shownPath := safetext.Inline(path.Join(shown, name))
 		if check {
-			fmt.Fprintf(stderr, "%s: %s; refused: `kubectl apply -f %s/` applies every %s file there, so no run's review covers it (remove it, or move it out of %s/)\n",
-				path.Join(shown, name), what, shown, strings.Join(ApplyExts, ", "), shown)
+			fmt.Fprintf(stderr, "%s: %s; refused: %s, so no run's review covers it (remove it, or move it out of %s/)\n", shownPath, what, applies, shown)
 			continue
 		}
-		fmt.Fprintf(stderr, "%s: %s; left alone (render-all --check refuses it)\n", path.Join(shown, name), what)
+		fmt.Fprintf(stderr, "%s: %s; left alone (render-all --check refuses it)\n", shownPath, what)
 	}
 }

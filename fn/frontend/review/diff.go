@@ -68,6 +68,10 @@ type RunDiff struct {
 	// StartedEdits are edits of a started run KubeRay or Kueue never apply
 	// to it ("RayJob/x: spec.entrypoint"); the gate refuses them.
 	StartedEdits []string
+	// StartedRestarts are edits of a started Kueue run that restart it
+	// from step 0 ("RayJob/x: spec.rayClusterSpec.workerGroupSpecs[0].replicas");
+	// the gate refuses them, saying so.
+	StartedRestarts []string
 	// WarningsAdded are warnings the new side has and the old one had not;
 	// WarningsResolved the reverse (known only for rendered runs).
 	WarningsAdded, WarningsResolved []string
@@ -144,7 +148,8 @@ func Diff(old, cur Render) *Summary {
 		}
 		d.WarningsAdded, d.WarningsResolved = minus(c.Warnings, o.Warnings), minus(o.Warnings, c.Warnings)
 		if d.Status == Changed {
-			d.Lifecycle, d.StartedEdits = lifecycle(o, c), startedEdits(o, c)
+			d.Lifecycle = lifecycle(o, c)
+			d.StartedEdits, d.StartedRestarts = startedEdits(o, c)
 		}
 		s.Runs = append(s.Runs, d)
 	}

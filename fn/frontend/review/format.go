@@ -40,6 +40,8 @@ func (s *Summary) Text() string {
 			row("lifecycle", d.Lifecycle)
 		}
 		rows("started run", d.StartedEdits)
+		// A started Kueue run's pod sets changed: it restarts from step 0.
+		rows("restart", d.StartedRestarts)
 		rows("image", imageLines(d))
 		var objs []string
 		for _, o := range d.ObjectsAdded {
@@ -266,6 +268,10 @@ func (d RunDiff) markdownBlock() string {
 	for _, e := range d.StartedEdits {
 		ref, fields, _ := strings.Cut(e, ": ")
 		row("started run, never applied: "+code(ref), "", plain(fields))
+	}
+	for _, e := range d.StartedRestarts {
+		ref, fields, _ := strings.Cut(e, ": ")
+		row("started Kueue run, restarts it from step 0: "+code(ref), "", plain(fields))
 	}
 	if len(d.ImagesRemoved)+len(d.ImagesAdded) > 0 {
 		row("images", codes(d.ImagesRemoved), codes(d.ImagesAdded))

@@ -93,7 +93,7 @@ func (j judged) diff() (RunDiff, bool) {
 		return RunDiff{}, false
 	}
 	d := s.Runs[0]
-	if d.Status == Changed && len(d.Security)+len(d.KindsAdded)+len(d.KindsRemoved)+len(d.PrivilegesAdded)+len(d.PrivilegesRemoved)+len(d.StartedEdits) == 0 && !d.LevelRose() && !d.NamespaceChanged() {
+	if d.Status == Changed && len(d.Security)+len(d.KindsAdded)+len(d.KindsRemoved)+len(d.PrivilegesAdded)+len(d.PrivilegesRemoved)+len(d.StartedEdits)+len(d.StartedRestarts) == 0 && !d.LevelRose() && !d.NamespaceChanged() {
 		return RunDiff{}, false
 	}
 	return d, true
@@ -158,6 +158,9 @@ func refusals(d RunDiff, allow *renderall.Allow) []string {
 	}
 	if len(d.StartedEdits) > 0 {
 		out = append(out, StartedRunRefusal(d))
+	}
+	if len(d.StartedRestarts) > 0 {
+		out = append(out, StartedRestartRefusal(d))
 	}
 	var gained []string
 	for _, p := range d.PrivilegesAdded {
