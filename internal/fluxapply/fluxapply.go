@@ -274,4 +274,3 @@ func survivors(stale []*unstructured.Unstructured, set *ssa.ChangeSet) []ref {
 	}
 	return out
 }
-

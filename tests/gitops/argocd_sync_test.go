@@ -93,7 +93,7 @@ func TestFluxSettings(t *testing.T) {
 			Prune          bool
 			Force          *bool
 			Wait           *bool
-			DeletionPolicy string `json:"deletionPolicy"`
+			DeletionPolicy string                                    `json:"deletionPolicy"`
 			HealthChecks   []struct{ APIVersion, Kind, Name string } `json:"healthChecks"`
 		}
 	}
