@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/normalize"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,10 +87,11 @@ func New(c client.Client, spec Spec) *Kustomization {
 }
 
 // manager is the ResourceManager as the controller creates it for a
-// reconcile: its field manager, its owner group, no poller (spec.wait
-// false and no healthChecks: the controller waits for nothing).
+// reconcile: its field manager, its owner group, a kstatus poller (the
+// apply waits with it for Namespaces and CRDs of the build to be ready).
 func (k *Kustomization) manager() *ssa.ResourceManager {
-	return ssa.NewResourceManager(k.c, nil, ssa.Owner{Field: Manager, Group: Group})
+	poller := polling.NewStatusPoller(k.c, k.c.RESTMapper(), polling.Options{})
+	return ssa.NewResourceManager(k.c, poller, ssa.Owner{Field: Manager, Group: Group})
 }
 
 // Reconcile is one reconcile of a new revision whose build is objects:
@@ -119,9 +121,13 @@ func (k *Kustomization) Reconcile(ctx context.Context, objects []*unstructured.U
 	}
 	m := k.manager()
 	m.SetOwnerLabels(objs, k.Name, k.Namespace)
-	changes, err := m.ApplyAllStaged(ctx, objs, applyOptions(k.Force))
-	if err != nil {
-		return changes, fmt.Errorf("Kustomization %s/%s: %w", k.Namespace, k.Name, err)
+	changes := ssa.NewChangeSet()
+	if len(objs) > 0 { // an empty build applies nothing and prunes everything
+		applied, err := m.ApplyAllStaged(ctx, objs, applyOptions(k.Force))
+		if err != nil {
+			return applied, fmt.Errorf("Kustomization %s/%s: %w", k.Namespace, k.Name, err)
+		}
+		changes = applied
 	}
 	next := make([]ref, 0, len(changes.Entries))
 	for _, e := range changes.Entries {
