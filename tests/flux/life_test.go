@@ -34,12 +34,24 @@ func TestRunLifeInGit(t *testing.T) {
 	before := snap(t, env, ns, "fx-a")
 	require.Equal(t, 1, before.submissions)
 
-	// A commit elsewhere: a new revision whose build of this run is the same.
+	// A commit elsewhere: a new revision whose build of this run is the
+	// same. The apply is not a no-op: Kueue's admission wrote its marks into
+	// the RayJob's atomic worker group list, so the dry run differs and the
+	// apply takes the list back (generation + 1), restarting nothing.
+	admittedJob, err := job(ctx, env, ns, "fx-a")
+	require.NoError(t, err)
 	cs, err = ks.Reconcile(ctx, run)
 	require.NoError(t, err)
 	t.Logf("a commit elsewhere: %v", actions(cs))
+	assert.Equal(t, "configured", actions(cs)["RayJob/fx-a"])
+	for o, a := range actions(cs) {
+		if o != "RayJob/fx-a" {
+			assert.Equal(t, "unchanged", a, "%s", o)
+		}
+	}
 	j, err := job(ctx, env, ns, "fx-a")
 	require.NoError(t, err)
+	assert.Equal(t, admittedJob.Generation+1, j.Generation)
 	assert.False(t, j.Spec.Suspend, "the reconcile suspended the admitted RayJob again")
 	assert.Equal(t, before, snap(t, env, ns, "fx-a"), "a commit elsewhere restarted the run")
 
