@@ -16,7 +16,7 @@ ifeq ($(filter -trimpath,$(GOFLAGS)),)
 export GOFLAGS := $(strip -trimpath $(GOFLAGS))
 endif
 
-.PHONY: all build test race unit golden fmt vet lint image fuzz bench manifests chart tools apiserver kueue apiserver-test operator-test scheduling-test cluster-day-test kueue-test clean
+.PHONY: all build test race unit golden fmt vet lint image fuzz bench manifests chart tools apiserver kueue apiserver-test operator-test scheduling-test cluster-day-test kueue-test flux-test clean
 
 all: build
 
@@ -87,6 +87,12 @@ cluster-day-test:
 # admission) beside KubeRay's reconcilers (tests/kueue, internal/kueue).
 kueue-test:
 	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v ./tests/kueue
+
+# Only the Flux tier: runs reconciled as Flux's kustomize-controller
+# reconciles one Kustomization per run (fluxcd/pkg/ssa), against KubeRay's
+# reconcilers and Kueue's manager (tests/flux, internal/fluxapply).
+flux-test:
+	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v ./tests/flux
 
 # Unit tests only (no CLIs needed).
 unit:

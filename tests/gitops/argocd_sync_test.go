@@ -1,7 +1,10 @@
 package gitops
 
 import (
+	"maps"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,20 +76,25 @@ func TestArgoCDApplicationSettings(t *testing.T) {
 }
 
 // The shipped Flux objects (gitops/flux) carry the settings docs/gitops.md
-// argues for: the Kustomization prunes what Git no longer renders (a
-// stopped Kueue run's RayJob, a removed run) and never force-recreates an
-// object; the HelmRelease never retries or rolls back a run's install or
-// upgrade, keeps drift detection off and declares the run's state.
+// argues for: the run's own Kustomization prunes what Git no longer
+// renders (a stopped Kueue run's RayJob, a run whose folder lists
+// nothing), never force-recreates an object, orphans the run's objects
+// when it is deleted, and checks the run's RayJob's health; the
+// HelmRelease takes its chart from its own OCIRepository pinned to one
+// version, never retries or rolls back a run's install or upgrade, keeps
+// drift detection off and declares the run's state.
 func TestFluxSettings(t *testing.T) {
 	root := filepath.Join(testenv.RepoRoot(t), "gitops", "flux")
 	var ks struct {
 		APIVersion, Kind string
+		Metadata         struct{ Name string }
 		Spec             struct {
 			Path           string
 			Prune          bool
 			Force          *bool
 			Wait           *bool
-			DeletionPolicy string `json:"deletionPolicy"`
+			DeletionPolicy string                                    `json:"deletionPolicy"`
+			HealthChecks   []struct{ APIVersion, Kind, Name string } `json:"healthChecks"`
 		}
 	}
 	require.NoError(t, yaml.Unmarshal([]byte(testenv.ReadFile(t, filepath.Join(root, "kustomization.yaml"))), &ks))
@@ -97,14 +105,29 @@ func TestFluxSettings(t *testing.T) {
 	assert.False(t, *ks.Spec.Force, "force re-creates a RayJob whose apply fails: a new run from step 0")
 	require.NotNil(t, ks.Spec.Wait)
 	assert.False(t, *ks.Spec.Wait)
-	assert.Equal(t, "Delete", ks.Spec.DeletionPolicy)
-	assert.Equal(t, "./manifests", ks.Spec.Path, "render-all's folder")
+	assert.Equal(t, "Orphan", ks.Spec.DeletionPolicy, "deleting a run's Kustomization must not delete the running run")
+	assert.Equal(t, "./flux/"+ks.Metadata.Name, ks.Spec.Path, "the run's own folder")
+	require.Len(t, ks.Spec.HealthChecks, 1, "the run's RayJob")
+	assert.Equal(t, ks.Metadata.Name, ks.Spec.HealthChecks[0].Name)
+	assert.Equal(t, "RayJob", ks.Spec.HealthChecks[0].Kind)
 
-	var hr struct {
+	type object struct {
 		APIVersion, Kind string
-		Spec             struct {
-			Values  map[string]any
-			Install struct {
+		Metadata         struct{ Name string }
+	}
+	var repo struct {
+		object
+		Spec struct {
+			URL string
+			Ref map[string]string
+		}
+	}
+	var hr struct {
+		object
+		Spec struct {
+			ChartRef struct{ Kind, Name string } `json:"chartRef"`
+			Values   map[string]any
+			Install  struct {
 				Remediation struct{ Retries *int }
 			}
 			Upgrade struct {
@@ -116,9 +139,18 @@ func TestFluxSettings(t *testing.T) {
 			DriftDetection struct{ Mode string } `json:"driftDetection"`
 		}
 	}
-	require.NoError(t, yaml.Unmarshal([]byte(testenv.ReadFile(t, filepath.Join(root, "helmrelease.yaml"))), &hr))
+	docs := strings.Split(testenv.ReadFile(t, filepath.Join(root, "helmrelease.yaml")), "\n---\n")
+	require.Len(t, docs, 2, "the run's OCIRepository and HelmRelease")
+	require.NoError(t, yaml.Unmarshal([]byte(docs[0]), &repo))
+	require.NoError(t, yaml.Unmarshal([]byte(docs[1]), &hr))
+	assert.Equal(t, "source.toolkit.fluxcd.io/v1", repo.APIVersion)
+	assert.Equal(t, "OCIRepository", repo.Kind)
+	assert.Equal(t, []string{"tag"}, slices.Collect(maps.Keys(repo.Spec.Ref)), "one fixed version (tag or digest), never a semver range")
 	assert.Equal(t, "helm.toolkit.fluxcd.io/v2", hr.APIVersion)
 	assert.Equal(t, "HelmRelease", hr.Kind)
+	assert.Equal(t, "OCIRepository", hr.Spec.ChartRef.Kind)
+	assert.Equal(t, repo.Metadata.Name, hr.Spec.ChartRef.Name, "the run's own OCIRepository: a shared one upgrades every run at once")
+	assert.Equal(t, hr.Metadata.Name+"-chart", repo.Metadata.Name)
 	require.NotNil(t, hr.Spec.Install.Remediation.Retries)
 	assert.Zero(t, *hr.Spec.Install.Remediation.Retries, "a retried install is a second run")
 	require.NotNil(t, hr.Spec.Upgrade.Remediation.Retries)
