@@ -68,6 +68,10 @@ type Conn struct {
 	// budget, when set, bounds the bytes of every answer read through
 	// this Conn together (Budgeted).
 	budget *budget
+	// stream is rest without its request timeout, for a log read as it
+	// comes (PodLog); timeout bounds the wait for its answer's headers.
+	stream  *rest.RESTClient
+	timeout time.Duration
 }
 
 // Budgeted is the connection with a budget of bytes for all the
@@ -150,7 +154,11 @@ func FromConfig(cfg *rest.Config, namespace string, o Options) (*Conn, error) {
 	if namespace == "" {
 		namespace = "default"
 	}
-	return &Conn{rest: rc, Namespace: namespace, listTime: listTimeouts * o.Timeout}, nil
+	sc, err := streamClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{rest: rc, Namespace: namespace, listTime: listTimeouts * o.Timeout, stream: sc, timeout: o.Timeout}, nil
 }
 
 // ErrRedirect is the error of a read the server answered with a redirect.
