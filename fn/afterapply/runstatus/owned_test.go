@@ -91,10 +91,10 @@ func TestCollectReadsOnlyWhatTheRunOwns(t *testing.T) {
 		{
 			name: "RayJob names another run's RayCluster",
 			cluster: fakeCluster{
-				jobsPath:                list("ray.io/v1", "RayJob", job("run1", "j1", "run1", "", "run2-c", "Running")),
-				clustersPath:            list("ray.io/v1", "RayCluster", cluster("run2-c", "c2", "run2", "RayJob/j2")),
+				jobsPath:                 list("ray.io/v1", "RayJob", job("run1", "j1", "run1", "", "run2-c", "Running")),
+				clustersPath:             list("ray.io/v1", "RayCluster", cluster("run2-c", "c2", "run2", "RayJob/j2")),
 				clustersPath + "/run2-c": cluster("run2-c", "c2", "run2", "RayJob/j2"),
-				podsPath:                list("v1", "Pod", pod("run2-c-head", "run2", "RayCluster/c2")),
+				podsPath:                 list("v1", "Pod", pod("run2-c-head", "run2", "RayCluster/c2")),
 			},
 			verdict: Running, problem: "RayCluster run2-c named by RayJob run1 is not owned by it: ignored",
 		},
@@ -121,7 +121,7 @@ func TestCollectReadsOnlyWhatTheRunOwns(t *testing.T) {
 		{
 			name: "a RayCluster named by the RayJob without the run's label",
 			cluster: fakeCluster{
-				jobsPath:                list("ray.io/v1", "RayJob", job("run1", "j1", "run1", "", "run1-c", "Initializing")),
+				jobsPath:                 list("ray.io/v1", "RayJob", job("run1", "j1", "run1", "", "run1-c", "Initializing")),
 				clustersPath + "/run1-c": cluster("run1-c", "c1", "", "RayJob/j1"),
 			},
 			verdict: Progressing, problem: "RayCluster run1-c named by RayJob run1 is not owned by it: ignored",
