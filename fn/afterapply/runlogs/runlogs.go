@@ -39,6 +39,8 @@ type Options struct {
 	Follow bool
 	// Out receives the lines, Log what the command says about itself.
 	Out, Log io.Writer
+	// MaxBytes bounds a read without Follow (default and most: MaxBytes).
+	MaxBytes int64
 }
 
 // Bounds.
@@ -85,6 +87,10 @@ func Print(ctx context.Context, c *kube.Conn, o Options) error {
 	out := &lines{w: o.Out}
 	if !o.Follow {
 		budget := int64(MaxBytes)
+		if o.MaxBytes > 0 {
+			budget = min(budget, o.MaxBytes)
+		}
+		total := budget
 		for i := range pods {
 			err := readPod(ctx, c, o, &pods[i], out, &budget)
 			if ctx.Err() != nil {
@@ -94,7 +100,7 @@ func Print(ctx context.Context, c *kube.Conn, o Options) error {
 				return err
 			}
 			if budget <= 0 {
-				fmt.Fprintf(o.Log, "logs: stopped after %d MiB of logs; --tail N reads fewer lines per Pod\n", MaxBytes>>20)
+				fmt.Fprintf(o.Log, "logs: stopped after %d bytes of logs; --tail N reads fewer lines per Pod\n", total)
 				return nil
 			}
 		}

@@ -2,6 +2,7 @@ package runstatus
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -16,19 +17,30 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 )
 
-// fakeCluster answers GETs by path; anything else is 404 (not served).
-// It ignores label selectors, as a hostile server may: the client's own
-// filtering and the ownership rule are what keep other runs out.
+// fakeCluster answers GETs by path (a Status answers with its code);
+// anything else is 404 (not served). It ignores label selectors, as a
+// hostile server may: the client's own filtering and the ownership rule
+// are what keep other runs out.
 type fakeCluster map[string]string
 
 func (f fakeCluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	body, ok := f[r.URL.Path]
 	if !ok {
-		w.WriteHeader(http.StatusNotFound)
-		body = `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`
+		body = status(404, "NotFound")
+	}
+	var st struct {
+		Kind string `json:"kind"`
+		Code int    `json:"code"`
+	}
+	if json.Unmarshal([]byte(body), &st) == nil && st.Kind == "Status" {
+		w.WriteHeader(st.Code)
 	}
 	_, _ = w.Write([]byte(body))
+}
+
+func status(code int, reason string) string {
+	return fmt.Sprintf(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":%q,"code":%d}`, reason, code)
 }
 
 func conn(t *testing.T, f fakeCluster) *kube.Conn {
