@@ -137,7 +137,7 @@ func follow(ctx context.Context, c *kube.Conn, o Options, pods []unstructured.Un
 func readPod(ctx context.Context, c *kube.Conn, o Options, u *unstructured.Unstructured, out *lines, budget *int64) error {
 	var p corev1.Pod
 	if err := kube.Decode(u, &p); err != nil {
-		return fmt.Errorf("Pod %s: %w", u.GetName(), err)
+		return fmt.Errorf("reading Pod %s: %w", u.GetName(), err)
 	}
 	container := o.Container
 	if container == "" && len(p.Spec.Containers) > 0 {
