@@ -449,6 +449,18 @@ func TestStatus(t *testing.T) {
 		require.Equal(t, 0, code)
 		require.Equal(t, 5, r.PodPhases["Running"])
 		require.NotEmpty(t, r.Services, "the head Service KubeRay created")
+		for _, p := range r.Problems {
+			require.NotEqual(t, runstatus.NotOwned, p.Reason, "KubeRay's cluster, Pods and Service are the run's (labelled, owned by UID): %+v", p)
+		}
+
+		// Without RUN: the namespace's runs, with the state the RayJob gives.
+		out, errs, code := nrl(t, "status", "-n", ns, "--kubeconfig", kc, "-o", "json")
+		require.Equal(t, 0, code, errs)
+		var runs []runstatus.RunLine
+		require.NoError(t, json.Unmarshal([]byte(out), &runs), out)
+		require.Len(t, runs, 1, out)
+		require.Equal(t, "good", runs[0].Run)
+		require.Equal(t, runstatus.Running, runs[0].Verdict, runs[0].Summary)
 
 		job := r.RayJobs[0]
 		env.Dashboard.Finish(ns, job.RayClusterName, rayv1.JobStatusSucceeded)
