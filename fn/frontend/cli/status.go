@@ -24,8 +24,10 @@ func statusCmd() *cobra.Command {
 		Use:   "status [RUN] [-n NAMESPACE] [--watch] [-o text|json]",
 		Short: "Explain a run on the cluster: RayJob, RayClusters, Pods, and why it is stuck (read-only)",
 		Long: `Read, never change, everything of the run labelled app.kubernetes.io/instance=RUN
-(the run name: --name, a NemoRLRun's metadata.name, the Helm release name) and
-what KubeRay created for it: the RayJob's jobDeploymentStatus and jobStatus,
+(the run name: --name, a NemoRLRun's metadata.name, the Helm release name) that
+the run owns (a RayCluster a RayJob created by that RayJob's UID, a Pod by its
+RayCluster's; what fails is named, never reported as the run's), and what
+KubeRay created for it: the RayJob's jobDeploymentStatus and jobStatus,
 each RayCluster's state and conditions, the Pods by phase with the reason a Pod
 is missing or Pending (KubeRay's FailedToCreate* Events: Pod Security, a
 missing ServiceAccount; Unschedulable; claims not allocated), DRA claims, the
