@@ -69,7 +69,7 @@ func TestRound5StatusOwnership(t *testing.T) {
 				rayClustersPath: apiList("ray.io/v1", "RayClusterList", rayObject("RayCluster", "run1-c", "c1", "run1", "RayJob/j1", `,"status":{"state":"ready"}`), rayObject("RayCluster", "run2-c", "c2", "run2", "RayJob/j2", "")),
 				podsPath:        apiList("v1", "PodList", ownedPod("run1-c-head", "run1", "c1", "head"), ownedPod("evil-head", "run1", "c2", "head"), ownedPod("run2-c-head", "run2", "c2", "head")),
 			},
-			verdict: "running", says: []string{"run1-c-head (head", "1 Pod(s) labelled with the run are not its: evil-head"},
+			verdict: "running", says: []string{"run1-c-head (head", "1 Pod(s) found as the run's are not its: evil-head"},
 			never: []string{"evil-head (head", "run2-c-head"},
 		},
 		{

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
@@ -120,17 +121,38 @@ func (k *collector) ownedRay(run, sel string) (ownedObjects, error) {
 	return o, err
 }
 
-// ownedBy lists the Pods or Services labelled with the run and keeps
-// those its RayClusters (or nothing of KubeRay's) own.
+// ownedBy lists the Pods or Services labelled with the run, and those
+// KubeRay labels with one of the run's RayClusters (ray.io/cluster, a
+// set-based selector of at most maxSelectorValues names per list), and
+// keeps those the run owns (ownedByClusters).
 func (k *collector) ownedBy(gvr schema.GroupVersionResource, kind, run, sel string, clusters []unstructured.Unstructured) ([]unstructured.Unstructured, error) {
-	items, err := k.list(gvr, sel)
+	labelled, err := k.list(gvr, sel)
 	if err != nil {
 		return nil, err
 	}
-	kept, ignored := ownedByClusters(kind, run, items, clusters)
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(namesOf(clusters))) {
+		if len(validation.IsValidLabelValue(name)) == 0 { // no label carries another: a selector of it would select something else
+			names = append(names, name)
+		}
+	}
+	var byCluster []unstructured.Unstructured
+	for chunk := range slices.Chunk(names, maxSelectorValues) {
+		items, err := k.list(gvr, "ray.io/cluster in ("+strings.Join(chunk, ",")+")")
+		if err != nil {
+			return nil, err
+		}
+		byCluster = append(byCluster, items...)
+	}
+	kept, ignored := ownedByClusters(kind, run, labelled, byCluster, clusters)
 	k.r.Problems = append(k.r.Problems, ignored...)
 	return kept, nil
 }
+
+// maxSelectorValues is how many values one set-based selector names: a
+// request per cluster would read the namespace's pods once per cluster
+// from a server that ignores the selector.
+const maxSelectorValues = 100
 
 func namesOf(items []unstructured.Unstructured) map[string]bool {
 	out := map[string]bool{}

@@ -83,19 +83,37 @@ func jobOwns(j *rayv1.RayJob, cluster *unstructured.Unstructured, run string) bo
 	return j.UID != "" && notOwned(cluster, run, "RayJob", map[types.UID]bool{j.UID: true}) == "" && slices.Contains(rayOwners(cluster, "RayJob"), j.UID)
 }
 
-// ownedByClusters keeps the Pods or Services (kind) the run owns: labelled
-// with it, and owned by none but the run's RayClusters. What is left out
-// is one Problem line naming the first few.
-func ownedByClusters(kind, run string, items, clusters []unstructured.Unstructured) ([]unstructured.Unstructured, []Problem) {
+// ownedByClusters keeps the Pods or Services (kind) the run owns: those
+// labelled with it and owned by none but the run's RayClusters, and those
+// found by KubeRay's ray.io/cluster label (KubeRay's head Service does
+// not carry the run's label) that one of the run's RayClusters owns, by
+// UID, and that no other run's label claims. What is left out is one
+// Problem line naming the first few.
+func ownedByClusters(kind, run string, labelled, byCluster, clusters []unstructured.Unstructured) ([]unstructured.Unstructured, []Problem) {
 	uids := uidsOf(clusters)
 	var kept []unstructured.Unstructured
+	seen := map[string]bool{}
 	why := map[string]string{}
-	for i := range items {
-		if w := notOwned(&items[i], run, "RayCluster", uids); w != "" {
-			why[items[i].GetName()] = w
+	for i := range labelled {
+		seen[labelled[i].GetName()] = true
+		if w := notOwned(&labelled[i], run, "RayCluster", uids); w != "" {
+			why[labelled[i].GetName()] = w
 			continue
 		}
-		kept = append(kept, items[i])
+		kept = append(kept, labelled[i])
+	}
+	for i := range byCluster {
+		u := &byCluster[i]
+		if seen[u.GetName()] {
+			continue
+		}
+		seen[u.GetName()] = true
+		w := clusterOwned(u, run, uids)
+		if w != "" {
+			why[u.GetName()] = "labelled ray.io/cluster=" + u.GetLabels()["ray.io/cluster"] + ", but " + w
+			continue
+		}
+		kept = append(kept, *u)
 	}
 	if len(why) == 0 {
 		return kept, nil
@@ -105,11 +123,31 @@ func ownedByClusters(kind, run string, items, clusters []unstructured.Unstructur
 	for i, n := range shown {
 		shown[i] = n + " (" + why[n] + ")"
 	}
-	msg := fmt.Sprintf("%d %s(s) labelled with the run are not its: %s", len(names), kind, strings.Join(shown, ", "))
+	msg := fmt.Sprintf("%d %s(s) found as the run's are not its: %s", len(names), kind, strings.Join(shown, ", "))
 	if len(names) > maxNamed {
 		msg += fmt.Sprintf(" and %d more", len(names)-maxNamed)
 	}
 	return kept, []Problem{notTheRuns(kind+"s", msg+": ignored")}
+}
+
+// clusterOwned says why an object found by its ray.io/cluster label is
+// not the run's ("" when it is): a RayCluster of the run must own it, and
+// every RayCluster owning it must be the run's; a run label, if any, must
+// be the run's.
+func clusterOwned(u *unstructured.Unstructured, run string, uids map[types.UID]bool) string {
+	if v, ok := u.GetLabels()[InstanceLabel]; ok && v != run {
+		return fmt.Sprintf("it carries %s=%s", InstanceLabel, v)
+	}
+	owners := rayOwners(u, "RayCluster")
+	if len(owners) == 0 {
+		return "no RayCluster owns it"
+	}
+	for _, uid := range owners {
+		if !uids[uid] {
+			return fmt.Sprintf("its owner RayCluster (uid %s) is not one of the run's", uid)
+		}
+	}
+	return ""
 }
 
 // maxNamed is how many objects one "not the run's" line names.

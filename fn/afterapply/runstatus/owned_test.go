@@ -98,6 +98,7 @@ func TestCollectReadsOnlyWhatTheRunOwns(t *testing.T) {
 		cluster          fakeCluster
 		verdict          Verdict
 		clusters, pods   []string
+		services         []string
 		problem, summary string
 	}{
 		{
@@ -128,7 +129,19 @@ func TestCollectReadsOnlyWhatTheRunOwns(t *testing.T) {
 				podsPath:     list("v1", "Pod", pod("run1-c-head", "run1", "RayCluster/c1"), pod("x-head", "run1", "RayCluster/c2"), pod("run2-head", "run2", "RayCluster/c1")),
 			},
 			verdict: Running, clusters: []string{"run1-c"}, pods: []string{"run1-c-head"},
-			problem: "1 Pod(s) labelled with the run are not its: x-head (its owner RayCluster (uid c2) is not one of the run's): ignored",
+			problem: "1 Pod(s) found as the run's are not its: x-head (its owner RayCluster (uid c2) is not one of the run's): ignored",
+		},
+		{
+			name: "KubeRay's head Service carries no run label: its owner ties it; a Pod claiming the cluster by label alone does not",
+			cluster: fakeCluster{
+				jobsPath:     list("ray.io/v1", "RayJob", job("run1", "j1", "run1", "", "run1-c", "Running")),
+				clustersPath: list("ray.io/v1", "RayCluster", cluster("run1-c", "c1", "run1", "RayJob/j1")),
+				"/api/v1/namespaces/ml/services": list("v1", "Service", `{"apiVersion":"v1","kind":"Service",`+
+					strings.Replace(meta("run1-c-head-svc", "s1", "", "RayCluster/c1", ""), `"labels":{}`, `"labels":{"ray.io/cluster":"run1-c"}`, 1)+`,"spec":{"type":"ClusterIP"}}`),
+				podsPath: list("v1", "Pod", strings.Replace(pod("squatter", "", ""), `"labels":{}`, `"labels":{"ray.io/cluster":"run1-c"}`, 1)),
+			},
+			verdict: Running, clusters: []string{"run1-c"}, services: []string{"run1-c-head-svc"},
+			problem: "1 Pod(s) found as the run's are not its: squatter (labelled ray.io/cluster=run1-c, but no RayCluster owns it): ignored",
 		},
 		{
 			name: "a RayCluster named by the RayJob without the run's label",
@@ -178,11 +191,16 @@ func TestCollectReadsOnlyWhatTheRunOwns(t *testing.T) {
 			}
 			assert.Equal(t, tc.clusters, clusters)
 			assert.Equal(t, tc.pods, pods)
+			var services []string
+			for _, s := range r.Services {
+				services = append(services, s.Name)
+			}
+			assert.Equal(t, tc.services, services)
 			text := r.Text()
 			if tc.problem != "" {
 				assert.Contains(t, text, "NotOwned: "+tc.problem)
 			}
-			for _, other := range []string{"RayCluster run2-c:", "RayCluster fake-c:", "  run2-c-head (", "  fake-c-head (", "  x-head (", "  run2-head ("} {
+			for _, other := range []string{"RayCluster run2-c:", "RayCluster fake-c:", "  run2-c-head (", "  fake-c-head (", "  x-head (", "  run2-head (", "  squatter ("} {
 				assert.NotContains(t, text, other, "another run's object is never reported as this run's")
 			}
 		})
