@@ -88,19 +88,19 @@ func pod(name, run, owner string) string {
 	return fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod",%s,"spec":{"containers":[{"name":"ray-head","image":"i"}]},"status":{"phase":"Running"}}`, meta(name, "p-"+name, run, owner, ""))
 }
 
-// A run's report holds only what the run owns: its label on the object
-// AND KubeRay's owner reference (by UID) agree. A RayJob whose status
-// names another run's RayCluster does not pull that cluster or its Pods
-// in; a state annotation decides nothing.
-func TestCollectReadsOnlyWhatTheRunOwns(t *testing.T) {
-	for _, tc := range []struct {
-		name             string
-		cluster          fakeCluster
-		verdict          Verdict
-		clusters, pods   []string
-		services         []string
-		problem, summary string
-	}{
+// ownershipCase is a cluster status reads and what it must report.
+type ownershipCase struct {
+	name             string
+	cluster          fakeCluster
+	verdict          Verdict
+	clusters, pods   []string
+	services         []string
+	problem, summary string
+}
+
+// ownershipCases are the clusters TestCollectReadsOnlyWhatTheRunOwns reads.
+func ownershipCases() []ownershipCase {
+	return []ownershipCase{
 		{
 			name: "RayJob names another run's RayCluster",
 			cluster: fakeCluster{
@@ -176,7 +176,15 @@ func TestCollectReadsOnlyWhatTheRunOwns(t *testing.T) {
 			cluster: fakeCluster{"/apis/resource.nvidia.com/v1beta1/namespaces/ml/computedomains": list("resource.nvidia.com/v1beta1", "ComputeDomain", `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"ComputeDomain",`+meta("run1-cd", "d1", "run1", "", "")+`}`)},
 			verdict: Stopped, summary: "no RayJob or RayCluster of the run, only ComputeDomain/run1-cd",
 		},
-	} {
+	}
+}
+
+// A run's report holds only what the run owns: its label on the object
+// AND KubeRay's owner reference (by UID) agree. A RayJob whose status
+// names another run's RayCluster does not pull that cluster or its Pods
+// in; a state annotation decides nothing.
+func TestCollectReadsOnlyWhatTheRunOwns(t *testing.T) {
+	for _, tc := range ownershipCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := Collect(context.Background(), conn(t, tc.cluster), "ml", "run1", time.Now())
 			require.NoError(t, err)
