@@ -30,6 +30,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
@@ -420,6 +421,26 @@ func TestStatus(t *testing.T) {
 		r, code := waitStatus(t, kc, ns, "nosa", func(r runstatus.Report) bool { return r.Verdict == runstatus.Stuck })
 		require.Equal(t, 1, code)
 		require.True(t, hasProblem(r, "service account"), "%+v", r.Problems)
+	})
+
+	t.Run("suspended in the spec without a Kueue queue: stopped, whatever the annotation says", func(t *testing.T) {
+		ns := "status-stopped"
+		require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
+		prerequisites(t, env, ns)
+		_, objs := render(t, ns, "stp")
+		for _, o := range objs {
+			if o.GetKind() == "RayJob" {
+				require.NoError(t, unstructured.SetNestedField(o.Object, true, "spec", "suspend"))
+				o.SetAnnotations(map[string]string{runparams.StateAnnotation: string(runparams.Running)})
+			}
+		}
+		require.NoError(t, env.Apply(ctx, ns, objs))
+		r, code := waitStatus(t, kc, ns, "stp", func(r runstatus.Report) bool {
+			return len(r.RayJobs) == 1 && r.RayJobs[0].JobDeploymentStatus == string(rayv1.JobDeploymentStatusSuspended)
+		})
+		require.Equal(t, 0, code)
+		require.Equal(t, runstatus.Stopped, r.Verdict, r.Summary)
+		require.Contains(t, r.Summary, "the run is stopped (suspended, no Kueue queue): RayJob stp (Suspended)")
 	})
 
 	t.Run("running, then succeeded with the cluster cleaned up", func(t *testing.T) {
