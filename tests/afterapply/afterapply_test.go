@@ -483,6 +483,20 @@ func TestStatus(t *testing.T) {
 		require.Equal(t, "good", runs[0].Run)
 		require.Equal(t, runstatus.Running, runs[0].Verdict, runs[0].Summary)
 
+		// Another run's RayJob submitted to this run's cluster
+		// (clusterSelector): KubeRay names the cluster in its status, and
+		// its status does not take the cluster or its Pods as its own.
+		thief := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "ray.io/v1", "kind": "RayJob",
+			"metadata": map[string]any{"name": "thief", "namespace": ns, "labels": map[string]any{runstatus.InstanceLabel: "thief"}},
+			"spec":     map[string]any{"entrypoint": "python x.py", "clusterSelector": map[string]any{"ray.io/cluster": r.RayClusters[0].Name}},
+		}}
+		require.NoError(t, env.Apply(ctx, ns, []*unstructured.Unstructured{thief}))
+		tr, _ := waitStatus(t, kc, ns, "thief", func(r runstatus.Report) bool { return len(r.RayJobs) == 1 && r.RayJobs[0].RayClusterName != "" })
+		require.Empty(t, tr.RayClusters, "%+v", tr)
+		require.Empty(t, tr.Pods)
+		require.True(t, hasProblem(tr, "RayCluster "+r.RayClusters[0].Name+" named by RayJob thief is not owned by it: ignored"), "%+v", tr.Problems)
+
 		job := r.RayJobs[0]
 		env.Dashboard.Finish(ns, job.RayClusterName, rayv1.JobStatusSucceeded)
 		r, code = waitStatus(t, kc, ns, "good", func(r runstatus.Report) bool {
