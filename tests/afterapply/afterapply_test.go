@@ -423,25 +423,7 @@ func TestStatus(t *testing.T) {
 		require.True(t, hasProblem(r, "service account"), "%+v", r.Problems)
 	})
 
-	t.Run("suspended in the spec without a Kueue queue: stopped, whatever the annotation says", func(t *testing.T) {
-		ns := "status-stopped"
-		require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
-		prerequisites(t, env, ns)
-		_, objs := render(t, ns, "stp")
-		for _, o := range objs {
-			if o.GetKind() == "RayJob" {
-				require.NoError(t, unstructured.SetNestedField(o.Object, true, "spec", "suspend"))
-				o.SetAnnotations(map[string]string{runparams.StateAnnotation: string(runparams.Running)})
-			}
-		}
-		require.NoError(t, env.Apply(ctx, ns, objs))
-		r, code := waitStatus(t, kc, ns, "stp", func(r runstatus.Report) bool {
-			return len(r.RayJobs) == 1 && r.RayJobs[0].JobDeploymentStatus == string(rayv1.JobDeploymentStatusSuspended)
-		})
-		require.Equal(t, 0, code)
-		require.Equal(t, runstatus.Stopped, r.Verdict, r.Summary)
-		require.Contains(t, r.Summary, "the run is stopped (suspended, no Kueue queue): RayJob stp (Suspended)")
-	})
+	t.Run("suspended in the spec without a Kueue queue: stopped, whatever the annotation says", func(t *testing.T) { stoppedFromSpec(t, env, kc) })
 
 	t.Run("running, then succeeded with the cluster cleaned up", func(t *testing.T) {
 		ns := "status-run"
@@ -483,19 +465,7 @@ func TestStatus(t *testing.T) {
 		require.Equal(t, "good", runs[0].Run)
 		require.Equal(t, runstatus.Running, runs[0].Verdict, runs[0].Summary)
 
-		// Another run's RayJob submitted to this run's cluster
-		// (clusterSelector): KubeRay names the cluster in its status, and
-		// its status does not take the cluster or its Pods as its own.
-		thief := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "ray.io/v1", "kind": "RayJob",
-			"metadata": map[string]any{"name": "thief", "namespace": ns, "labels": map[string]any{runstatus.InstanceLabel: "thief"}},
-			"spec":     map[string]any{"entrypoint": "python x.py", "clusterSelector": map[string]any{"ray.io/cluster": r.RayClusters[0].Name}},
-		}}
-		require.NoError(t, env.Apply(ctx, ns, []*unstructured.Unstructured{thief}))
-		tr, _ := waitStatus(t, kc, ns, "thief", func(r runstatus.Report) bool { return len(r.RayJobs) == 1 && r.RayJobs[0].RayClusterName != "" })
-		require.Empty(t, tr.RayClusters, "%+v", tr)
-		require.Empty(t, tr.Pods)
-		require.True(t, hasProblem(tr, "RayCluster "+r.RayClusters[0].Name+" named by RayJob thief is not owned by it: ignored"), "%+v", tr.Problems)
+		thiefSeesNoCluster(t, env, kc, ns, r.RayClusters[0].Name)
 
 		job := r.RayJobs[0]
 		env.Dashboard.Finish(ns, job.RayClusterName, rayv1.JobStatusSucceeded)
@@ -505,6 +475,46 @@ func TestStatus(t *testing.T) {
 		require.Equal(t, 0, code)
 		require.Empty(t, r.RayClusters)
 	})
+}
+
+// thiefSeesNoCluster: another run's RayJob submitted to this run's
+// cluster (clusterSelector) is named the cluster in its status by
+// KubeRay; its status does not take the cluster or its Pods as its own.
+func thiefSeesNoCluster(t *testing.T, env *operator.Env, kc, ns, cluster string) {
+	t.Helper()
+	thief := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "ray.io/v1", "kind": "RayJob",
+		"metadata": map[string]any{"name": "thief", "namespace": ns, "labels": map[string]any{runstatus.InstanceLabel: "thief"}},
+		"spec":     map[string]any{"entrypoint": "python x.py", "clusterSelector": map[string]any{"ray.io/cluster": cluster}},
+	}}
+	require.NoError(t, env.Apply(context.Background(), ns, []*unstructured.Unstructured{thief}))
+	tr, _ := waitStatus(t, kc, ns, "thief", func(r runstatus.Report) bool { return len(r.RayJobs) == 1 && r.RayJobs[0].RayClusterName != "" })
+	require.Empty(t, tr.RayClusters, "%+v", tr)
+	require.Empty(t, tr.Pods)
+	require.True(t, hasProblem(tr, "RayCluster "+cluster+" named by RayJob thief is not owned by it: ignored"), "%+v", tr.Problems)
+}
+
+// stoppedFromSpec: a RayJob suspended in its spec without a Kueue queue is
+// stopped, its state annotation saying run.
+func stoppedFromSpec(t *testing.T, env *operator.Env, kc string) {
+	ctx := context.Background()
+	ns := "status-stopped"
+	require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
+	prerequisites(t, env, ns)
+	_, objs := render(t, ns, "stp")
+	for _, o := range objs {
+		if o.GetKind() == "RayJob" {
+			require.NoError(t, unstructured.SetNestedField(o.Object, true, "spec", "suspend"))
+			o.SetAnnotations(map[string]string{runparams.StateAnnotation: string(runparams.Running)})
+		}
+	}
+	require.NoError(t, env.Apply(ctx, ns, objs))
+	r, code := waitStatus(t, kc, ns, "stp", func(r runstatus.Report) bool {
+		return len(r.RayJobs) == 1 && r.RayJobs[0].JobDeploymentStatus == string(rayv1.JobDeploymentStatusSuspended)
+	})
+	require.Equal(t, 0, code)
+	require.Equal(t, runstatus.Stopped, r.Verdict, r.Summary)
+	require.Contains(t, r.Summary, "the run is stopped (suspended, no Kueue queue): RayJob stp (Suspended)")
 }
 
 // A Helm release is found by its release name: the chart labels every
