@@ -30,6 +30,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
@@ -422,6 +423,8 @@ func TestStatus(t *testing.T) {
 		require.True(t, hasProblem(r, "service account"), "%+v", r.Problems)
 	})
 
+	t.Run("suspended in the spec without a Kueue queue: stopped, whatever the annotation says", func(t *testing.T) { stoppedFromSpec(t, env, kc) })
+
 	t.Run("running, then succeeded with the cluster cleaned up", func(t *testing.T) {
 		ns := "status-run"
 		require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
@@ -449,6 +452,20 @@ func TestStatus(t *testing.T) {
 		require.Equal(t, 0, code)
 		require.Equal(t, 5, r.PodPhases["Running"])
 		require.NotEmpty(t, r.Services, "the head Service KubeRay created")
+		for _, p := range r.Problems {
+			require.NotEqual(t, runstatus.NotOwned, p.Reason, "KubeRay's cluster, Pods and Service are the run's (labelled, owned by UID): %+v", p)
+		}
+
+		// Without RUN: the namespace's runs, with the state the RayJob gives.
+		out, errs, code := nrl(t, "status", "-n", ns, "--kubeconfig", kc, "-o", "json")
+		require.Equal(t, 0, code, errs)
+		var runs []runstatus.RunLine
+		require.NoError(t, json.Unmarshal([]byte(out), &runs), out)
+		require.Len(t, runs, 1, out)
+		require.Equal(t, "good", runs[0].Run)
+		require.Equal(t, runstatus.Running, runs[0].Verdict, runs[0].Summary)
+
+		thiefSeesNoCluster(t, env, kc, ns, r.RayClusters[0].Name)
 
 		job := r.RayJobs[0]
 		env.Dashboard.Finish(ns, job.RayClusterName, rayv1.JobStatusSucceeded)
@@ -458,6 +475,46 @@ func TestStatus(t *testing.T) {
 		require.Equal(t, 0, code)
 		require.Empty(t, r.RayClusters)
 	})
+}
+
+// thiefSeesNoCluster: another run's RayJob submitted to this run's
+// cluster (clusterSelector) is named the cluster in its status by
+// KubeRay; its status does not take the cluster or its Pods as its own.
+func thiefSeesNoCluster(t *testing.T, env *operator.Env, kc, ns, cluster string) {
+	t.Helper()
+	thief := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "ray.io/v1", "kind": "RayJob",
+		"metadata": map[string]any{"name": "thief", "namespace": ns, "labels": map[string]any{runstatus.InstanceLabel: "thief"}},
+		"spec":     map[string]any{"entrypoint": "python x.py", "clusterSelector": map[string]any{"ray.io/cluster": cluster}},
+	}}
+	require.NoError(t, env.Apply(context.Background(), ns, []*unstructured.Unstructured{thief}))
+	tr, _ := waitStatus(t, kc, ns, "thief", func(r runstatus.Report) bool { return len(r.RayJobs) == 1 && r.RayJobs[0].RayClusterName != "" })
+	require.Empty(t, tr.RayClusters, "%+v", tr)
+	require.Empty(t, tr.Pods)
+	require.True(t, hasProblem(tr, "RayCluster "+cluster+" named by RayJob thief is not owned by it: ignored"), "%+v", tr.Problems)
+}
+
+// stoppedFromSpec: a RayJob suspended in its spec without a Kueue queue is
+// stopped, its state annotation saying run.
+func stoppedFromSpec(t *testing.T, env *operator.Env, kc string) {
+	ctx := context.Background()
+	ns := "status-stopped"
+	require.NoError(t, env.CreateNamespace(ctx, ns, "privileged"))
+	prerequisites(t, env, ns)
+	_, objs := render(t, ns, "stp")
+	for _, o := range objs {
+		if o.GetKind() == "RayJob" {
+			require.NoError(t, unstructured.SetNestedField(o.Object, true, "spec", "suspend"))
+			o.SetAnnotations(map[string]string{runparams.StateAnnotation: string(runparams.Running)})
+		}
+	}
+	require.NoError(t, env.Apply(ctx, ns, objs))
+	r, code := waitStatus(t, kc, ns, "stp", func(r runstatus.Report) bool {
+		return len(r.RayJobs) == 1 && r.RayJobs[0].JobDeploymentStatus == string(rayv1.JobDeploymentStatusSuspended)
+	})
+	require.Equal(t, 0, code)
+	require.Equal(t, runstatus.Stopped, r.Verdict, r.Summary)
+	require.Contains(t, r.Summary, "the run is stopped (suspended, no Kueue queue): RayJob stp (Suspended)")
 }
 
 // A Helm release is found by its release name: the chart labels every

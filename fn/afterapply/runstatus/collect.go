@@ -16,33 +16,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 )
 
-// Collect reads everything of the run. An error wrapping
-// kube.ErrUnreachable means the cluster could not be asked; a permission
-// error on one kind is a Problem, not an error.
+// Collect reads everything of the run: the objects labelled with it that
+// it owns (owned.go). An error wrapping kube.ErrUnreachable means the
+// cluster could not be asked; a permission error on one kind is a Problem,
+// not an error.
 func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.Time) (Report, error) {
 	r := Report{Run: run, Namespace: namespace, PodPhases: map[string]int{}}
 	k := &collector{ctx: ctx, c: c.Budgeted(kube.MaxReportBytes), namespace: namespace, r: &r}
 	sel := InstanceLabel + "=" + run
-	jobs, err := k.list(kube.RayJobs, sel)
-	if err != nil {
-		return r, err
-	}
-	clusters, err := k.list(kube.RayClusters, sel)
-	if err != nil {
-		return r, err
-	}
-	clusters, clusterNames, err := k.jobClusters(jobs, clusters)
-	if err != nil {
-		return r, err
-	}
-	pods, podNames, err := k.listRun(kube.Pods, sel, clusterNames)
-	if err != nil {
-		return r, err
-	}
-	services, _, err := k.listRun(kube.Services, sel, clusterNames)
+	o, err := k.owned(run, sel)
 	if err != nil {
 		return r, err
 	}
@@ -54,7 +39,7 @@ func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.
 	if err != nil {
 		return r, err
 	}
-	if len(jobs)+len(clusters)+len(pods)+len(services)+len(deploys)+len(others) == 0 {
+	if len(o.jobs)+len(o.clusters)+len(o.pods)+len(o.services)+len(deploys)+len(others) == 0 {
 		if len(k.refused) > 0 {
 			// Nothing readable is not nothing there.
 			return r, fmt.Errorf("%w: cannot tell whether run %s exists in namespace %s: the cluster refused to list %s (403 Forbidden)",
@@ -64,22 +49,23 @@ func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.
 		r.Summary = fmt.Sprintf("nothing labelled %s in namespace %s", sel, namespace)
 		return r, nil
 	}
-	events, err := k.events(jobs, clusterNames, podNames)
+	clusterNames, podNames := namesOf(o.clusters), namesOf(o.pods)
+	events, err := k.events(o.jobs, clusterNames, podNames)
 	if err != nil {
 		return r, err
 	}
-	if err := k.addRay(jobs, clusters, clusterNames, now); err != nil {
+	if err := k.addRay(o.jobs, o.clusters, o.jobCluster, now); err != nil {
 		return r, err
 	}
-	if err := k.addPods(pods); err != nil {
+	if err := k.addPods(o.pods); err != nil {
 		return r, err
 	}
-	if err := k.admissions(sel, append(slices.Clone(jobs), clusters...)); err != nil {
+	if err := k.admissions(sel, append(slices.Clone(o.jobs), o.clusters...)); err != nil {
 		return r, err
 	}
-	for i := range services {
+	for i := range o.services {
 		var s corev1.Service
-		_ = kube.Decode(&services[i], &s)
+		_ = kube.Decode(&o.services[i], &s)
 		r.Services = append(r.Services, Object{Kind: "Service", Name: s.Name, Info: string(s.Spec.Type)})
 	}
 	for i := range deploys {
@@ -90,11 +76,90 @@ func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.
 		r.Deployments = append(r.Deployments, d)
 	}
 	r.Others = others
-	r.Problems = append(r.Problems, eventProblems(events, clusterNames, jobs, podNames)...)
+	r.Problems = append(r.Problems, eventProblems(events, clusterNames, o.jobs, podNames)...)
 	r.Problems = append(r.Problems, podProblems(r.Pods)...)
 	sortReport(&r)
 	r.Verdict, r.Summary = judge(r)
 	return r, nil
+}
+
+// ownedObjects are the run's RayJobs, RayClusters, Pods and Services, and
+// which RayJobs' clusters (status.rayClusterName) are their own.
+type ownedObjects struct {
+	jobs, clusters, pods, services []unstructured.Unstructured
+	jobCluster                     map[string]bool
+}
+
+// owned lists the run's RayJobs, RayClusters, Pods and Services by its
+// label and keeps what it owns; what it does not is a NotOwned Problem.
+func (k *collector) owned(run, sel string) (ownedObjects, error) {
+	o, err := k.ownedRay(run, sel)
+	if err != nil {
+		return o, err
+	}
+	if o.pods, err = k.ownedBy(kube.Pods, "Pod", run, sel, o.clusters); err != nil {
+		return o, err
+	}
+	o.services, err = k.ownedBy(kube.Services, "Service", run, sel, o.clusters)
+	return o, err
+}
+
+// ownedRay lists the run's RayJobs and the RayClusters it owns.
+func (k *collector) ownedRay(run, sel string) (ownedObjects, error) {
+	var o ownedObjects
+	var err error
+	if o.jobs, err = k.list(kube.RayJobs, sel); err != nil {
+		return o, err
+	}
+	listed, err := k.list(kube.RayClusters, sel)
+	if err != nil {
+		return o, err
+	}
+	kept, ignored := ownedClusters(run, o.jobs, listed)
+	k.r.Problems = append(k.r.Problems, ignored...)
+	o.clusters, o.jobCluster, err = k.jobClusters(run, o.jobs, kept)
+	return o, err
+}
+
+// ownedBy lists the Pods or Services labelled with the run, and those
+// KubeRay labels with one of the run's RayClusters (ray.io/cluster, a
+// set-based selector of at most maxSelectorValues names per list), and
+// keeps those the run owns (ownedByClusters).
+func (k *collector) ownedBy(gvr schema.GroupVersionResource, kind, run, sel string, clusters []unstructured.Unstructured) ([]unstructured.Unstructured, error) {
+	labelled, err := k.list(gvr, sel)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(namesOf(clusters))) {
+		if len(validation.IsValidLabelValue(name)) == 0 { // no label carries another: a selector of it would select something else
+			names = append(names, name)
+		}
+	}
+	var byCluster []unstructured.Unstructured
+	for chunk := range slices.Chunk(names, maxSelectorValues) {
+		items, err := k.list(gvr, "ray.io/cluster in ("+strings.Join(chunk, ",")+")")
+		if err != nil {
+			return nil, err
+		}
+		byCluster = append(byCluster, items...)
+	}
+	kept, ignored := ownedByClusters(kind, run, labelled, byCluster, clusters)
+	k.r.Problems = append(k.r.Problems, ignored...)
+	return kept, nil
+}
+
+// maxSelectorValues is how many values one set-based selector names: a
+// request per cluster would read the namespace's pods once per cluster
+// from a server that ignores the selector.
+const maxSelectorValues = 100
+
+func namesOf(items []unstructured.Unstructured) map[string]bool {
+	out := map[string]bool{}
+	for i := range items {
+		out[items[i].GetName()] = true
+	}
+	return out
 }
 
 // collector reads one run's objects from one namespace into a Report.
@@ -164,74 +229,6 @@ func (k *collector) events(jobs []unstructured.Unstructured, clusterNames, podNa
 	return out, nil
 }
 
-// jobClusters adds the RayJobs' clusters to clusters. A RayJob's cluster
-// normally carries the run's label (KubeRay copies the RayJob's labels);
-// it is read by name too in case a user's RayJob did not pass them on.
-func (k *collector) jobClusters(jobs, clusters []unstructured.Unstructured) ([]unstructured.Unstructured, map[string]bool, error) {
-	names := map[string]bool{}
-	for i := range clusters {
-		names[clusters[i].GetName()] = true
-	}
-	for i := range jobs {
-		var j rayv1.RayJob
-		if err := kube.Decode(&jobs[i], &j); err != nil {
-			return nil, nil, fmt.Errorf("RayJob %s: %w", jobs[i].GetName(), err)
-		}
-		name := j.Status.RayClusterName
-		if name == "" || names[name] {
-			continue
-		}
-		u, out, err := k.c.Get(k.ctx, kube.RayClusters, k.namespace, name)
-		if kube.Stops(err) {
-			return nil, nil, err
-		}
-		if out == kube.Found {
-			clusters = append(clusters, *u)
-			names[name] = true
-		}
-	}
-	return clusters, names, nil
-}
-
-// listRun lists what carries the run's label, then what carries the label
-// KubeRay puts on a cluster's pods and services (ray.io/cluster) for the
-// run's clusters, maxSelectorValues of them per list: each object once,
-// with the set of their names.
-func (k *collector) listRun(gvr schema.GroupVersionResource, sel string, clusterNames map[string]bool) ([]unstructured.Unstructured, map[string]bool, error) {
-	items, err := k.list(gvr, sel)
-	if err != nil {
-		return nil, nil, err
-	}
-	names := map[string]bool{}
-	for i := range items {
-		names[items[i].GetName()] = true
-	}
-	var clusters []string
-	for _, name := range slices.Sorted(maps.Keys(clusterNames)) {
-		if len(validation.IsValidLabelValue(name)) == 0 { // no label carries another: a selector of it would select something else
-			clusters = append(clusters, name)
-		}
-	}
-	for chunk := range slices.Chunk(clusters, maxSelectorValues) {
-		more, err := k.list(gvr, "ray.io/cluster in ("+strings.Join(chunk, ",")+")")
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, it := range more {
-			if !names[it.GetName()] {
-				items = append(items, it)
-				names[it.GetName()] = true
-			}
-		}
-	}
-	return items, names, nil
-}
-
-// maxSelectorValues is how many values one set-based selector names: a
-// request per cluster would read the namespace's pods once per cluster
-// from a server that ignores the selector.
-const maxSelectorValues = 100
-
 // others are the run's DRA objects and ConfigMaps, by kind and name.
 func (k *collector) others(sel string) ([]Object, error) {
 	var out []Object
@@ -251,11 +248,11 @@ func (k *collector) others(sel string) ([]Object, error) {
 }
 
 // addRay adds the RayJobs and RayClusters to the report.
-func (k *collector) addRay(jobs, clusters []unstructured.Unstructured, clusterNames map[string]bool, now time.Time) error {
+func (k *collector) addRay(jobs, clusters []unstructured.Unstructured, jobCluster map[string]bool, now time.Time) error {
 	for i := range jobs {
 		var j rayv1.RayJob
 		_ = kube.Decode(&jobs[i], &j) // decoded by jobClusters
-		k.r.RayJobs = append(k.r.RayJobs, rayJob(&j, clusterNames, now))
+		k.r.RayJobs = append(k.r.RayJobs, rayJob(&j, jobCluster[j.Name], now))
 	}
 	for i := range clusters {
 		var rc rayv1.RayCluster
@@ -304,7 +301,9 @@ func (k *collector) addPods(pods []unstructured.Unstructured) error {
 	return nil
 }
 
-func rayJob(j *rayv1.RayJob, clusters map[string]bool, now time.Time) RayJob {
+// rayJob is a RayJob's state; ownCluster says the cluster its status
+// names exists and is its own.
+func rayJob(j *rayv1.RayJob, ownCluster bool, now time.Time) RayJob {
 	out := RayJob{
 		Name:                j.Name,
 		JobDeploymentStatus: string(j.Status.JobDeploymentStatus),
@@ -312,7 +311,7 @@ func rayJob(j *rayv1.RayJob, clusters map[string]bool, now time.Time) RayJob {
 		Reason:              string(j.Status.Reason),
 		Message:             j.Status.Message,
 		RayClusterName:      j.Status.RayClusterName,
-		Stopped:             j.Annotations[runparams.StateAnnotation] == string(runparams.Stopped),
+		Stopped:             specStopped(true, j.Spec.Suspend, j.Labels[kueue.QueueLabel]),
 		Deletion:            deletionOf(j.ObjectMeta),
 	}
 	if len(j.Spec.ClusterSelector) > 0 {
@@ -321,7 +320,7 @@ func rayJob(j *rayv1.RayJob, clusters map[string]bool, now time.Time) RayJob {
 	finished := j.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusComplete || j.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusFailed
 	if finished && j.Spec.ShutdownAfterJobFinishes && len(j.Spec.ClusterSelector) == 0 {
 		switch {
-		case j.Status.RayClusterName == "" || !clusters[j.Status.RayClusterName]:
+		case !ownCluster:
 			out.Cleanup = "done"
 		case j.Status.EndTime != nil && now.Sub(j.Status.EndTime.Time) > time.Duration(j.Spec.TTLSecondsAfterFinished)*time.Second+time.Minute:
 			out.Cleanup = "overdue"
@@ -339,7 +338,7 @@ func rayCluster(rc *rayv1.RayCluster) RayCluster {
 	out := RayCluster{Name: rc.Name, State: string(rc.Status.State), Reason: rc.Status.Reason, //nolint:staticcheck // see above
 
 		ReadyWorkers: rc.Status.ReadyWorkerReplicas, DesiredWorker: rc.Status.DesiredWorkerReplicas, Deletion: deletionOf(rc.ObjectMeta),
-		Stopped: rc.Annotations[runparams.StateAnnotation] == string(runparams.Stopped)}
+		Stopped: specStopped(true, rc.Spec.Suspend != nil && *rc.Spec.Suspend, rc.Labels[kueue.QueueLabel])}
 	if rc.Labels["ray.io/originated-from-crd"] == "RayJob" {
 		out.CreatedBy = "RayJob/" + rc.Labels["ray.io/originated-from-cr-name"]
 	}

@@ -16,12 +16,12 @@ func TestDeletingObjects(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	gone := metav1.NewTime(now)
 	meta := metav1.ObjectMeta{Name: "j", DeletionTimestamp: &gone, Finalizers: []string{"ray.io/rayjob-finalizer"}}
-	j := rayJob(&rayv1.RayJob{ObjectMeta: meta, Status: rayv1.RayJobStatus{JobDeploymentStatus: rayv1.JobDeploymentStatusRunning}}, nil, now)
+	j := rayJob(&rayv1.RayJob{ObjectMeta: meta, Status: rayv1.RayJobStatus{JobDeploymentStatus: rayv1.JobDeploymentStatusRunning}}, false, now)
 	assert.True(t, j.Deleting)
 	assert.Equal(t, []string{"ray.io/rayjob-finalizer"}, j.Finalizers)
 	c := rayCluster(&rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", DeletionTimestamp: &gone}, Status: rayv1.RayClusterStatus{State: rayv1.Ready}}) //nolint:staticcheck // State: as collect reads it
 	assert.True(t, c.Deleting)
-	live := rayJob(&rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "k"}}, nil, now)
+	live := rayJob(&rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "k"}}, false, now)
 	assert.False(t, live.Deleting)
 
 	r := Report{Run: "r", Namespace: "ns", RayJobs: []RayJob{j}, RayClusters: []RayCluster{c}}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 )
 
 // eventProblems keeps the Warning events about the run's objects, the
@@ -150,7 +151,9 @@ func judge(r Report) (Verdict, string) {
 		return Progressing, fmt.Sprintf("%d of %d RayCluster(s) ready; no obstacle found yet", ready, len(r.RayClusters))
 	}
 	if len(r.Pods) == 0 && len(r.Deployments) == 0 {
-		// The run was deleted but not all of it: nothing will make progress.
+		// No RayJob or RayCluster, and nothing runs: stopped from the spec
+		// (runparams.StateFromSpec, present false), as a stopped Kueue run
+		// renders without them; or deleted in part.
 		var left []string
 		for _, o := range r.Services {
 			left = append(left, "Service/"+o.Name)
@@ -161,7 +164,9 @@ func judge(r Report) (Verdict, string) {
 		for _, a := range r.Admissions {
 			left = append(left, a.Kind+"/"+a.Name)
 		}
-		return NotFound, fmt.Sprintf("no RayJob, RayCluster, Pod or Deployment of the run; left over: %s (delete them with the run's other objects: docs/run-identity.md)", strings.Join(left, ", "))
+		if specStopped(false, false, "") {
+			return Stopped, fmt.Sprintf("no RayJob or RayCluster of the run, only %s: a stopped Kueue run renders without them (state: run in its entry starts it again); if the run was deleted, delete these with it (docs/run-identity.md)", strings.Join(left, ", "))
+		}
 	}
 	return Progressing, "no RayJob or RayCluster of the run; other objects present"
 }
@@ -231,11 +236,11 @@ func sortReport(r *Report) {
 	})
 }
 
-// stopped is the verdict of a run Git declares stopped (its RayJob or
-// RayCluster carries runparams.StateAnnotation) that had not ended: it is
-// neither queued nor merely suspended, and nothing will start it until
-// its entry says state: run. A RayJob that ended before the stop keeps its
-// end verdict.
+// stopped is the verdict of a run its spec stops (a RayJob or RayCluster
+// suspended without a Kueue queue: runparams.StateFromSpec, never the
+// state annotation) that had not ended: it is neither queued nor merely
+// suspended, and nothing will start it until its spec does. A RayJob that
+// ended before the stop keeps its end verdict.
 func stopped(r Report) (Verdict, string, bool) {
 	var names []string
 	pods := len(r.Pods)
@@ -257,11 +262,18 @@ func stopped(r Report) (Verdict, string, bool) {
 	if len(names) == 0 {
 		return "", "", false
 	}
-	msg := "Git declares the run stopped (state: stopped): " + strings.Join(names, ", ")
-	if pods > 0 {
+	msg := "the run is stopped (suspended, no Kueue queue): " + strings.Join(names, ", ")
+	switch {
+	case r.podsUnread:
+	case pods > 0:
 		msg += fmt.Sprintf("; KubeRay is deleting its %d Pod(s)", pods)
-	} else {
+	default:
 		msg += "; no Pod runs"
 	}
 	return Stopped, msg + "; state: run in its entry starts it again", true
+}
+
+// specStopped is runparams.StateFromSpec's "stopped", the one rule.
+func specStopped(present, suspended bool, kueueQueue string) bool {
+	return runparams.StateFromSpec(present, suspended, kueueQueue) == runparams.Stopped
 }

@@ -31,7 +31,7 @@ const (
 	Succeeded   Verdict = "succeeded"   // the RayJob completed
 	Progressing Verdict = "progressing" // starting, no known obstacle
 	Suspended   Verdict = "suspended"
-	Stopped     Verdict = "stopped" // Git declares the run stopped (runparams.StateAnnotation)
+	Stopped     Verdict = "stopped" // its spec stops it (runparams.StateFromSpec)
 	Queued      Verdict = "queued"  // held by Kueue or KAI until it is admitted or placed
 	Stuck       Verdict = "stuck"   // not progressing, with a known cause
 	Failed      Verdict = "failed"  // the RayJob failed
@@ -75,6 +75,9 @@ type Report struct {
 	Admissions []Admission `json:"admissions,omitempty"`
 	// Problems are the causes found, newest last.
 	Problems []Problem `json:"problems,omitempty"`
+	// podsUnread: the run's Pods were not read (a listing), so the
+	// summary says nothing of them.
+	podsUnread bool
 }
 
 // RayJob is a RayJob's state.
@@ -86,8 +89,8 @@ type RayJob struct {
 	Message             string `json:"message,omitempty"`
 	RayClusterName      string `json:"rayClusterName,omitempty"`
 	ClusterSelector     string `json:"clusterSelector,omitempty"`
-	// Stopped: the object carries runparams.StateAnnotation stopped (the
-	// run's entry in Git says state: stopped).
+	// Stopped: the spec stops it (runparams.StateFromSpec: suspended
+	// without a Kueue queue), whatever runparams.StateAnnotation says.
 	Stopped bool `json:"stopped,omitempty"`
 	// Cleanup, for a finished RayJob that shuts its cluster down: "done"
 	// (the RayCluster is gone), "pending" (within ttlSecondsAfterFinished)

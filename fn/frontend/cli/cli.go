@@ -83,7 +83,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		fnCmd(), kustomizeInputsCmd(), kustomizePluginCmd(), kustomizeConfigCmd(),
 		preflightCmd(),
 		renderAllCmd(), diffCmd(),
-		schemaCmd(), statusCmd(), versionCmd(),
+		schemaCmd(), statusCmd(), logsCmd(), versionCmd(),
 	)
 	// Usage mistakes exit 2. cobra reports them as plain errors, so they are
 	// marked where cobra makes them: flag parsing (inherited by every

@@ -3,13 +3,16 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
 func statusCmd() *cobra.Command {
@@ -18,11 +21,13 @@ func statusCmd() *cobra.Command {
 	var watch bool
 	var interval, timeout time.Duration
 	c := &cobra.Command{
-		Use:   "status RUN [-n NAMESPACE] [--watch] [-o text|json]",
+		Use:   "status [RUN] [-n NAMESPACE] [--watch] [-o text|json]",
 		Short: "Explain a run on the cluster: RayJob, RayClusters, Pods, and why it is stuck (read-only)",
 		Long: `Read, never change, everything of the run labelled app.kubernetes.io/instance=RUN
-(the run name: --name, a NemoRLRun's metadata.name, the Helm release name) and
-what KubeRay created for it: the RayJob's jobDeploymentStatus and jobStatus,
+(the run name: --name, a NemoRLRun's metadata.name, the Helm release name) that
+the run owns (a RayCluster a RayJob created by that RayJob's UID, a Pod by its
+RayCluster's; what fails is named, never reported as the run's), and what
+KubeRay created for it: the RayJob's jobDeploymentStatus and jobStatus,
 each RayCluster's state and conditions, the Pods by phase with the reason a Pod
 is missing or Pending (KubeRay's FailedToCreate* Events: Pod Security, a
 missing ServiceAccount; Unschedulable; claims not allocated), DRA claims, the
@@ -34,8 +39,14 @@ redirect is refused, never followed); 3 nothing of the run found in the
 namespace; 4 the cluster refused the credentials (401) or the reads (403),
 so whether the run exists cannot be told; 5 the API server failed (5xx, 429)
 or answered what is not an answer. With --watch a failed poll is retried
-(up to 3 in a row); when --timeout ends the watch, the last verdict decides.`,
-		Args: cobra.ExactArgs(1),
+(up to 3 in a row); when --timeout ends the watch, the last verdict decides.
+
+Without RUN: the namespace's runs (the run labels of its RayJobs,
+RayClusters and the objects a stopped Kueue run leaves, managed by nrl-k8s
+or Helm), one line each, sorted, with the state their RayJobs and
+RayClusters give (-o json: an array of {run, verdict, summary}); exit 0,
+or 2, 4, 5 as above. At most 1000 runs are listed (more is said on stderr).`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
 				return usageError{fmt.Errorf("-o %s: expected text or json", format)}
@@ -47,15 +58,21 @@ or answered what is not an answer. With --watch a failed poll is retried
 			if namespace == "" {
 				namespace = conn.Namespace
 			}
-			if err := validRunRef(namespace, args[0]); err != nil {
-				return usageError{err}
-			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			if timeout > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
+			}
+			if len(args) == 0 {
+				if watch {
+					return usageError{fmt.Errorf("--watch: expected a RUN to watch")}
+				}
+				return listRuns(ctx, cmd, conn, namespace, format)
+			}
+			if err := validRunRef(namespace, args[0]); err != nil {
+				return usageError{err}
 			}
 			v, err := runstatus.Watch(ctx, conn, runstatus.WatchOptions{Namespace: namespace, Run: args[0], Format: format,
 				Watch: watch, Interval: interval, Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()})
@@ -73,6 +90,31 @@ or answered what is not an answer. With --watch a failed poll is retried
 	c.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long (0: no limit); the last state decides the exit code")
 	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
+}
+
+// listRuns prints the namespace's runs (status without RUN).
+func listRuns(ctx context.Context, cmd *cobra.Command, conn *kube.Conn, namespace, format string) error {
+	if err := validNamespace(namespace); err != nil {
+		return usageError{err}
+	}
+	l, err := runstatus.ListRuns(ctx, conn, namespace, time.Now())
+	if err != nil {
+		return clusterError(cmd.ErrOrStderr(), err)
+	}
+	out, err := l.Format(format)
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(cmd.OutOrStdout(), out); err != nil {
+		return err
+	}
+	for _, n := range l.Notes {
+		fmt.Fprintf(cmd.ErrOrStderr(), "status: %s\n", safetext.Inline(n))
+	}
+	if len(l.Runs) == 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "status: no runs in namespace %s\n", namespace)
+	}
+	return nil
 }
 
 func exitCode(code int) error {
