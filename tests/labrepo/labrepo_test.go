@@ -121,23 +121,29 @@ func TestLabRepository(t *testing.T) {
 	_, errOut = cli(t, lab, 1, "render-all", "--kustomization", "--check", "--base-ref", "main", ".")
 	require.Contains(t, errOut, "sft-fast: refused: the run gains 1 privilege(s): hostNetwork")
 
-	// The review summary step as docs/review-workflow.md gives it: the base
-	// branch in a worktree, whose submodule git does not check out; the
-	// documented submodule step makes its recipes readable.
-	base := filepath.Join(dir, "base")
-	git(t, lab, "worktree", "add", "-q", base, "main")
-	_, errOut = cli(t, lab, 1, "diff", base, ".")
-	require.Contains(t, errOut, "git submodule update --init nemo-rl")
-	git(t, base, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "--recursive")
-	out, errOut = cli(t, lab, 0, "diff", base, ".")
-	require.NotContains(t, errOut, "not checked out")
-	require.Contains(t, out, "sft-fast", "the summary names the pull request's new run")
+	summaryWithSubmodule(t, dir, lab)
 
 	// A clone whose submodule is not checked out says so, with the command.
 	clone := filepath.Join(dir, "clone")
 	git(t, dir, "clone", "-q", lab, clone)
 	_, errOut = cli(t, clone, 1, "render-all", "--kustomization", "--check", "--base-ref", "origin/main", ".")
 	require.Contains(t, errOut, "it is in the git submodule nemo-rl, which is not checked out: expected `git submodule update --init nemo-rl` first")
+}
+
+// summaryWithSubmodule runs the review summary step as
+// docs/review-workflow.md gives it: the base branch in a worktree, whose
+// submodule git does not check out; the documented submodule step makes
+// its recipes readable.
+func summaryWithSubmodule(t *testing.T, dir, lab string) {
+	t.Helper()
+	base := filepath.Join(dir, "base")
+	git(t, lab, "worktree", "add", "-q", base, "main")
+	_, errOut := cli(t, lab, 1, "diff", base, ".")
+	require.Contains(t, errOut, "git submodule update --init nemo-rl")
+	git(t, base, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "--recursive")
+	out, errOut := cli(t, lab, 0, "diff", base, ".")
+	require.NotContains(t, errOut, "not checked out")
+	require.Contains(t, out, "sft-fast", "the summary names the pull request's new run")
 }
 
 // writeLab writes the lab's own files: the cluster profile (the shipped
