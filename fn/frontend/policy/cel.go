@@ -23,12 +23,12 @@ func validations() []admissionv1.Validation {
 	counts := review.LiveRayClusterFields
 	groupSkip := append([]string{"scaleStrategy", "template"}, counts...)
 	workers := "size(variables.oldWorkers) == size(variables.newWorkers) && variables.newWorkers.all(g, variables.oldWorkers.exists(h, " +
-		"h.groupName == g.groupName && " + sameExcept("g", "h", "k", groupSkip) + " && " + sameTemplate("g.template", "h.template", "t") + "))"
+		"h.groupName == g.groupName && " + sameExcept("g", "h", groupSkip) + " && " + sameTemplate("g.template", "h.template", "t") + "))"
 	var countCmp []string
 	for _, f := range counts {
 		countCmp = append(countCmp, "g.?"+f+" == h.?"+f)
 	}
-	head := sameExcept("variables.newHead", "variables.oldHead", "k", []string{"template"}) + " && " +
+	head := sameExcept("variables.newHead", "variables.oldHead", []string{"template"}) + " && " +
 		sameTemplate("variables.newHead.?template", "variables.oldHead.?template", "t")
 	return []admissionv1.Validation{
 		{
@@ -36,11 +36,11 @@ func validations() []admissionv1.Validation {
 			Message:    "spec.entrypoint of a started run: KubeRay submits a RayJob's entrypoint once and never runs a changed one; " + Way,
 		},
 		{
-			Expression: "!variables.rayJob || " + sameExcept("object.spec", "oldObject.spec", "k", []string{"entrypoint", "rayClusterSpec", "suspend"}),
+			Expression: "!variables.rayJob || " + sameExcept("object.spec", "oldObject.spec", []string{"entrypoint", "rayClusterSpec", "suspend"}),
 			Message:    "the spec of a started RayJob (a field besides entrypoint, rayClusterSpec and suspend): KubeRay reads it once, when it starts the run; " + Way,
 		},
 		{
-			Expression: sameExcept("variables.newCluster", "variables.oldCluster", "k", []string{"headGroupSpec", "suspend", "workerGroupSpecs"}),
+			Expression: sameExcept("variables.newCluster", "variables.oldCluster", []string{"headGroupSpec", "suspend", "workerGroupSpecs"}),
 			Message:    "the cluster spec of a started run (a RayJob's spec.rayClusterSpec, a RayCluster's spec, besides its groups and suspend): KubeRay never applies it to a running cluster; " + Way,
 		},
 		{
@@ -63,8 +63,10 @@ func validations() []admissionv1.Validation {
 }
 
 // sameExcept is CEL for "maps a and b hold the same keys and values, keys
-// in skip left out", v the iteration variable (distinct per nesting).
-func sameExcept(a, b, v string, skip []string) string {
+// in skip left out"; its iteration variable k is used by no enclosing
+// macro.
+func sameExcept(a, b string, skip []string) string {
+	const v = "k"
 	quoted := make([]string, len(skip))
 	for i, s := range skip {
 		quoted[i] = "'" + s + "'"
