@@ -23,13 +23,13 @@ func validations() []admissionv1.Validation {
 	counts := review.LiveRayClusterFields
 	groupSkip := append([]string{"scaleStrategy", "template"}, counts...)
 	workers := "size(variables.oldWorkers) == size(variables.newWorkers) && variables.newWorkers.all(g, variables.oldWorkers.exists(h, " +
-		"h.groupName == g.groupName && " + sameExcept("g", "h", groupSkip) + " && " + sameTemplate("g.template", "h.template", "t") + "))"
+		"h.groupName == g.groupName && " + sameExcept("g", "h", groupSkip) + " && " + sameTemplate("g.template", "h.template") + "))"
 	var countCmp []string
 	for _, f := range counts {
 		countCmp = append(countCmp, "g.?"+f+" == h.?"+f)
 	}
 	head := sameExcept("variables.newHead", "variables.oldHead", []string{"template"}) + " && " +
-		sameTemplate("variables.newHead.?template", "variables.oldHead.?template", "t")
+		sameTemplate("variables.newHead.?template", "variables.oldHead.?template")
 	return []admissionv1.Validation{
 		{
 			Expression: "!variables.rayJob || object.spec.?entrypoint.orValue('') == oldObject.spec.?entrypoint.orValue('')",
@@ -78,8 +78,10 @@ func sameExcept(a, b string, skip []string) string {
 
 // sameTemplate is CEL for "pod templates a and b are the same": the pod
 // spec, and the labels and annotations but Kueue's marks. a and b may be
-// optional values (CEL's ?. chains through them).
-func sameTemplate(a, b, v string) string {
+// optional values (CEL's ?. chains through them). Its iteration variable
+// t is used by no enclosing macro.
+func sameTemplate(a, b string) string {
+	const v = "t"
 	out := a + ".?spec.orValue({}) == " + b + ".?spec.orValue({})"
 	mark := v + ".startsWith('" + kueueMarks + "')"
 	for _, field := range []string{"labels", "annotations"} {
