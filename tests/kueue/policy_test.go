@@ -14,7 +14,6 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,7 +43,7 @@ func setField(t *testing.T, u *unstructured.Unstructured, v any, path ...string)
 	require.NoError(t, unstructured.SetNestedField(u.Object, v, path...), strings.Join(path, "."))
 }
 
-// workerGroups edits the first worker group of the cluster spec at path.
+// firstWorker edits the first worker group of the cluster spec at path.
 func firstWorker(t *testing.T, u *unstructured.Unstructured, set func(g map[string]any), path ...string) {
 	t.Helper()
 	groups, found, err := unstructured.NestedSlice(u.Object, append(path, "workerGroupSpecs")...)
@@ -214,7 +213,7 @@ func TestStartedRunPolicy(t *testing.T) {
 	require.NoError(t, env.Server.Client.Delete(ctx, job.DeepCopy()), "the deletion of a started run")
 
 	t.Run("not started", func(t *testing.T) { notStarted(t, env, ns, job) })
-	t.Run("RayCluster scaled live", func(t *testing.T) { liveRayCluster(t, env, ns, started) })
+	t.Run("RayCluster scaled live", func(t *testing.T) { liveRayCluster(t, env, ns, job) })
 }
 
 // notStarted: the same RayJob without Kueue's label, created suspended
@@ -241,34 +240,20 @@ func notStarted(t *testing.T, env *operator.Env, ns string, job *unstructured.Un
 	assert.Equal(t, want, live.Spec.Entrypoint, "the edit was stored")
 }
 
-// liveRayCluster: a started RayCluster of the run's shape, not Kueue's:
-// its worker counts change (KubeRay scales to them), its pod templates
-// do not.
-func liveRayCluster(t *testing.T, env *operator.Env, ns string, job *rayv1.RayJob) {
+// liveRayCluster: a started RayCluster of the run's shape (the rendered
+// RayJob's cluster spec), not Kueue's: its worker counts change (KubeRay
+// scales to them), its pod templates do not.
+func liveRayCluster(t *testing.T, env *operator.Env, ns string, job *unstructured.Unstructured) {
 	ctx := context.Background()
-	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(job.Spec.RayClusterSpec)
+	spec, found, err := unstructured.NestedMap(job.Object, "spec", "rayClusterSpec")
 	require.NoError(t, err)
+	require.True(t, found, "the rendered RayJob has a rayClusterSpec")
 	rc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "ray.io/v1", "kind": "RayCluster",
 		"metadata": map[string]any{"name": "kq-policy-cluster", "namespace": ns, "labels": map[string]any{
 			"app.kubernetes.io/managed-by": "nrl-k8s", "app.kubernetes.io/instance": "kq-policy-cluster"}},
 		"spec": spec,
 	}}
-	clean := func(u *unstructured.Unstructured) {
-		firstWorker(t, u, func(g map[string]any) {
-			delete(g, "scaleStrategy")
-			meta, _ := g["template"].(map[string]any)["metadata"].(map[string]any)
-			for _, field := range []string{"labels", "annotations"} {
-				m, _ := meta[field].(map[string]any)
-				for key := range m {
-					if strings.HasPrefix(key, "kueue.x-k8s.io/") {
-						delete(m, key)
-					}
-				}
-			}
-		}, "spec")
-	}
-	clean(rc)
 	require.NoError(t, applyAs(ctx, env, editors[0], rc, false))
 	t.Cleanup(func() { assert.NoError(t, client.IgnoreNotFound(env.Server.Client.Delete(ctx, rc.DeepCopy()))) })
 	for _, manager := range editors {
