@@ -6,12 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -90,8 +88,8 @@ func startedRunEdits(t *testing.T) []edit {
 }
 
 // installPolicy creates the shipped policy and binding (the API server
-// compiles and checks their CEL on creation) and removes them when the
-// test ends, so the package's other tests run without it.
+// compiles their CEL on creation) and removes them when the test ends, so
+// the package's other tests run without it.
 func installPolicy(t *testing.T, env *operator.Env) {
 	t.Helper()
 	ctx := context.Background()
@@ -101,21 +99,6 @@ func installPolicy(t *testing.T, env *operator.Env) {
 	for _, o := range objs {
 		require.NoError(t, env.Server.Client.Create(ctx, o.DeepCopy()), "the API server refuses %s %s", o.GetKind(), o.GetName())
 		t.Cleanup(func() { assert.NoError(t, client.IgnoreNotFound(env.Server.Client.Delete(ctx, o.DeepCopy()))) })
-	}
-	// The API server type-checks the CEL against KubeRay's CRD schemas in
-	// the background; its warnings are information (the policy reads the
-	// objects as unstructured data), logged for whoever edits it.
-	var vap admissionv1.ValidatingAdmissionPolicy
-	err = operator.Wait(ctx, 15*time.Second, "the policy's type check", func(ctx context.Context) (bool, string, error) {
-		err := env.Server.Client.Get(ctx, client.ObjectKey{Name: policy.Name}, &vap)
-		return err == nil && vap.Status.TypeChecking != nil, fmt.Sprintf("%+v", vap.Status), err
-	})
-	if err != nil {
-		t.Logf("no type check reported: %v", err)
-		return
-	}
-	for _, w := range vap.Status.TypeChecking.ExpressionWarnings {
-		t.Logf("type check: %s: %s", w.FieldRef, w.Warning)
 	}
 }
 
