@@ -190,6 +190,31 @@ func TestStartedRunPolicy(t *testing.T) {
 	assert.Equal(t, started.Status.RayClusterName, after.Status.RayClusterName, "the run was restarted")
 	assert.Len(t, env.Dashboard.Submissions(ns), 1, "the job was submitted again")
 
+	// The exemption is by identity: the edit KubeRay's user sends passes,
+	// the same edit from another ServiceAccount is refused. (The writes
+	// the controllers made above pass on the field rules alone: what they
+	// write into a started run is ignored or is a stop; the exemption
+	// covers whole-object updates of theirs this run did not make.)
+	t.Run("identities", func(t *testing.T) {
+		for _, c := range []struct {
+			user string
+			pass bool
+		}{{"system:serviceaccount:default:someone-else", false}, {operator.User, true}} {
+			cfg, _, err := env.Server.AsUser(c.user)
+			require.NoError(t, err)
+			as, err := client.New(cfg, client.Options{})
+			require.NoError(t, err)
+			u := job.DeepCopy()
+			startedRunEdits(t)[0].change(t, u)
+			err = as.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("kuberay-operator"), client.ForceOwnership, client.DryRunAll)
+			if c.pass {
+				assert.NoError(t, err, c.user)
+			} else {
+				refusedWith(t, err, "spec.entrypoint of a started run")
+			}
+		}
+	})
+
 	// A stop by hand (kubectl patch), then the deletion, pass.
 	require.NoError(t, env.Server.Client.Patch(ctx, job.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"suspend":true}}`)),
 		client.FieldOwner("kubectl-patch")), "a stop of a started run")
