@@ -14,8 +14,8 @@ import (
 )
 
 // The shipped file is the default output, byte for byte (regenerate with
-// -update or `nrl-k8s policy > gitops/policy/started-run-policy.yaml`).
-func TestShippedPolicyIsGenerated(t *testing.T) {
+// `make golden` or `nrl-k8s policy > gitops/policy/started-run-policy.yaml`).
+func TestGoldenShippedPolicy(t *testing.T) {
 	b, err := YAML(Options{})
 	require.NoError(t, err)
 	golden.File(t, filepath.Join(testenv.RepoRoot(t), File), b)
