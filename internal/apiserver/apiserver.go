@@ -138,6 +138,23 @@ func (s *Server) WriteKubeconfig(dir string) (string, error) {
 	return file, nil
 }
 
+// AsUser is a REST config and a kubeconfig for user name, authenticated by
+// a client certificate and a member of system:masters (allowed what the
+// admin is), so admission sees the name as request.userInfo.username: a
+// controller a test runs in-process is who its ServiceAccount would be in
+// a cluster.
+func (s *Server) AsUser(name string) (*rest.Config, []byte, error) {
+	u, err := s.env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("user %s: %w", name, err)
+	}
+	kc, err := u.KubeConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubeconfig of user %s: %w", name, err)
+	}
+	return u.Config(), kc, nil
+}
+
 // install applies the CRDs server-side (the RayJob CRD is 1.3 MB: a
 // client-side apply would not fit its last-applied annotation) and waits
 // until they are served.

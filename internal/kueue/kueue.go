@@ -47,6 +47,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/policy"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
@@ -55,6 +56,10 @@ import (
 
 // Version is the Kueue hack/kueue.sh builds (hack/kueue/go.mod).
 const Version = "v0.17.0"
+
+// User is who Kueue's manager is to the API server: the username of its
+// ServiceAccount in a default install (policy.DefaultKueueUser).
+const User = policy.DefaultKueueUser
 
 // Namespace is where Kueue keeps its webhook Service and certificate.
 const Namespace = "kueue-system"
@@ -115,8 +120,14 @@ func Start(env *operator.Env, dir string) (*Kueue, error) {
 	if err != nil {
 		return nil, err
 	}
-	kc, err := env.Server.WriteKubeconfig(tmp)
+	// Kueue authenticates as its ServiceAccount's username, the one the
+	// started-run policy lets through by default.
+	_, kcData, err := env.Server.AsUser(User)
 	if err != nil {
+		return nil, err
+	}
+	kc := filepath.Join(tmp, "kubeconfig")
+	if err := os.WriteFile(kc, kcData, 0o600); err != nil {
 		return nil, err
 	}
 	cfg := filepath.Join(tmp, "config.yaml")

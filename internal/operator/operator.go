@@ -44,6 +44,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/policy"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 )
@@ -57,6 +58,11 @@ const ReconcileConcurrency = 4
 // and its version); the API server takes the part before "/" as the field
 // manager of KubeRay's writes.
 const UserAgent = "kuberay-operator/v1.5.0"
+
+// User is who KubeRay's reconcilers are to the API server: the username of
+// kuberay-operator's ServiceAccount in a default install
+// (policy.DefaultKubeRayUser).
+const User = policy.DefaultKubeRayUser
 
 // Env is a running API server with KubeRay's reconcilers attached.
 type Env struct {
@@ -122,10 +128,16 @@ func attach(srv *apiserver.Server) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	// kuberay-operator's main sets this user agent, so the API server
-	// records its writes under field manager "kuberay-operator" as in a
-	// cluster (not under this test binary's name).
-	mgrCfg := rest.CopyConfig(srv.Config)
+	// KubeRay authenticates as its ServiceAccount's username, the one the
+	// started-run policy lets through by default (tests/kueue,
+	// TestStartedRunPolicy). kuberay-operator's main sets this user agent,
+	// so the API server records its writes under field manager
+	// "kuberay-operator" as in a cluster (not under this test binary's name).
+	userCfg, _, err := srv.AsUser(User)
+	if err != nil {
+		return nil, err
+	}
+	mgrCfg := rest.CopyConfig(userCfg)
 	mgrCfg.UserAgent = UserAgent
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme:                 scheme,

@@ -81,7 +81,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		renderCmd(), checkCmd(), valuesCmd(),
 		chartDataCmd(), chartPackageCmd(), chartNewCmd(), recipeMergeCmd(),
 		fnCmd(), kustomizeInputsCmd(), kustomizePluginCmd(), kustomizeConfigCmd(),
-		preflightCmd(),
+		preflightCmd(), policyCmd(),
 		renderAllCmd(), diffCmd(),
 		schemaCmd(), statusCmd(), logsCmd(), versionCmd(),
 	)

@@ -21,10 +21,19 @@ import (
 // and never reaches the run while `status` says it runs: it is refused, and
 // the message gives the two ways that do take effect.
 
-// liveRayClusterFields are the RayCluster fields KubeRay applies to a
-// running cluster (it scales worker groups to them); everything else in
-// its spec reaches only Pods created later.
-var liveRayClusterFields = map[string]bool{"replicas": true, "minReplicas": true, "maxReplicas": true}
+// LiveRayClusterFields are the worker group fields KubeRay applies to a
+// running RayCluster (it scales worker groups to them); everything else in
+// its spec reaches only Pods created later. The started-run policy
+// (fn/frontend/policy) lets them through for the same reason.
+var LiveRayClusterFields = []string{"maxReplicas", "minReplicas", "replicas"}
+
+var liveRayClusterFields = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range LiveRayClusterFields {
+		m[f] = true
+	}
+	return m
+}()
 
 // rayState is what a render's Ray objects say of the run, read from
 // their specs by runparams.StateFromSpec (never from the state annotation,
