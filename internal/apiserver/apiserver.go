@@ -152,7 +152,12 @@ func (s *Server) AsUser(name string) (*rest.Config, []byte, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubeconfig of user %s: %w", name, err)
 	}
-	return u.Config(), kc, nil
+	// The admin's rate limits too (envtest sets 1,000 QPS): a user's
+	// config comes with client-go's default 5 QPS, which starved KubeRay
+	// of its writes when it reconciles every shipped run at once.
+	cfg := u.Config()
+	cfg.QPS, cfg.Burst = s.Config.QPS, s.Config.Burst
+	return cfg, kc, nil
 }
 
 // install applies the CRDs server-side (the RayJob CRD is 1.3 MB: a
