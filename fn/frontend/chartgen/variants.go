@@ -275,13 +275,7 @@ func (g *gen) variant(e Entry, mode runparams.Mode, sent Values, ki *knobInfo) (
 	if err := g.proveNoEnvironment(e, mode, withOv, shipsRecipe, data); err != nil {
 		return variantRender{}, err
 	}
-	rm.Names = append(rm.Names, sentinelNames(res.Docs)...)
-	if shipsRecipe {
-		hash := manifest.RecipeHash(shippedRecipe(res.Docs))
-		for i := range rm.Names {
-			rm.Names[i].Name = strings.ReplaceAll(rm.Names[i].Name, hash, SentinelRecipeHash)
-		}
-	}
+	rm.Names = append(rm.Names, sentinelNames(res.Docs, shipsRecipe)...)
 	rm.Warnings = append(rm.Warnings, g.warnings(e, res)...)
 	rm.Taken = taken(res.Docs)
 	return variantRender{meta: rm, data: data, res: res}, nil
@@ -430,11 +424,16 @@ func (g *gen) proveNoEnvironment(e Entry, mode runparams.Mode, withOv Values, sh
 
 // sentinelNames are the generated names holding a sentinel, with the limit
 // and pattern the chart checks the real name against.
-func sentinelNames(docs []rendered.Doc) []NameRule {
+// A shipped recipe's hash in a name is the sentinel's, as in the data.
+func sentinelNames(docs []rendered.Doc, shipsRecipe bool) []NameRule {
 	var out []NameRule
+	hash := manifest.RecipeHash(shippedRecipe(docs))
 	for _, d := range docs {
 		if strings.Contains(d.Name, SentinelUser) || strings.Contains(d.Name, SentinelRunID) || strings.Contains(d.Name, SentinelNamespace) || strings.Contains(d.Name, SentinelName) {
 			maxLength, pat := nameRule(d.Kind)
+			if shipsRecipe {
+				d.Name = strings.ReplaceAll(d.Name, hash, SentinelRecipeHash)
+			}
 			out = append(out, NameRule{Kind: d.Kind, Name: d.Name, MaxLength: maxLength, Pattern: pat})
 		}
 	}
