@@ -13,7 +13,8 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 )
 
-// deniedCluster answers as fakeCluster does, but 403 on the paths in deny.
+// deniedCluster answers lists, and gets of the objects in gets, by path,
+// 403 on the path deny and 404 for anything else.
 func deniedCluster(t *testing.T, deny string, lists map[string][]map[string]any, gets map[string]map[string]any) *kube.Conn {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

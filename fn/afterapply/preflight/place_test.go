@@ -22,31 +22,14 @@ import (
 )
 
 // fakeCluster answers lists, and gets of the objects in gets, by path;
-// 404 for anything else.
+// 404 for anything else (deniedCluster refusing nothing).
 func fakeCluster(t *testing.T, lists map[string][]map[string]any, gets ...map[string]map[string]any) *kube.Conn {
 	t.Helper()
-	if len(gets) == 0 {
-		gets = append(gets, nil)
+	var g map[string]map[string]any
+	if len(gets) > 0 {
+		g = gets[0]
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o, ok := gets[0][r.URL.Path]; ok {
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(o)
-			return
-		}
-		items, ok := lists[r.URL.Path]
-		if !ok {
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"metadata": map[string]any{}, "items": items})
-	}))
-	t.Cleanup(srv.Close)
-	c, err := kube.FromConfig(&rest.Config{Host: srv.URL}, "a", kube.Options{})
-	require.NoError(t, err)
-	return c
+	return deniedCluster(t, "", lists, g)
 }
 
 func obj(apiVersion, kind string, meta map[string]any, rest map[string]any) map[string]any {
