@@ -7,18 +7,17 @@ import (
 	"testing"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
-	"github.com/fluxcd/pkg/apis/kustomize"
 	fluxcel "github.com/fluxcd/pkg/runtime/cel"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fluxapply"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -26,28 +25,11 @@ import (
 // kustomize-controller's CEL status evaluator (fluxcd/pkg/runtime/cel).
 func fluxHealth(t *testing.T, kind string) *fluxcel.StatusEvaluator {
 	t.Helper()
-	var ks struct {
-		Spec struct {
-			HealthCheckExprs json.RawMessage `json:"healthCheckExprs"`
-		} `json:"spec"`
-	}
 	path := filepath.Join(testenv.RepoRoot(t), "gitops", "flux", "kustomization.yaml")
-	require.NoError(t, yaml.Unmarshal([]byte(testenv.ReadFile(t, path)), &ks))
-	// Strictly into Flux's own type: a misspelt key is an error.
-	var exprs []kustomize.CustomHealthCheck
-	require.NoError(t, yaml.UnmarshalStrict(ks.Spec.HealthCheckExprs, &exprs), "spec.healthCheckExprs")
-	// The controller refuses two expressions for one kind.
-	_, err := fluxcel.NewStatusReader(exprs)
+	evs, err := fluxapply.HealthChecks([]byte(testenv.ReadFile(t, path)))
 	require.NoError(t, err)
-	for _, hc := range exprs {
-		if hc.APIVersion == "ray.io/v1" && hc.Kind == kind {
-			e, err := fluxcel.NewStatusEvaluator(&hc.HealthCheckExpressions)
-			require.NoError(t, err)
-			return e
-		}
-	}
-	require.FailNow(t, "no healthCheckExprs for "+kind)
-	return nil
+	require.Contains(t, evs, "ray.io/v1/"+kind, "no healthCheckExprs for "+kind)
+	return evs["ray.io/v1/"+kind]
 }
 
 // evaluate is obj's kstatus status by ev, from obj's JSON as the API

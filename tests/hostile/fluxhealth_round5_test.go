@@ -3,18 +3,18 @@ package hostile
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
-	"github.com/fluxcd/pkg/apis/kustomize"
 	fluxcel "github.com/fluxcd/pkg/runtime/cel"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fluxapply"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -22,21 +22,14 @@ import (
 // as kustomize-controller evaluates them (fluxcd/pkg/runtime/cel).
 func fluxEvaluators(t *testing.T) map[string]*fluxcel.StatusEvaluator {
 	t.Helper()
-	var ks struct {
-		Spec struct {
-			HealthCheckExprs []kustomize.CustomHealthCheck `json:"healthCheckExprs"`
-		} `json:"spec"`
-	}
 	file := filepath.Join(testenv.RepoRoot(t), "gitops", "flux", "kustomization.yaml")
-	require.NoError(t, yaml.Unmarshal([]byte(testenv.ReadFile(t, file)), &ks))
+	evs, err := fluxapply.HealthChecks([]byte(testenv.ReadFile(t, file)))
+	require.NoError(t, err)
 	out := map[string]*fluxcel.StatusEvaluator{}
-	for _, hc := range ks.Spec.HealthCheckExprs {
-		ev, err := fluxcel.NewStatusEvaluator(&hc.HealthCheckExpressions)
-		require.NoError(t, err, hc.Kind)
-		out[hc.Kind] = ev
+	for _, kind := range []string{"RayJob", "RayCluster"} {
+		require.Contains(t, evs, "ray.io/v1/"+kind)
+		out[kind] = evs["ray.io/v1/"+kind]
 	}
-	require.Contains(t, out, "RayJob")
-	require.Contains(t, out, "RayCluster")
 	return out
 }
 
@@ -100,8 +93,4 @@ func fluxSucceeded(check string, obj map[string]any) bool {
 	return (state == "ready" || anyTrue("RayClusterProvisioned")) && !failed
 }
 
-var errCurrent = errorString("Current (Ready) for an object that neither succeeded nor is stopped by its spec")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+var errCurrent = errors.New("current (Ready) for an object that neither succeeded nor is stopped by its spec")
