@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )

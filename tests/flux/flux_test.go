@@ -26,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fluxapply"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"

@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
 )
 

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fluxapply"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"

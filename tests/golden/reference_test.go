@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"

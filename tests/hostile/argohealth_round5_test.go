@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
 )
 

@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"

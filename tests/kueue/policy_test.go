@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/policy"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	kueueenv "github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 )
 

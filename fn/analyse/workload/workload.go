@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 )
 
 // Object is one rendered object with its identity: as plain data, or as

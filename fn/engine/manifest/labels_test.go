@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 )
 
 // TestLabelPrecedence pins which layer wins, one case per rule of labels.go.

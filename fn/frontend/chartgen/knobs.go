@@ -10,9 +10,9 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 

@@ -2,8 +2,8 @@ package chartgen
 
 import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/secrets"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 )
 
 // Meta is files/profiles.json.

@@ -5,8 +5,8 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 )
 
 // QueueRef is a queue a rendered run is labelled with, for the README:

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 )
 
 // The chart's `state` value. A stopped run is the engine's (manifest.Stop,

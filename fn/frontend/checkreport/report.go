@@ -11,10 +11,10 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 )
 
 // Input files travel as ConfigMaps, the shape kustomize's configMapGenerator

@@ -16,10 +16,10 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )

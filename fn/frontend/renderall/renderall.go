@@ -28,15 +28,15 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/batch"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
