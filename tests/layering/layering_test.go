@@ -62,15 +62,15 @@ func with(prefixes ...[]string) []string {
 // purpose.
 var layers = []layer{
 	{prefix: "fn/support/", may: []string{"fn/support/"}, never: clusterClients},
-	// Data every layer shares: the run parameters, the rendered document and
+	// Data every layer shares: the run parameters, the rendered document,
 	// the NemoRLRun API type (a leaf any entry point reads, which never pulls
-	// in the pipeline).
+	// in the pipeline) and the vocabulary (labels, annotations, API groups).
 	{prefix: "fn/core/", may: base, never: clusterClients},
 	// Analysers read rendered documents and typed objects; the stages call them, never the reverse.
 	{prefix: "fn/analyse/", may: with(base, []string{"fn/analyse/"}), never: clusterClients},
 	// The stages in pipeline order: load → resolve → check | build → emit → pipeline.
-	// The profile's schema checks the names KAI and Kueue read, from the one package that holds each.
-	{prefix: "fn/engine/load/", may: with(base, []string{"fn/analyse/kai", "fn/analyse/kueue", "fn/engine/load/"}), never: clusterClients},
+	// The profile's schema checks a topology constraint's keys in the order KAI reads them.
+	{prefix: "fn/engine/load/", may: with(base, []string{"fn/analyse/kai", "fn/engine/load/"}), never: clusterClients},
 	{prefix: "fn/engine/resolve/", may: with(base, []string{"fn/engine/load/", "fn/engine/resolve/"}), never: clusterClients},
 	// check and build (manifest) both read the resolved run; neither reads the other.
 	{prefix: "fn/engine/check", may: with(base, []string{"fn/engine/load/", "fn/engine/resolve/", "fn/engine/check", "fn/analyse/"}), never: clusterClients},

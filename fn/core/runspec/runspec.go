@@ -16,14 +16,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
-// APIVersion and Kind of the resource.
-const (
-	Group      = "nemo-rl.nvidia.com"
-	APIVersion = Group + "/v1alpha1"
-	Kind       = "NemoRLRun"
-)
+// Kind of the resource; its apiVersion is vocab.APIVersion.
+const Kind = "NemoRLRun"
 
 // NemoRLRun is the function config and run file kind.
 type NemoRLRun struct {
@@ -115,7 +112,7 @@ func parse(file string, data []byte, withLines bool) (*NemoRLRun, error) {
 			}
 			msgs = append(msgs, msg)
 		}
-		return nil, &Error{File: file, Field: field, Msg: fmt.Sprintf("%s; expected the fields of %s %s", strings.Join(msgs, "; "), APIVersion, Kind)}
+		return nil, &Error{File: file, Field: field, Msg: fmt.Sprintf("%s; expected the fields of %s %s", strings.Join(msgs, "; "), vocab.APIVersion, Kind)}
 	}
 	if err := r.Validate(); err != nil {
 		e := &Error{File: file, Msg: err.Error(), Err: err}
@@ -182,8 +179,8 @@ func fieldErr(field, format string, args ...any) error {
 
 // Validate checks the fields a render needs.
 func (r *NemoRLRun) Validate() error {
-	if r.APIVersion != APIVersion || r.Kind != Kind {
-		return fmt.Errorf("found %s %s; expected apiVersion %s, kind %s", r.APIVersion, r.Kind, APIVersion, Kind)
+	if r.APIVersion != vocab.APIVersion || r.Kind != Kind {
+		return fmt.Errorf("found %s %s; expected apiVersion %s, kind %s", r.APIVersion, r.Kind, vocab.APIVersion, Kind)
 	}
 	if err := ValidateName(r.Metadata.Name); err != nil {
 		return fieldErr("metadata.name", "%v", err)

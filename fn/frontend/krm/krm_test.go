@@ -12,6 +12,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
@@ -170,9 +171,9 @@ var processCases = []processCase{{
 	items: func(t *testing.T) []*yaml.RNode {
 		items := notLocal(t, qwenFiles(t)[1:])
 		base := filesCM(t, "base", "recipes/examples/configs", "grpo_math_1B.yaml")
-		require.NoError(t, base.PipeE(yaml.ClearAnnotation(krm.FilesDirAnnotation)))
-		require.NoError(t, base.PipeE(yaml.ClearAnnotation(krm.LocalConfigAnnotation)))
-		require.NoError(t, base.PipeE(yaml.SetAnnotation(krm.FileAnnotation, "recipes/examples/configs/grpo_math_1B.yaml")))
+		require.NoError(t, base.PipeE(yaml.ClearAnnotation(vocab.FilesDirAnnotation)))
+		require.NoError(t, base.PipeE(yaml.ClearAnnotation(vocab.LocalConfigAnnotation)))
+		require.NoError(t, base.PipeE(yaml.SetAnnotation(vocab.FileAnnotation, "recipes/examples/configs/grpo_math_1B.yaml")))
 		return append(items, base)
 	},
 	wantIDs: qwenItems,

@@ -30,11 +30,11 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/batch"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
@@ -348,7 +348,7 @@ func Written(data []byte) bool {
 		if errors.Is(err, io.EOF) {
 			return docs > 0
 		}
-		if err != nil || doc.Metadata.Labels[manifest.ManagedByKey] != manifest.ManagedByValue {
+		if err != nil || doc.Metadata.Labels[vocab.ManagedByLabel] != vocab.ManagedByValue {
 			return false
 		}
 		docs++
