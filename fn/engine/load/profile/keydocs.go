@@ -13,7 +13,7 @@ type keyDoc struct {
 
 // inert is said of the keys that change nothing in the output (check warns
 // when they are set, naming where the setting goes: fn/engine/check/inert.go).
-const inert = " Changes nothing in the output; a render warns when it is set."
+const inert = " Changes nothing in the output (a render warns)."
 
 // keyDocs documents every key of Infra (MissingDocs keeps it complete).
 // <role> is generation, gym or training; <name> is any key you choose.
