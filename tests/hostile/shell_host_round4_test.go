@@ -16,7 +16,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 )
 
-// Round four, inputs that reach a shell or the host (issue 45).
+// Round four of the hostile tier: inputs that reach a shell or the host.
 
 // shellProfile's entrypoint puts a value of the run into the driver call
 // three ways: an unquoted word, inside double quotes, and ${run.name}.
