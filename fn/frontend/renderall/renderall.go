@@ -3,6 +3,8 @@
 //
 //	DIR/runs/<run>/run.yaml   a NemoRLRun; metadata.name is <run>
 //	DIR/manifests/<run>.yaml  the run's render: exactly `nrl-k8s render`'s bytes
+//	DIR/flux/<run>/, DIR/flux-runs/<run>.yaml  with --flux, the run's Flux
+//	                          Kustomization and what it builds (flux.go)
 //
 // One file per run, not per object: a reviewer reads one file per run, and it
 // is byte-identical to what the CLI, the KRM function and the chart emit for
