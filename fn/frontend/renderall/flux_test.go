@@ -149,10 +149,12 @@ func TestRenderAllFluxRemoval(t *testing.T) {
 	assert.Contains(t, stderr, "examples/runs-repo/flux-runs/ultra-48n.yaml: orphaned")
 
 	// Without Flux generation, deleting a run file is Argo CD's path
-	// (its finalizer deletes the run's objects): not refused.
+	// (its finalizer deletes the run's objects): not refused. The Flux
+	// files, unchecked without --flux, are.
 	code, _, stderr = runCLI("render-all", repo, "--check", "--base-ref", "HEAD")
 	assert.NotContains(t, stderr, "refused: runs/")
-	assert.Equal(t, cli.ExitError, code, "the orphaned manifest is still drift")
+	assert.Contains(t, stderr, "examples/runs-repo/flux/, examples/runs-repo/flux-runs/: hold files render-all does not check without --flux; refused")
+	assert.Equal(t, cli.ExitError, code)
 
 	// The removed run goes: render-all removes its Flux files.
 	require.NoError(t, exec.Command("git", "-C", tmp, "checkout", "-q", "HEAD", "--", "examples/runs-repo/runs/qwen3-math-4n").Run())

@@ -67,13 +67,27 @@ func ReadFlux(disk source.Disk, dir string) (map[string][]byte, []string, error)
 // fluxTree is render-all's Flux step (--flux): it compares the committed
 // Flux files with what the runs render to and, with Check, prints the
 // drift and refuses strays; without, writes and removes files. It reports
-// whether the command fails.
+// whether the command fails. Without --flux, committed Flux files are
+// unchecked: --check refuses them (a CI line that forgot the flag must
+// not pass a pull request's edit of what a parent Kustomization applies).
 func (o Options) fluxTree(res *Result) (bool, error) {
 	committed, strays, err := ReadFlux(o.Disk, o.Dir)
 	if err != nil {
 		return false, err
 	}
 	shown := DisplayDir(o.Dir, o.Dir)
+	if !o.Flux.On() {
+		if len(committed)+len(strays) == 0 {
+			return false, nil
+		}
+		dirs := safetext.Inline(path.Join(shown, FluxDir) + "/, " + path.Join(shown, FluxRunsDir) + "/")
+		if o.Check {
+			fmt.Fprintf(o.Stderr, "%s: hold files render-all does not check without --flux; refused: a Flux Kustomization applies them, so pass --flux SOURCE as the repository's render-all does (or remove them)\n", dirs)
+			return true, nil
+		}
+		fmt.Fprintf(o.Stderr, "%s: hold files render-all keeps only with --flux SOURCE; left alone\n", dirs)
+		return false, nil
+	}
 	drift, more := o.Flux.CompareFlux(shown, committed, res)
 	strays = append(strays, more...)
 	sort.Strings(strays)

@@ -99,11 +99,9 @@ func Run(o Options) (failed bool, err error) {
 			return false, err
 		}
 	}
-	fluxFailed := false
-	if o.Flux.On() {
-		if fluxFailed, err = o.fluxTree(res); err != nil {
-			return false, err
-		}
+	fluxFailed, err := o.fluxTree(res)
+	if err != nil {
+		return false, err
 	}
 	gateFailed := false
 	if o.Check {
