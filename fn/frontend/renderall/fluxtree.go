@@ -105,7 +105,7 @@ func (o Options) fluxTree(res *Result) (bool, error) {
 			fmt.Fprint(o.Stdout, safetext.Lines(d.Diff))
 		}
 		for _, d := range drift {
-			fmt.Fprintf(o.Stderr, "%s: %s\n", d.File, describeFlux(d.Change))
+			fmt.Fprintf(o.Stderr, "%s: %s\n", safetext.Inline(d.File), describeFlux(d.Change))
 		}
 		if len(drift) > 0 {
 			fmt.Fprintf(o.Stderr, "%d Flux file(s) out of date: run `%s` and commit the result\n", len(drift), o.Rerun)
@@ -126,7 +126,7 @@ func (o Options) fluxTree(res *Result) (bool, error) {
 			if dir := filepath.Dir(file); filepath.Base(filepath.Dir(dir)) == FluxDir {
 				_ = os.Remove(dir)
 			}
-			fmt.Fprintf(o.Stdout, "removed %s (no run %s/%s)\n", d.File, RunsDir, d.Run)
+			fmt.Fprintf(o.Stdout, "removed %s (no run %s/%s)\n", safetext.Inline(d.File), RunsDir, safetext.Inline(d.Run))
 			continue
 		}
 		if err := o.Disk.WriteFile(file, d.Data); err != nil {
