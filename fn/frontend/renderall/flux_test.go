@@ -123,6 +123,8 @@ func TestRenderAllFluxRemoval(t *testing.T) {
 	require.Equal(t, cli.ExitOK, code, stderr)
 	commit(t, tmp, "runs with Flux")
 
+	before := t.TempDir()
+	testenv.CopyDir(t, filepath.Join(repo, "manifests"), before)
 	runFile := filepath.Join(repo, "runs/ultra-48n/run.yaml")
 	write(t, runFile, strings.Replace(testenv.ReadFile(t, runFile), "  mode: rayjob\n", "  mode: rayjob\n  state: removed\n", 1))
 	code, stdout, stderr := runCLI(append([]string{"render-all", repo}, flux...)...)
@@ -134,6 +136,11 @@ func TestRenderAllFluxRemoval(t *testing.T) {
 	ks := testenv.ReadFile(t, filepath.Join(repo, "flux-runs/ultra-48n.yaml"))
 	assert.NotContains(t, ks, "healthChecks:", "a removed run has nothing to wait for")
 	assert.Contains(t, ks, "prune: true")
+	// The review summary shows the run removed, not failed.
+	testenv.GitAdd(t, tmp)
+	code, stdout, stderr = runCLI("diff", before, repo)
+	require.Equal(t, cli.ExitOK, code, stderr)
+	assert.Contains(t, stdout, "ultra-48n: removed run")
 	commit(t, tmp, "ultra-48n removed")
 
 	// Deleting a run file whose base state is not removed is refused, by
