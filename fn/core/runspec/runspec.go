@@ -71,9 +71,20 @@ type Spec struct {
 	NoDeployments   bool `json:"noDeployments,omitempty"`
 	OnlyDeployments bool `json:"onlyDeployments,omitempty"`
 	// State is the run's declared life: run (default) or stopped
-	// (runparams.State; docs/gitops.md, "A run's life in Git").
+	// (runparams.State; docs/gitops.md, "A run's life in Git"), or, in a
+	// runs repository, Removed.
 	State string `json:"state,omitempty"`
 }
+
+// Removed is the state of a run on its way out of a runs repository:
+// render-all renders no object for it, so the GitOps tool prunes every
+// object of the run while its Flux Kustomization still exists, and the
+// run file may be deleted in a later commit (docs/gitops.md, "Flux,
+// kustomize"). It is not an engine state: nothing renders a removed run.
+const Removed = "removed"
+
+// IsRemoved says the run is declared Removed.
+func (r *NemoRLRun) IsRemoved() bool { return r.Spec.State == Removed }
 
 // Parse reads a NemoRLRun strictly: a key given twice and an unknown key
 // are errors, so what a reviewer reads first is what renders (a later
@@ -194,8 +205,8 @@ func (r *NemoRLRun) Validate() error {
 	if !runparams.Mode(r.Mode()).Valid() {
 		return fieldErr("spec.mode", "found %q; expected rayjob, raycluster or dev", r.Spec.Mode)
 	}
-	if !runparams.State(r.Spec.State).Valid() {
-		return fieldErr("spec.state", "found %q; expected run or stopped", r.Spec.State)
+	if !runparams.State(r.Spec.State).Valid() && r.Spec.State != Removed {
+		return fieldErr("spec.state", "found %q; expected run, stopped or removed", r.Spec.State)
 	}
 	if r.Spec.NoDeployments && r.Spec.OnlyDeployments {
 		return fieldErr("spec.onlyDeployments", "is true with spec.noDeployments; expected one of them: only the shared deployments, or the run without them")

@@ -307,6 +307,10 @@ func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document,
 			Severity: framework.Error, ResourceRef: r.ref, File: fileRef(r.file), Field: fieldRef(field),
 			Message: fmt.Sprintf("run %s: %s: %s", r.spec.Metadata.Name, field, msg)})
 	}
+	if r.spec.IsRemoved() {
+		fail("spec.state", "removed is render-all's way to take a run out of a runs repository under Flux (docs/gitops.md, \"Flux, kustomize\"), not a state the function renders; expected run or stopped, or the run left out of the kustomization")
+		return nil, nil, results
+	}
 	for _, f := range []struct{ field, given, path string }{
 		{"spec.recipe", r.spec.Spec.Recipe, req.Recipe}, {"spec.profile", r.spec.Spec.Profile, req.Profile},
 		{"spec.defaults", r.spec.Spec.Defaults, req.UserDefaults}, {"spec.recipeRoot", r.spec.Spec.RecipeRoot, req.RecipeRoot},

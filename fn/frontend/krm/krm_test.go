@@ -135,6 +135,12 @@ var processCases = []processCase{{
 	items:    func(t *testing.T) []*yaml.RNode { return nil },
 	wantErrs: []string{`key "user" already set`},
 }, {
+	name:      "state: removed is render-all's",
+	config:    strings.Replace(qwenRun, "  user: alice\n", "  user: alice\n  state: removed\n", 1),
+	items:     func(t *testing.T) []*yaml.RNode { return notLocal(t, qwenFiles(t)) },
+	wantErrs:  []string{"run qwen3-30b-math-gb300: spec.state: removed is render-all's way to take a run out"},
+	wantField: "spec.state",
+}, {
 	name:      "missing user",
 	config:    strings.Replace(qwenRun, "  user: alice\n", "", 1),
 	items:     func(t *testing.T) []*yaml.RNode { return nil },
