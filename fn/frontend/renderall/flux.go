@@ -13,7 +13,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
 )
 
 // A runs repository's Flux objects (render-all --flux SOURCE;

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
