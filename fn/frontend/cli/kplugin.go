@@ -12,20 +12,10 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 )
 
-// KustomizePlugin is the process as a kustomize exec generator plugin:
-// args[0] is the file kustomize wrote the generator's config to; the
-// rendered objects go to stdout as a plain YAML stream, diagnostics to
-// stderr; 1 when a run fails (kustomize stops the build and prints stderr).
+// KustomizePlugin is the process as kustomize's exec generator plugin
+// (krm.PluginMain, which the lean binary fn/cmd/nrl-krm runs too).
 func KustomizePlugin(args []string, stdout, stderr io.Writer) int {
-	err := krm.RunPlugin(krm.PluginOptions{Args: args, Dir: ".", Stdout: stdout})
-	if err == nil {
-		return ExitOK
-	}
-	fmt.Fprintln(stderr, err)
-	if errors.Is(err, krm.ErrPluginUsage) {
-		return ExitUsage
-	}
-	return ExitError
+	return krm.PluginMain(args, stdout, stderr)
 }
 
 // kustomizePluginCmd installs the plugin: a symbolic link to this binary
