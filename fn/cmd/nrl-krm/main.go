@@ -5,8 +5,7 @@
 // It is the container image's entrypoint and the exec function of
 // kustomize and kpt; under the kustomize plugin's name
 // (`nrl-k8s kustomize-plugin`) it is the NemoRLRunGenerator plugin.
-//
-//	go install github.com/nemo-rl-krm/nemo-rl-krm/fn/cmd/nrl-krm@latest
+// `make build` writes it to bin/nrl-krm beside bin/nrl-k8s.
 package main
 
 import (
