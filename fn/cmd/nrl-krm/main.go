@@ -1,7 +1,7 @@
 // Command nrl-krm is the KRM function alone: `nrl-k8s fn` (the same flags,
 // the same code, the same bytes) in a binary that links only the engine
 // and the KRM adapter, none of the CLI's cobra, client-go or Helm, so a
-// render does not pay their start-up (docs/performance.md, "Start-up").
+// render does not pay their start-up (docs/performance.md, "The function alone: nrl-krm").
 // It is the container image's entrypoint and the exec function of
 // kustomize and kpt; under the kustomize plugin's name
 // (`nrl-k8s kustomize-plugin`) it is the NemoRLRunGenerator plugin.

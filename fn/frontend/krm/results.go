@@ -11,7 +11,7 @@ import (
 // Results, Severity, Field, File: the same fields, YAML keys and text).
 // They are restated here because importing kyaml's framework package links
 // kube-openapi's validator and its formats, whose package initialisation
-// every start of the function would pay (docs/performance.md, "Start-up").
+// every start of the function would pay (docs/performance.md, "The function alone: nrl-krm").
 // fn/frontend/krmframework converts them to kyaml's types, and its tests
 // hold the encoding and the text equal to kyaml's.
 
