@@ -43,7 +43,7 @@ func TestNewChart(t *testing.T) {
 		Sources: []string{"https://git.example/ml/profiles"}, AppVersion: "2.0.0"}
 	require.NoError(t, chartgen.NewChart(idx, dir, m))
 	require.Error(t, chartgen.NewChart(idx, dir, m), "a non-empty directory is refused")
-	for _, f := range []string{"templates/_helpers.tpl", "templates/NOTES.txt", ".helmignore", "templates/tests/status-test-pod.yaml",
+	for _, f := range []string{"templates/_helpers.tpl", "templates/_knobs.tpl", "templates/NOTES.txt", ".helmignore", "templates/tests/status-test-pod.yaml",
 		"templates/tests/status-test-role.yaml", "templates/tests/status-test-rolebinding.yaml", "templates/tests/status-test-serviceaccount.yaml"} {
 		want, err := os.ReadFile(filepath.Join(chartDir, f))
 		require.NoError(t, err)
