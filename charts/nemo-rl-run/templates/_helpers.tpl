@@ -3,10 +3,10 @@ This chart holds no rendering rule. files/rendered/*.json is the Go
 engine's output (nrl-k8s chart-data) for each packaged profile, rendered
 with sentinel run parameters; these helpers replace the sentinels with the
 values. values.schema.json, generated with the data, checks the values
-(Helm runs it before any template); a `fail` here says what a schema cannot.
-doc-NN.yaml then writes document NN with toYaml,
-the same sigs.k8s.io/yaml.Marshal nrl-k8s ends with, so `helm template`
-equals `nrl-k8s render` byte for byte (docs/architecture.md).
+(Helm runs it before any template); a `fail` here says what a schema
+cannot. doc-NN.yaml then writes document NN with toYaml, the same
+sigs.k8s.io/yaml.Marshal nrl-k8s ends with, so `helm template` equals
+`nrl-k8s render` byte for byte (docs/architecture.md).
 */}}
 
 {{/*

@@ -329,7 +329,7 @@ func TestRecipeValue(t *testing.T) {
 		{"chain", "defaults: ../grpo_math_1B.yaml\n", "", "it has a defaults: chain, whose files the chart cannot read; expected the merged recipe: nrl-k8s recipe-merge"},
 		{"infra", "infra:\n  namespace: x\ncluster:\n  gpus_per_node: 8\n", "", "it has an infra: key"},
 		{"list", "- 1\n", "", "cannot read it as a YAML mapping"},
-		{"raycluster", "cluster:\n  gpus_per_node: 8\n", runparams.RayCluster, "mode raycluster cannot ship a recipe value"},
+		{"raycluster", "cluster:\n  gpus_per_node: 8\n", runparams.RayCluster, "at '/recipe': value must be ''"},
 		{"gpus", "cluster:\n  gpus_per_node: 4\n  num_nodes: 1\n", "", "gives each training worker 8 GPUs; expected 4, the recipe's cluster.gpus_per_node (set by the recipe value (cluster.gpus_per_node))"},
 		{"reserved", "x: nrl-sentinel-recipe-y7z7\n", "", "reserved"},
 	} {
