@@ -21,17 +21,9 @@ import (
 func TestSchemaRefusalsRealHelm(t *testing.T) {
 	clis := helmCLIs(t)
 	atRoot(t)
-	type refusal struct {
-		name string
-		vals map[string]any
-		want string
-	}
-	var cases []refusal
-	for _, b := range badValues() {
-		cases = append(cases, refusal{b.name, b.vals, b.want})
-	}
+	cases := badValues()
 	for _, k := range knobBadValues() {
-		cases = append(cases, refusal{k.name, k.run.values(t), k.want})
+		cases = append(cases, badValue{k.name, k.run.values(t), k.want})
 	}
 	dir := t.TempDir()
 	schemaOnly := filepath.Join(dir, "chart")
