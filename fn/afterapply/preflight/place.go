@@ -11,6 +11,8 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // placementLines places every run of the input on the cluster's nodes, one
@@ -190,7 +192,7 @@ func unreachable(f *placement.Fleet, r placement.Run) string {
 	}
 	for _, s := range r.Shapes {
 		if !f.Reaches(r.Required, s.Pod) {
-			return fmt.Sprintf("; no node %s may use carries %s, and the run-wide required placement (%s) binds every pod of the gang, the head's included (fn/analyse/kai): KAI never places this run; expected the level required per worker group (on its pod template) instead, or %s's nodes in the domain", s.Name, r.Required, kai.RequiredPlacementKey, s.Name)
+			return fmt.Sprintf("; no node %s may use carries %s, and the run-wide required placement (%s) binds every pod of the gang, the head's included (fn/analyse/kai): KAI never places this run; expected the level required per worker group (on its pod template) instead, or %s's nodes in the domain", s.Name, r.Required, vocab.KAIRequiredPlacementAnnotation, s.Name)
 		}
 	}
 	return ""
@@ -238,7 +240,7 @@ func runsOf(in Input) ([]placement.Run, [][]PodShape) {
 // subgroupOf is the minMember and required level of the KAI subgroup a
 // pod group belongs to.
 func subgroupOf(pg kai.PodGroup, role string) (int64, string) {
-	name := kai.HeadGroup
+	name := vocab.RayHeadGroup
 	if g, ok := strings.CutPrefix(role, "worker group "); ok {
 		name = g
 	}
@@ -278,7 +280,7 @@ func requestText(req corev1.ResourceList, claims map[string]int64) string {
 		q := req[name]
 		parts = append(parts, string(name)+"="+q.String())
 	}
-	for _, class := range sortedClassNames(claims) {
+	for _, class := range tree.SortedKeys(claims) {
 		parts = append(parts, fmt.Sprintf("%d device(s) of class %s", claims[class], class))
 	}
 	if len(parts) == 0 {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 )
 
 // fakeCluster answers lists, and gets of the objects in gets, by path;

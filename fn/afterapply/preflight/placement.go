@@ -12,7 +12,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 )
 
 // PodShape is one kind of pod the input's objects make, as KubeRay creates

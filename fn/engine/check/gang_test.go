@@ -12,8 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
@@ -24,7 +23,7 @@ import (
 func job(scheduler string, groups int, owner map[string]string, tol corev1.Toleration) *rayv1.RayJob {
 	pod := func() corev1.PodTemplateSpec {
 		return corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kai.TopologyKey: "gb300-topology", kai.RequiredPlacementKey: "nvidia.com/gpu.clique"}},
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{vocab.KAITopologyAnnotation: "gb300-topology", vocab.KAIRequiredPlacementAnnotation: "nvidia.com/gpu.clique"}},
 			Spec: corev1.PodSpec{
 				SchedulerName:  scheduler,
 				Tolerations:    []corev1.Toleration{tol},
@@ -65,13 +64,13 @@ var keyed = corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.Toleration
 
 func TestGangs(t *testing.T) {
 	t.Run("four one-pod groups under KAI: each kept in a clique alone", func(t *testing.T) {
-		ds := Gangs("p.yaml", []any{job(kai.SchedulerName, 4, nil, keyed)})
+		ds := Gangs("p.yaml", []any{job(vocab.KAISchedulerName, 4, nil, keyed)})
 		require.True(t, anyContains(messages(ds, diag.Info), "a PodGroup of 5 pods, all or nothing, with run-wide topology none"))
 		require.True(t, anyContains(messages(ds, diag.Warning), "the ComputeDomain of RayJob/r spans 4 pods in worker groups gpu-segment-0, gpu-segment-1, gpu-segment-2, gpu-segment-3, and no required topology constraint keeps them in one domain"))
 	})
 	t.Run("a run-wide required placement keeps them together", func(t *testing.T) {
-		owner := map[string]string{kai.TopologyKey: "gb300-topology", kai.RequiredPlacementKey: "nvidia.com/gpu.clique"}
-		ds := Gangs("p.yaml", []any{job(kai.SchedulerName, 4, owner, keyed)})
+		owner := map[string]string{vocab.KAITopologyAnnotation: "gb300-topology", vocab.KAIRequiredPlacementAnnotation: "nvidia.com/gpu.clique"}
+		ds := Gangs("p.yaml", []any{job(vocab.KAISchedulerName, 4, owner, keyed)})
 		require.True(t, anyContains(messages(ds, diag.Info), "run-wide topology required nvidia.com/gpu.clique (topology gb300-topology)"))
 		require.False(t, anyContains(messages(ds, diag.Warning), "ComputeDomain"))
 		// The PodGroup's constraint binds the CPU head too, as preflight
@@ -81,25 +80,25 @@ func TestGangs(t *testing.T) {
 			messages(ds, diag.Warning))
 	})
 	t.Run("one group is kept together by its own constraint", func(t *testing.T) {
-		j := job(kai.SchedulerName, 1, nil, keyed)
+		j := job(vocab.KAISchedulerName, 1, nil, keyed)
 		j.Spec.RayClusterSpec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](4)
 		require.Empty(t, messages(Gangs("p.yaml", []any{j}), diag.Warning))
 	})
 	t.Run("a placement without a topology is what KAI refuses", func(t *testing.T) {
-		ds := Gangs("p.yaml", []any{job(kai.SchedulerName, 1, map[string]string{kai.RequiredPlacementKey: "x"}, keyed)})
+		ds := Gangs("p.yaml", []any{job(vocab.KAISchedulerName, 1, map[string]string{vocab.KAIRequiredPlacementAnnotation: "x"}, keyed)})
 		require.True(t, anyContains(messages(ds, diag.Error), "KAI's pod-grouper refuses a placement without a topology"))
 	})
 	t.Run("no gang scheduler: partial placement", func(t *testing.T) {
 		ds := Gangs("p.yaml", []any{job("", 2, nil, keyed)})
 		require.True(t, anyContains(messages(ds, diag.Warning), "RayJob/r has 2 GPU pods and no gang scheduler (its pods go to default-scheduler)"))
 		q := job("", 2, nil, keyed)
-		q.Labels = map[string]string{kueue.QueueLabel: "lab-queue"}
+		q.Labels = map[string]string{vocab.KueueQueueLabel: "lab-queue"}
 		require.False(t, anyContains(messages(Gangs("p.yaml", []any{q}), diag.Warning), "no gang scheduler"), "Kueue admits the run whole")
 		require.Empty(t, messages(Gangs("p.yaml", []any{job("", 1, nil, keyed)}), diag.Warning), "one GPU pod is its own gang")
 	})
 	t.Run("a ComputeDomain on pods KAI does not place: nothing keeps it in one domain", func(t *testing.T) {
 		q := job("", 2, nil, keyed)
-		q.Labels = map[string]string{kueue.QueueLabel: "lab-queue"}
+		q.Labels = map[string]string{vocab.KueueQueueLabel: "lab-queue"}
 		ds := Gangs("p.yaml", []any{q})
 		require.True(t, anyContains(messages(ds, diag.Warning), "the ComputeDomain of RayJob/r spans 2 pods in worker groups gpu-segment-0, gpu-segment-1, and nothing keeps them in one NVLink domain: its pods go to default-scheduler, which reads no topology (Kueue, through LocalQueue lab-queue, admits the run against quota and places no pod)"))
 		one := job("", 1, nil, keyed)
@@ -107,12 +106,12 @@ func TestGangs(t *testing.T) {
 		require.Empty(t, messages(Gangs("p.yaml", []any{one}), diag.Warning), "one pod is in one domain")
 	})
 	t.Run("a key-less Exists toleration tolerates cordon", func(t *testing.T) {
-		ds := Gangs("p.yaml", []any{job(kai.SchedulerName, 1, nil, corev1.Toleration{Operator: corev1.TolerationOpExists})})
+		ds := Gangs("p.yaml", []any{job(vocab.KAISchedulerName, 1, nil, corev1.Toleration{Operator: corev1.TolerationOpExists})})
 		require.True(t, anyContains(messages(ds, diag.Warning), "tolerates every taint ({operator: Exists} without a key), node.kubernetes.io/unschedulable and not-ready included"))
 	})
 	t.Run("one run, two schedulers", func(t *testing.T) {
 		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "sandbox"}}
-		ds := Gangs("p.yaml", []any{job(kai.SchedulerName, 1, nil, keyed), dep})
+		ds := Gangs("p.yaml", []any{job(vocab.KAISchedulerName, 1, nil, keyed), dep})
 		require.True(t, anyContains(messages(ds, diag.Warning), "the run's pods go to 2 schedulers: default-scheduler (Deployment/sandbox); kai-scheduler (RayJob/r)"))
 	})
 }

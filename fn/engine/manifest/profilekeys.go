@@ -8,7 +8,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -60,23 +60,23 @@ func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
 		return in, nil
 	}
 	q := *in.Scheduler.Queue
-	if v, ok := in.Labels[kai.QueueLabel]; ok && v != q {
-		return nil, errAt("labels."+kai.QueueLabel, "is %q but scheduler.queue is %q; expected one queue (drop the label: scheduler.queue sets it)", v, q)
+	if v, ok := in.Labels[vocab.KAIQueueLabel]; ok && v != q {
+		return nil, errAt("labels."+vocab.KAIQueueLabel, "is %q but scheduler.queue is %q; expected one queue (drop the label: scheduler.queue sets it)", v, q)
 	}
 	for _, rc := range in.Kuberay.ByRole() {
-		if v, ok := rc.Cluster.Labels[kai.QueueLabel]; ok && v != q {
-			return nil, errAt("kuberay."+rc.Role+".labels."+kai.QueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, q)
+		if v, ok := rc.Cluster.Labels[vocab.KAIQueueLabel]; ok && v != q {
+			return nil, errAt("kuberay."+rc.Role+".labels."+vocab.KAIQueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, q)
 		}
 	}
 	for _, k := range tree.SortedKeys(in.Deployments) {
 		if d := in.Deployments[k]; d != nil {
-			if v, ok := d.Labels[kai.QueueLabel]; ok && v != q {
-				return nil, errAt("deployments."+k+".labels."+kai.QueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, q)
+			if v, ok := d.Labels[vocab.KAIQueueLabel]; ok && v != q {
+				return nil, errAt("deployments."+k+".labels."+vocab.KAIQueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, q)
 			}
 		}
 	}
 	cp := *in
-	cp.Labels = merged(in.Labels, map[string]string{kai.QueueLabel: q})
+	cp.Labels = merged(in.Labels, map[string]string{vocab.KAIQueueLabel: q})
 	return &cp, nil
 }
 
@@ -86,11 +86,11 @@ func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
 // for a KAI Queue the run never uses (check warns about each one dropped).
 func withoutKAIQueue(in *profile.Infra) *profile.Infra {
 	cp := *in
-	cp.Labels = without(in.Labels, kai.QueueLabel)
+	cp.Labels = without(in.Labels, vocab.KAIQueueLabel)
 	for _, c := range []**profile.Cluster{&cp.Kuberay.Training, &cp.Kuberay.Generation, &cp.Kuberay.Gym} {
 		if *c != nil {
 			cl := **c
-			cl.Labels = without(cl.Labels, kai.QueueLabel)
+			cl.Labels = without(cl.Labels, vocab.KAIQueueLabel)
 			*c = &cl
 		}
 	}
@@ -99,7 +99,7 @@ func withoutKAIQueue(in *profile.Infra) *profile.Infra {
 		for k, d := range in.Deployments {
 			if d != nil {
 				dc := *d
-				dc.Labels = without(d.Labels, kai.QueueLabel)
+				dc.Labels = without(d.Labels, vocab.KAIQueueLabel)
 				d = &dc
 			}
 			cp.Deployments[k] = d
@@ -131,7 +131,7 @@ func kueueLabelsOnlyByScheduler(in *profile.Infra) error {
 	if in.Scheduler.Kind == "kai" {
 		why, keys = "scheduler.kueue is set", "scheduler.kueue.queue and .workloadPriorityClass put"
 	}
-	for _, k := range []string{kueue.QueueLabel, kueue.PriorityClassLabel} {
+	for _, k := range []string{vocab.KueueQueueLabel, vocab.KueuePriorityClassLabel} {
 		if _, ok := in.Labels[k]; ok {
 			return errAt("labels."+k, "is set but %s; expected it unset: %s it on the RayJob (or RayCluster) alone, while labels reach every object and pod template", why, keys)
 		}
@@ -153,9 +153,9 @@ func admissionLabels(in *profile.Infra) map[string]string {
 	if !ok {
 		return nil
 	}
-	out := map[string]string{kueue.QueueLabel: q}
+	out := map[string]string{vocab.KueueQueueLabel: q}
 	if pc != nil {
-		out[kueue.PriorityClassLabel] = *pc
+		out[vocab.KueuePriorityClassLabel] = *pc
 	}
 	return out
 }
@@ -169,12 +169,12 @@ func gangAnnotations(in *profile.Infra) map[string]string {
 	if in.Scheduler.Kind != "kai" || t == nil {
 		return nil
 	}
-	out := map[string]string{kai.TopologyKey: t.Topology}
+	out := map[string]string{vocab.KAITopologyAnnotation: t.Topology}
 	if t.RequiredPlacement != "" {
-		out[kai.RequiredPlacementKey] = t.RequiredPlacement
+		out[vocab.KAIRequiredPlacementAnnotation] = t.RequiredPlacement
 	}
 	if t.PreferredPlacement != "" {
-		out[kai.PreferredPlacementKey] = t.PreferredPlacement
+		out[vocab.KAIPreferredPlacementAnnotation] = t.PreferredPlacement
 	}
 	return out
 }
@@ -186,12 +186,12 @@ func gangAnnotations(in *profile.Infra) map[string]string {
 // that nothing keeps in one NVLink domain); nor its kai.scheduler/queue
 // label when no pod of the run goes to KAI (withoutKAIQueue).
 func applyScheduler(in *profile.Infra, field string, t *corev1.PodTemplateSpec) error {
-	if in.Scheduler.Kind == "kueue" && t.Spec.SchedulerName != kai.SchedulerName {
+	if in.Scheduler.Kind == "kueue" && t.Spec.SchedulerName != vocab.KAISchedulerName {
 		for _, k := range kai.TopologyKeys() {
 			delete(t.Annotations, k)
 		}
 		if !in.NamesKAIScheduler() {
-			delete(t.Labels, kai.QueueLabel)
+			delete(t.Labels, vocab.KAIQueueLabel)
 		}
 		return nil
 	}
@@ -200,14 +200,14 @@ func applyScheduler(in *profile.Infra, field string, t *corev1.PodTemplateSpec) 
 	}
 	switch t.Spec.SchedulerName {
 	case "":
-		t.Spec.SchedulerName = kai.SchedulerName
-	case kai.SchedulerName:
+		t.Spec.SchedulerName = vocab.KAISchedulerName
+	case vocab.KAISchedulerName:
 	default:
-		return errAt(field+".spec.schedulerName", "is %q but scheduler.kind is kai; expected %s or no schedulerName", t.Spec.SchedulerName, kai.SchedulerName)
+		return errAt(field+".spec.schedulerName", "is %q but scheduler.kind is kai; expected %s or no schedulerName", t.Spec.SchedulerName, vocab.KAISchedulerName)
 	}
 	if in.Scheduler.Queue != nil {
-		if v, ok := t.Labels[kai.QueueLabel]; ok && v != *in.Scheduler.Queue {
-			return errAt(field+".metadata.labels."+kai.QueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, *in.Scheduler.Queue)
+		if v, ok := t.Labels[vocab.KAIQueueLabel]; ok && v != *in.Scheduler.Queue {
+			return errAt(field+".metadata.labels."+vocab.KAIQueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, *in.Scheduler.Queue)
 		}
 	}
 	return nil

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 )
 
 // schemaTemplate is values.schema.json; %[1]s is the profile enum, the rest

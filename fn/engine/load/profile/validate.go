@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -113,7 +114,7 @@ func validateScheduling(ds *diag.List, file string, in *Infra) {
 	validateGangTopology(ds, file, in)
 	if q := in.Scheduler.Queue; q != nil && *q != "" && in.Scheduler.Kind == "kai" {
 		for _, e := range validation.IsValidLabelValue(*q) {
-			ds.Errorf(file, "scheduler.queue", "found %q; expected a queue name usable as the label value of kai.scheduler/queue: %s", *q, e)
+			ds.Errorf(file, "scheduler.queue", "found %q; expected a queue name usable as the label value of %s: %s", *q, vocab.KAIQueueLabel, e)
 		}
 	}
 	validateKueue(ds, file, in)
@@ -515,7 +516,7 @@ func validateKueue(ds *diag.List, file string, in *Infra) {
 		qField, pcField = "scheduler.kueue.queue", "scheduler.kueue.workloadPriorityClass"
 	}
 	for _, e := range validation.IsDNS1123Subdomain(queue) {
-		ds.Errorf(file, qField, "found %q; expected a LocalQueue name (DNS-1123 subdomain, the value of the kueue.x-k8s.io/queue-name label): %s", queue, e)
+		ds.Errorf(file, qField, "found %q; expected a LocalQueue name (DNS-1123 subdomain, the value of the %s label): %s", queue, vocab.KueueQueueLabel, e)
 	}
 	if pc != nil {
 		for _, e := range validation.IsDNS1123Subdomain(*pc) {
