@@ -129,7 +129,7 @@ values in place of the sentinels; "" when a required value is missing
 {{- end -}}
 {{- $data = include "nemo-rl-run.pairs" (dict "data" $data "sentinel" $s.label "field" "labels" "pairs" $labels) -}}
 {{- $data = include "nemo-rl-run.pairs" (dict "data" $data "sentinel" $s.annotation "field" "annotations" "pairs" $annotations) -}}
-{{- $data = include "nemo-rl-run.knobs" (dict "data" $data "v" $v "s" $s "p" $p "r" $r "mode" $mode "secrets" $secretRules) -}}
+{{- $data = include "nemo-rl-run.knobs" (dict "data" $data "v" $v "s" $s "p" $p "r" $r "secrets" $secretRules) -}}
 {{- /* every value lands inside a JSON string of the rendered data: as JSON string text, so a quote or a newline in it stays data whether or not the schema ran */ -}}
 {{- $data = $data | replace $s.image (include "nemo-rl-run.jsonText" ($v.image | default $r.image)) | replace $s.name (include "nemo-rl-run.jsonText" .Release.Name) | replace $s.namespace (include "nemo-rl-run.jsonText" $ns) | replace $s.runId (include "nemo-rl-run.jsonText" $runId) | replace $s.user (include "nemo-rl-run.jsonText" $v.user) -}}
 {{- /* last, so that no other substitution reaches into the recipe text */ -}}
