@@ -109,7 +109,7 @@ func TestHelmTestHook(t *testing.T) {
 
 	_, err = helmHooks(t, c, "exp-1", with(map[string]any{"test": map[string]any{"enabled": true, "image": ""}}), "team-a")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "nemo-rl-run: test.image is required with test.enabled")
+	assert.Contains(t, err.Error(), "at '/test/image': minLength: got 0, want 1")
 
 	for _, tc := range []struct{ ns, runNS string }{{"team-a", ""}, {"helm-releases", "team-b"}} {
 		vals := with(map[string]any{"test": map[string]any{"enabled": true}})
