@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -117,7 +118,7 @@ func nrlK8s(b *testing.B) string {
 			binErr = err
 			return
 		}
-		binPath, binErr = testenv.BuildCLI(dir, "-trimpath", "-ldflags", "-s -w")
+		binPath, binErr = clirun.Build(dir, "-trimpath", "-ldflags", "-s -w")
 	})
 	if binErr != nil {
 		b.Fatal(binErr)

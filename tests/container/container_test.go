@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -166,12 +167,9 @@ func newPodmanEnv(root string) (*podmanEnv, error) {
 
 // buildImage does what `make image` does, into dir.
 func buildImage(root, dir string) (string, error) {
-	bin := filepath.Join(dir, "nrl-k8s-linux-amd64")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", bin, "./fn/cmd/nrl-k8s")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %w\n%s", err, out)
+	bin, err := clirun.BuildForImage(dir, ldflags)
+	if err != nil {
+		return "", err
 	}
 	tarball := filepath.Join(dir, "nrl-k8s-image.tar")
 	img := exec.Command("go", "run", "./fn/cmd/build-image", "--binary", bin, "--tag", image, "--out", tarball)

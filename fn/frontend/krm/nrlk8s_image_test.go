@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tooling/ociimage"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 )
 
 const imageRef = "ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"
@@ -29,13 +30,8 @@ func TestNrlK8sImage(t *testing.T) {
 		t.Skip("cross-builds nrl-k8s")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "nrl-k8s-linux-amd64")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags",
-		"-s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli.Version=v0.1.0", "-o", bin, "./fn/cmd/nrl-k8s")
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	bin, err := clirun.BuildForImage(dir, "-s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli.Version=v0.1.0")
+	require.NoError(t, err)
 
 	img, err := ociimage.Build(ociimage.Options{BinaryPath: bin})
 	require.NoError(t, err)
