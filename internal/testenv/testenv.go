@@ -21,8 +21,6 @@ func RepoRoot(t testing.TB) string {
 	return root
 }
 
-func repoRoot() string { return root }
-
 // Root is RepoRoot for code that has no testing.TB (a TestMain, a helper
 // package's setup).
 func Root() (string, error) { return root, rootErr }
