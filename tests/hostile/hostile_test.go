@@ -226,9 +226,10 @@ const MaxRSS = 1 << 30
 func (w *world) run(args ...string) result {
 	w.t.Helper()
 	w.track()
+	bin := clirun.Binary(w.t) // built before the clock starts
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, clirun.Binary(w.t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = w.repo
 	for _, kv := range os.Environ() {
 		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(renderall.BaseEnv, name) {
