@@ -25,19 +25,19 @@ func admittedShapes(ctx context.Context, c *kube.Conn, in Input) ([]PodShape, er
 	copy(out, in.Pods)
 	queues := map[string]*queueFlavors{}
 	for i, ps := range out {
-		key := ps.Pod.Namespace + "/" + ps.Owner
+		key := ps.Namespace + "/" + ps.Object
 		lq := in.Queues[key]
 		if lq == "" {
 			continue
 		}
-		qf, seen := queues[ps.Pod.Namespace+"/"+lq]
+		qf, seen := queues[ps.Namespace+"/"+lq]
 		if !seen {
 			var err error
-			qf, err = readQueueFlavors(ctx, c, ps.Pod.Namespace, lq)
+			qf, err = readQueueFlavors(ctx, c, ps.Namespace, lq)
 			if err != nil {
 				return nil, err
 			}
-			queues[ps.Pod.Namespace+"/"+lq] = qf
+			queues[ps.Namespace+"/"+lq] = qf
 		}
 		if qf == nil {
 			continue
@@ -46,28 +46,26 @@ func admittedShapes(ctx context.Context, c *kube.Conn, in Input) ([]PodShape, er
 			out[i].KueueUnread = qf.unread
 			continue
 		}
-		adm, err := placement.KueueAdmit(&ps.Pod.Spec, podRequests(ps.Pod), qf.groups, qf.flavors)
+		adm, err := placement.KueueAdmit(&ps.Spec, podRequests(ps.AsPod()), qf.groups, qf.flavors)
 		if err != nil {
 			out[i].Kueue = fmt.Sprintf("Kueue cannot admit this pod set through ClusterQueue %s: %v", qf.clusterQueue, err)
 			out[i].KueueRefuses = true
 			continue
 		}
-		pod := ps.Pod.DeepCopy()
-		pod.Spec = adm.Spec
-		out[i].Pod = pod
-		out[i].Kueue = admissionNote(ps.Pod, adm, qf)
+		out[i].Spec = adm.Spec
+		out[i].Kueue = admissionNote(&ps.Spec, adm, qf)
 	}
 	return out, nil
 }
 
 // admissionNote says what Kueue adds to the pod set: the labels of each
 // flavor assigned that the pod did not select already.
-func admissionNote(before *corev1.Pod, adm placement.Admitted, qf *queueFlavors) string {
+func admissionNote(before *corev1.PodSpec, adm placement.Admitted, qf *queueFlavors) string {
 	var added []string
 	for _, name := range adm.Flavors {
 		var labels []string
 		for _, k := range sortedStrings(qf.flavors[name].NodeLabels) {
-			if _, had := before.Spec.NodeSelector[k]; !had {
+			if _, had := before.NodeSelector[k]; !had {
 				labels = append(labels, k+"="+qf.flavors[name].NodeLabels[k])
 			}
 		}
