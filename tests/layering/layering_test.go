@@ -65,20 +65,22 @@ var layers = []layer{
 	{prefix: "fn/frontend/runspec", may: []string{"fn/support/", "fn/engine/runparams"}, never: clusterClients},
 	// Analysers read rendered documents and typed objects; the stages call them, never the reverse.
 	{prefix: "fn/analyse/", may: []string{"fn/support/", "fn/engine/rendered", "fn/analyse/"}, never: clusterClients},
+	// The scheduler integrations, one folder per scheduler: every stage may call them.
+	{prefix: "fn/scheduler", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/rendered", "fn/analyse/", "fn/scheduler"}, never: clusterClients},
 	// The stages in pipeline order: load → resolve → check | build → emit → pipeline.
 	// The profile's schema checks the names KAI and Kueue read, from the one package that holds each.
-	{prefix: "fn/engine/load/", may: []string{"fn/support/", "fn/engine/runparams", "fn/analyse/kai", "fn/analyse/kueue", "fn/engine/load/"}, never: clusterClients},
+	{prefix: "fn/engine/load/", may: []string{"fn/support/", "fn/engine/runparams", "fn/analyse/kai", "fn/analyse/kueue", "fn/scheduler", "fn/engine/load/"}, never: clusterClients},
 	{prefix: "fn/engine/resolve/", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/load/", "fn/engine/resolve/"}, never: clusterClients},
 	// check and build (manifest) both read the resolved run; neither reads the other.
-	{prefix: "fn/engine/check", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/rendered", "fn/engine/load/", "fn/engine/resolve/", "fn/engine/check", "fn/analyse/"}, never: clusterClients},
-	{prefix: "fn/engine/manifest", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/rendered", "fn/engine/load/", "fn/engine/resolve/", "fn/engine/manifest", "fn/analyse/"}, never: clusterClients},
+	{prefix: "fn/engine/check", may: []string{"fn/support/", "fn/scheduler", "fn/engine/runparams", "fn/engine/rendered", "fn/engine/load/", "fn/engine/resolve/", "fn/engine/check", "fn/analyse/"}, never: clusterClients},
+	{prefix: "fn/engine/manifest", may: []string{"fn/support/", "fn/scheduler", "fn/engine/runparams", "fn/engine/rendered", "fn/engine/load/", "fn/engine/resolve/", "fn/engine/manifest", "fn/analyse/"}, never: clusterClients},
 	{prefix: "fn/engine/emit", may: []string{"fn/support/", "fn/engine/rendered"}, never: clusterClients},
-	{prefix: "fn/engine/pipeline", may: with([]string{"fn/support/", "fn/analyse/"}, engine[:len(engine)-1]), never: clusterClients},
+	{prefix: "fn/engine/pipeline", may: with([]string{"fn/support/", "fn/analyse/", "fn/scheduler"}, engine[:len(engine)-1]), never: clusterClients},
 	// Many runs in one process, on the one path.
-	{prefix: "fn/engine/batch", may: with([]string{"fn/support/", "fn/analyse/"}, engine), never: clusterClients},
-	{prefix: "fn/tooling/", may: with([]string{"fn/support/", "fn/analyse/", "fn/tooling/"}, engine), never: clusterClients},
-	{prefix: "fn/afterapply/", may: with([]string{"fn/support/", "fn/analyse/", "fn/afterapply/"}, engine)},
-	{prefix: "fn/frontend/", may: with([]string{"fn/support/", "fn/analyse/", "fn/afterapply/", "fn/tooling/", "fn/frontend/", "charts"}, engine)},
+	{prefix: "fn/engine/batch", may: with([]string{"fn/support/", "fn/analyse/", "fn/scheduler"}, engine), never: clusterClients},
+	{prefix: "fn/tooling/", may: with([]string{"fn/support/", "fn/analyse/", "fn/scheduler", "fn/tooling/"}, engine), never: clusterClients},
+	{prefix: "fn/afterapply/", may: with([]string{"fn/support/", "fn/analyse/", "fn/scheduler", "fn/afterapply/"}, engine)},
+	{prefix: "fn/frontend/", may: with([]string{"fn/support/", "fn/analyse/", "fn/scheduler", "fn/afterapply/", "fn/tooling/", "fn/frontend/", "charts"}, engine)},
 	{prefix: "fn/cmd/", may: []string{"fn/", "charts"}},
 }
 

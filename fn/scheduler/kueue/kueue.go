@@ -1,0 +1,88 @@
+// Package kueue is the Kueue integration (scheduler.kind: kueue, or
+// scheduler.kueue beside kind kai): the profile keys it owns
+// (scheduler.queue under kind kueue, scheduler.workloadPriorityClass,
+// scheduler.kueue), which of them name Kueue's admission, and how it judges
+// them. The labels Kueue reads are fn/analyse/kueue's.
+package kueue
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+)
+
+// Kind is the scheduler.kind value that selects Kueue alone (Kueue admits,
+// the default scheduler places).
+const Kind = "kueue"
+
+// kaiKind is the kind Kueue admits beside (scheduler.kueue).
+const kaiKind = "kai"
+
+// Integration is Kueue's.
+type Integration struct{}
+
+// Kind is "kueue".
+func (Integration) Kind() string { return Kind }
+
+// NeedsQueue: Kueue admits through a LocalQueue.
+func (Integration) NeedsQueue() bool { return true }
+
+// Admission is Kueue's part of the scheduler, whichever way the profile
+// says it: kind kueue with queue (Kueue alone), or kind kai with kueue
+// (Kueue admits, KAI places). ok is false when Kueue admits nothing.
+func Admission(p scheduler.Profile) (queue string, priority *string, ok bool) {
+	switch {
+	case p.Kind == Kind && p.QueueSet():
+		return *p.Queue, p.WorkloadPriorityClass, true
+	case p.Kind == kaiKind && p.Kueue != nil && p.Kueue.Queue != "":
+		return p.Kueue.Queue, p.Kueue.WorkloadPriorityClass, true
+	}
+	return "", nil, false
+}
+
+// Validate: a Kueue run names a LocalQueue (a DNS-1123 subdomain, as
+// Kueue's own validation of the kueue.x-k8s.io/queue-name label requires),
+// never starts suspended by the profile's hand (Kueue's webhook suspends it
+// on creation; a suspend written in Git re-suspends an admitted run on the
+// next apply, and KubeRay then deletes its cluster). Kueue is named one way
+// only: kind kueue with queue when it admits and the default scheduler
+// places, kind kai with kueue when KAI places. What Kueue's webhooks refuse
+// in the rendered objects is judged by check (fn/engine/check/kueue.go).
+func (Integration) Validate(p scheduler.Profile, r scheduler.Reporter) {
+	if p.WorkloadPriorityClass != nil && p.Kind != Kind {
+		hint := "expected kind kueue (a WorkloadPriorityClass is Kueue's; use scheduler.priorityClassName for the pods' PriorityClass)"
+		if p.Kind == kaiKind {
+			hint = "expected scheduler.kueue.workloadPriorityClass beside KAI (Kueue admits, KAI places), or scheduler.priorityClassName for the pods' PriorityClass"
+		}
+		r.Errorf("scheduler.workloadPriorityClass", "is set but scheduler.kind is %q; %s", p.Kind, hint)
+	}
+	if p.Kueue != nil && p.Kind != kaiKind {
+		r.Errorf("scheduler.kueue", "is set but scheduler.kind is %q; expected kind kai (scheduler.kueue is Kueue's admission beside KAI's placement); for Kueue alone write scheduler: {kind: kueue, queue: Q}", p.Kind)
+	}
+	if p.Kueue != nil && p.Kind == kaiKind && p.Kueue.Queue == "" {
+		r.Errorf("scheduler.kueue.queue", "is empty; expected the LocalQueue in the run's namespace that admits the run")
+	}
+	queue, pc, ok := Admission(p)
+	if !ok {
+		return
+	}
+	qField, pcField := "scheduler.queue", "scheduler.workloadPriorityClass"
+	if p.Kind == kaiKind {
+		qField, pcField = "scheduler.kueue.queue", "scheduler.kueue.workloadPriorityClass"
+	}
+	for _, e := range validation.IsDNS1123Subdomain(queue) {
+		r.Errorf(qField, "found %q; expected a LocalQueue name (DNS-1123 subdomain, the value of the kueue.x-k8s.io/queue-name label): %s", queue, e)
+	}
+	if pc != nil {
+		for _, e := range validation.IsDNS1123Subdomain(*pc) {
+			r.Errorf(pcField, "found %q; expected a WorkloadPriorityClass name (DNS-1123 subdomain): %s", *pc, e)
+		}
+	}
+	if p.Suspend {
+		why := "scheduler.kind is kueue"
+		if p.Kind == kaiKind {
+			why = "scheduler.kueue is set (Kueue admits the run)"
+		}
+		r.Errorf("launch.rayjob.suspend", "is true but %s; expected false (unset): Kueue's webhook suspends the RayJob when it is created and unsuspends it on admission, while a suspend: true kept in Git sets spec.suspend again on every later apply of the same manifests, and KubeRay then deletes the admitted run's cluster", why)
+	}
+}

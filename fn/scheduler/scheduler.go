@@ -1,0 +1,70 @@
+// Package scheduler is what a scheduler integration is: the interface each
+// scheduler the profile's scheduler.kind selects (KAI, Kueue, the
+// cluster's default) implements in a folder of its own under fn/scheduler,
+// and the plain view of the profile's keys it reads. The integrations sit
+// just above the analysers (they may import only fn/support, the run
+// parameters, rendered documents, typed API objects and fn/analyse), so
+// every stage can call them; fn/scheduler/registry lists them.
+package scheduler
+
+// Integration is one scheduler, everything it means in one folder. Each
+// integration owns some of the profile's scheduler keys and judges them
+// whichever kind the profile selects (a key of KAI's set under kind kueue
+// is KAI's to refuse), so a new scheduler is one folder and one line in
+// the registry.
+type Integration interface {
+	// Kind is the scheduler.kind value that selects it.
+	Kind() string
+	// NeedsQueue reports whether scheduler.queue is required when it is
+	// selected.
+	NeedsQueue() bool
+	// Validate reports what it refuses of the keys it owns.
+	Validate(p Profile, r Reporter)
+}
+
+// Reporter takes an error at a profile field path.
+type Reporter interface {
+	Errorf(field, format string, args ...any)
+}
+
+// Profile is what an integration reads of a profile: its scheduler: keys
+// and the few other keys they meet, as plain data (fn/engine/load/profile
+// decodes the profile and hands this view on).
+type Profile struct {
+	Kind  string
+	Queue *string
+	// PriorityClassName is every Ray pod's PriorityClass.
+	PriorityClassName *string
+	// WorkloadPriorityClass is Kueue's, under kind kueue.
+	WorkloadPriorityClass *string
+	// Topology is KAI's run-wide topology constraint.
+	Topology *Topology
+	// Kueue is Kueue's admission beside KAI's placement (kind kai).
+	Kueue *KueueBeside
+	// Annotations are the profile's own; Clusters each kuberay role's.
+	Annotations map[string]string
+	Clusters    []RoleAnnotations
+	// Suspend is launch.rayjob.suspend.
+	Suspend bool
+}
+
+// Topology is scheduler.topology.
+type Topology struct {
+	Topology, RequiredPlacement, PreferredPlacement string
+}
+
+// KueueBeside is scheduler.kueue: the LocalQueue and WorkloadPriorityClass
+// of the object Kueue admits while KAI places its pods.
+type KueueBeside struct {
+	Queue                 string
+	WorkloadPriorityClass *string
+}
+
+// RoleAnnotations are one kuberay role's cluster annotations.
+type RoleAnnotations struct {
+	Role        string
+	Annotations map[string]string
+}
+
+// QueueSet reports a non-empty scheduler.queue.
+func (p Profile) QueueSet() bool { return p.Queue != nil && *p.Queue != "" }
