@@ -7,6 +7,12 @@
 // every stage can call them; fn/scheduler/registry lists them.
 package scheduler
 
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
 // Integration is one scheduler, everything it means in one folder. Each
 // integration owns some of the profile's scheduler keys and judges them
 // whichever kind the profile selects (a key of KAI's set under kind kueue
@@ -20,6 +26,34 @@ type Integration interface {
 	NeedsQueue() bool
 	// Validate reports what it refuses of the keys it owns.
 	Validate(p Profile, r Reporter)
+
+	// What the render writes (fn/engine/manifest), each part nil when the
+	// profile does not call on this scheduler:
+	//
+	// ProfileLabels are the labels it adds to the profile's own (every
+	// object and pod template) and the label keys it drops from every
+	// label set of the profile; a profile label that contradicts it is a
+	// *FieldError.
+	ProfileLabels(p Profile) (set map[string]string, drop []string, err error)
+	// OwnerLabels and OwnerAnnotations go on the object it admits or
+	// groups: the RayJob, or each RayCluster in raycluster mode.
+	OwnerLabels(p Profile) map[string]string
+	OwnerAnnotations(p Profile) map[string]string
+	// Pod applies it to one pod template (at field, for errors).
+	Pod(p Profile, field string, t *corev1.PodTemplateSpec) error
+}
+
+// FieldError is a profile setting that contradicts what the scheduler
+// writes, at the field path that says it.
+type FieldError struct {
+	Field, Msg string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// Errorf is a *FieldError at field.
+func Errorf(field, format string, args ...any) error {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
 // Reporter takes an error at a profile field path.
@@ -41,9 +75,14 @@ type Profile struct {
 	Topology *Topology
 	// Kueue is Kueue's admission beside KAI's placement (kind kai).
 	Kueue *KueueBeside
-	// Annotations are the profile's own; Clusters each kuberay role's.
+	// Labels and Annotations are the profile's own; Clusters each kuberay
+	// role's, in role order; Deployments each deployment's, in name order.
+	Labels      map[string]string
 	Annotations map[string]string
-	Clusters    []RoleAnnotations
+	Clusters    []Part
+	Deployments []Part
+	// NamesKAI: a pod template of the profile names KAI's scheduler itself.
+	NamesKAI bool
 	// Suspend is launch.rayjob.suspend.
 	Suspend bool
 }
@@ -60,9 +99,11 @@ type KueueBeside struct {
 	WorkloadPriorityClass *string
 }
 
-// RoleAnnotations are one kuberay role's cluster annotations.
-type RoleAnnotations struct {
-	Role        string
+// Part is one kuberay role's cluster (Name is the role) or one
+// deployment's metadata.
+type Part struct {
+	Name        string
+	Labels      map[string]string
 	Annotations map[string]string
 }
 

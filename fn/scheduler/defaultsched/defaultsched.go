@@ -3,7 +3,11 @@
 // it owns no profile key.
 package defaultsched
 
-import "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+)
 
 // Kind is the scheduler.kind value that selects the default scheduler.
 const Kind = "default"
@@ -19,3 +23,17 @@ func (Integration) NeedsQueue() bool { return false }
 
 // Validate has nothing to judge: the default scheduler reads no key of ours.
 func (Integration) Validate(scheduler.Profile, scheduler.Reporter) {}
+
+// ProfileLabels: none.
+func (Integration) ProfileLabels(scheduler.Profile) (map[string]string, []string, error) {
+	return nil, nil, nil
+}
+
+// OwnerLabels: none.
+func (Integration) OwnerLabels(scheduler.Profile) map[string]string { return nil }
+
+// OwnerAnnotations: none.
+func (Integration) OwnerAnnotations(scheduler.Profile) map[string]string { return nil }
+
+// Pod leaves the pod's schedulerName as the profile wrote it.
+func (Integration) Pod(scheduler.Profile, string, *corev1.PodTemplateSpec) error { return nil }

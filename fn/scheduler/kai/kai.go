@@ -5,6 +5,7 @@
 package kai
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	analysekai "github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
@@ -72,8 +73,76 @@ func validateTopology(p scheduler.Profile, r scheduler.Reporter) {
 	for _, rc := range p.Clusters {
 		for _, key := range keys {
 			if _, set := rc.Annotations[key]; set {
-				r.Errorf("kuberay."+rc.Role+".annotations."+key, "is set and so is scheduler.topology; expected one of them (scheduler.topology writes it)")
+				r.Errorf("kuberay."+rc.Name+".annotations."+key, "is set and so is scheduler.topology; expected one of them (scheduler.topology writes it)")
 			}
 		}
 	}
+}
+
+// ProfileLabels: under kind kai, the kai.scheduler/queue label among the
+// profile's labels (every object and pod template, where KAI's pod grouper
+// reads it); a queue label the profile writes otherwise is an error.
+func (Integration) ProfileLabels(p scheduler.Profile) (map[string]string, []string, error) {
+	if p.Kind != Kind || p.Queue == nil {
+		return nil, nil, nil
+	}
+	q, key := *p.Queue, analysekai.QueueLabel
+	if v, ok := p.Labels[key]; ok && v != q {
+		return nil, nil, scheduler.Errorf("labels."+key, "is %q but scheduler.queue is %q; expected one queue (drop the label: scheduler.queue sets it)", v, q)
+	}
+	for _, rc := range p.Clusters {
+		if v, ok := rc.Labels[key]; ok && v != q {
+			return nil, nil, scheduler.Errorf("kuberay."+rc.Name+".labels."+key, "is %q but scheduler.queue is %q; expected one queue", v, q)
+		}
+	}
+	for _, d := range p.Deployments {
+		if v, ok := d.Labels[key]; ok && v != q {
+			return nil, nil, scheduler.Errorf("deployments."+d.Name+".labels."+key, "is %q but scheduler.queue is %q; expected one queue", v, q)
+		}
+	}
+	return map[string]string{key: q}, nil, nil
+}
+
+// OwnerLabels: KAI reads its queue from the profile's labels.
+func (Integration) OwnerLabels(scheduler.Profile) map[string]string { return nil }
+
+// OwnerAnnotations are scheduler.topology as the annotations of the object
+// KAI's pod-grouper makes the PodGroup for (the RayJob, or the RayCluster
+// in raycluster mode): the PodGroup's own constraint, binding every pod of
+// the gang (fn/analyse/kai). nil without one.
+func (Integration) OwnerAnnotations(p scheduler.Profile) map[string]string {
+	t := p.Topology
+	if p.Kind != Kind || t == nil {
+		return nil
+	}
+	out := map[string]string{analysekai.TopologyKey: t.Topology}
+	if t.RequiredPlacement != "" {
+		out[analysekai.RequiredPlacementKey] = t.RequiredPlacement
+	}
+	if t.PreferredPlacement != "" {
+		out[analysekai.PreferredPlacementKey] = t.PreferredPlacement
+	}
+	return out
+}
+
+// Pod: under kind kai, schedulerName kai-scheduler on a pod that names no
+// scheduler; another scheduler's name, or another queue on the pod, is an
+// error.
+func (Integration) Pod(p scheduler.Profile, field string, t *corev1.PodTemplateSpec) error {
+	if p.Kind != Kind {
+		return nil
+	}
+	switch t.Spec.SchedulerName {
+	case "":
+		t.Spec.SchedulerName = analysekai.SchedulerName
+	case analysekai.SchedulerName:
+	default:
+		return scheduler.Errorf(field+".spec.schedulerName", "is %q but scheduler.kind is kai; expected %s or no schedulerName", t.Spec.SchedulerName, analysekai.SchedulerName)
+	}
+	if p.Queue != nil {
+		if v, ok := t.Labels[analysekai.QueueLabel]; ok && v != *p.Queue {
+			return scheduler.Errorf(field+".metadata.labels."+analysekai.QueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, *p.Queue)
+		}
+	}
+	return nil
 }

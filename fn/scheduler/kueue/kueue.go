@@ -6,8 +6,11 @@
 package kueue
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
@@ -85,4 +88,71 @@ func (Integration) Validate(p scheduler.Profile, r scheduler.Reporter) {
 		}
 		r.Errorf("launch.rayjob.suspend", "is true but %s; expected false (unset): Kueue's webhook suspends the RayJob when it is created and unsuspends it on admission, while a suspend: true kept in Git sets spec.suspend again on every later apply of the same manifests, and KubeRay then deletes the admitted run's cluster", why)
 	}
+}
+
+// ProfileLabels: Kueue's labels written by hand beside a profile that names
+// Kueue are refused (profile and cluster labels reach every object and pod
+// template, while Kueue must see them on the admitted object only). Under
+// Kueue alone with no pod on KAI's scheduler, KAI's queue label is dropped
+// from every label set: nothing reads it, and preflight would ask for a
+// KAI Queue the run never uses (check warns about each one dropped).
+func (Integration) ProfileLabels(p scheduler.Profile) (map[string]string, []string, error) {
+	if _, _, ok := Admission(p); ok {
+		why, keys := "scheduler.kind is kueue", "scheduler.queue and scheduler.workloadPriorityClass put"
+		if p.Kind == kaiKind {
+			why, keys = "scheduler.kueue is set", "scheduler.kueue.queue and .workloadPriorityClass put"
+		}
+		for _, k := range []string{kueue.QueueLabel, kueue.PriorityClassLabel} {
+			if _, ok := p.Labels[k]; ok {
+				return nil, nil, scheduler.Errorf("labels."+k, "is set but %s; expected it unset: %s it on the RayJob (or RayCluster) alone, while labels reach every object and pod template", why, keys)
+			}
+			for _, rc := range p.Clusters {
+				if _, ok := rc.Labels[k]; ok {
+					return nil, nil, scheduler.Errorf("kuberay."+rc.Name+".labels."+k, "is set but %s; expected it unset: %s it on the RayJob (or RayCluster) alone, while kuberay.%s.labels reach its pod templates and ConfigMaps too", why, keys, rc.Name)
+				}
+			}
+		}
+	}
+	if p.Kind == Kind && !p.NamesKAI {
+		return nil, []string{kai.QueueLabel}, nil
+	}
+	return nil, nil, nil
+}
+
+// OwnerLabels are the labels of the object Kueue admits (the RayJob, or
+// each RayCluster in raycluster mode): the queue name and the workload
+// priority class. nil unless the profile names Kueue.
+func (Integration) OwnerLabels(p scheduler.Profile) map[string]string {
+	q, pc, ok := Admission(p)
+	if !ok {
+		return nil
+	}
+	out := map[string]string{kueue.QueueLabel: q}
+	if pc != nil {
+		out[kueue.PriorityClassLabel] = *pc
+	}
+	return out
+}
+
+// OwnerAnnotations: Kueue reads none of ours.
+func (Integration) OwnerAnnotations(scheduler.Profile) map[string]string { return nil }
+
+// Pod: under Kueue alone a pod that KAI does not place keeps none of KAI's
+// topology annotations (nothing reads them, and a reader would take them
+// for a constraint: check warns about each one dropped, and about a
+// ComputeDomain that nothing keeps in one NVLink domain), nor its
+// kai.scheduler/queue label when no pod of the run goes to KAI.
+// schedulerName and spec.suspend are left alone (Kueue's webhook suspends
+// on creation).
+func (Integration) Pod(p scheduler.Profile, _ string, t *corev1.PodTemplateSpec) error {
+	if p.Kind != Kind || t.Spec.SchedulerName == kai.SchedulerName {
+		return nil
+	}
+	for _, k := range kai.TopologyKeys() {
+		delete(t.Annotations, k)
+	}
+	if !p.NamesKAI {
+		delete(t.Labels, kai.QueueLabel)
+	}
+	return nil
 }

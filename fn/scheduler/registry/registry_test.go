@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
@@ -58,4 +60,52 @@ func TestValidate(t *testing.T) {
 			require.Equal(t, errs(c.want), got)
 		})
 	}
+}
+
+// What the render writes for each way of naming a scheduler.
+func TestRender(t *testing.T) {
+	q := func(s string) *string { return &s }
+	topo := &scheduler.Topology{Topology: "t", RequiredPlacement: "nvidia.com/gpu.clique"}
+	cases := []struct {
+		name        string
+		p           scheduler.Profile
+		set         map[string]string
+		drop        []string
+		owner       map[string]string
+		annotations map[string]string
+		podSched    string
+	}{
+		{name: "default", p: scheduler.Profile{Kind: "default"}},
+		{name: "kai", p: scheduler.Profile{Kind: "kai", Queue: q("rl"), Topology: topo},
+			set:         map[string]string{"kai.scheduler/queue": "rl"},
+			annotations: map[string]string{"kai.scheduler/topology": "t", "kai.scheduler/topology-required-placement": "nvidia.com/gpu.clique"},
+			podSched:    "kai-scheduler"},
+		{name: "kueue alone drops KAI's queue label", p: scheduler.Profile{Kind: "kueue", Queue: q("lab"), WorkloadPriorityClass: q("high")},
+			drop:  []string{"kai.scheduler/queue"},
+			owner: map[string]string{"kueue.x-k8s.io/queue-name": "lab", "kueue.x-k8s.io/priority-class": "high"}},
+		{name: "kueue beside kai", p: scheduler.Profile{Kind: "kai", Queue: q("rl"), Kueue: &scheduler.KueueBeside{Queue: "lab"}},
+			set:      map[string]string{"kai.scheduler/queue": "rl"},
+			owner:    map[string]string{"kueue.x-k8s.io/queue-name": "lab"},
+			podSched: "kai-scheduler"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			set, drop, err := ProfileLabels(c.p)
+			require.NoError(t, err)
+			require.Equal(t, c.set, set)
+			require.Equal(t, c.drop, drop)
+			require.Equal(t, c.owner, OwnerLabels(c.p))
+			require.Equal(t, c.annotations, OwnerAnnotations(c.p))
+			pod := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"kai.scheduler/topology": "x"}}}
+			require.NoError(t, Pod(c.p, "f", &pod))
+			require.Equal(t, c.podSched, pod.Spec.SchedulerName)
+			_, kept := pod.Annotations["kai.scheduler/topology"]
+			require.Equal(t, c.p.Kind != "kueue", kept, "Kueue alone drops KAI's topology from a pod KAI does not place")
+		})
+	}
+	_, _, err := ProfileLabels(scheduler.Profile{Kind: "kai", Queue: q("rl"), Labels: map[string]string{"kai.scheduler/queue": "other"}})
+	require.Equal(t, &scheduler.FieldError{Field: "labels.kai.scheduler/queue", Msg: `is "other" but scheduler.queue is "rl"; expected one queue (drop the label: scheduler.queue sets it)`}, err)
+	pod := corev1.PodTemplateSpec{Spec: corev1.PodSpec{SchedulerName: "volcano"}}
+	err = Pod(scheduler.Profile{Kind: "kai", Queue: q("rl")}, "kuberay.training.headGroupSpec.template", &pod)
+	require.Equal(t, &scheduler.FieldError{Field: "kuberay.training.headGroupSpec.template.spec.schedulerName", Msg: `is "volcano" but scheduler.kind is kai; expected kai-scheduler or no schedulerName`}, err)
 }

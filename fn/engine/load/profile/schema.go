@@ -16,6 +16,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // Roles are fixed and always processed in this order (nrl-k8s rule).
@@ -107,22 +108,28 @@ type SchedulerKueue struct {
 // KueueAdmission is Kueue's part of the scheduler, whichever way the profile
 // says it (fn/scheduler/kueue's Admission).
 func (s Scheduler) KueueAdmission() (queue string, priority *string, ok bool) {
-	return schedkueue.Admission(s.view())
+	return schedkueue.Admission(s.View())
 }
 
 // SchedulerView is what the scheduler integrations (fn/scheduler) read of
 // the profile.
 func (in *Infra) SchedulerView() scheduler.Profile {
-	p := in.Scheduler.view()
-	p.Annotations, p.Suspend = in.Annotations, in.Launch.RayJob.Suspend
+	p := in.Scheduler.View()
+	p.Labels, p.Annotations, p.Suspend, p.NamesKAI = in.Labels, in.Annotations, in.Launch.RayJob.Suspend, in.NamesKAIScheduler()
 	for _, rc := range in.Kuberay.ByRole() {
-		p.Clusters = append(p.Clusters, scheduler.RoleAnnotations{Role: rc.Role, Annotations: rc.Cluster.Annotations})
+		p.Clusters = append(p.Clusters, scheduler.Part{Name: rc.Role, Labels: rc.Cluster.Labels, Annotations: rc.Cluster.Annotations})
+	}
+	for _, k := range tree.SortedKeys(in.Deployments) {
+		if d := in.Deployments[k]; d != nil {
+			p.Deployments = append(p.Deployments, scheduler.Part{Name: k, Labels: d.Labels})
+		}
 	}
 	return p
 }
 
-// view is the scheduler: keys alone.
-func (s Scheduler) view() scheduler.Profile {
+// View is the scheduler: keys alone, as the integrations read them (what
+// the rest of the profile says left out).
+func (s Scheduler) View() scheduler.Profile {
 	p := scheduler.Profile{Kind: s.Kind, Queue: s.Queue, PriorityClassName: s.PriorityClassName, WorkloadPriorityClass: s.WorkloadPriorityClass}
 	if t := s.Topology; t != nil {
 		p.Topology = &scheduler.Topology{Topology: t.Topology, RequiredPlacement: t.RequiredPlacement, PreferredPlacement: t.PreferredPlacement}
