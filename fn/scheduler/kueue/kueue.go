@@ -43,6 +43,21 @@ func Admission(p scheduler.Profile) (queue string, priority *string, ok bool) {
 	return "", nil, false
 }
 
+// Beside reports whether the profile names Kueue for admission beside KAI
+// for placement (scheduler: {kind: kai, kueue: {...}}), so Kueue's queue
+// and priority class are scheduler.kueue's keys, not scheduler.queue's.
+func Beside(p scheduler.Profile) bool { return p.Kind == kaiKind && p.Kueue != nil }
+
+// Fields are the profile keys that hold Kueue's LocalQueue and
+// WorkloadPriorityClass: scheduler.queue and scheduler.workloadPriorityClass
+// for Kueue alone, scheduler.kueue's beside KAI.
+func Fields(p scheduler.Profile) (queue, priorityClass string) {
+	if p.Kind == kaiKind {
+		return "scheduler.kueue.queue", "scheduler.kueue.workloadPriorityClass"
+	}
+	return "scheduler.queue", "scheduler.workloadPriorityClass"
+}
+
 // Validate: a Kueue run names a LocalQueue (a DNS-1123 subdomain, as
 // Kueue's own validation of the kueue.x-k8s.io/queue-name label requires),
 // never starts suspended by the profile's hand (Kueue's webhook suspends it
@@ -69,10 +84,7 @@ func (Integration) Validate(p scheduler.Profile, r scheduler.Reporter) {
 	if !ok {
 		return
 	}
-	qField, pcField := "scheduler.queue", "scheduler.workloadPriorityClass"
-	if p.Kind == kaiKind {
-		qField, pcField = "scheduler.kueue.queue", "scheduler.kueue.workloadPriorityClass"
-	}
+	qField, pcField := Fields(p)
 	for _, e := range validation.IsDNS1123Subdomain(queue) {
 		r.Errorf(qField, "found %q; expected a LocalQueue name (DNS-1123 subdomain, the value of the kueue.x-k8s.io/queue-name label): %s", queue, e)
 	}
