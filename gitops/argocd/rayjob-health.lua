@@ -168,7 +168,7 @@ local function message(parts)
   return m
 end
 -- A run's state from its spec, never from the nemo-rl.nvidia.com/state
--- annotation (any profile can write it), as fn/engine/runparams
+-- annotation (any profile can write it), as fn/core/runparams
 -- StateFromSpec: stopped when suspended and no Kueue LocalQueue admits it;
 -- suspended with the queue label means queued (Kueue owns spec.suspend).
 -- The annotation only words the message of a run its spec stops.

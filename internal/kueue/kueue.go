@@ -47,6 +47,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/policy"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
@@ -304,7 +305,7 @@ func (k *Kueue) waitReady(ctx context.Context, env *operator.Env, healthPort int
 			continue
 		}
 		rf := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+			"apiVersion": vocab.KueueAPIVersion, "kind": "ResourceFlavor",
 			"metadata": map[string]any{"name": "nrl-webhook-probe"},
 		}}
 		if err := env.Server.Client.Create(ctx, rf, client.DryRunAll); err != nil {

@@ -9,13 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 )
 
 // Flavor is the ResourceFlavor every ClusterQueue of Queue offers.
 const Flavor = "nrl-default-flavor"
-
-const api = "kueue.x-k8s.io/v1beta2"
 
 // Queue creates namespace ns (enforcing baseline) unless it exists, a
 // ClusterQueue cq with gpus nvidia.com/gpu of nominal quota (CPU and
@@ -26,8 +25,8 @@ func Queue(ctx context.Context, env *operator.Env, ns, local, cq, gpus string, t
 		return err
 	}
 	objs := []map[string]any{
-		{"apiVersion": api, "kind": "ResourceFlavor", "metadata": map[string]any{"name": Flavor}},
-		{"apiVersion": api, "kind": "ClusterQueue", "metadata": map[string]any{"name": cq},
+		{"apiVersion": vocab.KueueAPIVersion, "kind": "ResourceFlavor", "metadata": map[string]any{"name": Flavor}},
+		{"apiVersion": vocab.KueueAPIVersion, "kind": "ClusterQueue", "metadata": map[string]any{"name": cq},
 			"spec": map[string]any{
 				"namespaceSelector": map[string]any{},
 				"resourceGroups": []any{map[string]any{
@@ -39,7 +38,7 @@ func Queue(ctx context.Context, env *operator.Env, ns, local, cq, gpus string, t
 					}}},
 				}},
 			}},
-		{"apiVersion": api, "kind": "LocalQueue", "metadata": map[string]any{"name": local, "namespace": ns},
+		{"apiVersion": vocab.KueueAPIVersion, "kind": "LocalQueue", "metadata": map[string]any{"name": local, "namespace": ns},
 			"spec": map[string]any{"clusterQueue": cq}},
 	}
 	for _, o := range objs {
@@ -50,7 +49,7 @@ func Queue(ctx context.Context, env *operator.Env, ns, local, cq, gpus string, t
 	}
 	return operator.Wait(ctx, timeout, "ClusterQueue "+cq+" active", func(ctx context.Context) (bool, string, error) {
 		u := &unstructured.Unstructured{}
-		u.SetAPIVersion(api)
+		u.SetAPIVersion(vocab.KueueAPIVersion)
 		u.SetKind("ClusterQueue")
 		if err := env.Server.Client.Get(ctx, client.ObjectKey{Name: cq}, u); err != nil {
 			return false, "", err
@@ -72,9 +71,9 @@ func Workload(ctx context.Context, env *operator.Env, job client.Object, timeout
 	var wl *unstructured.Unstructured
 	err := operator.Wait(ctx, timeout, "Kueue's Workload for "+job.GetName(), func(ctx context.Context) (bool, string, error) {
 		l := &unstructured.UnstructuredList{}
-		l.SetAPIVersion(api)
+		l.SetAPIVersion(vocab.KueueAPIVersion)
 		l.SetKind("WorkloadList")
-		if err := env.Server.Client.List(ctx, l, client.InNamespace(job.GetNamespace()), client.MatchingLabels{"kueue.x-k8s.io/job-uid": string(job.GetUID())}); err != nil {
+		if err := env.Server.Client.List(ctx, l, client.InNamespace(job.GetNamespace()), client.MatchingLabels{vocab.KueueJobUIDLabel: string(job.GetUID())}); err != nil {
 			return false, "", err
 		}
 		if len(l.Items) == 0 {

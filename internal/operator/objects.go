@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 )
 
@@ -154,7 +155,7 @@ func (e *Env) Live(ctx context.Context, ns string, o *unstructured.Unstructured)
 func (e *Env) CollectOrphans(ctx context.Context, ns string) error {
 	for _, gvk := range []schema.GroupVersionKind{
 		{Version: "v1", Kind: "PodList"},
-		{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "WorkloadList"},
+		{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Kind: "WorkloadList"},
 	} {
 		var list unstructured.UnstructuredList
 		list.SetGroupVersionKind(gvk)

@@ -11,6 +11,8 @@ import (
 	"sort"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // Object is one document of a stream.
@@ -153,9 +155,9 @@ func Dangling(objs []Object) []string {
 			}
 		case "RayJob":
 			if sel, ok := o.Data["spec"].(map[string]any)["clusterSelector"].(map[string]any); ok {
-				n := fmt.Sprint(sel["ray.io/cluster"])
+				n := fmt.Sprint(sel[vocab.RayClusterLabel])
 				if !have["RayCluster/"+o.Namespace+"/"+n] {
-					bad = append(bad, fmt.Sprintf("%s: clusterSelector ray.io/cluster=%s", o.ID(), n))
+					bad = append(bad, fmt.Sprintf("%s: clusterSelector %s=%s", o.ID(), vocab.RayClusterLabel, n))
 				}
 			}
 		}

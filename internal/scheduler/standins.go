@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 )
 
@@ -102,7 +103,7 @@ func hasStatus(p *corev1.Pod, claim string) bool {
 // driver's opaque channel config is left out: the scheduler does not read it).
 func channelTemplates(ctx context.Context, c client.Client) error {
 	var cds unstructured.UnstructuredList
-	cds.SetAPIVersion("resource.nvidia.com/v1beta1")
+	cds.SetAPIVersion(vocab.ComputeDomainAPIVersion)
 	cds.SetKind("ComputeDomainList")
 	if err := c.List(ctx, &cds); err != nil {
 		return err

@@ -12,7 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 )
 
@@ -36,14 +37,14 @@ func TestHelmStopAndStart(t *testing.T) {
 		rj, err := env.WaitForJobDeploymentStatus(ctx, ns, "st", rayv1.JobDeploymentStatusSuspended, 60*time.Second)
 		require.NoError(t, err)
 		assert.True(t, rj.Spec.Suspend)
-		assert.Equal(t, string(runparams.Stopped), rj.Annotations[runparams.StateAnnotation])
+		assert.Equal(t, string(runparams.Stopped), rj.Annotations[vocab.StateAnnotation])
 		clusterGone(t, env, ns, first)
 
 		h.upgradeState(t, helm4, false, "st", "--set", "state=run", "--set-json", `overrides=["grpo.max_num_steps=3"]`)
 		var started rayv1.RayJob
 		require.True(t, exists(t, env, &started, ns, "st"))
 		assert.False(t, started.Spec.Suspend)
-		assert.NotContains(t, started.Annotations, runparams.StateAnnotation)
+		assert.NotContains(t, started.Annotations, vocab.StateAnnotation)
 		assert.Contains(t, started.Spec.Entrypoint, "grpo.max_num_steps=3", "the spec as it is now")
 		require.NoError(t, operator.Wait(ctx, 60*time.Second, "KubeRay to start st again", func(ctx context.Context) (bool, string, error) {
 			var rj rayv1.RayJob

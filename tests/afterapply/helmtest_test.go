@@ -29,6 +29,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -154,7 +155,7 @@ func startHelmTest(t *testing.T, env *operator.Env, helm, kc, ns, rel string) *h
 	}))
 	require.Equal(t, h.hook, h.pod.Spec.ServiceAccountName)
 	require.Equal(t, []string{"status", rel, "-n", ns}, h.pod.Spec.Containers[0].Args)
-	require.NotContains(t, h.pod.Labels, runstatus.InstanceLabel, "the hook Pod is not one of the run's")
+	require.NotContains(t, h.pod.Labels, vocab.InstanceLabel, "the hook Pod is not one of the run's")
 	for _, o := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}} {
 		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: h.hook}, o), "%T created by helm test", o)
 	}

@@ -15,7 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -150,7 +151,7 @@ func thiefSeesNoCluster(t *testing.T, env *operator.Env, kc, ns, cluster string)
 	t.Helper()
 	thief := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "ray.io/v1", "kind": "RayJob",
-		"metadata": map[string]any{"name": "thief", "namespace": ns, "labels": map[string]any{runstatus.InstanceLabel: "thief"}},
+		"metadata": map[string]any{"name": "thief", "namespace": ns, "labels": map[string]any{vocab.InstanceLabel: "thief"}},
 		"spec":     map[string]any{"entrypoint": "python x.py", "clusterSelector": map[string]any{"ray.io/cluster": cluster}},
 	}}
 	require.NoError(t, env.Apply(context.Background(), ns, []*unstructured.Unstructured{thief}))
@@ -171,7 +172,7 @@ func stoppedFromSpec(t *testing.T, env *operator.Env, kc string) {
 	for _, o := range objs {
 		if o.GetKind() == "RayJob" {
 			require.NoError(t, unstructured.SetNestedField(o.Object, true, "spec", "suspend"))
-			o.SetAnnotations(map[string]string{runparams.StateAnnotation: string(runparams.Running)})
+			o.SetAnnotations(map[string]string{vocab.StateAnnotation: string(runparams.Running)})
 		}
 	}
 	require.NoError(t, env.Apply(ctx, ns, objs))

@@ -8,7 +8,9 @@
 // elsewhere restarts nothing, a stop and a start in Git take effect, a run
 // removed from Git is pruned, a refused entry blocks only its own run, and
 // deleting a run's Kustomization (deletionPolicy: Orphan) leaves the run
-// running.
+// running; and the tree `render-all --flux` generates, reconciled as a
+// parent Kustomization and one per run, takes a run out by its
+// state: removed.
 package flux_test
 
 import (
@@ -26,7 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fluxapply"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"

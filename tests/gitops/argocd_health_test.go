@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
 )
 
@@ -110,7 +110,7 @@ func TestRayClusterHealth(t *testing.T) {
 // plainly suspended.
 func TestQueuedByKueue(t *testing.T) {
 	const want = "queued by Kueue in LocalQueue lab-queue: waiting for quota (Kueue unsuspends it when admitted; never edit spec.suspend)"
-	labelled := map[string]string{kueue.QueueLabel: "lab-queue"}
+	labelled := map[string]string{vocab.KueueQueueLabel: "lab-queue"}
 
 	job := argohealth.Script(t, "rayjob-health.lua")
 	fresh := rayJob("", "", "")
@@ -138,7 +138,7 @@ func TestQueuedByKueue(t *testing.T) {
 	assert.Equal(t, "Suspended", st)
 	assert.Equal(t, want, msg)
 	freshCluster := map[string]any{"apiVersion": "ray.io/v1", "kind": "RayCluster",
-		"metadata": map[string]any{"name": "c", "labels": map[string]any{kueue.QueueLabel: "lab-queue"}},
+		"metadata": map[string]any{"name": "c", "labels": map[string]any{vocab.KueueQueueLabel: "lab-queue"}},
 		"spec":     map[string]any{"suspend": true}}
 	st, msg = argohealth.Check(t, cluster, freshCluster)
 	assert.Equal(t, "Suspended", st)
@@ -153,7 +153,7 @@ func TestQueuedByKueue(t *testing.T) {
 // (runparams.StateFromSpec), never the annotation's: an annotated object
 // that runs unsuspended is not "stopped", nor one Kueue's label queues.
 func TestStoppedRun(t *testing.T) {
-	stopped := map[string]string{runparams.StateAnnotation: string(runparams.Stopped)}
+	stopped := map[string]string{vocab.StateAnnotation: string(runparams.Stopped)}
 	job := argohealth.Script(t, "rayjob-health.lua")
 	for _, tc := range []struct {
 		st        rayv1.JobDeploymentStatus
@@ -182,7 +182,7 @@ func TestStoppedRun(t *testing.T) {
 		contains string
 	}{
 		{"annotated, running unsuspended", false, nil, "Progressing", "Running, job RUNNING"},
-		{"annotated, suspended, Kueue's label", true, map[string]string{kueue.QueueLabel: "lab-queue"}, "Suspended", "queued by Kueue in LocalQueue lab-queue"},
+		{"annotated, suspended, Kueue's label", true, map[string]string{vocab.KueueQueueLabel: "lab-queue"}, "Suspended", "queued by Kueue in LocalQueue lab-queue"},
 	} {
 		j := rayJob(rayv1.JobDeploymentStatusRunning, rayv1.JobStatusRunning, "")
 		j.Annotations, j.Labels, j.Spec.Suspend = stopped, tc.labels, tc.suspend

@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fluxapply"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
@@ -69,7 +69,7 @@ func asFlux(argo string, state runparams.State) status.Status {
 // them exactly when runparams.StateFromSpec says so.
 func TestFluxRayJobHealth(t *testing.T) {
 	ev, script := fluxHealth(t, "RayJob"), argohealth.Script(t, "rayjob-health.lua")
-	queued := map[string]string{kueue.QueueLabel: "lab-queue"}
+	queued := map[string]string{vocab.KueueQueueLabel: "lab-queue"}
 	for _, tc := range []struct {
 		name    string
 		st      rayv1.JobDeploymentStatus
@@ -103,7 +103,7 @@ func TestFluxRayJobHealth(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 			argo, _ := argohealth.Check(t, script, j)
 			if tc.st != rayv1.JobDeploymentStatusSuspending { // Argo CD: Progressing; KubeRay has not stopped it yet
-				assert.Equal(t, asFlux(argo, runparams.StateFromSpec(true, j.Spec.Suspend, j.Labels[kueue.QueueLabel])), got, "Argo CD says %s", argo)
+				assert.Equal(t, asFlux(argo, runparams.StateFromSpec(true, j.Spec.Suspend, j.Labels[vocab.KueueQueueLabel])), got, "Argo CD says %s", argo)
 			}
 		})
 	}
@@ -112,7 +112,7 @@ func TestFluxRayJobHealth(t *testing.T) {
 // The same for RayCluster, with the status objects of TestRayClusterHealth.
 func TestFluxRayClusterHealth(t *testing.T) {
 	ev, script := fluxHealth(t, "RayCluster"), argohealth.Script(t, "raycluster-health.lua")
-	queued := map[string]string{kueue.QueueLabel: "lab-queue"}
+	queued := map[string]string{vocab.KueueQueueLabel: "lab-queue"}
 	suspended := cond(rayv1.RayClusterSuspended, metav1.ConditionTrue, "RayClusterSuspended")
 	for _, tc := range []struct {
 		name    string
@@ -139,7 +139,7 @@ func TestFluxRayClusterHealth(t *testing.T) {
 			got := evaluate(t, ev, tc.c)
 			assert.Equal(t, tc.want, got)
 			argo, _ := argohealth.Check(t, script, tc.c)
-			assert.Equal(t, asFlux(argo, runparams.StateFromSpec(true, tc.suspend, tc.labels[kueue.QueueLabel])), got, "Argo CD says %s", argo)
+			assert.Equal(t, asFlux(argo, runparams.StateFromSpec(true, tc.suspend, tc.labels[vocab.KueueQueueLabel])), got, "Argo CD says %s", argo)
 		})
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
@@ -151,7 +151,7 @@ func dedupRole(ref []byte) []byte {
 // template (fn/build/labels.go). nrl-k8s sets none but the owner, and that
 // only where a profile's labels say so; they are left out on both sides
 // (the golden files pin them).
-var identityLabels = []string{manifest.InstanceKey, manifest.PartOfKey, manifest.OwnerKey}
+var identityLabels = []string{vocab.InstanceLabel, vocab.PartOfLabel, vocab.OwnerLabel}
 
 // dropIdentityLabels removes identityLabels from every labels mapping of a
 // document, and a labels mapping left empty.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
 )
 
@@ -30,7 +30,7 @@ import (
 const (
 	jobCheck     = "rayjob-health.lua"
 	clusterCheck = "raycluster-health.lua"
-	stateKey     = runparams.StateAnnotation
+	stateKey     = vocab.StateAnnotation
 )
 
 // verdicts are the statuses the checks report (Argo CD also knows Missing
@@ -91,7 +91,7 @@ func text(obj any, keys ...string) string {
 // stoppedBySpec is runparams.StateFromSpec on the object's spec and labels.
 func stoppedBySpec(obj map[string]any) bool {
 	suspended, _ := at(obj, "spec", "suspend").(bool)
-	return runparams.StateFromSpec(true, suspended, text(obj, "metadata", "labels", kueue.QueueLabel)) == runparams.Stopped
+	return runparams.StateFromSpec(true, suspended, text(obj, "metadata", "labels", vocab.KueueQueueLabel)) == runparams.Stopped
 }
 
 // condTrue says whether the first of the conditions Argo CD hands the
@@ -206,10 +206,10 @@ func TestArgoHealthNamedCases(t *testing.T) {
 		{"status a string", jobCheck, map[string]any{"status": "Complete"}, "Progressing", "waiting for KubeRay"},
 		{"list for jobStatus on Complete", jobCheck, rayJobObj(map[string]any{"jobDeploymentStatus": "Complete", "jobStatus": []any{"SUCCEEDED"}}), "Degraded", "Complete"},
 		{"labels a string", jobCheck, with(with(rayJobObj(running), "kueue.x-k8s.io/queue-name=q", "metadata", "labels"), true, "spec", "suspend"), "Progressing", "Running, job RUNNING"},
-		{"queue label a number", jobCheck, with(with(rayJobObj(running), 3.0, "metadata", "labels", kueue.QueueLabel), true, "spec", "suspend"), "Progressing", "Running, job RUNNING"},
+		{"queue label a number", jobCheck, with(with(rayJobObj(running), 3.0, "metadata", "labels", vocab.KueueQueueLabel), true, "spec", "suspend"), "Progressing", "Running, job RUNNING"},
 		{"suspend the string true", jobCheck, with(with(rayJobObj(running), "stopped", "metadata", "annotations", stateKey), "true", "spec", "suspend"), "Progressing", "Running, job RUNNING"},
 		{"annotated stopped, running unsuspended", jobCheck, with(rayJobObj(running), "stopped", "metadata", "annotations", stateKey), "Progressing", "Running, job RUNNING"},
-		{"annotated stopped, suspended, Kueue's label", jobCheck, with(with(with(rayJobObj(running), "stopped", "metadata", "annotations", stateKey), "q", "metadata", "labels", kueue.QueueLabel), true, "spec", "suspend"), "Suspended", "queued by Kueue in LocalQueue q"},
+		{"annotated stopped, suspended, Kueue's label", jobCheck, with(with(with(rayJobObj(running), "stopped", "metadata", "annotations", stateKey), "q", "metadata", "labels", vocab.KueueQueueLabel), true, "spec", "suspend"), "Suspended", "queued by Kueue in LocalQueue q"},
 		{"stopped by spec and Git", jobCheck, with(with(rayJobObj(running), "stopped", "metadata", "annotations", stateKey), true, "spec", "suspend"), "Suspended", "stopped (state: stopped in Git)"},
 		{"32 KiB of newlines as the message", jobCheck, rayJobObj(map[string]any{"jobDeploymentStatus": "Failed", "message": newlines}), "Degraded", "Failed:"},
 		{"1 MiB message", jobCheck, rayJobObj(map[string]any{"jobDeploymentStatus": "Failed", "message": mib}), "Degraded", `Failed: pods "w" is forbidden: violates PodSecurity: pods`},
@@ -339,7 +339,7 @@ func (g *gen) object() map[string]any {
 	}
 	return map[string]any{"apiVersion": "ray.io/v1", "kind": g.pick("RayJob", "RayCluster"),
 		"metadata": g.maybe(map[string]any{"name": g.field(),
-			"labels":      g.maybe(map[string]any{kueue.QueueLabel: g.field(), "app": g.field()}),
+			"labels":      g.maybe(map[string]any{vocab.KueueQueueLabel: g.field(), "app": g.field()}),
 			"annotations": g.maybe(map[string]any{stateKey: g.pick("stopped", "run", g.field())})}),
 		"spec":   g.maybe(map[string]any{"suspend": g.pick(true, false, true, g.field())}),
 		"status": g.maybe(status)}

@@ -12,10 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 )
 
-// Round four, inputs that reach a shell or the host (issue 45).
+// Round four of the hostile tier: inputs that reach a shell or the host.
 
 // shellProfile's entrypoint puts a value of the run into the driver call
 // three ways: an unquoted word, inside double quotes, and ${run.name}.
@@ -139,7 +140,7 @@ func leakWorld(t *testing.T, root, defaults string) *world {
 	w.file("configs/leak.yaml", "defaults: "+strings.ReplaceAll(defaults, "HOST", w.host)+"\n"+recipeYAML)
 	w.file("configs/p.infra.yaml", strings.Replace(profileYAML, "launch:\n", "launch:\n  recipeSource: configMap\n", 1))
 	w.file("deploy/kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\ngenerators: [gen.yaml]\n")
-	w.file("deploy/gen.yaml", "apiVersion: "+krm.PluginAPIVersion+"\nkind: "+krm.PluginKind+"\nmetadata: {name: runs}\nfiles: "+root+"\nruns: [runs.yaml]\nwarnings: ignore\n")
+	w.file("deploy/gen.yaml", "apiVersion: "+vocab.APIVersion+"\nkind: "+krm.PluginKind+"\nmetadata: {name: runs}\nfiles: "+root+"\nruns: [runs.yaml]\nwarnings: ignore\n")
 	w.file("deploy/runs.yaml", customRun("leak", "../configs/leak.yaml", "../configs/p.infra.yaml", ""))
 	w.track()
 	return w

@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
@@ -63,12 +63,12 @@ type day struct {
 	report scheduler.DayReport
 }
 
-// TestClusterDayQueued is issue 47's cluster-day tier, opt-in
-// (NRL_CLUSTER_DAY=1, make cluster-day-test): Kueue's manager, KubeRay's
-// reconcilers and the real kube-scheduler (percentageOfNodesToScore: 10,
-// bound Pods marked Running and Ready by an informer) on the issue's
-// cluster (250 NVL72 racks of 4 GB300 nodes, 40 CPU and 10 H100 nodes),
-// and a stream of NRL_CLUSTER_DAY_RUNS runs (200 unless set) of the
+// TestClusterDayQueued is the queued half of the cluster-day tier (a day on
+// a shared 1,000-node cluster), opt-in (NRL_CLUSTER_DAY=1, make
+// cluster-day-test): Kueue's manager, KubeRay's reconcilers and the real
+// kube-scheduler (percentageOfNodesToScore: 10, bound Pods marked Running
+// and Ready by an informer) on that cluster (250 NVL72 racks of 4 GB300
+// nodes, 40 CPU and 10 H100 nodes), and a stream of NRL_CLUSTER_DAY_RUNS runs (200 unless set) of the
 // shipped H100 Kueue profile, four teams' users submitting one run after
 // another (the compressed clock: one tick a submission). Before each apply
 // preflight says whether Kueue admits the run now or queues it, and where

@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/policy"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	kueueenv "github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
@@ -81,7 +81,7 @@ func startedRunEdits(t *testing.T) []edit {
 		{"worker count", workerReplicas(t, "spec", "rayClusterSpec"), "the worker counts (replicas, minReplicas, maxReplicas)"},
 		{"queue label", func(t *testing.T, u *unstructured.Unstructured) {
 			labels := u.GetLabels()
-			labels[kueue.QueueLabel] = "other-queue"
+			labels[vocab.KueueQueueLabel] = "other-queue"
 			u.SetLabels(labels)
 		}, "the Kueue queue label"},
 	}
@@ -186,7 +186,7 @@ func TestStartedRunPolicy(t *testing.T) {
 	}
 	after := rayJob(t, env, ns, name)
 	assert.Equal(t, started.Spec.Entrypoint, after.Spec.Entrypoint)
-	assert.Equal(t, started.Labels[kueue.QueueLabel], after.Labels[kueue.QueueLabel])
+	assert.Equal(t, started.Labels[vocab.KueueQueueLabel], after.Labels[vocab.KueueQueueLabel])
 	assert.Equal(t, started.Status.RayClusterName, after.Status.RayClusterName, "the run was restarted")
 	assert.Len(t, env.Dashboard.Submissions(ns), 1, "the job was submitted again")
 
@@ -231,8 +231,8 @@ func notStarted(t *testing.T, env *operator.Env, ns string, job *unstructured.Un
 	held := job.DeepCopy()
 	held.SetName("kq-policy-held")
 	labels := held.GetLabels()
-	delete(labels, kueue.QueueLabel)
-	delete(labels, kueue.PriorityClassLabel)
+	delete(labels, vocab.KueueQueueLabel)
+	delete(labels, vocab.KueuePriorityClassLabel)
 	held.SetLabels(labels)
 	setField(t, held, true, "spec", "suspend")
 	require.NoError(t, applyAs(ctx, env, editors[0], held, false))

@@ -128,6 +128,44 @@ func TestLabRepository(t *testing.T) {
 	git(t, dir, "clone", "-q", lab, clone)
 	_, errOut = cli(t, clone, 1, "render-all", "--kustomization", "--check", "--base-ref", "origin/main", ".")
 	require.Contains(t, errOut, "it is in the git submodule nemo-rl, which is not checked out: expected `git submodule update --init nemo-rl` first")
+
+	labFlux(t, lab, kustomize)
+}
+
+// labFlux turns Flux generation on (docs/gitops.md, "Flux, kustomize") on
+// a branch of main: each run's folder builds, with kustomize-controller's
+// lack of load restrictions, exactly its manifest; a run file deleted
+// outright is refused by the gate; the two-step removal passes.
+func labFlux(t *testing.T, lab, kustomize string) {
+	t.Helper()
+	git(t, lab, "checkout", "-qb", "flux", "main")
+	out, _ := cli(t, lab, 0, "render-all", "--kustomization", "--flux", "lab-runs", ".")
+	require.Contains(t, out, "wrote flux-runs/sft-llama1b.yaml\n")
+	require.Contains(t, testenv.ReadFile(t, filepath.Join(lab, "flux-runs/sft-llama1b.yaml")), "  sourceRef: {kind: GitRepository, name: lab-runs}\n  path: ./flux/sft-llama1b\n")
+	build := run(t, lab, 0, kustomize, "build", "--load-restrictor", "LoadRestrictionsNone", "flux/sft-llama1b")
+	require.Equal(t, testenv.ReadFile(t, filepath.Join(lab, "manifests/sft-llama1b.yaml")), "---\n"+build)
+	// Without lifting the restriction, kustomize refuses ../../manifests.
+	run(t, lab, 1, kustomize, "build", "flux/sft-llama1b")
+	git(t, lab, "add", "-A")
+	git(t, lab, "commit", "-qm", "Flux")
+
+	require.NoError(t, os.RemoveAll(filepath.Join(lab, "runs/dpo-llama1b")))
+	git(t, lab, "add", "-A")
+	_, errOut := cli(t, lab, 1, "render-all", "--kustomization", "--flux", "lab-runs", "--check", "--base-ref", "HEAD", ".")
+	require.Contains(t, errOut, "dpo-llama1b: refused: runs/dpo-llama1b/run.yaml is deleted, but on the base branch the run is not state: removed")
+
+	write(t, lab, "runs/dpo-llama1b/run.yaml", runFile("dpo-llama1b", dpoRecipe, "dpo", "bob", "  overrides:\n  - cluster.num_nodes=2\n  state: removed\n"))
+	git(t, lab, "add", "-A")
+	out, _ = cli(t, lab, 0, "render-all", "--kustomization", "--flux", "lab-runs", ".")
+	require.Contains(t, out, "removed manifests/dpo-llama1b.yaml (the run is state: removed)\n")
+	require.Empty(t, run(t, lab, 0, kustomize, "build", "--load-restrictor", "LoadRestrictionsNone", "flux/dpo-llama1b"), "a removed run builds nothing")
+	git(t, lab, "add", "-A")
+	git(t, lab, "commit", "-qm", "dpo-llama1b removed")
+	require.NoError(t, os.RemoveAll(filepath.Join(lab, "runs/dpo-llama1b")))
+	cli(t, lab, 0, "render-all", "--kustomization", "--flux", "lab-runs", ".")
+	git(t, lab, "add", "-A")
+	_, errOut = cli(t, lab, 0, "render-all", "--kustomization", "--flux", "lab-runs", "--check", "--base-ref", "HEAD", ".")
+	require.NotContains(t, errOut, "refused")
 }
 
 // summaryWithSubmodule runs the review summary step as

@@ -39,9 +39,13 @@ var clusterClients = []string{
 
 // engine is every engine package a later layer may read.
 var engine = []string{
-	"fn/engine/runparams", "fn/engine/rendered", "fn/engine/load/", "fn/engine/resolve/",
+	"fn/engine/load/", "fn/engine/resolve/",
 	"fn/engine/check", "fn/engine/manifest", "fn/engine/emit", "fn/engine/pipeline", "fn/engine/batch",
 }
+
+// base is what every layer above fn/core/ may import: the building blocks
+// and the data and names every layer shares.
+var base = []string{"fn/support/", "fn/core/"}
 
 func with(prefixes ...[]string) []string {
 	var out []string
@@ -58,29 +62,29 @@ func with(prefixes ...[]string) []string {
 // purpose.
 var layers = []layer{
 	{prefix: "fn/support/", may: []string{"fn/support/"}, never: clusterClients},
-	// Data every stage shares: the run parameters and the rendered document.
-	{prefix: "fn/engine/runparams", may: []string{"fn/support/"}, never: clusterClients},
-	{prefix: "fn/engine/rendered", may: []string{"fn/support/"}, never: clusterClients},
-	// The NemoRLRun API type: a leaf any entry point reads, which never pulls in the pipeline.
-	{prefix: "fn/frontend/runspec", may: []string{"fn/support/", "fn/engine/runparams"}, never: clusterClients},
+	// Data every layer shares: the run parameters, the rendered document,
+	// the NemoRLRun API type (a leaf any entry point reads, which never pulls
+	// in the pipeline) and the vocabulary (labels, annotations, API groups).
+	{prefix: "fn/core/", may: base, never: clusterClients},
 	// Analysers read rendered documents and typed objects; the stages call them, never the reverse.
-	{prefix: "fn/analyse/", may: []string{"fn/support/", "fn/engine/rendered", "fn/analyse/"}, never: clusterClients},
+	{prefix: "fn/analyse/", may: with(base, []string{"fn/analyse/"}), never: clusterClients},
 	// The scheduler integrations, one folder per scheduler: every stage may call them.
-	{prefix: "fn/scheduler", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/rendered", "fn/analyse/", "fn/scheduler"}, never: clusterClients},
+	{prefix: "fn/scheduler", may: with(base, []string{"fn/analyse/", "fn/scheduler"}), never: clusterClients},
 	// The stages in pipeline order: load → resolve → check | build → emit → pipeline.
-	// The profile's schema checks the names KAI and Kueue read, from the one package that holds each.
-	{prefix: "fn/engine/load/", may: []string{"fn/support/", "fn/engine/runparams", "fn/analyse/kai", "fn/analyse/kueue", "fn/scheduler", "fn/engine/load/"}, never: clusterClients},
-	{prefix: "fn/engine/resolve/", may: []string{"fn/support/", "fn/engine/runparams", "fn/engine/load/", "fn/engine/resolve/"}, never: clusterClients},
+	// The profile's schema checks a topology constraint's keys in the order KAI reads them,
+	// and hands its scheduler keys to the integrations.
+	{prefix: "fn/engine/load/", may: with(base, []string{"fn/analyse/kai", "fn/scheduler", "fn/engine/load/"}), never: clusterClients},
+	{prefix: "fn/engine/resolve/", may: with(base, []string{"fn/engine/load/", "fn/engine/resolve/"}), never: clusterClients},
 	// check and build (manifest) both read the resolved run; neither reads the other.
-	{prefix: "fn/engine/check", may: []string{"fn/support/", "fn/scheduler", "fn/engine/runparams", "fn/engine/rendered", "fn/engine/load/", "fn/engine/resolve/", "fn/engine/check", "fn/analyse/"}, never: clusterClients},
-	{prefix: "fn/engine/manifest", may: []string{"fn/support/", "fn/scheduler", "fn/engine/runparams", "fn/engine/rendered", "fn/engine/load/", "fn/engine/resolve/", "fn/engine/manifest", "fn/analyse/"}, never: clusterClients},
-	{prefix: "fn/engine/emit", may: []string{"fn/support/", "fn/engine/rendered"}, never: clusterClients},
-	{prefix: "fn/engine/pipeline", may: with([]string{"fn/support/", "fn/analyse/", "fn/scheduler"}, engine[:len(engine)-1]), never: clusterClients},
+	{prefix: "fn/engine/check", may: with(base, []string{"fn/engine/load/", "fn/engine/resolve/", "fn/engine/check", "fn/analyse/", "fn/scheduler"}), never: clusterClients},
+	{prefix: "fn/engine/manifest", may: with(base, []string{"fn/engine/load/", "fn/engine/resolve/", "fn/engine/manifest", "fn/analyse/", "fn/scheduler"}), never: clusterClients},
+	{prefix: "fn/engine/emit", may: base, never: clusterClients},
+	{prefix: "fn/engine/pipeline", may: with(base, []string{"fn/analyse/", "fn/scheduler"}, engine[:len(engine)-1]), never: clusterClients},
 	// Many runs in one process, on the one path.
-	{prefix: "fn/engine/batch", may: with([]string{"fn/support/", "fn/analyse/", "fn/scheduler"}, engine), never: clusterClients},
-	{prefix: "fn/tooling/", may: with([]string{"fn/support/", "fn/analyse/", "fn/scheduler", "fn/tooling/"}, engine), never: clusterClients},
-	{prefix: "fn/afterapply/", may: with([]string{"fn/support/", "fn/analyse/", "fn/scheduler", "fn/afterapply/"}, engine)},
-	{prefix: "fn/frontend/", may: with([]string{"fn/support/", "fn/analyse/", "fn/scheduler", "fn/afterapply/", "fn/tooling/", "fn/frontend/", "charts"}, engine)},
+	{prefix: "fn/engine/batch", may: with(base, []string{"fn/analyse/", "fn/scheduler"}, engine), never: clusterClients},
+	{prefix: "fn/tooling/", may: with(base, []string{"fn/analyse/", "fn/scheduler", "fn/tooling/"}, engine), never: clusterClients},
+	{prefix: "fn/afterapply/", may: with(base, []string{"fn/analyse/", "fn/scheduler", "fn/afterapply/"}, engine)},
+	{prefix: "fn/frontend/", may: with(base, []string{"fn/analyse/", "fn/scheduler", "fn/afterapply/", "fn/tooling/", "fn/frontend/", "charts"}, engine)},
 	{prefix: "fn/cmd/", may: []string{"fn/", "charts"}},
 }
 
@@ -182,7 +186,8 @@ func TestLayeringRefuses(t *testing.T) {
 		{"support imports the engine", pkg{path: module + "fn/support/tree", imports: []string{module + "fn/engine/emit"}}, "fn/support/tree imports fn/engine/emit"},
 		{"an analyser imports the emit stage", pkg{path: module + "fn/analyse/workload", imports: []string{module + "fn/engine/emit"}}, "fn/analyse/workload imports fn/engine/emit"},
 		{"check imports the emit stage", pkg{path: module + "fn/engine/check", imports: []string{module + "fn/engine/emit"}}, "fn/engine/check imports fn/engine/emit"},
-		{"the NemoRLRun type imports the pipeline", pkg{path: module + "fn/frontend/runspec", imports: []string{module + "fn/engine/pipeline"}}, "fn/frontend/runspec imports fn/engine/pipeline"},
+		{"the NemoRLRun type imports the pipeline", pkg{path: module + "fn/core/runspec", imports: []string{module + "fn/engine/pipeline"}}, "fn/core/runspec imports fn/engine/pipeline"},
+		{"the core imports an analyser", pkg{path: module + "fn/core/rendered", imports: []string{module + "fn/analyse/kai"}}, "fn/core/rendered imports fn/analyse/kai"},
 		{"a package in no layer", pkg{path: module + "fn/misc"}, "fn/misc: in no layer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

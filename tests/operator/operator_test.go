@@ -25,7 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
@@ -64,7 +65,7 @@ func runs(t *testing.T) []fixtures.Run {
 // stoppedRun says objs are a stopped run's (state: stopped).
 func stoppedRun(objs []*unstructured.Unstructured) bool {
 	for _, o := range objs {
-		if o.GetAnnotations()[runparams.StateAnnotation] == string(runparams.Stopped) {
+		if o.GetAnnotations()[vocab.StateAnnotation] == string(runparams.Stopped) {
 			return true
 		}
 	}

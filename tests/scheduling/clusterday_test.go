@@ -15,10 +15,10 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/scheduler"
 )
 
-// TestClusterDay is the first step of issue 47's cluster-day tier, opt-in
-// (NRL_CLUSTER_DAY=1, make cluster-day-test; not in the cold CI budget):
-// the issue's 1,000-node cluster (250 NVL72 racks of 4 GB300 nodes with
-// their ResourceSlices, 40 CPU nodes, 5 H100 nodes: 1,045 nodes) and a
+// TestClusterDay is the scheduling half of the cluster-day tier (a day on a
+// shared 1,000-node cluster), opt-in (NRL_CLUSTER_DAY=1, make
+// cluster-day-test; not in the cold CI budget): 250 NVL72 racks of 4 GB300
+// nodes with their ResourceSlices, 40 CPU nodes, 5 H100 nodes (1,045) and a
 // stream of 24 runs on a compressed clock (a run finishes once four later
 // ones were submitted). Each run is asked of preflight --nodes before it
 // is applied, on the cluster as the earlier runs left it, and compared

@@ -16,7 +16,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/schema"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 

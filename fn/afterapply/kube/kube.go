@@ -37,6 +37,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // Options select the cluster as kubectl does: --kubeconfig, else
@@ -450,18 +452,18 @@ var (
 	Events          = schema.GroupVersionResource{Version: "v1", Resource: "events"}
 	Nodes           = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 	Deployments     = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	RayJobs         = schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayjobs"}
-	RayClusters     = schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}
-	DeviceClasses   = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "deviceclasses"}
-	ResourceClaims  = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"}
-	ClaimTemplates  = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaimtemplates"}
-	ResourceSlices  = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices"}
-	ComputeDomains  = schema.GroupVersionResource{Group: "resource.nvidia.com", Version: "v1beta1", Resource: "computedomains"}
-	KAIQueues       = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2", Resource: "queues"}
-	KAIPodGroups    = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2alpha2", Resource: "podgroups"}
+	RayJobs         = schema.GroupVersionResource{Group: vocab.RayGroup, Version: vocab.RayVersion, Resource: "rayjobs"}
+	RayClusters     = schema.GroupVersionResource{Group: vocab.RayGroup, Version: vocab.RayVersion, Resource: "rayclusters"}
+	DeviceClasses   = schema.GroupVersionResource{Group: vocab.DRAGroup, Version: vocab.DRAVersion, Resource: "deviceclasses"}
+	ResourceClaims  = schema.GroupVersionResource{Group: vocab.DRAGroup, Version: vocab.DRAVersion, Resource: "resourceclaims"}
+	ClaimTemplates  = schema.GroupVersionResource{Group: vocab.DRAGroup, Version: vocab.DRAVersion, Resource: "resourceclaimtemplates"}
+	ResourceSlices  = schema.GroupVersionResource{Group: vocab.DRAGroup, Version: vocab.DRAVersion, Resource: "resourceslices"}
+	ComputeDomains  = schema.GroupVersionResource{Group: vocab.ComputeDomainGroup, Version: vocab.ComputeDomainVersion, Resource: "computedomains"}
+	KAIQueues       = schema.GroupVersionResource{Group: vocab.KAIGroup, Version: vocab.KAIQueueVersion, Resource: "queues"}
+	KAIPodGroups    = schema.GroupVersionResource{Group: vocab.KAIGroup, Version: vocab.KAIPodGroupVersion, Resource: "podgroups"}
 	// Kueue's (sigs.k8s.io/kueue v0.17.0 serves and stores v1beta2).
-	KueueLocalQueues   = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "localqueues"}
-	KueueClusterQueues = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
-	KueueFlavors       = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"}
-	KueueWorkloads     = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
+	KueueLocalQueues   = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "localqueues"}
+	KueueClusterQueues = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "clusterqueues"}
+	KueueFlavors       = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "resourceflavors"}
+	KueueWorkloads     = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "workloads"}
 )

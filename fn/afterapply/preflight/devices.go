@@ -10,7 +10,8 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 )
 
@@ -81,7 +82,7 @@ func deviceLines(ctx context.Context, c *kube.Conn, reqs []ClaimRequest) ([]Line
 		if r.channel {
 			continue
 		}
-		l := Line{Need: Need{Kind: "Devices", APIVersion: "resource.k8s.io/v1", Name: r.Template + " " + r.Request,
+		l := Line{Need: Need{Kind: "Devices", APIVersion: vocab.DRAAPIVersion, Name: r.Template + " " + r.Request,
 			Why: fmt.Sprintf("each pod claims %d device(s) of class %s on its node", r.Count, r.Class)}}
 		if out != kube.Found {
 			l.State, l.Detail = verdict(out, err)

@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // ReadRendered reads the objects of rendered files (- is stdin), each

@@ -3,7 +3,6 @@ package preflight
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // admittedShapes is the input's pod groups as Kueue starts them: a run
@@ -64,7 +64,7 @@ func admissionNote(before *corev1.PodSpec, adm placement.Admitted, qf *queueFlav
 	var added []string
 	for _, name := range adm.Flavors {
 		var labels []string
-		for _, k := range sortedStrings(qf.flavors[name].NodeLabels) {
+		for _, k := range tree.SortedKeys(qf.flavors[name].NodeLabels) {
 			if _, had := before.NodeSelector[k]; !had {
 				labels = append(labels, k+"="+qf.flavors[name].NodeLabels[k])
 			}
@@ -180,13 +180,4 @@ func readFlavor(ctx context.Context, c *kube.Conn, name string) (*placement.Flav
 		return nil, fmt.Sprintf("Kueue's ResourceFlavor %s could not be read (error: %s)", name, firstLine(err)), nil
 	}
 	return &placement.Flavor{Name: name, NodeLabels: rf.Spec.NodeLabels, NodeTaints: rf.Spec.NodeTaints, Tolerations: rf.Spec.Tolerations}, "", nil
-}
-
-func sortedStrings(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // gaps are the reads placement depends on that failed. notes are what
@@ -148,7 +149,7 @@ func readSlices(ctx context.Context, c *kube.Conn, nodes map[string]*placement.N
 func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node, in Input) (map[types.UID]bool, []*corev1.Pod, bool, kube.Outcome, error) {
 	ours := map[string]bool{}
 	for _, ps := range in.Pods {
-		if run := ps.Meta.Labels[instanceLabel]; run != "" {
+		if run := ps.Meta.Labels[vocab.InstanceLabel]; run != "" {
 			ours[ps.Namespace+"/"+run] = true
 		}
 	}
@@ -160,7 +161,7 @@ func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement
 		if kube.Decode(u, &p) != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
 			return
 		}
-		if run := p.Labels[instanceLabel]; run != "" && ours[p.Namespace+"/"+run] {
+		if run := p.Labels[vocab.InstanceLabel]; run != "" && ours[p.Namespace+"/"+run] {
 			own[p.UID] = true
 			return
 		}
@@ -246,9 +247,6 @@ func unread(u *unstructured.Unstructured) {
 	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
 }
 
-// instanceLabel is the run's identity label (docs/run-identity.md).
-const instanceLabel = "app.kubernetes.io/instance"
-
 func ownOnly(reserved []resourcev1.ResourceClaimConsumerReference, own map[types.UID]bool) bool {
 	if len(reserved) == 0 || len(own) == 0 {
 		return false
@@ -276,13 +274,4 @@ func driverOf(dc *resourcev1.DeviceClass) (driver string, bad int) {
 		driver = m[1] + m[2]
 	}
 	return driver, -1
-}
-
-func sortedClassNames(m map[string]int64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -6,11 +6,11 @@ import (
 	"io"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
@@ -137,7 +137,7 @@ func queuesOf(docs []rendered.Doc, first string) map[string]string {
 	for _, d := range docs {
 		md, _ := d.Data["metadata"].(map[string]any)
 		labels, _ := md["labels"].(map[string]any)
-		q, _ := labels[kueue.QueueLabel].(string)
+		q, _ := labels[vocab.KueueQueueLabel].(string)
 		if q == "" {
 			continue
 		}

@@ -9,8 +9,9 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // placementLines places every run of the input on the cluster's nodes, one
@@ -190,7 +191,7 @@ func unreachable(f *placement.Fleet, r placement.Run) string {
 	}
 	for _, s := range r.Shapes {
 		if !f.Reaches(r.Required, s) {
-			return fmt.Sprintf("; no node %s may use carries %s, and the run-wide required placement (%s) binds every pod of the gang, the head's included (fn/analyse/kai): KAI never places this run; expected the level required per worker group (on its pod template) instead, or %s's nodes in the domain", s.Name(), r.Required, kai.RequiredPlacementKey, s.Name())
+			return fmt.Sprintf("; no node %s may use carries %s, and the run-wide required placement (%s) binds every pod of the gang, the head's included (fn/analyse/kai): KAI never places this run; expected the level required per worker group (on its pod template) instead, or %s's nodes in the domain", s.Name(), r.Required, vocab.KAIRequiredPlacementAnnotation, s.Name())
 		}
 	}
 	return ""
@@ -246,7 +247,7 @@ func requestText(req corev1.ResourceList, claims map[string]int64) string {
 		q := req[name]
 		parts = append(parts, string(name)+"="+q.String())
 	}
-	for _, class := range sortedClassNames(claims) {
+	for _, class := range tree.SortedKeys(claims) {
 		parts = append(parts, fmt.Sprintf("%d device(s) of class %s", claims[class], class))
 	}
 	if len(parts) == 0 {

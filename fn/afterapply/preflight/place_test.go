@@ -17,8 +17,8 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 	enginecheck "github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // fakeCluster answers lists, and gets of the objects in gets, by path;

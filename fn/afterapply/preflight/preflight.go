@@ -24,6 +24,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // State is a prerequisite's verdict.
@@ -324,7 +325,7 @@ func schedulerAPILine(ctx context.Context, c *kube.Conn, l Line, k *cache) (Line
 	why := "Kueue's API (" + gv + ") is not served: is Kueue installed? Without it nothing unsuspends the run, and with the label and no Kueue the RayJob runs at once, unqueued"
 	if l.Kind == "Queue" {
 		gv = kube.KAIQueues.GroupVersion().String()
-		why = "KAI scheduler's Queue API (scheduling.run.ai/v2) is not served: is KAI installed? (the pods name schedulerName kai-scheduler, and no other scheduler places them)"
+		why = "KAI scheduler's Queue API (" + vocab.KAIQueueAPIVersion + ") is not served: is KAI installed? (the pods name schedulerName " + vocab.KAISchedulerName + ", and no other scheduler places them)"
 	}
 	one, err := servedLine(ctx, c, gv, plural, k)
 	if err != nil || one.State == OK {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
@@ -57,9 +58,6 @@ const (
 // ErrNoPods is the error when the run has no Pod to read.
 var ErrNoPods = errors.New("no Pods")
 
-// NodeTypeLabel is KubeRay's label of a Pod's role, head or worker.
-const NodeTypeLabel = "ray.io/node-type"
-
 // Print prints the logs. A refused read (401, 403) is an error wrapping
 // kube.ErrAccess that names the access needed; a Pod whose log cannot be
 // read (gone, not started) is said on o.Log and the others are read.
@@ -73,7 +71,7 @@ func Print(ctx context.Context, c *kube.Conn, o Options) error {
 	}
 	var pods []unstructured.Unstructured
 	for _, p := range all {
-		if o.Role == "" || p.GetLabels()[NodeTypeLabel] == o.Role {
+		if o.Role == "" || p.GetLabels()[vocab.RayNodeTypeLabel] == o.Role {
 			pods = append(pods, p)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // Admission is where a queueing system holds one of the run's objects:
@@ -57,12 +57,12 @@ func (k *collector) admissions(sel string, owners []unstructured.Unstructured) e
 	}
 	sort.Strings(uids)
 	if len(uids) > 0 {
-		items, err := k.list(kube.KueueWorkloads, kueue.JobUIDLabel+" in ("+strings.Join(uids, ",")+")")
+		items, err := k.list(kube.KueueWorkloads, vocab.KueueJobUIDLabel+" in ("+strings.Join(uids, ",")+")")
 		if err != nil {
 			return err
 		}
 		for i := range items {
-			if owner := byUID[items[i].GetLabels()[kueue.JobUIDLabel]]; owner != "" {
+			if owner := byUID[items[i].GetLabels()[vocab.KueueJobUIDLabel]]; owner != "" {
 				k.r.Admissions = append(k.r.Admissions, workloadAdmission(owner, &items[i]))
 			}
 		}

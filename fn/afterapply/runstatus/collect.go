@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // Collect reads everything of the run: the objects labelled with it that
@@ -26,7 +26,7 @@ import (
 func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.Time) (Report, error) {
 	r := Report{Run: run, Namespace: namespace, PodPhases: map[string]int{}}
 	k := &collector{ctx: ctx, c: c.Budgeted(kube.MaxReportBytes), namespace: namespace, r: &r}
-	sel := InstanceLabel + "=" + run
+	sel := vocab.InstanceLabel + "=" + run
 	o, err := k.owned(run, sel)
 	if err != nil {
 		return r, err
@@ -138,7 +138,7 @@ func (k *collector) ownedBy(gvr schema.GroupVersionResource, kind, run, sel stri
 	}
 	var byCluster []unstructured.Unstructured
 	for chunk := range slices.Chunk(names, maxSelectorValues) {
-		items, err := k.list(gvr, "ray.io/cluster in ("+strings.Join(chunk, ",")+")")
+		items, err := k.list(gvr, vocab.RayClusterLabel+" in ("+strings.Join(chunk, ",")+")")
 		if err != nil {
 			return nil, err
 		}
@@ -311,7 +311,7 @@ func rayJob(j *rayv1.RayJob, ownCluster bool, now time.Time) RayJob {
 		Reason:              string(j.Status.Reason),
 		Message:             j.Status.Message,
 		RayClusterName:      j.Status.RayClusterName,
-		Stopped:             specStopped(true, j.Spec.Suspend, j.Labels[kueue.QueueLabel]),
+		Stopped:             specStopped(true, j.Spec.Suspend, j.Labels[vocab.KueueQueueLabel]),
 		Deletion:            deletionOf(j.ObjectMeta),
 	}
 	if len(j.Spec.ClusterSelector) > 0 {
@@ -338,9 +338,9 @@ func rayCluster(rc *rayv1.RayCluster) RayCluster {
 	out := RayCluster{Name: rc.Name, State: string(rc.Status.State), Reason: rc.Status.Reason, //nolint:staticcheck // see above
 
 		ReadyWorkers: rc.Status.ReadyWorkerReplicas, DesiredWorker: rc.Status.DesiredWorkerReplicas, Deletion: deletionOf(rc.ObjectMeta),
-		Stopped: specStopped(true, rc.Spec.Suspend != nil && *rc.Spec.Suspend, rc.Labels[kueue.QueueLabel])}
-	if rc.Labels["ray.io/originated-from-crd"] == "RayJob" {
-		out.CreatedBy = "RayJob/" + rc.Labels["ray.io/originated-from-cr-name"]
+		Stopped: specStopped(true, rc.Spec.Suspend != nil && *rc.Spec.Suspend, rc.Labels[vocab.KueueQueueLabel])}
+	if rc.Labels[vocab.RayOriginatedFromCRDLabel] == "RayJob" {
+		out.CreatedBy = "RayJob/" + rc.Labels[vocab.RayOriginatedFromCRNameLabel]
 	}
 	for _, c := range rc.Status.Conditions {
 		out.Conditions = append(out.Conditions, Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message})
@@ -349,8 +349,8 @@ func rayCluster(rc *rayv1.RayCluster) RayCluster {
 }
 
 func podOf(p *corev1.Pod) Pod {
-	out := Pod{Name: p.Name, Cluster: p.Labels["ray.io/cluster"], NodeType: p.Labels["ray.io/node-type"],
-		Group: p.Labels["ray.io/group"], Phase: string(p.Status.Phase)}
+	out := Pod{Name: p.Name, Cluster: p.Labels[vocab.RayClusterLabel], NodeType: p.Labels[vocab.RayNodeTypeLabel],
+		Group: p.Labels[vocab.RayGroupLabel], Phase: string(p.Status.Phase)}
 	if out.Phase == "" {
 		out.Phase = string(corev1.PodPending)
 	}

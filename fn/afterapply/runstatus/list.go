@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // RunLine is one run of a namespace as `status` without a run name lists
@@ -48,8 +48,8 @@ const helmManagedBy = "Helm"
 // listSelector finds the project's run objects: a run label, nrl-k8s's or
 // Helm's managed-by, and part-of nemo-rl (another Helm chart's RayClusters
 // are not runs).
-var listSelector = InstanceLabel + "," + manifest.ManagedByKey + " in (" + manifest.ManagedByValue + "," + helmManagedBy + ")," +
-	manifest.PartOfKey + "=" + manifest.PartOfValue
+var listSelector = vocab.InstanceLabel + "," + vocab.ManagedByLabel + " in (" + vocab.ManagedByValue + "," + helmManagedBy + ")," +
+	vocab.PartOfLabel + "=" + vocab.PartOfValue
 
 // ListRuns lists the runs of a namespace: the distinct run labels of its
 // RayJobs and RayClusters, and of the objects a stopped Kueue run leaves
@@ -84,7 +84,7 @@ func ListRuns(ctx context.Context, c *kube.Conn, namespace string, now time.Time
 		}
 		read[k.kind] = items
 		for i := range items {
-			if run := items[i].GetLabels()[InstanceLabel]; run != "" {
+			if run := items[i].GetLabels()[vocab.InstanceLabel]; run != "" {
 				get(run)
 			}
 		}
@@ -113,7 +113,7 @@ func judgeListed(r *Report, read map[string][]unstructured.Unstructured, now tim
 	of := func(kind string) []unstructured.Unstructured {
 		var out []unstructured.Unstructured
 		for _, it := range read[kind] {
-			if it.GetLabels()[InstanceLabel] == r.Run {
+			if it.GetLabels()[vocab.InstanceLabel] == r.Run {
 				out = append(out, it)
 			}
 		}

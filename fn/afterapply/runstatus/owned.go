@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // The run's objects are the ones it owns: the run's label is on them AND
@@ -26,8 +27,8 @@ import (
 // carry the run's label, and every owner reference of the ray.io kind
 // owner must name one of uids.
 func notOwned(u *unstructured.Unstructured, run, owner string, uids map[types.UID]bool) string {
-	if v := u.GetLabels()[InstanceLabel]; v != run {
-		return fmt.Sprintf("it does not carry %s=%s", InstanceLabel, run)
+	if v := u.GetLabels()[vocab.InstanceLabel]; v != run {
+		return fmt.Sprintf("it does not carry %s=%s", vocab.InstanceLabel, run)
 	}
 	for _, uid := range rayOwners(u, owner) {
 		if !uids[uid] {
@@ -110,7 +111,7 @@ func ownedByClusters(kind, run string, labelled, byCluster, clusters []unstructu
 		seen[u.GetName()] = true
 		w := clusterOwned(u, run, uids)
 		if w != "" {
-			why[u.GetName()] = "labelled ray.io/cluster=" + u.GetLabels()["ray.io/cluster"] + ", but " + w
+			why[u.GetName()] = "labelled " + vocab.RayClusterLabel + "=" + u.GetLabels()[vocab.RayClusterLabel] + ", but " + w
 			continue
 		}
 		kept = append(kept, *u)
@@ -135,8 +136,8 @@ func ownedByClusters(kind, run string, labelled, byCluster, clusters []unstructu
 // every RayCluster owning it must be the run's; a run label, if any, must
 // be the run's.
 func clusterOwned(u *unstructured.Unstructured, run string, uids map[types.UID]bool) string {
-	if v, ok := u.GetLabels()[InstanceLabel]; ok && v != run {
-		return fmt.Sprintf("it carries %s=%s", InstanceLabel, v)
+	if v, ok := u.GetLabels()[vocab.InstanceLabel]; ok && v != run {
+		return fmt.Sprintf("it carries %s=%s", vocab.InstanceLabel, v)
 	}
 	owners := rayOwners(u, "RayCluster")
 	if len(owners) == 0 {
@@ -218,7 +219,7 @@ func (k *collector) jobClusters(run string, jobs, clusters []unstructured.Unstru
 func ClusterPods(ctx context.Context, c *kube.Conn, namespace, run string) (pods []unstructured.Unstructured, notes []string, err error) {
 	r := Report{}
 	k := &collector{ctx: ctx, c: c.Budgeted(kube.MaxReportBytes), namespace: namespace, r: &r}
-	sel := InstanceLabel + "=" + run
+	sel := vocab.InstanceLabel + "=" + run
 	o, err := k.ownedRay(run, sel)
 	if err == nil && len(k.refused) == 0 {
 		o.pods, err = k.ownedBy(kube.Pods, "Pod", run, sel, o.clusters)

@@ -19,9 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// InstanceLabel is the run's identity label.
-const InstanceLabel = "app.kubernetes.io/instance"
-
 // Verdict is the run's state in one word.
 type Verdict string
 
@@ -90,7 +87,7 @@ type RayJob struct {
 	RayClusterName      string `json:"rayClusterName,omitempty"`
 	ClusterSelector     string `json:"clusterSelector,omitempty"`
 	// Stopped: the spec stops it (runparams.StateFromSpec: suspended
-	// without a Kueue queue), whatever runparams.StateAnnotation says.
+	// without a Kueue queue), whatever vocab.StateAnnotation says.
 	Stopped bool `json:"stopped,omitempty"`
 	// Cleanup, for a finished RayJob that shuts its cluster down: "done"
 	// (the RayCluster is gone), "pending" (within ttlSecondsAfterFinished)

@@ -24,30 +24,14 @@ import (
 	"fmt"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
-)
 
-// The names KAI reads from a run's objects, in one place for every package
-// that renders, checks, reviews or reads them back.
-const (
-	// QueueAPIVersion is the version KAI serves its Queue in.
-	QueueAPIVersion = "scheduling.run.ai/v2"
-	// Annotation keys of a topology constraint (pkg/podgrouper/podgrouper/plugins/constants).
-	TopologyKey           = "kai.scheduler/topology"
-	RequiredPlacementKey  = "kai.scheduler/topology-required-placement"
-	PreferredPlacementKey = "kai.scheduler/topology-preferred-placement"
-	// QueueLabel names a workload's queue: the top owner's label, else the
-	// pod's (the default grouper's CalcPodGroupQueue).
-	QueueLabel = "kai.scheduler/queue"
-	// HeadGroup is the head's subgroup (KubeRay's ray.io/group value).
-	HeadGroup = "headgroup"
-	// SchedulerName is KAI's schedulerName.
-	SchedulerName = "kai-scheduler"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // TopologyKeys are the annotation keys of a topology constraint, in the
 // order KAI reads them.
 func TopologyKeys() []string {
-	return []string{TopologyKey, RequiredPlacementKey, PreferredPlacementKey}
+	return []string{vocab.KAITopologyAnnotation, vocab.KAIRequiredPlacementAnnotation, vocab.KAIPreferredPlacementAnnotation}
 }
 
 // Constraint is a topology constraint: the topology and the level its pods
@@ -98,7 +82,7 @@ func Group(ownerAnnotations map[string]string, spec *rayv1.RayClusterSpec) (PodG
 	if err != nil {
 		return PodGroup{}, err
 	}
-	pg := PodGroup{MinMember: 1, Topology: top, SubGroups: []SubGroup{{Name: HeadGroup, Index: -1, MinMember: 1, Topology: head}}}
+	pg := PodGroup{MinMember: 1, Topology: top, SubGroups: []SubGroup{{Name: vocab.RayHeadGroup, Index: -1, MinMember: 1, Topology: head}}}
 	for i := range spec.WorkerGroupSpecs {
 		g := &spec.WorkerGroupSpecs[i]
 		// KAI skips a group whose "suspended" field is true; KubeRay's
@@ -136,12 +120,12 @@ func Group(ownerAnnotations map[string]string, spec *rayv1.RayClusterSpec) (PodG
 }
 
 func constraint(a map[string]string, where string) (Constraint, error) {
-	c := Constraint{Topology: a[TopologyKey], Required: a[RequiredPlacementKey], Preferred: a[PreferredPlacementKey]}
+	c := Constraint{Topology: a[vocab.KAITopologyAnnotation], Required: a[vocab.KAIRequiredPlacementAnnotation], Preferred: a[vocab.KAIPreferredPlacementAnnotation]}
 	if c.None() {
 		return Constraint{}, nil
 	}
 	if c.Topology == "" {
-		return Constraint{}, fmt.Errorf("%s: %s or %s without %s; KAI's pod-grouper refuses a placement without a topology", where, RequiredPlacementKey, PreferredPlacementKey, TopologyKey)
+		return Constraint{}, fmt.Errorf("%s: %s or %s without %s; KAI's pod-grouper refuses a placement without a topology", where, vocab.KAIRequiredPlacementAnnotation, vocab.KAIPreferredPlacementAnnotation, vocab.KAITopologyAnnotation)
 	}
 	return c, nil
 }
@@ -170,9 +154,9 @@ func (pg PodGroup) KeptTogether(groups []int) bool {
 // ok is true; otherwise the scheduler they name places them pod by pod.
 // check reports it and preflight places it: one rule for both.
 func GangOf(ownerAnnotations map[string]string, spec *rayv1.RayClusterSpec) (pg PodGroup, ok bool, err error) {
-	ok = spec.HeadGroupSpec.Template.Spec.SchedulerName == SchedulerName
+	ok = spec.HeadGroupSpec.Template.Spec.SchedulerName == vocab.KAISchedulerName
 	for i := range spec.WorkerGroupSpecs {
-		ok = ok || spec.WorkerGroupSpecs[i].Template.Spec.SchedulerName == SchedulerName
+		ok = ok || spec.WorkerGroupSpecs[i].Template.Spec.SchedulerName == vocab.KAISchedulerName
 	}
 	if !ok {
 		return PodGroup{}, false, nil

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 func worker(name string, replicas, minReplicas *int32, hosts int32, annotations map[string]string) rayv1.WorkerGroupSpec {
@@ -17,12 +18,12 @@ func worker(name string, replicas, minReplicas *int32, hosts int32, annotations 
 }
 
 var (
-	required  = map[string]string{kai.TopologyKey: "gb300", kai.RequiredPlacementKey: "nvidia.com/gpu.clique"}
-	preferred = map[string]string{kai.TopologyKey: "gb300", kai.PreferredPlacementKey: "rack"}
+	required  = map[string]string{vocab.KAITopologyAnnotation: "gb300", vocab.KAIRequiredPlacementAnnotation: "nvidia.com/gpu.clique"}
+	preferred = map[string]string{vocab.KAITopologyAnnotation: "gb300", vocab.KAIPreferredPlacementAnnotation: "rack"}
 )
 
 func TestGroup(t *testing.T) {
-	head := kai.SubGroup{Name: kai.HeadGroup, Index: -1, MinMember: 1}
+	head := kai.SubGroup{Name: vocab.RayHeadGroup, Index: -1, MinMember: 1}
 	for _, tc := range []struct {
 		name    string
 		owner   map[string]string
@@ -57,14 +58,14 @@ func TestGroup(t *testing.T) {
 				MinMember: 3,
 				Topology:  kai.Constraint{Topology: "gb300", Preferred: "rack"},
 				SubGroups: []kai.SubGroup{
-					{Name: kai.HeadGroup, Index: -1, MinMember: 1, Topology: kai.Constraint{Topology: "gb300", Required: "nvidia.com/gpu.clique"}},
+					{Name: vocab.RayHeadGroup, Index: -1, MinMember: 1, Topology: kai.Constraint{Topology: "gb300", Required: "nvidia.com/gpu.clique"}},
 					{Name: "gpu", Index: 0, MinMember: 2, Topology: kai.Constraint{Topology: "gb300", Required: "nvidia.com/gpu.clique"}},
 				},
 			},
 		},
 		{
 			name:    "a topology alone makes no constraint",
-			owner:   map[string]string{kai.TopologyKey: "gb300"},
+			owner:   map[string]string{vocab.KAITopologyAnnotation: "gb300"},
 			workers: []rayv1.WorkerGroupSpec{worker("gpu", ptr.To[int32](1), nil, 1, nil)},
 			want:    kai.PodGroup{MinMember: 2, SubGroups: []kai.SubGroup{head, {Name: "gpu", Index: 0, MinMember: 1}}},
 		},
@@ -82,7 +83,7 @@ func TestGroup(t *testing.T) {
 // A placement without a topology is what KAI's grouper refuses; the error
 // names where it is.
 func TestGroupRefusesPlacementWithoutTopology(t *testing.T) {
-	noTopology := map[string]string{kai.RequiredPlacementKey: "rack"}
+	noTopology := map[string]string{vocab.KAIRequiredPlacementAnnotation: "rack"}
 	for _, tc := range []struct {
 		name, where string
 		owner, head map[string]string
@@ -92,14 +93,14 @@ func TestGroupRefusesPlacementWithoutTopology(t *testing.T) {
 		{name: "head", where: "headGroupSpec.template.metadata.annotations", head: noTopology},
 		{
 			name: "second worker group", where: "workerGroupSpecs[1].template.metadata.annotations",
-			workers: []rayv1.WorkerGroupSpec{worker("a", ptr.To[int32](1), nil, 1, nil), worker("b", ptr.To[int32](1), nil, 1, map[string]string{kai.PreferredPlacementKey: "rack"})},
+			workers: []rayv1.WorkerGroupSpec{worker("a", ptr.To[int32](1), nil, 1, nil), worker("b", ptr.To[int32](1), nil, 1, map[string]string{vocab.KAIPreferredPlacementAnnotation: "rack"})},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := &rayv1.RayClusterSpec{WorkerGroupSpecs: tc.workers}
 			spec.HeadGroupSpec.Template.Annotations = tc.head
 			_, err := kai.Group(tc.owner, spec)
-			require.ErrorContains(t, err, tc.where+": "+kai.RequiredPlacementKey+" or "+kai.PreferredPlacementKey+" without "+kai.TopologyKey)
+			require.ErrorContains(t, err, tc.where+": "+vocab.KAIRequiredPlacementAnnotation+" or "+vocab.KAIPreferredPlacementAnnotation+" without "+vocab.KAITopologyAnnotation)
 		})
 	}
 }

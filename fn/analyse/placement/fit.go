@@ -8,6 +8,8 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // firstFit is the first of nodes the pod passes every filter on, and what
@@ -43,7 +45,7 @@ type prepared struct {
 
 func prepare(s Shape) prepared {
 	pod := s.AsPod()
-	return prepared{pod: pod, affinity: nodeaffinity.GetRequiredNodeAffinity(pod), names: SortedNames(s.Requests), classes: sortedKeys(s.Claims)}
+	return prepared{pod: pod, affinity: nodeaffinity.GetRequiredNodeAffinity(pod), names: SortedNames(s.Requests), classes: tree.SortedKeys(s.Claims)}
 }
 
 // untolerated is the first NoSchedule or NoExecute taint of the node the
@@ -94,7 +96,7 @@ func (f *Fleet) fits(n *Node, s Shape, p prepared) (use, string) {
 			by.need(driver, s.Claims[class])
 		}
 	}
-	for _, driver := range sortedKeys(by.devices) {
+	for _, driver := range tree.SortedKeys(by.devices) {
 		if n.Devices[driver] < by.devices[driver] {
 			short = append(short, "devices of "+driver)
 		}
@@ -108,7 +110,7 @@ func (f *Fleet) fits(n *Node, s Shape, p prepared) (use, string) {
 // takeAny adds to need n devices of whichever drivers the node has left
 // after need, in driver order; false when it has fewer.
 func takeAny(node *Node, by *use, n int64) bool {
-	for _, driver := range sortedKeys(node.Devices) {
+	for _, driver := range tree.SortedKeys(node.Devices) {
 		left := node.Devices[driver] - by.devices[driver]
 		if left <= 0 {
 			continue
@@ -145,15 +147,6 @@ func SortedNames(l corev1.ResourceList) []corev1.ResourceName {
 		out = append(out, n)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

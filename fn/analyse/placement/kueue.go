@@ -11,6 +11,8 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // Flavor is what of a ResourceFlavor reaches the pods Kueue admits on it.
@@ -73,7 +75,7 @@ func KueueAdmit(spec *corev1.PodSpec, requests corev1.ResourceList, groups []Res
 	}
 	for _, name := range out.Flavors {
 		f := flavors[name]
-		for _, k := range sortedKeys(f.NodeLabels) {
+		for _, k := range tree.SortedKeys(f.NodeLabels) {
 			if v, ok := out.Spec.NodeSelector[k]; ok && v != f.NodeLabels[k] {
 				return out, fmt.Errorf("flavor %s's nodeLabels set %s=%s, and the pod set selects %s=%s: Kueue's merge refuses the conflict", name, k, f.NodeLabels[k], k, v)
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // Gang is how KAI schedules one Ray cluster's pods (kai.GangOf): check
@@ -77,7 +78,7 @@ func RunsOf(shapes []Shape, gangs map[string]Gang) (runs []Run, index [][]int) {
 // subgroupOf is the minMember and required level of the KAI subgroup a
 // pod set belongs to.
 func subgroupOf(pg kai.PodGroup, role string) (int64, string) {
-	name := kai.HeadGroup
+	name := vocab.RayHeadGroup
 	if g, ok := strings.CutPrefix(role, "worker group "); ok {
 		name = g
 	}

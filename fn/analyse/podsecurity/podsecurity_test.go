@@ -12,8 +12,8 @@ import (
 	"k8s.io/pod-security-admission/policy"
 	"k8s.io/utils/ptr"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 )
 
 // restrictedSC is what Pod Security restricted asks of a container.

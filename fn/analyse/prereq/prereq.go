@@ -16,9 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // Prerequisite is one object that must exist.
@@ -195,11 +194,11 @@ func (l *list) object(o workload.Object) error {
 		for i, r := range t.Spec.Spec.Devices.Requests {
 			at := fmt.Sprintf("%s spec.spec.devices.requests[%d]", o.Ref(), i)
 			if r.Exactly != nil {
-				l.add("DeviceClass", "resource.k8s.io/v1", "", r.Exactly.DeviceClassName, false, at+".exactly.deviceClassName",
+				l.add("DeviceClass", vocab.DRAAPIVersion, "", r.Exactly.DeviceClassName, false, at+".exactly.deviceClassName",
 					"the DRA driver's DeviceClass the claim asks devices from")
 			}
 			for j, s := range r.FirstAvailable {
-				l.add("DeviceClass", "resource.k8s.io/v1", "", s.DeviceClassName, false, fmt.Sprintf("%s.firstAvailable[%d].deviceClassName", at, j),
+				l.add("DeviceClass", vocab.DRAAPIVersion, "", s.DeviceClassName, false, fmt.Sprintf("%s.firstAvailable[%d].deviceClassName", at, j),
 					"the DRA driver's DeviceClass the claim asks devices from")
 			}
 		}
@@ -220,44 +219,44 @@ func (l *list) object(o workload.Object) error {
 		// ... whose request names the driver's channel DeviceClass
 		// (NVIDIA dra-driver-gpu: templates/compute-domain-channel-claim-
 		// template.tmpl.yaml, the class its Helm chart installs).
-		l.add("DeviceClass", "resource.k8s.io/v1", "", ComputeDomainChannelClass, false, o.Ref()+" spec.channel",
+		l.add("DeviceClass", vocab.DRAAPIVersion, "", ComputeDomainChannelClass, false, o.Ref()+" spec.channel",
 			"the NVIDIA DRA driver's channel claim template asks devices from it; without it no pod of the ComputeDomain is scheduled")
 	}
 	if md, ok := data["metadata"].(map[string]any); ok {
 		labels, _ := md["labels"].(map[string]any)
-		if q, _ := labels[kai.QueueLabel].(string); q != "" {
-			l.queue(q, o.Ref()+" metadata.labels["+kai.QueueLabel+"]")
+		if q, _ := labels[vocab.KAIQueueLabel].(string); q != "" {
+			l.queue(q, o.Ref()+" metadata.labels["+vocab.KAIQueueLabel+"]")
 		}
-		if q, _ := labels[kueue.QueueLabel].(string); q != "" {
-			ref := o.Ref() + " metadata.labels[" + kueue.QueueLabel + "]"
-			l.add("LocalQueue", kueue.APIVersion, o.Namespace, q, false, ref,
+		if q, _ := labels[vocab.KueueQueueLabel].(string); q != "" {
+			ref := o.Ref() + " metadata.labels[" + vocab.KueueQueueLabel + "]"
+			l.add("LocalQueue", vocab.KueueAPIVersion, o.Namespace, q, false, ref,
 				"the Kueue LocalQueue that admits the object; Kueue's webhook refuses, or leaves suspended, an object naming a missing one (nrl-k8s preflight also checks its ClusterQueue and quota)")
-			l.apiOf(kueue.APIVersion, "LocalQueue", ref)
+			l.apiOf(vocab.KueueAPIVersion, "LocalQueue", ref)
 		}
-		if pc, _ := labels[kueue.PriorityClassLabel].(string); pc != "" {
-			ref := o.Ref() + " metadata.labels[" + kueue.PriorityClassLabel + "]"
-			l.add("WorkloadPriorityClass", kueue.APIVersion, "", pc, false, ref, "the priority Kueue gives the object's Workload")
-			l.apiOf(kueue.APIVersion, "WorkloadPriorityClass", ref)
+		if pc, _ := labels[vocab.KueuePriorityClassLabel].(string); pc != "" {
+			ref := o.Ref() + " metadata.labels[" + vocab.KueuePriorityClassLabel + "]"
+			l.add("WorkloadPriorityClass", vocab.KueueAPIVersion, "", pc, false, ref, "the priority Kueue gives the object's Workload")
+			l.apiOf(vocab.KueueAPIVersion, "WorkloadPriorityClass", ref)
 		}
 	}
 	return nil
 }
 
 func (l *list) queue(name, ref string) {
-	l.add("Queue", kai.QueueAPIVersion, "", name, false, ref, "the KAI scheduler queue the pods are submitted to")
-	l.apiOf(kai.QueueAPIVersion, "Queue", ref)
+	l.add("Queue", vocab.KAIQueueAPIVersion, "", name, false, ref, "the KAI scheduler queue the pods are submitted to")
+	l.apiOf(vocab.KAIQueueAPIVersion, "Queue", ref)
 }
 
 // pod reads what one pod references.
 func (l *list) pod(p workload.Pod) {
 	ns, sp := p.Namespace, p.SpecPath()
 	at := func(field string) string { return p.Object + " " + sp + "." + field }
-	if q := p.Meta.Labels[kai.QueueLabel]; q != "" {
+	if q := p.Meta.Labels[vocab.KAIQueueLabel]; q != "" {
 		mp := "metadata"
 		if p.Path != "" {
 			mp = p.Path + ".metadata"
 		}
-		l.queue(q, p.Object+" "+mp+".labels["+kai.QueueLabel+"]")
+		l.queue(q, p.Object+" "+mp+".labels["+vocab.KAIQueueLabel+"]")
 	}
 	// The namespace's "default" ServiceAccount is created by Kubernetes.
 	if sa := p.Spec.ServiceAccountName; sa != "" && sa != "default" {
@@ -276,11 +275,11 @@ func (l *list) pod(p workload.Pod) {
 	for i, c := range p.Spec.ResourceClaims {
 		f := fmt.Sprintf("resourceClaims[%d]", i)
 		if c.ResourceClaimTemplateName != nil {
-			l.add("ResourceClaimTemplate", "resource.k8s.io/v1", ns, *c.ResourceClaimTemplateName, false, at(f+".resourceClaimTemplateName"),
+			l.add("ResourceClaimTemplate", vocab.DRAAPIVersion, ns, *c.ResourceClaimTemplateName, false, at(f+".resourceClaimTemplateName"),
 				"each pod's claim is made from it; the render does not create it")
 		}
 		if c.ResourceClaimName != nil {
-			l.add("ResourceClaim", "resource.k8s.io/v1", ns, *c.ResourceClaimName, false, at(f+".resourceClaimName"),
+			l.add("ResourceClaim", vocab.DRAAPIVersion, ns, *c.ResourceClaimName, false, at(f+".resourceClaimName"),
 				"the pod shares this existing claim")
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 func worker() corev1.PodSpec {
@@ -40,7 +40,7 @@ func worker() corev1.PodSpec {
 func objects() []any {
 	job := &rayv1.RayJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayJob"},
-		ObjectMeta: metav1.ObjectMeta{Name: "run", Namespace: "team", Labels: map[string]string{kai.QueueLabel: "rl"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "run", Namespace: "team", Labels: map[string]string{vocab.KAIQueueLabel: "rl"}},
 		Spec: rayv1.RayJobSpec{SubmissionMode: rayv1.HTTPMode, RayClusterSpec: &rayv1.RayClusterSpec{
 			HeadGroupSpec:    rayv1.HeadGroupSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{ServiceAccountName: "runner", Containers: []corev1.Container{{Name: "ray-head"}}}}},
 			WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{GroupName: "gpu", Template: corev1.PodTemplateSpec{Spec: worker()}}},

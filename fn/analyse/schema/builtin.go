@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/strictjson"
 )
 
@@ -92,7 +93,7 @@ func checkBuiltin(apiVersion, kind string, data map[string]any) ([]Violation, bo
 				add("data."+k, "%s", e)
 			}
 		}
-	case "resource.k8s.io/v1/ResourceClaimTemplate":
+	case vocab.DRAAPIVersion + "/ResourceClaimTemplate":
 		var o resourcev1.ResourceClaimTemplate
 		if !decode(&o) {
 			return vs, true

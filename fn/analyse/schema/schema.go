@@ -38,7 +38,8 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/validate"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -47,9 +48,9 @@ var crdFiles embed.FS
 
 // crdFor maps apiVersion/kind to the file holding its CRD.
 var crdFor = map[string]string{
-	"ray.io/v1/RayJob":                          "crds/ray.io_rayjobs.yaml",
-	"ray.io/v1/RayCluster":                      "crds/ray.io_rayclusters.yaml",
-	"resource.nvidia.com/v1beta1/ComputeDomain": "crds/resource.nvidia.com_computedomains.yaml",
+	vocab.RayAPIVersion + "/RayJob":                  "crds/ray.io_rayjobs.yaml",
+	vocab.RayAPIVersion + "/RayCluster":              "crds/ray.io_rayclusters.yaml",
+	vocab.ComputeDomainAPIVersion + "/ComputeDomain": "crds/resource.nvidia.com_computedomains.yaml",
 }
 
 // CRD returns the embedded CustomResourceDefinition YAML of a kind this

@@ -21,6 +21,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // credentialWords are parts of a name that mean it holds a credential,
@@ -212,7 +213,7 @@ func walk(v any, p string, out *[]Finding) {
 			c := t[k]
 			if (k == "labels" || k == "annotations") && strings.HasSuffix(p, "metadata") {
 				if m, ok := c.(map[string]any); ok {
-					for _, lk := range sortedKeys(m) {
+					for _, lk := range tree.SortedKeys(m) {
 						if s, ok := m[lk].(string); ok && Name(lk) && Literal(s) {
 							*out = append(*out, Finding{join(join(p, k), lk),
 								"a credential-looking " + strings.TrimSuffix(k, "s") + " key with a value; labels and annotations are readable by anyone who can list the object, " + refHint})
@@ -234,15 +235,6 @@ func walk(v any, p string, out *[]Finding) {
 			*out = append(*out, Finding{p, fmt.Sprintf("exports %s with a literal value; %s", name, refHint)})
 		}
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func join(p, k string) string {

@@ -20,7 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // Object is one rendered object with its identity: as plain data, or as
@@ -315,9 +316,6 @@ func rayJobPods(base Pod, job *rayv1.RayJob) []Pod {
 // submitterContainer is KubeRay's utils.SubmitterContainerName.
 const submitterContainer = "ray-job-submitter"
 
-// rayHeadGroup is the head's ray.io/group (utils.RayNodeHeadGroupLabelValue).
-const rayHeadGroup = "headgroup"
-
 // rayPod gives a Ray pod the labels and name prefix KubeRay v1.5.0 gives it
 // (controllers/ray/common/pod.go labelPod; controllers/ray/utils/util.go
 // PodName, CheckLabel, GenerateIdentifier): the template's labels, then
@@ -329,16 +327,16 @@ func rayPod(p *Pod, cluster string, node rayv1.RayNodeType, group, namePrefix st
 		labels[k] = v
 	}
 	for k, v := range map[string]string{
-		"ray.io/is-ray-node":           "yes",
-		"ray.io/identifier":            checkLabel(cluster + "-" + string(node)),
-		"app.kubernetes.io/name":       "kuberay",
-		"app.kubernetes.io/created-by": "kuberay-operator",
+		vocab.RayIsRayNodeLabel:  "yes",
+		vocab.RayIdentifierLabel: checkLabel(cluster + "-" + string(node)),
+		vocab.NameLabel:          "kuberay",
+		vocab.CreatedByLabel:     "kuberay-operator",
 	} {
 		if _, set := labels[k]; !set {
 			labels[k] = v
 		}
 	}
-	labels["ray.io/cluster"], labels["ray.io/node-type"], labels["ray.io/group"] = cluster, string(node), group
+	labels[vocab.RayClusterLabel], labels[vocab.RayNodeTypeLabel], labels[vocab.RayGroupLabel] = cluster, string(node), group
 	p.Meta.Labels = labels
 	if len(namePrefix) > 50 {
 		namePrefix = namePrefix[:50]
@@ -385,7 +383,7 @@ func clusterPods(base Pod, cluster string, spec *rayv1.RayClusterSpec, path stri
 	var pods []Pod
 	headPath := path + ".headGroupSpec.template"
 	head := fromTemplate(base, "head", headPath, &spec.HeadGroupSpec.Template)
-	rayPod(&head, cluster, rayv1.HeadNode, rayHeadGroup, cluster)
+	rayPod(&head, cluster, rayv1.HeadNode, vocab.RayHeadGroup, cluster)
 	if spec.EnableInTreeAutoscaling != nil && *spec.EnableInTreeAutoscaling {
 		c := corev1.Container{Name: "autoscaler"}
 		if spec.AutoscalerOptions != nil && spec.AutoscalerOptions.SecurityContext != nil {

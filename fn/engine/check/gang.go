@@ -9,10 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
@@ -151,12 +150,12 @@ func rayGang(ds *diag.List, file string, r GangReport, schedulers map[string][]s
 	}
 	pg := r.Run.PodGroup
 	if !r.KAI {
-		if gpuPods > 1 && labels[kueue.QueueLabel] == "" {
+		if gpuPods > 1 && labels[vocab.KueueQueueLabel] == "" {
 			ds.Warnf(file, where, "%s has %d GPU pods and no gang scheduler (its pods go to %s): the scheduler places them one by one, so on a busy cluster some bind and hold their GPUs while the rest wait, and the RayCluster is never ready; expected scheduler.kind: kai (one PodGroup, all or nothing) or a Kueue queue", ref, gpuPods, schedulerList(seen))
 		}
 		if cdPods > 1 {
 			admits := ""
-			if q := labels[kueue.QueueLabel]; q != "" {
+			if q := labels[vocab.KueueQueueLabel]; q != "" {
 				admits = fmt.Sprintf(" (Kueue, through LocalQueue %s, admits the run against quota and places no pod)", q)
 			}
 			ds.Warnf(file, where, "the ComputeDomain of %s spans %d pods in worker groups %s, and nothing keeps them in one NVLink domain: its pods go to %s, which reads no topology%s, so they may land on different racks while the ComputeDomain expects one; expected KAI to place them (scheduler: {kind: kai, queue: Q, topology: {topology: T}}, with scheduler.kueue beside it to keep Kueue's admission) with the level (nvidia.com/gpu.clique) required on one worker group that holds them (segmentSize at least its replicas; a run-wide requiredPlacement binds the CPU head too, so only when the head's nodes are in the domain), or the workers pinned to one clique by a nodeSelector",
@@ -176,7 +175,7 @@ func rayGang(ds *diag.List, file string, r GangReport, schedulers map[string][]s
 		ref, pg.MinMember, pg.Topology, strings.Join(parts, ", "))
 	if n, _ := capacity.GPUsPerPod(&spec.HeadGroupSpec.Template.Spec); r.Run.Required != "" && n == 0 {
 		ds.Warnf(file, where, "KAI's run-wide required placement (%s) binds every pod of %s's PodGroup, the head's included: the head must run on a node carrying %s, in the workers' domain, or KAI places none of the run (all or nothing); a CPU head's pool seldom carries a GPU level (preflight --nodes tells, on the cluster); expected the level required on the worker groups instead (their pod templates' %s; one worker group, segmentSize at least its replicas, keeps them in one domain), unless the head's nodes are in the domain",
-			pg.Topology.Required, ref, pg.Topology.Required, kai.RequiredPlacementKey)
+			pg.Topology.Required, ref, pg.Topology.Required, vocab.KAIRequiredPlacementAnnotation)
 	}
 	if cdPods > 1 && !pg.KeptTogether(cdGroups) {
 		ds.Warnf(file, where, "the ComputeDomain of %s spans %d pods in worker groups %s, and no required topology constraint keeps them in one domain: KAI applies a pod template's placement to that worker group alone (its pod-grouper makes one subgroup per group), so the groups may land in different NVLink domains; expected one worker group (segmentSize at least its replicas) with the level required on it, if they must share one domain (scheduler.topology.requiredPlacement for the whole run binds the CPU head too: only when the head's nodes are in the domain)",

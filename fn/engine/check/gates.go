@@ -1,8 +1,8 @@
 package check
 
 import (
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
@@ -28,13 +29,10 @@ const (
 	MaxRayClusterName = 53                    // utils.MaxRayClusterNameLength
 	MaxRayJobName     = MaxRayClusterName - 6 // utils.MaxRayJobNameLength
 
-	rayClusterSelectorKey  = "ray.io/cluster"
-	rayFTEnabledAnnotation = "ray.io/ft-enabled"
-	rayExternalStorageNS   = "ray.io/external-storage-namespace"
-	envRayRedisAddress     = "RAY_REDIS_ADDRESS"
-	envRedisPassword       = "REDIS_PASSWORD"
-	envRedisUsername       = "REDIS_USERNAME"
-	envAutoscalerV2        = "RAY_enable_autoscaler_v2"
+	envRayRedisAddress = "RAY_REDIS_ADDRESS"
+	envRedisPassword   = "REDIS_PASSWORD"
+	envRedisUsername   = "REDIS_USERNAME"
+	envAutoscalerV2    = "RAY_enable_autoscaler_v2"
 )
 
 // KubeRayRules returns every KubeRay admission rule obj breaks (KubeRay stops at the
@@ -85,8 +83,8 @@ func rayJobSpecRules(j *rayv1.RayJob) []string {
 		add("one of spec.rayClusterSpec or spec.clusterSelector must be set")
 	}
 	if selector {
-		if s.ClusterSelector[rayClusterSelectorKey] == "" {
-			add("spec.clusterSelector[%s] must name the cluster", rayClusterSelectorKey)
+		if s.ClusterSelector[vocab.RayClusterLabel] == "" {
+			add("spec.clusterSelector[%s] must name the cluster", vocab.RayClusterLabel)
 		}
 		if s.SubmissionMode == rayv1.SidecarMode {
 			add("spec.clusterSelector is not supported with submissionMode SidecarMode")
@@ -142,11 +140,11 @@ func rayClusterSpecRules(spec *rayv1.RayClusterSpec, annotations map[string]stri
 		}
 		errs = append(errs, rayGroupRules(where, g.RayStartParams, g.Resources, g.Labels)...)
 	}
-	if annotations[rayFTEnabledAnnotation] != "" && spec.GcsFaultToleranceOptions != nil {
-		add("annotation %s and gcsFaultToleranceOptions are both set; use gcsFaultToleranceOptions only", rayFTEnabledAnnotation)
+	if annotations[vocab.RayFTEnabledAnnotation] != "" && spec.GcsFaultToleranceOptions != nil {
+		add("annotation %s and gcsFaultToleranceOptions are both set; use gcsFaultToleranceOptions only", vocab.RayFTEnabledAnnotation)
 	}
 	headEnv := head.Template.Spec.Containers[0].Env
-	ftEnabled := strings.ToLower(annotations[rayFTEnabledAnnotation]) == "true" || spec.GcsFaultToleranceOptions != nil
+	ftEnabled := strings.ToLower(annotations[vocab.RayFTEnabledAnnotation]) == "true" || spec.GcsFaultToleranceOptions != nil
 	if !ftEnabled && hasEnv(headEnv, envRayRedisAddress) {
 		add("head env %s enables GCS fault tolerance implicitly; set gcsFaultToleranceOptions instead", envRayRedisAddress)
 	}
@@ -159,8 +157,8 @@ func rayClusterSpecRules(spec *rayv1.RayClusterSpec, annotations map[string]stri
 				add("head env %s with gcsFaultToleranceOptions; set it in gcsFaultToleranceOptions", name)
 			}
 		}
-		if annotations[rayExternalStorageNS] != "" {
-			add("annotation %s with gcsFaultToleranceOptions; use gcsFaultToleranceOptions.externalStorageNamespace", rayExternalStorageNS)
+		if annotations[vocab.RayExternalStorageNamespaceAnnotation] != "" {
+			add("annotation %s with gcsFaultToleranceOptions; use gcsFaultToleranceOptions.externalStorageNamespace", vocab.RayExternalStorageNamespaceAnnotation)
 		}
 	}
 	if head.RayStartParams["redis-username"] != "" || hasEnv(headEnv, envRedisUsername) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
@@ -41,7 +41,7 @@ func Kueue(file string, objs []any) diag.List {
 		switch t := o.(type) {
 		case *rayv1.RayJob:
 			ref, where := "RayJob/"+t.Name, "output RayJob/"+t.Name
-			q := t.Labels[kueue.QueueLabel]
+			q := t.Labels[vocab.KueueQueueLabel]
 			if t.Spec.RayClusterSpec != nil {
 				templateLabels(&ds, file, where+" spec.rayClusterSpec", ref, q, t.Spec.RayClusterSpec)
 			}
@@ -52,7 +52,7 @@ func Kueue(file string, objs []any) diag.List {
 				if t.Spec.RayClusterSpec != nil {
 					ds.Errorf(file, where+" spec.clusterSelector", "is set with spec.rayClusterSpec on a job in Kueue queue %s; Kueue refuses it (a kueue managed job should not use an existing cluster); expected one of the two", q)
 				} else {
-					ds.Warnf(file, where+" metadata.labels."+kueue.QueueLabel, "is set on a job that runs on an existing cluster (spec.clusterSelector); Kueue leaves such jobs alone; expected the label on the RayCluster, which holds the resources")
+					ds.Warnf(file, where+" metadata.labels."+vocab.KueueQueueLabel, "is set on a job that runs on an existing cluster (spec.clusterSelector); Kueue leaves such jobs alone; expected the label on the RayCluster, which holds the resources")
 				}
 				continue
 			}
@@ -66,7 +66,7 @@ func Kueue(file string, objs []any) diag.List {
 			kueueCluster(&ds, file, where+" spec.rayClusterSpec", ref, q, t.Spec.RayClusterSpec, submitter)
 		case *rayv1.RayCluster:
 			ref, where := "RayCluster/"+t.Name, "output RayCluster/"+t.Name
-			q := t.Labels[kueue.QueueLabel]
+			q := t.Labels[vocab.KueueQueueLabel]
 			templateLabels(&ds, file, where+" spec", ref, q, &t.Spec)
 			if q != "" {
 				kueueCluster(&ds, file, where+" spec", ref, q, &t.Spec, false)
@@ -111,7 +111,7 @@ func kueueCluster(ds *diag.List, file, where, ref, queue string, spec *rayv1.Ray
 // pods the label only confuses Kueue's pod integration, where it is on.
 func templateLabels(ds *diag.List, file, where, ref, queue string, spec *rayv1.RayClusterSpec) {
 	check := func(field string, labels map[string]string) bool {
-		for _, k := range []string{kueue.QueueLabel, kueue.PriorityClassLabel} {
+		for _, k := range []string{vocab.KueueQueueLabel, vocab.KueuePriorityClassLabel} {
 			if _, ok := labels[k]; ok {
 				fix := "set scheduler: {kind: kueue, queue: Q} in the profile (it labels the RayJob or RayCluster alone) instead of kuberay.<role>.labels"
 				if queue == "" {
@@ -150,8 +150,8 @@ func kueueAlone(ds *diag.List, f string, in *profile.Infra) {
 	fix := fmt.Sprintf("expected it removed, or scheduler: {kind: kai, queue: Q, kueue: {queue: %s}} to have KAI place the pods while Kueue admits them", queue)
 	noKAI := !in.NamesKAIScheduler()
 	dropped := func(field string, labels map[string]string) {
-		if _, ok := labels[kai.QueueLabel]; ok && noKAI {
-			ds.Warnf(f, field+"."+kai.QueueLabel, "is dropped from the rendered objects: scheduler.kind is kueue and no pod of the run goes to %s, so KAI never reads it (nor should preflight ask for that KAI Queue); %s", kai.SchedulerName, fix)
+		if _, ok := labels[vocab.KAIQueueLabel]; ok && noKAI {
+			ds.Warnf(f, field+"."+vocab.KAIQueueLabel, "is dropped from the rendered objects: scheduler.kind is kueue and no pod of the run goes to %s, so KAI never reads it (nor should preflight ask for that KAI Queue); %s", vocab.KAISchedulerName, fix)
 		}
 	}
 	dropped("labels", in.Labels)
@@ -169,10 +169,10 @@ func kueueAlone(ds *diag.List, f string, in *profile.Infra) {
 		}
 		toldKAI := false
 		for i, t := range templates {
-			if t.Spec.SchedulerName == kai.SchedulerName {
+			if t.Spec.SchedulerName == vocab.KAISchedulerName {
 				if !toldKAI {
 					toldKAI = true
-					ds.Infof(f, fields[i]+".spec.schedulerName", "is %s while scheduler.kind is kueue: KAI places these pods and Kueue admits the run, which the profile can say as scheduler: {kind: kai, queue: <KAI queue>, kueue: {queue: %s}}, so that schedulerName, KAI's queue label and a run-wide scheduler.topology are written and checked from the profile", kai.SchedulerName, queue)
+					ds.Infof(f, fields[i]+".spec.schedulerName", "is %s while scheduler.kind is kueue: KAI places these pods and Kueue admits the run, which the profile can say as scheduler: {kind: kai, queue: <KAI queue>, kueue: {queue: %s}}, so that schedulerName, KAI's queue label and a run-wide scheduler.topology are written and checked from the profile", vocab.KAISchedulerName, queue)
 				}
 				continue
 			}

@@ -8,7 +8,7 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
@@ -60,8 +60,8 @@ func placementOf(ds *diag.List, file, ref, base string, spec *rayv1.RayClusterSp
 		}
 		// A pod KAI does not place is warned about by Gangs: no annotation
 		// would constrain it.
-		if hasCD && g.Template.Spec.SchedulerName == kai.SchedulerName && g.Template.Annotations[kai.TopologyKey] == "" {
-			ds.Warnf(file, gf+".metadata.annotations", "worker group %q claims a ComputeDomain spanning nodes but has no kai.scheduler/topology annotation; expected KAI topology so the workers land in one NVLink domain", name)
+		if hasCD && g.Template.Spec.SchedulerName == vocab.KAISchedulerName && g.Template.Annotations[vocab.KAITopologyAnnotation] == "" {
+			ds.Warnf(file, gf+".metadata.annotations", "worker group %q claims a ComputeDomain spanning nodes but has no %s annotation; expected KAI topology so the workers land in one NVLink domain", name, vocab.KAITopologyAnnotation)
 		}
 	}
 	head := &spec.HeadGroupSpec.Template.Spec

@@ -6,7 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -59,9 +60,9 @@ func PodMetadata(file string, docs []rendered.Doc) diag.List {
 // labelFix says where a pod label comes from.
 func labelFix(key string) string {
 	switch key {
-	case "ray.io/group":
+	case vocab.RayGroupLabel:
 		return "a groupName of at most 63 characters that is a valid label value (KubeRay copies it into every pod's ray.io/group label)"
-	case "ray.io/cluster", "ray.io/identifier":
+	case vocab.RayClusterLabel, vocab.RayIdentifierLabel:
 		return "a shorter RayCluster or RayJob name (KubeRay copies it into every pod's " + key + " label)"
 	}
 	return "a label value of at most 63 characters, alphanumerics with '-', '_' or '.' inside, in the pod template's metadata.labels"

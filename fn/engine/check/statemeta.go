@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
-// StateMetadata refuses runparams.StateAnnotation as a label or annotation
+// StateMetadata refuses vocab.StateAnnotation as a label or annotation
 // anywhere in the objects the build made (an object's metadata, a pod
 // template's, a claim template's), whatever input wrote it: the profile's
 // annotations or labels, a kuberay role's, pod template metadata in its
@@ -45,7 +45,7 @@ func StateMetadata(file string, prof *tree.Map, stateParam string, objs []any) d
 		return nil
 	}
 	sort.Strings(reached)
-	msg := fmt.Sprintf("sets %s, which says a run's declared state (status, Argo CD's health check and the chart's upgrade guard show it): no input may write it; expected the state parameter (%s stopped), which renders the run stopped", runparams.StateAnnotation, stateParam)
+	msg := fmt.Sprintf("sets %s, which says a run's declared state (status, Argo CD's health check and the chart's upgrade guard show it): no input may write it; expected the state parameter (%s stopped), which renders the run stopped", vocab.StateAnnotation, stateParam)
 	var ds diag.List
 	written := profileStateKeys(prof, nil)
 	if len(written) == 0 {
@@ -60,14 +60,14 @@ func StateMetadata(file string, prof *tree.Map, stateParam string, objs []any) d
 	return ds
 }
 
-// stateKey is runparams.StateAnnotation as a JSON key.
-var stateKey = []byte(`"` + runparams.StateAnnotation + `":`)
+// stateKey is vocab.StateAnnotation as a JSON key.
+var stateKey = []byte(`"` + vocab.StateAnnotation + `":`)
 
 // metaKeys are the metadata maps a key is written in.
 var metaKeys = []string{"annotations", "labels"}
 
 // stateKeys calls found with the path of every metadata label or
-// annotation named runparams.StateAnnotation in v, at any depth.
+// annotation named vocab.StateAnnotation in v, at any depth.
 func stateKeys(v any, path string, found func(string)) {
 	switch t := v.(type) {
 	case map[string]any:
@@ -79,8 +79,8 @@ func stateKeys(v any, path string, found func(string)) {
 			if md, ok := t[k].(map[string]any); ok && k == "metadata" {
 				for _, mk := range metaKeys {
 					if kv, ok := md[mk].(map[string]any); ok {
-						if _, set := kv[runparams.StateAnnotation]; set {
-							found(sub + "." + mk + "." + runparams.StateAnnotation)
+						if _, set := kv[vocab.StateAnnotation]; set {
+							found(sub + "." + mk + "." + vocab.StateAnnotation)
 						}
 					}
 				}
@@ -95,7 +95,7 @@ func stateKeys(v any, path string, found func(string)) {
 }
 
 // profileStateKeys are the profile's paths that write
-// runparams.StateAnnotation as a label or annotation, at any depth.
+// vocab.StateAnnotation as a label or annotation, at any depth.
 func profileStateKeys(v any, path []string) []string {
 	var out []string
 	switch t := v.(type) {
@@ -103,7 +103,7 @@ func profileStateKeys(v any, path []string) []string {
 		for _, k := range t.Keys() {
 			child, _ := t.Get(k)
 			sub := append(append([]string(nil), path...), k)
-			if k == runparams.StateAnnotation && len(path) > 0 && isMetaKey(path[len(path)-1]) {
+			if k == vocab.StateAnnotation && len(path) > 0 && isMetaKey(path[len(path)-1]) {
 				out = append(out, joinPath(sub))
 				continue
 			}

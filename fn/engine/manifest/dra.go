@@ -7,6 +7,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 )
 
@@ -102,7 +103,7 @@ type ComputeDomainTemplateRef struct {
 
 func newComputeDomain(meta metav1.ObjectMeta, numNodes int64) *ComputeDomain {
 	return &ComputeDomain{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.nvidia.com/v1beta1", Kind: "ComputeDomain"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: vocab.ComputeDomainAPIVersion, Kind: "ComputeDomain"},
 		ObjectMeta: meta,
 		Spec: ComputeDomainSpec{
 			Channel:  ComputeDomainChannel{ResourceClaimTemplate: ComputeDomainTemplateRef{Name: meta.Name}},
@@ -115,7 +116,7 @@ func newComputeDomain(meta metav1.ObjectMeta, numNodes int64) *ComputeDomain {
 // the request's name (roce, infiniband: what the devices are).
 func newNICTemplate(meta metav1.ObjectMeta, request string, count int64, class string) *resourcev1.ResourceClaimTemplate {
 	return &resourcev1.ResourceClaimTemplate{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaimTemplate"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: vocab.DRAAPIVersion, Kind: "ResourceClaimTemplate"},
 		ObjectMeta: meta,
 		Spec: resourcev1.ResourceClaimTemplateSpec{
 			Spec: resourcev1.ResourceClaimSpec{

@@ -6,28 +6,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // Label and annotation precedence (docs/nrl-k8s.md §4.1, the pod labels, plus the run
 // identity, docs/run-identity.md): every rule about which label wins lives here.
-
-// Labels every object carries. managed-by's value is nrl-k8s's, so clusters
-// that select on it keep working.
-const (
-	ManagedByKey   = "app.kubernetes.io/managed-by"
-	ManagedByValue = "nrl-k8s"
-	PartOfKey      = "app.kubernetes.io/part-of"
-	PartOfValue    = "nemo-rl"
-	// InstanceKey names the run (or, for shared objects, what they belong
-	// to): `kubectl delete -l app.kubernetes.io/instance=RUN` removes a run.
-	InstanceKey = "app.kubernetes.io/instance"
-	// OwnerKey is the submitting user (nrl-k8s's dev pod label).
-	OwnerKey = "nrl-k8s/owner"
-	// RunIDLabel carries --run-id.
-	RunIDLabel = "nemo-rl.nvidia.com/run-id"
-)
 
 // merged layers maps, later ones winning; nil when the result is empty.
 func merged(layers ...map[string]string) map[string]string {
@@ -44,7 +29,7 @@ func merged(layers ...map[string]string) map[string]string {
 }
 
 // defaults may be overridden by anything (a user may relabel managed-by).
-var defaults = map[string]string{ManagedByKey: ManagedByValue, PartOfKey: PartOfValue}
+var defaults = map[string]string{vocab.ManagedByLabel: vocab.ManagedByValue, vocab.PartOfLabel: vocab.PartOfValue}
 
 // identity is who an object belongs to: the run (or the shared clusters or
 // service) it is part of, its owner and run id, and the labels and
@@ -60,13 +45,13 @@ type identity struct {
 func (id identity) idLabels() map[string]string {
 	out := map[string]string{}
 	if id.instance != "" {
-		out[InstanceKey] = id.instance
+		out[vocab.InstanceLabel] = id.instance
 	}
 	if id.owner != "" {
-		out[OwnerKey] = id.owner
+		out[vocab.OwnerLabel] = id.owner
 	}
 	if id.runID != "" {
-		out[RunIDLabel] = id.runID
+		out[vocab.RunIDLabel] = id.runID
 	}
 	return out
 }

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // TestLabelPrecedence pins which layer wins, one case per rule of labels.go.
@@ -19,26 +20,26 @@ func TestLabelPrecedence(t *testing.T) {
 	}{
 		{"object: profile < own < run labels < extra < identity; defaults overridable",
 			id.objectLabels(
-				map[string]string{"team": "profile", "tier": "profile", ManagedByKey: "custom"},
-				map[string]string{"tier": "own", OwnerKey: "bob"},
+				map[string]string{"team": "profile", "tier": "profile", vocab.ManagedByLabel: "custom"},
+				map[string]string{"tier": "own", vocab.OwnerLabel: "bob"},
 				map[string]string{"nemo-rl.nvidia.com/job": "training", "team": "extra"}),
-			map[string]string{ManagedByKey: "custom", PartOfKey: PartOfValue, "team": "extra", "tier": "own",
-				"nemo-rl.nvidia.com/job": "training", InstanceKey: "sweep-a", OwnerKey: "alice", RunIDLabel: "r1"}},
+			map[string]string{vocab.ManagedByLabel: "custom", vocab.PartOfLabel: vocab.PartOfValue, "team": "extra", "tier": "own",
+				"nemo-rl.nvidia.com/job": "training", vocab.InstanceLabel: "sweep-a", vocab.OwnerLabel: "alice", vocab.RunIDLabel: "r1"}},
 		{"pod: the template's own labels over profile and cluster, under the run's",
 			id.podLabels(map[string]string{"x": "profile"}, map[string]string{"x": "cluster", "y": "cluster"},
 				map[string]string{"y": "pod", "team": "pod"}),
-			map[string]string{ManagedByKey: ManagedByValue, PartOfKey: PartOfValue, "x": "cluster", "y": "pod",
-				"team": "run", InstanceKey: "sweep-a", OwnerKey: "alice", RunIDLabel: "r1"}},
+			map[string]string{vocab.ManagedByLabel: vocab.ManagedByValue, vocab.PartOfLabel: vocab.PartOfValue, "x": "cluster", "y": "pod",
+				"team": "run", vocab.InstanceLabel: "sweep-a", vocab.OwnerLabel: "alice", vocab.RunIDLabel: "r1"}},
 		{"bare (DRA, Service): defaults, run labels, identity; no profile labels",
 			id.bareLabels(),
-			map[string]string{ManagedByKey: ManagedByValue, PartOfKey: PartOfValue, "team": "run",
-				InstanceKey: "sweep-a", OwnerKey: "alice", RunIDLabel: "r1"}},
+			map[string]string{vocab.ManagedByLabel: vocab.ManagedByValue, vocab.PartOfLabel: vocab.PartOfValue, "team": "run",
+				vocab.InstanceLabel: "sweep-a", vocab.OwnerLabel: "alice", vocab.RunIDLabel: "r1"}},
 		{"no run id, no owner: no empty labels",
 			identity{instance: "x"}.bareLabels(),
-			map[string]string{ManagedByKey: ManagedByValue, PartOfKey: PartOfValue, InstanceKey: "x"}},
+			map[string]string{vocab.ManagedByLabel: vocab.ManagedByValue, vocab.PartOfLabel: vocab.PartOfValue, vocab.InstanceLabel: "x"}},
 		{"a Deployment's selector wins on its template",
-			selectedWins(map[string]string{InstanceKey: "svc", "app": "other"}, map[string]string{"app": "sandbox"}),
-			map[string]string{InstanceKey: "svc", "app": "sandbox"}},
+			selectedWins(map[string]string{vocab.InstanceLabel: "svc", "app": "other"}, map[string]string{"app": "sandbox"}),
+			map[string]string{vocab.InstanceLabel: "svc", "app": "sandbox"}},
 		{"annotations: profile < own < run; pods get only the run's over their own",
 			merged(identity{annotations: map[string]string{"a": "run"}}.objectAnnotations(map[string]string{"a": "p", "b": "p"}, map[string]string{"b": "own"}),
 				identity{annotations: map[string]string{"c": "run"}}.podAnnotations(map[string]string{"c": "pod", "d": "pod"})),

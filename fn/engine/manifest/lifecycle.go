@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // object is what every typed object the build makes is.
@@ -65,7 +65,7 @@ func Stop(objs []any) ([]any, []string) {
 		if annotations == nil {
 			annotations = map[string]string{}
 		}
-		annotations[runparams.StateAnnotation] = string(runparams.Stopped)
+		annotations[vocab.StateAnnotation] = string(runparams.Stopped)
 		co.SetAnnotations(annotations)
 		out = append(out, o)
 	}
@@ -78,14 +78,14 @@ func Stop(objs []any) ([]any, []string) {
 func leftOutWhenStopped(o any, co object) string {
 	switch v := o.(type) {
 	case *rayv1.RayJob:
-		if co.GetLabels()[kueue.QueueLabel] != "" {
+		if co.GetLabels()[vocab.KueueQueueLabel] != "" {
 			return "Kueue admits it and owns spec.suspend; deleting it stops the run and frees its quota"
 		}
 		if len(v.Spec.ClusterSelector) > 0 {
 			return "a job submitted to a RayCluster cannot be suspended; its cluster is"
 		}
 	case *rayv1.RayCluster:
-		if co.GetLabels()[kueue.QueueLabel] != "" {
+		if co.GetLabels()[vocab.KueueQueueLabel] != "" {
 			return "Kueue admits it and owns spec.suspend; deleting it stops the run and frees its quota"
 		}
 	case *corev1.Pod:

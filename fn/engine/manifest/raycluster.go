@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 )
 
@@ -98,7 +99,7 @@ func (b *builder) draObjects(id identity, c *profile.Cluster, claims []draClaim)
 
 func (b *builder) newRayCluster(id identity, role string, c *profile.Cluster, spec *rayv1.RayClusterSpec) *rayv1.RayCluster {
 	return &rayv1.RayCluster{
-		TypeMeta: metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayCluster"},
+		TypeMeta: metav1.TypeMeta{APIVersion: vocab.RayAPIVersion, Kind: "RayCluster"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        b.clusterName(role, c),
 			Namespace:   b.in.Namespace,

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
@@ -40,7 +41,7 @@ func (b *builder) newRayJob(id identity, name string, c *profile.Cluster, spec *
 	}
 	opts := in.Launch.RayJob
 	job := &rayv1.RayJob{
-		TypeMeta: metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayJob"},
+		TypeMeta: metav1.TypeMeta{APIVersion: vocab.RayAPIVersion, Kind: "RayJob"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Namespace:   in.Namespace,
@@ -68,7 +69,7 @@ func (b *builder) newRayJob(id identity, name string, c *profile.Cluster, spec *
 func (b *builder) submitJob(id identity, role string, c *profile.Cluster, name, entrypoint string, labels map[string]string) *rayv1.RayJob {
 	in := b.in
 	return &rayv1.RayJob{
-		TypeMeta: metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayJob"},
+		TypeMeta: metav1.TypeMeta{APIVersion: vocab.RayAPIVersion, Kind: "RayJob"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      name,
 			Namespace: in.Namespace,
@@ -81,7 +82,7 @@ func (b *builder) submitJob(id identity, role string, c *profile.Cluster, name, 
 		Spec: rayv1.RayJobSpec{
 			Entrypoint:      entrypoint,
 			SubmissionMode:  rayv1.JobSubmissionMode(in.Launch.RayJob.SubmissionMode),
-			ClusterSelector: map[string]string{"ray.io/cluster": b.clusterName(role, c)},
+			ClusterSelector: map[string]string{vocab.RayClusterLabel: b.clusterName(role, c)},
 			// The cluster outlives the job: never shut it down from here.
 			// No TTL either: KubeRay deletes nothing for a clusterSelector
 			// job (its controller returns before any deletion policy), so
@@ -97,7 +98,7 @@ func (b *builder) submitJob(id identity, role string, c *profile.Cluster, name, 
 func (b *builder) newDaemonJob(id identity, role string, c *profile.Cluster) (*rayv1.RayJob, error) {
 	d := c.Daemon
 	name := b.clusterName(role, c) + "-daemon"
-	job := b.submitJob(id, role, c, name, d.Entrypoint, map[string]string{"nemo-rl.nvidia.com/job": "daemon"})
+	job := b.submitJob(id, role, c, name, d.Entrypoint, map[string]string{vocab.JobLabel: "daemon"})
 	if d.SubmissionID != nil && *d.SubmissionID != "" {
 		job.Spec.JobId = *d.SubmissionID
 	}
@@ -147,7 +148,7 @@ func (b *builder) newTrainingJob(c *profile.Cluster) (*rayv1.RayJob, error) {
 		name = p.Name
 	}
 	id := b.runIdentity(b.clusterSetName())
-	job := b.submitJob(id, "training", c, name, ep, map[string]string{"nemo-rl.nvidia.com/job": "training"})
+	job := b.submitJob(id, "training", c, name, ep, map[string]string{vocab.JobLabel: "training"})
 	if p.RunID != "" {
 		job.Spec.JobId = p.RunID
 	}

@@ -8,13 +8,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 )
@@ -79,18 +78,18 @@ func TestKAIAndKueueTogether(t *testing.T) {
 			obj := docOf(res.Docs, c.kind)
 			require.NotNil(t, obj)
 			labels, ann := metaOf(obj, "labels"), metaOf(obj, "annotations")
-			require.Equal(t, "lab-queue", labels[kueue.QueueLabel])
-			require.Equal(t, "lab-high", labels[kueue.PriorityClassLabel])
-			require.Equal(t, "q", labels[kai.QueueLabel])
-			require.Equal(t, "t", ann[kai.TopologyKey])
-			require.Equal(t, "nvidia.com/gpu.clique", ann[kai.RequiredPlacementKey])
+			require.Equal(t, "lab-queue", labels[vocab.KueueQueueLabel])
+			require.Equal(t, "lab-high", labels[vocab.KueuePriorityClassLabel])
+			require.Equal(t, "q", labels[vocab.KAIQueueLabel])
+			require.Equal(t, "t", ann[vocab.KAITopologyAnnotation])
+			require.Equal(t, "nvidia.com/gpu.clique", ann[vocab.KAIRequiredPlacementAnnotation])
 			spec := obj["spec"].(map[string]any)
 			if c.pods != "" {
 				spec = spec[c.pods].(map[string]any)
 			}
 			head := spec["headGroupSpec"].(map[string]any)["template"].(map[string]any)
-			require.Equal(t, kai.SchedulerName, head["spec"].(map[string]any)["schedulerName"])
-			require.NotContains(t, metaOf(head, "labels"), kueue.QueueLabel, "Kueue reads the admitted object, never its pods")
+			require.Equal(t, vocab.KAISchedulerName, head["spec"].(map[string]any)["schedulerName"])
+			require.NotContains(t, metaOf(head, "labels"), vocab.KueueQueueLabel, "Kueue reads the admitted object, never its pods")
 			infos := findings(res.Diags, diag.Info)
 			require.Contains(t, infos, "KAI schedules "+c.kind+"/")
 			require.Contains(t, infos, "with run-wide topology required nvidia.com/gpu.clique (topology t)")
@@ -142,7 +141,7 @@ func TestKueueAloneDropsKAITopology(t *testing.T) {
 		require.NoError(t, err)
 		require.NotContains(t, string(b), "kai.scheduler/", "%s/%s", d.Kind, d.Name)
 	}
-	require.Equal(t, "lab-queue", metaOf(docOf(res.Docs, "RayJob"), "labels")[kueue.QueueLabel])
+	require.Equal(t, "lab-queue", metaOf(docOf(res.Docs, "RayJob"), "labels")[vocab.KueueQueueLabel])
 	warns := findings(res.Diags, diag.Warning)
 	require.Contains(t, warns, "kuberay.training.spec.workerGroupSpecs[0].template.metadata.annotations.kai.scheduler/topology: is dropped from the rendered pods: scheduler.kind is kueue and the pods go to default-scheduler")
 	require.Contains(t, warns, "spans 2 pods in worker groups gpu-segment-0, gpu-segment-1, and nothing keeps them in one NVLink domain: its pods go to default-scheduler, which reads no topology (Kueue, through LocalQueue lab-queue, admits the run against quota and places no pod)")
@@ -166,7 +165,7 @@ func TestKueueAloneWithKAIPods(t *testing.T) {
 	job, err := json.Marshal(docOf(res.Docs, "RayJob"))
 	require.NoError(t, err)
 	require.Contains(t, string(job), `"kai.scheduler/topology-required-placement":"nvidia.com/gpu.clique"`, "KAI places the workers: their constraint stays")
-	require.Equal(t, "q", metaOf(docOf(res.Docs, "RayJob"), "labels")[kai.QueueLabel], "and KAI's queue with it")
+	require.Equal(t, "q", metaOf(docOf(res.Docs, "RayJob"), "labels")[vocab.KAIQueueLabel], "and KAI's queue with it")
 	require.NotContains(t, findings(res.Diags, diag.Warning), "is dropped from the rendered objects")
 
 	res = renderWith(t, "scheduler: {kind: kueue, queue: lab-queue, topology: {topology: t, requiredPlacement: r}}\n", runparams.RayJob)

@@ -3,7 +3,7 @@ package pipeline
 import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -67,8 +67,8 @@ func validateParams(req Request, ds *diag.List) {
 		field string
 		pairs map[string]string
 	}{{names.Labels, req.Labels}, {names.Annotations, req.Annotations}} {
-		if _, ok := kv.pairs[runparams.StateAnnotation]; ok {
-			ds.Errorf("", kv.field, "sets %s, which says a run's declared state; expected the state parameter (%s stopped), which also renders the run stopped", runparams.StateAnnotation, names.State)
+		if _, ok := kv.pairs[vocab.StateAnnotation]; ok {
+			ds.Errorf("", kv.field, "sets %s, which says a run's declared state; expected the state parameter (%s stopped), which also renders the run stopped", vocab.StateAnnotation, names.State)
 		}
 	}
 	if req.NoDeployments && req.OnlyDeployments {

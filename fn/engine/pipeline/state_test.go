@@ -7,10 +7,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 )
 
@@ -26,11 +27,11 @@ func TestStateAnnotationIsTheStates(t *testing.T) {
 		run   func(*runparams.Run)
 		want  string
 	}{
-		{"--annotation", pipeline.CLIParams, func(r *runparams.Run) { r.Annotations = map[string]string{runparams.StateAnnotation: "stopped"} }, "--annotation: sets " + runparams.StateAnnotation},
-		{"spec.labels", pipeline.RunSpecParams, func(r *runparams.Run) { r.Labels = map[string]string{runparams.StateAnnotation: "run"} }, "spec.labels: sets " + runparams.StateAnnotation},
+		{"--annotation", pipeline.CLIParams, func(r *runparams.Run) { r.Annotations = map[string]string{vocab.StateAnnotation: "stopped"} }, "--annotation: sets " + vocab.StateAnnotation},
+		{"spec.labels", pipeline.RunSpecParams, func(r *runparams.Run) { r.Labels = map[string]string{vocab.StateAnnotation: "run"} }, "spec.labels: sets " + vocab.StateAnnotation},
 		{"stopped too", pipeline.RunSpecParams, func(r *runparams.Run) {
 			r.State = runparams.Stopped
-			r.Annotations = map[string]string{runparams.StateAnnotation: "stopped"}
+			r.Annotations = map[string]string{vocab.StateAnnotation: "stopped"}
 		}, "expected the state parameter (spec.state stopped)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,13 +12,13 @@ import (
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/secrets"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/batch"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -167,7 +167,7 @@ func slotFile(i int) string { return fmt.Sprintf("templates/doc-%02d.yaml", i) }
 var slotRE = lazyre.New(`^doc-[0-9]+\.yaml$`)
 
 func (g *gen) run(e Entry, mode runparams.Mode, v Values, env func(string) (string, bool)) (*pipeline.Result, string, error) {
-	labels := map[string]string{manifest.ManagedByKey: ChartManagedBy}
+	labels := map[string]string{vocab.ManagedByLabel: ChartManagedBy}
 	for k, val := range v.Labels {
 		labels[k] = val
 	}

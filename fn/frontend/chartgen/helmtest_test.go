@@ -21,6 +21,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // helmHooks renders the chart in process and returns its hook manifests
@@ -119,7 +120,7 @@ func TestHelmTestHook(t *testing.T) {
 		}
 		hooks, err := helmHooks(t, c, "exp-1", vals, tc.ns)
 		require.NoError(t, err)
-		require.Equal(t, []string{"Pod", "Role", "RoleBinding", "ServiceAccount"}, sortedKeys(hooks))
+		require.Equal(t, []string{"Pod", "Role", "RoleBinding", "ServiceAccount"}, tree.SortedKeys(hooks))
 		for kind, m := range hooks {
 			var meta struct {
 				Metadata struct {

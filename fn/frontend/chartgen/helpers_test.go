@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -18,12 +17,13 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/releaseutil"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 const (
@@ -337,22 +337,13 @@ func cliArgs(t *testing.T, r run) []string {
 		require.NoError(t, os.WriteFile(f, b, 0o644))
 		args = append(args, "-f", f)
 	}
-	for _, k := range sortedKeys(r.labels) {
+	for _, k := range tree.SortedKeys(r.labels) {
 		args = append(args, "--set-string", "labels."+strings.ReplaceAll(k, ".", `\.`)+"="+r.labels[k])
 	}
-	for _, k := range sortedKeys(r.annos) {
+	for _, k := range tree.SortedKeys(r.annos) {
 		args = append(args, "--set-string", "annotations."+strings.ReplaceAll(k, ".", `\.`)+"="+r.annos[k])
 	}
 	return args
-}
-
-func sortedKeys(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // servicesMode is the chart's mode=services as a run's mode.

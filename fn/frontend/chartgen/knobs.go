@@ -4,15 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
@@ -114,14 +112,14 @@ func (f FieldSentinel) Token() string { return jsonString(f.Key) + ":" + f.Value
 
 var knobSentinels = KnobSentinels{
 	Fields: map[string]FieldSentinel{
-		KnobQueue:                 {Key: kai.QueueLabel, Value: jsonString(SentinelQueue)},
-		KnobKueueQueue:            {Key: kueue.QueueLabel, Value: jsonString(SentinelKueueQueue)},
+		KnobQueue:                 {Key: vocab.KAIQueueLabel, Value: jsonString(SentinelQueue)},
+		KnobKueueQueue:            {Key: vocab.KueueQueueLabel, Value: jsonString(SentinelKueueQueue)},
 		KnobPriorityClassName:     {Key: "priorityClassName", Value: jsonString(SentinelPriorityClass)},
-		KnobWorkloadPriorityClass: {Key: kueue.PriorityClassLabel, Value: jsonString(SentinelWorkloadPriority)},
+		KnobWorkloadPriorityClass: {Key: vocab.KueuePriorityClassLabel, Value: jsonString(SentinelWorkloadPriority)},
 		KnobSuspend:               {Key: "suspend", Value: "true"},
 		KnobTTL:                   {Key: "ttlSecondsAfterFinished", Value: strconv.FormatInt(SentinelTTL, 10)},
 	},
-	KueueQueue:        FieldSentinel{Key: kueue.QueueLabel, Value: jsonString(SentinelQueue)},
+	KueueQueue:        FieldSentinel{Key: vocab.KueueQueueLabel, Value: jsonString(SentinelQueue)},
 	KueueQueuePattern: dns1123Sub,
 	NodeSelector:      pairText(SentinelNodeKey, SentinelNodeValue),
 	Toleration:        tolerationJSON(sentinelToleration),
@@ -509,10 +507,10 @@ func taken(docs []rendered.Doc) Taken {
 		walk(d.Data)
 	}
 	for _, k := range tree.SortedKeys(ns) {
-		t.NodeSelector[k] = sortedNames(ns[k])
+		t.NodeSelector[k] = tree.SortedKeys(ns[k])
 	}
-	t.Tolerations = sortedNames(tols)
-	t.Env = sortedNames(env)
+	t.Tolerations = tree.SortedKeys(tols)
+	t.Env = tree.SortedKeys(env)
 	return t
 }
 
@@ -533,16 +531,6 @@ func containsJSON(list []any, want string) bool {
 // MaxTTL is the largest ttlSecondsAfterFinished (RayJob's field is an
 // int32).
 const MaxTTL = math.MaxInt32
-
-// sortedNames returns the keys of a set, sorted.
-func sortedNames(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // optionalField is a field that is written only when set: the release's
 // value, else the profile's; "" when neither sets it (the field is left out).

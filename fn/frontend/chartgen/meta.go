@@ -2,8 +2,9 @@ package chartgen
 
 import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/secrets"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // Meta is files/profiles.json.
@@ -105,7 +106,7 @@ type RenderMeta struct {
 // release that serves it: the chart refuses to render it for an older
 // cluster (helm --kube-version, or the cluster helm install talks to).
 var apiMinKube = map[string]string{
-	"resource.k8s.io/v1": "1.34.0",
+	vocab.DRAAPIVersion: "1.34.0",
 }
 
 // kubeVersion is the constraint a render's documents need.

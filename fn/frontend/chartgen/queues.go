@@ -3,10 +3,9 @@ package chartgen
 import (
 	"sort"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // QueueRef is a queue a rendered run is labelled with, for the README:
@@ -34,7 +33,7 @@ func queuesOf(docs []rendered.Doc, def KnobDefaults, kueueBesideKAI bool) []Queu
 	for _, d := range docs {
 		md, _ := d.Data["metadata"].(map[string]any)
 		labels, _ := md["labels"].(map[string]any)
-		for sched, key := range map[string]string{"KAI": kai.QueueLabel, "Kueue": kueue.QueueLabel} {
+		for sched, key := range map[string]string{"KAI": vocab.KAIQueueLabel, "Kueue": vocab.KueueQueueLabel} {
 			v, ok := labels[key].(string)
 			if !ok {
 				continue

@@ -73,8 +73,8 @@ func nrlIn(t *testing.T, dir string, args ...string) string {
 	return out.String()
 }
 
-// tree reads every file under dir, keyed by slash path.
-func tree(t *testing.T, dir string) map[string][]byte {
+// readTree reads every file under dir, keyed by slash path.
+func readTree(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -109,7 +109,7 @@ func TestNewChartReproducible(t *testing.T) {
 
 	nrlIn(t, a, "chart-new", "--index", "platform/index.yaml", "--out", filepath.Join(a, "chart-a"), "--name", "team-rl", "--version", "1.0.0")
 	nrlIn(t, filepath.Join(b, "platform"), "chart-new", "--index", "index.yaml", "--out", "../chart-b", "--name", "team-rl", "--version", "1.0.0")
-	ca, cb := tree(t, filepath.Join(a, "chart-a")), tree(t, filepath.Join(b, "chart-b"))
+	ca, cb := readTree(t, filepath.Join(a, "chart-a")), readTree(t, filepath.Join(b, "chart-b"))
 	require.Equal(t, len(ca), len(cb))
 	for f, data := range ca {
 		assert.Equal(t, string(data), string(cb[f]), f)

@@ -7,7 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // The chart's `state` value. A stopped run is the engine's (manifest.Stop,
@@ -43,7 +44,7 @@ type StateMeta struct {
 	States     []string `json:"states"`
 }
 
-var stateMeta = StateMeta{Annotation: runparams.StateAnnotation, Stopped: string(runparams.Stopped), States: stateNames()}
+var stateMeta = StateMeta{Annotation: vocab.StateAnnotation, Stopped: string(runparams.Stopped), States: stateNames()}
 
 func stateNames() []string {
 	out := make([]string, len(runparams.States))

@@ -15,7 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 )
@@ -108,7 +109,7 @@ func TestStoppedParity(t *testing.T) {
 				assert.Contains(t, got, "replicas: 0")
 			}
 			if len(objs) > 0 {
-				assert.Contains(t, got, runparams.StateAnnotation+": stopped")
+				assert.Contains(t, got, vocab.StateAnnotation+": stopped")
 			}
 		})
 	}
@@ -156,15 +157,15 @@ func TestStateRefused(t *testing.T) {
 	// refuses it (a running run carrying it reads as stopped), so does the
 	// chart, in either state.
 	for _, r := range []run{
-		{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "ann", namespace: "team-a", annos: map[string]string{runparams.StateAnnotation: "stopped"}},
-		{profile: "generic-single-node-8gpu", mode: runparams.RayCluster, user: "ann", namespace: "team-a", state: runparams.Stopped, labels: map[string]string{runparams.StateAnnotation: "stopped"}},
+		{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "ann", namespace: "team-a", annos: map[string]string{vocab.StateAnnotation: "stopped"}},
+		{profile: "generic-single-node-8gpu", mode: runparams.RayCluster, user: "ann", namespace: "team-a", state: runparams.Stopped, labels: map[string]string{vocab.StateAnnotation: "stopped"}},
 	} {
 		_, msg, ok := engineRender(t, r)
 		require.False(t, ok)
-		assert.Contains(t, msg, "sets "+runparams.StateAnnotation)
+		assert.Contains(t, msg, "sets "+vocab.StateAnnotation)
 		_, _, err := helmTemplate(c, r.values(t), "team-a")
 		require.Error(t, err, r.String())
-		assert.Contains(t, err.Error(), "key \""+runparams.StateAnnotation+"\" says a run's declared state")
+		assert.Contains(t, err.Error(), "key \""+vocab.StateAnnotation+"\" says a run's declared state")
 	}
 }
 
@@ -187,7 +188,7 @@ func TestUpgradeStopAndRestart(t *testing.T) {
 				}
 				md := map[string]any{"name": o.Name, "namespace": o.Namespace}
 				if stopped {
-					md["annotations"] = map[string]any{runparams.StateAnnotation: string(runparams.Stopped)}
+					md["annotations"] = map[string]any{vocab.StateAnnotation: string(runparams.Stopped)}
 				}
 				in = append(in, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "ray.io/v1", "kind": o.Kind, "metadata": md}})
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 )
 
@@ -29,8 +30,8 @@ error. With arguments (standalone mode, for trying it out), the first is the
 function config (a NemoRLRun) and the rest are files of input items
 ("-" for stdin); only the items are written.
 
-Input files arrive as ConfigMaps annotated ` + krm.FilesDirAnnotation + `: DIR (each
-data key a file in DIR) or ` + krm.FileAnnotation + `: PATH (one key). A NemoRLRun's
+Input files arrive as ConfigMaps annotated ` + vocab.FilesDirAnnotation + `: DIR (each
+data key a file in DIR) or ` + vocab.FileAnnotation + `: PATH (one key). A NemoRLRun's
 paths are relative to its own file, as render-all reads them: kpt and the
 generator mode give the function each run's file, and under kustomize the
 nrl-run-files ConfigMap that kustomize-inputs writes says where it is. See

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
@@ -46,18 +46,18 @@ func TestSweepRunsAreDisjoint(t *testing.T) {
 					sets[name] = map[string]runcheck.Object{}
 					for _, o := range objs {
 						sets[name][o.ID()] = o
-						assert.Equal(t, "alice", o.Labels[manifest.OwnerKey], o.ID())
-						assert.Equal(t, manifest.PartOfValue, o.Labels[manifest.PartOfKey], o.ID())
-						assert.Equal(t, manifest.ManagedByValue, o.Labels[manifest.ManagedByKey], o.ID())
+						assert.Equal(t, "alice", o.Labels[vocab.OwnerLabel], o.ID())
+						assert.Equal(t, vocab.PartOfValue, o.Labels[vocab.PartOfLabel], o.ID())
+						assert.Equal(t, vocab.ManagedByValue, o.Labels[vocab.ManagedByLabel], o.ID())
 						if o.Kind == "Deployment" || o.Kind == "Service" {
-							assert.Equal(t, o.Name, o.Labels[manifest.InstanceKey], "a shared service is its own instance: %s", o.ID())
+							assert.Equal(t, o.Name, o.Labels[vocab.InstanceLabel], "a shared service is its own instance: %s", o.ID())
 							continue
 						}
-						assert.Equal(t, name, o.Labels[manifest.InstanceKey], o.ID())
-						assert.Equal(t, "r1", o.Labels[manifest.RunIDLabel], o.ID())
+						assert.Equal(t, name, o.Labels[vocab.InstanceLabel], o.ID())
+						assert.Equal(t, "r1", o.Labels[vocab.RunIDLabel], o.ID())
 						assert.Equal(t, "rl-42", o.Labels["cost-center"], o.ID())
 						for path, labels := range runcheck.PodTemplates(o) {
-							assert.Equal(t, name, labels[manifest.InstanceKey], o.ID()+path)
+							assert.Equal(t, name, labels[vocab.InstanceLabel], o.ID()+path)
 							assert.Equal(t, "rl-42", labels["cost-center"], o.ID()+path)
 						}
 					}
@@ -91,12 +91,12 @@ func TestRunIDsShareClusters(t *testing.T) {
 		prev, shared := byID[o.ID()]
 		if !shared {
 			jobs = append(jobs, o.ID())
-			assert.Equal(t, "r2", o.Labels[manifest.RunIDLabel])
+			assert.Equal(t, "r2", o.Labels[vocab.RunIDLabel])
 			continue
 		}
 		assert.Equal(t, prev.Data, o.Data, o.ID())
-		assert.Empty(t, o.Labels[manifest.RunIDLabel], o.ID())
-		assert.Equal(t, "alice-raycluster-qwen3-30b-math-gb300", o.Labels[manifest.InstanceKey], "the cluster set is the instance: %s", o.ID())
+		assert.Empty(t, o.Labels[vocab.RunIDLabel], o.ID())
+		assert.Equal(t, "alice-raycluster-qwen3-30b-math-gb300", o.Labels[vocab.InstanceLabel], "the cluster set is the instance: %s", o.ID())
 	}
 	assert.Equal(t, []string{"RayJob/default/alice-raycluster-qwen3-30b-math-gb300-train-r2"}, jobs)
 }
@@ -147,7 +147,7 @@ func TestOnlyDeployments(t *testing.T) {
 	var ids []string
 	for _, o := range services {
 		ids = append(ids, o.ID())
-		assert.Equal(t, o.Name, o.Labels[manifest.InstanceKey], o.ID())
+		assert.Equal(t, o.Name, o.Labels[vocab.InstanceLabel], o.ID())
 		assert.Equal(t, "rl-42", o.Labels["cost-center"], o.ID())
 		for path, labels := range runcheck.PodTemplates(o) {
 			assert.Equal(t, "rl-42", labels["cost-center"], o.ID()+path)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 )
 
@@ -36,13 +37,13 @@ func kustomizePluginCmd() *cobra.Command {
 		Use:   "kustomize-plugin --plugin-home DIR",
 		Short: "Install this binary as kustomize's NemoRLRunGenerator plugin (generator mode for many runs)",
 		Long: `Link this binary into a kustomize plugin home as the exec plugin of the
-` + krm.PluginKind + ` kind (` + krm.PluginAPIVersion + `), the fastest form of generator
+` + krm.PluginKind + ` kind (` + vocab.APIVersion + `), the fastest form of generator
 mode: kustomize parses the plugin's output once. Then, in a kustomization:
 
   generators: [runs-generator.yaml]
 
   # runs-generator.yaml
-  apiVersion: ` + krm.PluginAPIVersion + `
+  apiVersion: ` + vocab.APIVersion + `
   kind: ` + krm.PluginKind + `
   metadata: {name: runs}
   files: .            # the package root: nothing outside it is read

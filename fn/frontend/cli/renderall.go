@@ -13,7 +13,7 @@ import (
 func renderAllCmd() *cobra.Command {
 	var f renderall.Flags
 	c := &cobra.Command{
-		Use:   "render-all [DIR] [--out DIR] [--root DIR] [--kustomization] [--check [--base-ref REF | --base DIR]]",
+		Use:   "render-all [DIR] [--out DIR] [--root DIR] [--kustomization] [--flux SOURCE [--flux-namespace NS] [--flux-interval D]] [--check [--base-ref REF | --base DIR]]",
 		Short: "Render every run of a runs repository into its committed manifests tree",
 		Long: `Render every DIR/runs/<run>/run.yaml (a NemoRLRun) into DIR/manifests/<run>.yaml,
 one file per run holding exactly what 'nrl-k8s render' prints for it. Files
@@ -50,6 +50,16 @@ manifest, so an overlay naming OUT as its base takes a new run without a
 hand edit; with --check a stale one is drift. Without it, a
 kustomization.yaml there is the user's: left alone, and passes --check
 while it holds only a Kustomization.
+
+--flux SOURCE also keeps each run's Flux objects: DIR/flux/<run>/kustomization.yaml
+(the run's manifest; nothing once the run file says state: removed) and the
+run's Kustomization in DIR/flux-runs/<run>.yaml (the settings of
+gitops/flux/kustomization.yaml, reading the GitRepository SOURCE), which one
+parent Kustomization on DIR/flux-runs applies. A run is taken out in two
+pull requests: state: removed (its Kustomization prunes every object), then
+the run file deleted; --check refuses deleting a run file whose state on
+the base branch is not removed, since the Kustomization orphans the run's
+objects when it goes.
 
 Paths in a run file (spec.recipe, spec.profile, spec.defaults,
 spec.recipeRoot) are relative to the run file's directory, as they are for
@@ -92,5 +102,8 @@ pod (nrl-k8s render --recipe-root). It must be inside the root.`,
 	c.Flags().BoolVar(&f.Untracked, "include-untracked", false, "in a git work tree, also read files git does not track (by default only tracked files are read)")
 	c.Flags().StringVar(&f.RecipeRoot, "recipe-root", "", "recipe root (NeMo-RL's layout, e.g. a submodule) of every run whose spec.recipeRoot is empty; inside the root")
 	c.Flags().BoolVar(&f.Kustomization, "kustomization", false, "also maintain OUT/kustomization.yaml listing every run's manifest (an overlay's base); with --check, a stale one is drift")
+	c.Flags().StringVar(&f.FluxSource, "flux", "", "also maintain each run's Flux objects, reading the GitRepository SOURCE: DIR/flux/<run>/kustomization.yaml and its Kustomization DIR/flux-runs/<run>.yaml; with --check, drift, and deleting a run file whose state was not removed is refused (docs/gitops.md, \"Flux, kustomize\")")
+	c.Flags().StringVar(&f.FluxNamespace, "flux-namespace", "", "with --flux: the Kustomizations' namespace (default "+renderall.DefaultFluxNamespace+")")
+	c.Flags().StringVar(&f.FluxInterval, "flux-interval", "", "with --flux: the Kustomizations' spec.interval (default "+renderall.DefaultFluxInterval+")")
 	return c
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
 )
@@ -71,7 +72,7 @@ func goldenInputs(t *testing.T) map[string][]byte {
 // (removed from the output) instead of kept.
 func notLocal(t testing.TB, items []*yaml.RNode) []*yaml.RNode {
 	for _, n := range items {
-		if err := n.PipeE(yaml.ClearAnnotation(krm.LocalConfigAnnotation)); err != nil {
+		if err := n.PipeE(yaml.ClearAnnotation(vocab.LocalConfigAnnotation)); err != nil {
 			panic(err)
 		}
 	}

@@ -13,31 +13,22 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // Input files travel as ConfigMaps, the shape kustomize's configMapGenerator
 // makes from files a user already has (data key = file name, value = the
-// file), so recipes are used without editing them. The annotation says
-// where the files live, because a ConfigMap keeps only base names and a
-// recipe's `defaults:` chain is made of relative paths.
-const (
-	// FilesDirAnnotation: every data key is a file in this slash directory,
-	// relative to the package root ("." for the root itself).
-	FilesDirAnnotation = "nemo-rl.nvidia.com/files-dir"
-	// FileAnnotation: the ConfigMap holds exactly one file, at this path.
-	FileAnnotation = "nemo-rl.nvidia.com/file"
-	// LocalConfigAnnotation marks items that are configuration for tools,
-	// not objects to apply.
-	LocalConfigAnnotation = "config.kubernetes.io/local-config"
-	// RunFilesAnnotation marks the ConfigMap that says where each run's
-	// file is (data: run name -> slash path relative to the package root):
-	// a run's paths are relative to its file, and kustomize passes a
-	// transformer's items and config without their file paths (kpt and
-	// the generator mode do pass them). kustomize-inputs writes it.
-	RunFilesAnnotation = "nemo-rl.nvidia.com/run-files"
-)
+// file), so recipes are used without editing them. An annotation
+// (vocab.FilesDirAnnotation, vocab.FileAnnotation) says where the files
+// live, because a ConfigMap keeps only base names and a recipe's
+// `defaults:` chain is made of relative paths. vocab.RunFilesAnnotation
+// marks the ConfigMap that says where each run's file is: a run's paths are
+// relative to its file, and kustomize passes a transformer's items and
+// config without their file paths (kpt and the generator mode do pass
+// them). kustomize-inputs writes it.
 
 // inputs is a ResourceList's items sorted into what Process uses.
 type inputs struct {
@@ -81,7 +72,7 @@ func classify(items []*yaml.RNode) *inputs {
 // kustomize drops local config from its output by itself. A consumed item
 // that is not local config is removed, so inputs never reach a cluster.
 func (in *inputs) keepLocal(n *yaml.RNode) {
-	if annotations(n)[LocalConfigAnnotation] == "true" {
+	if annotations(n)[vocab.LocalConfigAnnotation] == "true" {
 		in.passThrough = append(in.passThrough, n)
 		in.consumed[n] = true
 	}
@@ -107,7 +98,7 @@ func isRun(n *yaml.RNode) bool {
 		return false
 	}
 	av := n.GetApiVersion()
-	return av == runspec.Group || strings.HasPrefix(av, runspec.Group+"/")
+	return av == vocab.Group || strings.HasPrefix(av, vocab.Group+"/")
 }
 
 func isFiles(n *yaml.RNode) bool {
@@ -115,13 +106,13 @@ func isFiles(n *yaml.RNode) bool {
 		return false
 	}
 	a := annotations(n)
-	_, dir := a[FilesDirAnnotation]
-	_, file := a[FileAnnotation]
+	_, dir := a[vocab.FilesDirAnnotation]
+	_, file := a[vocab.FileAnnotation]
 	return dir || file
 }
 
 func isRunFiles(n *yaml.RNode) bool {
-	return n.GetKind() == "ConfigMap" && n.GetApiVersion() == "v1" && annotations(n)[RunFilesAnnotation] == "true"
+	return n.GetKind() == "ConfigMap" && n.GetApiVersion() == "v1" && annotations(n)[vocab.RunFilesAnnotation] == "true"
 }
 
 // addRunFiles records where each run's file is. A run named twice with two
@@ -138,7 +129,7 @@ func (in *inputs) addRunFiles(n *yaml.RNode) {
 		fail("", "%v", err)
 		return
 	}
-	for _, name := range sortedNames(data) {
+	for _, name := range tree.SortedKeys(data) {
 		p, err := cleanRel(string(data[name]))
 		if err != nil || p == "." {
 			fail("data."+name, "found %q; expected the path of run %s's file relative to the package root", string(data[name]), name)
@@ -150,15 +141,6 @@ func (in *inputs) addRunFiles(n *yaml.RNode) {
 		}
 		in.runFiles[name] = p
 	}
-}
-
-func sortedNames(m map[string][]byte) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func annotations(n *yaml.RNode) map[string]string {
@@ -179,10 +161,10 @@ func (in *inputs) addFiles(n *yaml.RNode) {
 			File: fileRef(file), Field: fieldRef(field), Message: fmt.Sprintf("ConfigMap %s: ", ref.Name) + fmt.Sprintf(format, args...)})
 	}
 	a := annotations(n)
-	dir, isDir := a[FilesDirAnnotation]
-	single, isSingle := a[FileAnnotation]
+	dir, isDir := a[vocab.FilesDirAnnotation]
+	single, isSingle := a[vocab.FileAnnotation]
 	if isDir && isSingle {
-		fail("metadata.annotations", "has both %s and %s; expected one of them", FilesDirAnnotation, FileAnnotation)
+		fail("metadata.annotations", "has both %s and %s; expected one of them", vocab.FilesDirAnnotation, vocab.FileAnnotation)
 		return
 	}
 	data, err := dataOf(n)
@@ -197,12 +179,12 @@ func (in *inputs) addFiles(n *yaml.RNode) {
 	sort.Strings(keys)
 	if isSingle {
 		if len(keys) != 1 {
-			fail("data", "annotated %s: %s holds %d keys; expected exactly one (the file's content)", FileAnnotation, single, len(keys))
+			fail("data", "annotated %s: %s holds %d keys; expected exactly one (the file's content)", vocab.FileAnnotation, single, len(keys))
 			return
 		}
 		p, err := cleanRel(single)
 		if err != nil {
-			fail("metadata.annotations."+FileAnnotation, "%v", err)
+			fail("metadata.annotations."+vocab.FileAnnotation, "%v", err)
 			return
 		}
 		in.add(p, data[keys[0]], ref.Name, fail, "data."+keys[0])
@@ -210,7 +192,7 @@ func (in *inputs) addFiles(n *yaml.RNode) {
 	}
 	d, err := cleanRel(dir)
 	if err != nil {
-		fail("metadata.annotations."+FilesDirAnnotation, "%v", err)
+		fail("metadata.annotations."+vocab.FilesDirAnnotation, "%v", err)
 		return
 	}
 	for _, k := range keys {
@@ -343,8 +325,8 @@ func FilesConfigMap(name, dir string, files map[string][]byte) (*yaml.RNode, err
 		return nil, err
 	}
 	if err := n.SetAnnotations(map[string]string{
-		LocalConfigAnnotation: "true",
-		FilesDirAnnotation:    d,
+		vocab.LocalConfigAnnotation: "true",
+		vocab.FilesDirAnnotation:    d,
 	}); err != nil {
 		return nil, err
 	}
@@ -369,7 +351,7 @@ func RunFilesConfigMap(name string, runFiles map[string]string) (*yaml.RNode, er
 	if err != nil {
 		return nil, err
 	}
-	if err := n.SetAnnotations(map[string]string{LocalConfigAnnotation: "true", RunFilesAnnotation: "true"}); err != nil {
+	if err := n.SetAnnotations(map[string]string{vocab.LocalConfigAnnotation: "true", vocab.RunFilesAnnotation: "true"}); err != nil {
 		return nil, err
 	}
 	if err := n.LoadMapIntoConfigMapData(runFiles); err != nil {

@@ -17,15 +17,15 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/batch"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
@@ -99,7 +99,7 @@ func renderList(rl *framework.ResourceList, keys []string, opts Options) output 
 		results = append(results, &framework.Result{
 			Severity: framework.Error,
 			Message: fmt.Sprintf("no run to render: expected the functionConfig or an item to be a %s %s "+
-				"(found functionConfig %s)", runspec.APIVersion, runspec.Kind, describe(rl.FunctionConfig)),
+				"(found functionConfig %s)", vocab.APIVersion, runspec.Kind, describe(rl.FunctionConfig)),
 		})
 	}
 
@@ -307,6 +307,10 @@ func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document,
 			Severity: framework.Error, ResourceRef: r.ref, File: fileRef(r.file), Field: fieldRef(field),
 			Message: fmt.Sprintf("run %s: %s: %s", r.spec.Metadata.Name, field, msg)})
 	}
+	if r.spec.IsRemoved() {
+		fail("spec.state", "removed is render-all's way to take a run out of a runs repository under Flux (docs/gitops.md, \"Flux, kustomize\"), not a state the function renders; expected run or stopped, or the run left out of the kustomization")
+		return nil, nil, results
+	}
 	for _, f := range []struct{ field, given, path string }{
 		{"spec.recipe", r.spec.Spec.Recipe, req.Recipe}, {"spec.profile", r.spec.Spec.Profile, req.Profile},
 		{"spec.defaults", r.spec.Spec.Defaults, req.UserDefaults}, {"spec.recipeRoot", r.spec.Spec.RecipeRoot, req.RecipeRoot},
@@ -328,7 +332,7 @@ func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document,
 		}
 		if _, ok := in.files[f.path]; !ok {
 			fail(f.field, fmt.Sprintf("no input file %q%s%s; expected a ConfigMap annotated %s: %s with the data key %q (files given: %s)",
-				f.path, relativeTo(r.base, f.given), rootRelativeHint(in, r.base, f.given), FilesDirAnnotation, path.Dir(f.path), path.Base(f.path), in.listFiles()))
+				f.path, relativeTo(r.base, f.given), rootRelativeHint(in, r.base, f.given), vocab.FilesDirAnnotation, path.Dir(f.path), path.Base(f.path), in.listFiles()))
 		}
 	}
 	if len(results) > 0 {
@@ -411,10 +415,10 @@ func previousOutput(n *yaml.RNode) (string, bool) {
 	p := fileOf(n)
 	p = path.Clean(p)
 	dir, _, nested := strings.Cut(p, "/")
-	if !nested || annotations(n)[LocalConfigAnnotation] == "true" {
+	if !nested || annotations(n)[vocab.LocalConfigAnnotation] == "true" {
 		return "", false
 	}
-	if n.GetLabels()[manifest.ManagedByKey] != manifest.ManagedByValue {
+	if n.GetLabels()[vocab.ManagedByLabel] != vocab.ManagedByValue {
 		return "", false
 	}
 	if p != OutputPath(dir, rendered.Doc{Kind: n.GetKind(), Name: n.GetName()}) {

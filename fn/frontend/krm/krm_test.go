@@ -10,14 +10,15 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 )
 
@@ -134,6 +135,12 @@ var processCases = []processCase{{
 	items:    func(t *testing.T) []*yaml.RNode { return nil },
 	wantErrs: []string{`key "user" already set`},
 }, {
+	name:      "state: removed is render-all's",
+	config:    strings.Replace(qwenRun, "  user: alice\n", "  user: alice\n  state: removed\n", 1),
+	items:     func(t *testing.T) []*yaml.RNode { return notLocal(t, qwenFiles(t)) },
+	wantErrs:  []string{"run qwen3-30b-math-gb300: spec.state: removed is render-all's way to take a run out"},
+	wantField: "spec.state",
+}, {
 	name:      "missing user",
 	config:    strings.Replace(qwenRun, "  user: alice\n", "", 1),
 	items:     func(t *testing.T) []*yaml.RNode { return nil },
@@ -170,9 +177,9 @@ var processCases = []processCase{{
 	items: func(t *testing.T) []*yaml.RNode {
 		items := notLocal(t, qwenFiles(t)[1:])
 		base := filesCM(t, "base", "recipes/examples/configs", "grpo_math_1B.yaml")
-		require.NoError(t, base.PipeE(yaml.ClearAnnotation(krm.FilesDirAnnotation)))
-		require.NoError(t, base.PipeE(yaml.ClearAnnotation(krm.LocalConfigAnnotation)))
-		require.NoError(t, base.PipeE(yaml.SetAnnotation(krm.FileAnnotation, "recipes/examples/configs/grpo_math_1B.yaml")))
+		require.NoError(t, base.PipeE(yaml.ClearAnnotation(vocab.FilesDirAnnotation)))
+		require.NoError(t, base.PipeE(yaml.ClearAnnotation(vocab.LocalConfigAnnotation)))
+		require.NoError(t, base.PipeE(yaml.SetAnnotation(vocab.FileAnnotation, "recipes/examples/configs/grpo_math_1B.yaml")))
 		return append(items, base)
 	},
 	wantIDs: qwenItems,

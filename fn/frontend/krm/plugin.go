@@ -11,6 +11,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // The kustomize plugin form of generator mode (docs/md, "Generator
@@ -22,10 +24,8 @@ import (
 // resources file is. The plugin is this binary under the name kustomize
 // looks up for the generator's kind:
 // <plugin home>/nemo-rl.nvidia.com/v1alpha1/nemorlrungenerator/NemoRLRunGenerator.
-const (
-	PluginAPIVersion = "nemo-rl.nvidia.com/v1alpha1"
-	PluginKind       = "NemoRLRunGenerator"
-)
+// Its apiVersion is vocab.APIVersion.
+const PluginKind = "NemoRLRunGenerator"
 
 // IsKustomizePlugin says whether the process was started under the plugin's
 // name (kustomize execs the file in its plugin home, a link to this binary).
@@ -33,7 +33,7 @@ func IsKustomizePlugin(argv0 string) bool { return filepath.Base(argv0) == Plugi
 
 // PluginPath is where kustomize looks for the plugin below a plugin home.
 func PluginPath(home string) string {
-	group, version, _ := strings.Cut(PluginAPIVersion, "/")
+	group, version, _ := strings.Cut(vocab.APIVersion, "/")
 	return filepath.Join(home, group, version, strings.ToLower(PluginKind), PluginKind)
 }
 
@@ -73,8 +73,8 @@ func ReadGeneratorConfig(file string) (GeneratorConfig, error) {
 	}
 	where := fmt.Sprintf("%s %q", PluginKind, cfg.Metadata.Name)
 	switch {
-	case cfg.APIVersion != PluginAPIVersion || cfg.Kind != PluginKind:
-		return cfg, fmt.Errorf("the generator config is a %s %s; expected apiVersion %s, kind %s", cfg.APIVersion, cfg.Kind, PluginAPIVersion, PluginKind)
+	case cfg.APIVersion != vocab.APIVersion || cfg.Kind != PluginKind:
+		return cfg, fmt.Errorf("the generator config is a %s %s; expected apiVersion %s, kind %s", cfg.APIVersion, cfg.Kind, vocab.APIVersion, PluginKind)
 	case cfg.Files == "":
 		return cfg, fmt.Errorf("%s: files is empty; expected the package root the runs' files and inputs are read below (relative to the kustomization, e.g. files: ../..)", where)
 	case len(cfg.Runs) == 0:

@@ -16,10 +16,11 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -244,14 +245,14 @@ func KustomizeBlock(dirs []Dir, runFiles map[string]string, root, kdir string) (
 			fmt.Fprintf(&b, "  - %s\n", filepath.ToSlash(p))
 		}
 		fmt.Fprintf(&b, "  options:\n    disableNameSuffixHash: true\n    annotations:\n      %s: %s\n      %s: \"true\"\n",
-			krm.FilesDirAnnotation, d.Path, krm.LocalConfigAnnotation)
+			vocab.FilesDirAnnotation, d.Path, vocab.LocalConfigAnnotation)
 	}
 	fmt.Fprintf(&b, "- name: %s\n  literals:\n", RunFilesName)
 	for _, n := range tree.SortedKeys(runFiles) {
 		fmt.Fprintf(&b, "  - %s=%s\n", n, runFiles[n])
 	}
 	fmt.Fprintf(&b, "  options:\n    disableNameSuffixHash: true\n    annotations:\n      %s: \"true\"\n      %s: \"true\"\n",
-		krm.RunFilesAnnotation, krm.LocalConfigAnnotation)
+		vocab.RunFilesAnnotation, vocab.LocalConfigAnnotation)
 	b.WriteString(EndMarker + "\n")
 	return b.String(), nil
 }
@@ -308,7 +309,7 @@ func KptFiles(src source.Source, dirs []Dir, runFiles map[string]string, root st
 // Generated reports whether a kpt input file is one of ours (a files
 // ConfigMap), so --check can name stale ones.
 func Generated(data []byte) bool {
-	return bytes.Contains(data, []byte(krm.FilesDirAnnotation+":")) || bytes.Contains(data, []byte(krm.RunFilesAnnotation+":"))
+	return bytes.Contains(data, []byte(vocab.FilesDirAnnotation+":")) || bytes.Contains(data, []byte(vocab.RunFilesAnnotation+":"))
 }
 
 // SyncKpt brings a kpt package's inputs/ folder to files (name → the input

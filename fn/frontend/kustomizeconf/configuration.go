@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // PodTemplates are the paths (kustomize field-spec form, slash separated)
@@ -75,8 +77,8 @@ var podReferences = []reference{
 	}, "the profile's secretKeyRefs, image pull secrets, secret volumes"},
 	{"", "v1", "ServiceAccount", []string{"spec/serviceAccountName"}, "the profile's serviceAccountName"},
 	{"", "v1", "PersistentVolumeClaim", []string{"spec/volumes/persistentVolumeClaim/claimName"}, "mounted claims (checkpoints, caches, workspaces)"},
-	{"resource.k8s.io", "", "ResourceClaimTemplate", []string{"spec/resourceClaims/resourceClaimTemplateName"}, "the RoCE claim template the workers claim"},
-	{"resource.nvidia.com", "", "ComputeDomain", []string{"spec/resourceClaims/resourceClaimTemplateName"},
+	{vocab.DRAGroup, "", "ResourceClaimTemplate", []string{"spec/resourceClaims/resourceClaimTemplateName"}, "the RoCE claim template the workers claim"},
+	{vocab.ComputeDomainGroup, "", "ComputeDomain", []string{"spec/resourceClaims/resourceClaimTemplateName"},
 		"a ComputeDomain's channel is a ResourceClaimTemplate the DRA driver creates under the name in spec.channel; pods claim it by that name"},
 	{"", "v1", "Service", []string{
 		"spec/containers/env/value",
@@ -127,7 +129,7 @@ func Configuration() []byte {
 		}
 		switch r.kind {
 		case "ComputeDomain":
-			b.WriteString("  - {group: resource.nvidia.com, kind: ComputeDomain, path: spec/channel/resourceClaimTemplate/name}\n")
+			b.WriteString("  - {group: " + vocab.ComputeDomainGroup + ", kind: ComputeDomain, path: spec/channel/resourceClaimTemplate/name}\n")
 		case "Service":
 			for _, p := range r.paths {
 				fmt.Fprintf(&b, "  - {group: apps, kind: Deployment, path: spec/template/%s}\n", p)

@@ -5,7 +5,7 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/review"
 )
 
@@ -14,7 +14,7 @@ import (
 // forced re-apply of the unchanged render takes an atomic worker group
 // list back without them (docs/gitops.md, "What Argo CD must not fight"):
 // that is no edit, so the template comparison leaves them out.
-const kueueMarks = "kueue.x-k8s.io/"
+const kueueMarks = vocab.KueueGroup + "/"
 
 // validations are the refusals, each a field diff between the old and the
 // new object (true: the update passes), with the message naming the field
@@ -57,7 +57,7 @@ func validations() []admissionv1.Validation {
 		},
 		{
 			Expression: "variables.oldQueue == variables.newQueue",
-			Message:    "the Kueue queue label " + kueue.QueueLabel + " of a started run: Kueue admitted it in its queue, and a queue change never moves it; " + Way,
+			Message:    "the Kueue queue label " + vocab.KueueQueueLabel + " of a started run: Kueue admitted it in its queue, and a queue change never moves it; " + Way,
 		},
 	}
 }

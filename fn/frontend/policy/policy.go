@@ -17,8 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
 )
 
@@ -120,7 +119,7 @@ func binding() *admissionv1.ValidatingAdmissionPolicyBinding {
 }
 
 func labels() map[string]string {
-	return map[string]string{manifest.ManagedByKey: manifest.ManagedByValue, manifest.PartOfKey: manifest.PartOfValue}
+	return map[string]string{vocab.ManagedByLabel: vocab.ManagedByValue, vocab.PartOfLabel: vocab.PartOfValue}
 }
 
 func vap(users []string) *admissionv1.ValidatingAdmissionPolicy {
@@ -136,7 +135,7 @@ func vap(users []string) *admissionv1.ValidatingAdmissionPolicy {
 				ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
 					Operations: []admissionv1.OperationType{admissionv1.Update},
 					Rule: admissionv1.Rule{
-						APIGroups: []string{"ray.io"}, APIVersions: []string{"v1"},
+						APIGroups: []string{vocab.RayGroup}, APIVersions: []string{vocab.RayVersion},
 						Resources: []string{"rayclusters", "rayjobs"},
 					},
 				}}},
@@ -144,8 +143,8 @@ func vap(users []string) *admissionv1.ValidatingAdmissionPolicy {
 				// the old and the new object, so removing the label in
 				// the same edit does not escape it.
 				ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-					Key: manifest.ManagedByKey, Operator: metav1.LabelSelectorOpIn,
-					Values: []string{chartgen.ChartManagedBy, manifest.ManagedByValue},
+					Key: vocab.ManagedByLabel, Operator: metav1.LabelSelectorOpIn,
+					Values: []string{chartgen.ChartManagedBy, vocab.ManagedByValue},
 				}}},
 			},
 			MatchConditions: matchConditions(users),
@@ -176,7 +175,9 @@ func matchConditions(users []string) []admissionv1.MatchCondition {
 func suspended(obj string) string { return obj + ".?spec.?suspend.orValue(false) == true" }
 
 func variables() []admissionv1.Variable {
-	queue := func(obj string) string { return obj + ".metadata.?labels[?'" + kueue.QueueLabel + "'].orValue('')" }
+	queue := func(obj string) string {
+		return obj + ".metadata.?labels[?'" + vocab.KueueQueueLabel + "'].orValue('')"
+	}
 	cluster := func(obj string) string {
 		return "request.kind.kind == 'RayJob' ? " + obj + ".spec.?rayClusterSpec.orValue({}) : " + obj + ".spec"
 	}

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
@@ -50,10 +51,10 @@ type AllowRun struct {
 func ParseAllow(file string, data []byte) (*Allow, error) {
 	var a Allow
 	if err := yaml.UnmarshalStrict(data, &a); err != nil {
-		return nil, fmt.Errorf("%s: %w; expected apiVersion nemo-rl.nvidia.com/v1alpha1, kind ReviewAllow, default and runs.<run> with podSecurity / namespaces / privileges", file, err)
+		return nil, fmt.Errorf("%s: %w; expected apiVersion %s, kind ReviewAllow, default and runs.<run> with podSecurity / namespaces / privileges", file, err, vocab.APIVersion)
 	}
-	if a.APIVersion != "nemo-rl.nvidia.com/v1alpha1" || a.Kind != "ReviewAllow" {
-		return nil, fmt.Errorf("%s: apiVersion %q, kind %q; expected nemo-rl.nvidia.com/v1alpha1 ReviewAllow", file, a.APIVersion, a.Kind)
+	if a.APIVersion != vocab.APIVersion || a.Kind != "ReviewAllow" {
+		return nil, fmt.Errorf("%s: apiVersion %q, kind %q; expected %s ReviewAllow", file, a.APIVersion, a.Kind, vocab.APIVersion)
 	}
 	entries := map[string]AllowRun{"default": a.Default}
 	for run, r := range a.Runs {

@@ -25,6 +25,10 @@ type Base struct {
 	// a pull request's change to it can be shown.
 	Allow     *Allow
 	AllowData []byte
+	// FluxRuns are the runs with a folder below the base's FluxDir, and
+	// FluxBuild reads one's kustomization.yaml there (nil, nil: none).
+	FluxRuns  []string
+	FluxBuild func(run string) ([]byte, error)
 }
 
 // BaseEnv names the environment variables CI sets to the branch a pull
@@ -102,6 +106,9 @@ func BaseFromRevision(dir, ref, why string) (Base, error) {
 	for name, data := range blobs {
 		b.Manifests[strings.TrimSuffix(name, Ext)] = data
 	}
+	if b.FluxRuns, b.FluxBuild, err = fluxRunsAt(rev, rel); err != nil {
+		return Base{}, err
+	}
 	allowName := path.Join(rel, AllowFile)
 	data, err := rev.ReadFile(allowName, source.MaxFileSize)
 	if err != nil && !errors.Is(err, source.ErrNotFound) {
@@ -127,6 +134,9 @@ func BaseFromDir(dir string) (Base, error) {
 	if b.Manifests, _, _, err = ReadManifests(disk, filepath.Join(dir, ManifestsDir)); err != nil {
 		return Base{}, err
 	}
+	if b.FluxRuns, b.FluxBuild, err = fluxRunsOnDisk(disk, dir); err != nil {
+		return Base{}, err
+	}
 	b.Allow, b.AllowData, err = ReadAllow(disk, dir)
 	return b, err
 }
@@ -137,6 +147,9 @@ func BaseFromDir(dir string) (Base, error) {
 func Unknown(disk source.Disk, dir string, committed map[string][]byte) (Base, error) {
 	b := Base{From: "no base branch found: judged against this checkout's own committed manifests and allow-list, which a pull request rewrites itself; in CI pass --base-ref (or set GITHUB_BASE_REF)", Manifests: committed}
 	var err error
+	if b.FluxRuns, b.FluxBuild, err = fluxRunsOnDisk(disk, dir); err != nil {
+		return Base{}, err
+	}
 	b.Allow, b.AllowData, err = ReadAllow(disk, dir)
 	return b, err
 }

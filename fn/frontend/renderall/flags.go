@@ -25,6 +25,9 @@ type Flags struct {
 	// Check, Kustomization and Untracked are --check, --kustomization and
 	// --include-untracked.
 	Check, Kustomization, Untracked bool
+	// FluxSource, FluxNamespace and FluxInterval are --flux,
+	// --flux-namespace and --flux-interval ("" when not given).
+	FluxSource, FluxNamespace, FluxInterval string
 }
 
 // Options checks the flags and turns them into Run's options, all but the
@@ -50,12 +53,41 @@ func (f Flags) Options() (Options, error) {
 	if err != nil {
 		return Options{}, UsageError{fmt.Errorf("--recipe-root: %w", err)}
 	}
+	flux, err := f.flux()
+	if err != nil {
+		return Options{}, UsageError{err}
+	}
 	return Options{
+		Flux: flux,
 		Disk: disk, Dir: f.Dir, Out: out, DefaultOut: f.Out == "", RecipeRoot: rr,
 		Check: f.Check, Kustomization: f.Kustomization,
 		Base:  BaseSpec{Dir: f.BaseDir, Ref: f.BaseRef},
 		Rerun: f.rerun(),
 	}, nil
+}
+
+// flux is the Flux generation the flags ask for: off without --flux; its
+// namespace and interval default to the shipped Kustomization's. The
+// runs' builds name ../../manifests/<run>.yaml, so it goes with the
+// default output directory.
+func (f Flags) flux() (Flux, error) {
+	if f.FluxSource == "" {
+		if f.FluxNamespace != "" || f.FluxInterval != "" {
+			return Flux{}, errors.New("--flux-namespace and --flux-interval go with --flux SOURCE")
+		}
+		return Flux{}, nil
+	}
+	if f.Out != "" {
+		return Flux{}, errors.New("--flux and --out: give one; each run's Flux folder names ../../manifests/<run>.yaml, the default output directory")
+	}
+	fl := Flux{Source: f.FluxSource, Namespace: f.FluxNamespace, Interval: f.FluxInterval, RepoPath: DisplayDir(f.Dir, f.Dir)}
+	if fl.Namespace == "" {
+		fl.Namespace = DefaultFluxNamespace
+	}
+	if fl.Interval == "" {
+		fl.Interval = DefaultFluxInterval
+	}
+	return fl, fl.check()
 }
 
 // checkBase refuses an empty or option-shaped --base or --base-ref: an
@@ -132,6 +164,11 @@ func (f Flags) rerun() string {
 	}
 	if f.Kustomization {
 		cmd += " --kustomization"
+	}
+	for _, p := range []struct{ flag, value string }{{"--flux", f.FluxSource}, {"--flux-namespace", f.FluxNamespace}, {"--flux-interval", f.FluxInterval}} {
+		if p.value != "" {
+			cmd += " " + p.flag + " " + shell.Quote(p.value)
+		}
 	}
 	return cmd
 }

@@ -3,6 +3,8 @@
 //
 //	DIR/runs/<run>/run.yaml   a NemoRLRun; metadata.name is <run>
 //	DIR/manifests/<run>.yaml  the run's render: exactly `nrl-k8s render`'s bytes
+//	DIR/flux/<run>/, DIR/flux-runs/<run>.yaml  with --flux, the run's Flux
+//	                          Kustomization and what it builds (flux.go)
 //
 // One file per run, not per object: a reviewer reads one file per run, and it
 // is byte-identical to what the CLI, the KRM function and the chart emit for
@@ -28,15 +30,15 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/batch"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -178,13 +180,16 @@ type Result struct {
 	Files map[string][]byte
 	// Diags are each run's findings, warnings too, sorted.
 	Diags map[string]diag.List
+	// Removed are the runs declared state: removed (runspec.Removed): no
+	// output, and not failed.
+	Removed map[string]bool
 }
 
-// Failed reports the runs that have no output.
+// Failed reports the runs that have no output and are not removed.
 func (r *Result) Failed() []string {
 	var out []string
 	for _, n := range r.Runs {
-		if _, ok := r.Files[n]; !ok {
+		if _, ok := r.Files[n]; !ok && !r.Removed[n] {
 			out = append(out, n)
 		}
 	}
@@ -220,10 +225,13 @@ func Render(src source.Source, runs []RunEntry) *Result {
 		names[i] = r.Name
 	}
 	collisions := batch.Collisions(names, outs)
-	res := &Result{Files: map[string][]byte{}, Diags: map[string]diag.List{}}
+	res := &Result{Files: map[string][]byte{}, Diags: map[string]diag.List{}, Removed: map[string]bool{}}
 	for i, r := range runs {
 		o := outs[i].Value
 		res.Runs = append(res.Runs, r.Name)
+		if removed(r) && !o.ds.HasErrors() {
+			res.Removed[r.Name] = true
+		}
 		for _, m := range collisions[i] {
 			o.ds.Errorf(r.Path, "", "%s", m)
 		}
@@ -237,8 +245,11 @@ func Render(src source.Source, runs []RunEntry) *Result {
 	return res
 }
 
+// removed: the run is declared state: removed, and renders nothing.
+func removed(r RunEntry) bool { return r.Spec != nil && r.Spec.IsRemoved() }
+
 func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []rendered.Identity, bool) {
-	if r.Spec == nil || ds.HasErrors() {
+	if r.Spec == nil || ds.HasErrors() || removed(r) {
 		return nil, nil, false
 	}
 	req := runrequest.Of(r.Spec, r.Path)
@@ -299,6 +310,8 @@ const (
 	Missing Change = "missing"
 	// Orphan: a committed file whose run no longer exists.
 	Orphan Change = "orphan"
+	// Gone: a committed manifest of a run declared state: removed.
+	Gone Change = "removed"
 )
 
 // Drift is one output file that is not what render-all would write.
@@ -348,7 +361,7 @@ func Written(data []byte) bool {
 		if errors.Is(err, io.EOF) {
 			return docs > 0
 		}
-		if err != nil || doc.Metadata.Labels[manifest.ManagedByKey] != manifest.ManagedByValue {
+		if err != nil || doc.Metadata.Labels[vocab.ManagedByLabel] != vocab.ManagedByValue {
 			return false
 		}
 		docs++
@@ -360,7 +373,8 @@ func Written(data []byte) bool {
 // output directory as shown in diff headers (e.g. "manifests"). Runs that
 // failed are skipped: their committed file is neither stale nor an orphan,
 // only unknown, and the failure itself already fails the command. A file
-// without a run is an orphan only when render-all wrote it (Written).
+// without a run is an orphan only when render-all wrote it (Written); a
+// removed run's file is Gone.
 func Compare(outDir string, committed map[string][]byte, res *Result) []Drift {
 	known := map[string]bool{}
 	for _, n := range res.Runs {
@@ -391,6 +405,9 @@ func Compare(outDir string, committed map[string][]byte, res *Result) []Drift {
 			out = append(out, Drift{Run: n, Change: Missing, File: file, Data: cur, Diff: UnifiedDiff("/dev/null", "b/"+file, nil, cur)})
 		case !known[n] && Written(old):
 			out = append(out, Drift{Run: n, Change: Orphan, File: file, Diff: UnifiedDiff("a/"+file, "/dev/null", old, nil)})
+		case res.Removed[n]:
+			// Whoever wrote it, the run says it has no objects.
+			out = append(out, Drift{Run: n, Change: Gone, File: file, Diff: UnifiedDiff("a/"+file, "/dev/null", old, nil)})
 		}
 	}
 	return out

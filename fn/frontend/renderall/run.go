@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
@@ -31,6 +32,8 @@ type Options struct {
 	Base BaseSpec
 	// Rerun is the command line --check names to rewrite what is stale.
 	Rerun string
+	// Flux, when on, also keeps the runs' Flux files (flux.go).
+	Flux Flux
 	// Gate is the security gate (fn/frontend/review.SecurityGate, which
 	// imports this package): whether the pull request must be refused.
 	Gate func(stderr io.Writer, res *Result, base Base, prAllow []byte) (bool, error)
@@ -96,6 +99,10 @@ func Run(o Options) (failed bool, err error) {
 			return false, err
 		}
 	}
+	fluxFailed, err := o.fluxTree(res)
+	if err != nil {
+		return false, err
+	}
 	gateFailed := false
 	if o.Check {
 		if gateFailed, err = o.printDrift(drift, res, committed); err != nil {
@@ -108,7 +115,7 @@ func Run(o Options) (failed bool, err error) {
 		fmt.Fprintf(stderr, "%d run(s) failed to render, their manifests were left as they are: %s\n", len(runsFailed), strings.Join(runsFailed, ", "))
 	}
 	// staleKustomization: stale under Check, or unbuildable in any mode.
-	return len(runsFailed) > 0 || len(refused) > 0 || (o.Check && len(drift)+len(strays) > 0) || staleKustomization || gateFailed, nil
+	return len(runsFailed) > 0 || len(refused) > 0 || (o.Check && len(drift)+len(strays) > 0) || staleKustomization || fluxFailed || gateFailed, nil
 }
 
 // reportTree says which files of the output tree were not read.
@@ -199,7 +206,12 @@ func (o Options) printDrift(drift []Drift, res *Result, committed map[string][]b
 	if err != nil {
 		return false, err
 	}
-	return o.Gate(o.Stderr, res, base, prAllow)
+	unremoved, err := o.refuseUnremoved(base, res)
+	if err != nil {
+		return false, err
+	}
+	gateFailed, err := o.Gate(o.Stderr, res, base, prAllow)
+	return unremoved || gateFailed, err
 }
 
 // readBase finds and reads the base the gate judges against.
@@ -238,11 +250,15 @@ func (o Options) writeDrift(drift []Drift, res *Result, failed int) error {
 	wdisk := o.writeDisk()
 	for _, d := range drift {
 		file := filepath.Join(o.Out, d.Run+Ext)
-		if d.Change == Orphan {
+		if d.Change == Orphan || d.Change == Gone {
 			if err := wdisk.RemoveFile(file); err != nil {
 				return err
 			}
-			fmt.Fprintf(o.Stdout, "removed %s (no run %s/%s)\n", d.File, RunsDir, d.Run)
+			why := fmt.Sprintf("no run %s/%s", RunsDir, d.Run)
+			if d.Change == Gone {
+				why = "the run is state: " + runspec.Removed
+			}
+			fmt.Fprintf(o.Stdout, "removed %s (%s)\n", d.File, why)
 			continue
 		}
 		if err := wdisk.WriteFile(file, d.Data); err != nil {

@@ -14,8 +14,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/manifest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
@@ -187,7 +187,7 @@ func reportStrays(stderr io.Writer, shown string, strays []Stray, res *Result, c
 		case name == KustomizationFile:
 			what = "holds objects other than a Kustomization, and render-all does not maintain it (no --kustomization)"
 		case foreign[name]:
-			what = fmt.Sprintf("no run %s/%s, and not written by render-all (objects without the %s: %s label)", RunsDir, strings.TrimSuffix(name, Ext), manifest.ManagedByKey, manifest.ManagedByValue)
+			what = fmt.Sprintf("no run %s/%s, and not written by render-all (objects without the %s: %s label)", RunsDir, strings.TrimSuffix(name, Ext), vocab.ManagedByLabel, vocab.ManagedByValue)
 		}
 		if st.nested && st.link {
 			what += ", and a symlink"

@@ -52,6 +52,8 @@ func DescribeChange(c Change) string {
 		return "stale (differs from the render): render-all would rewrite it"
 	case Missing:
 		return "missing (the run renders, nothing is committed): render-all would write it"
+	case Gone:
+		return "the run is state: removed, so it renders no object: render-all would remove it"
 	default:
 		return "orphaned (its run no longer exists): render-all would remove it"
 	}
@@ -231,10 +233,13 @@ func objectIDs(data []byte) []string {
 
 // kustomizationRuns are the runs whose manifest the kustomization lists:
 // those that rendered and the failed ones whose committed file is kept, in
-// name order.
+// name order (a removed run's file goes).
 func kustomizationRuns(res *Result, committed map[string][]byte) []string {
 	var runs []string
 	for _, run := range res.Runs {
+		if res.Removed[run] {
+			continue
+		}
 		if _, ok := res.Files[run]; !ok {
 			if _, kept := committed[run]; !kept {
 				continue

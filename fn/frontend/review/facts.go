@@ -7,8 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
@@ -81,25 +80,25 @@ func schedulingFacts(o owner, facts map[string]string) {
 	}{
 		{"scheduler", func(t *corev1.PodTemplateSpec) string { return t.Spec.SchedulerName }},
 		{"queue", func(t *corev1.PodTemplateSpec) string {
-			if q, ok := o.labels[kai.QueueLabel]; ok {
+			if q, ok := o.labels[vocab.KAIQueueLabel]; ok {
 				return q
 			}
-			return t.Labels[kai.QueueLabel]
+			return t.Labels[vocab.KAIQueueLabel]
 		}},
-		{"topology", func(t *corev1.PodTemplateSpec) string { return t.Annotations[kai.TopologyKey] }},
-		{"required-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[kai.RequiredPlacementKey] }},
-		{"preferred-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[kai.PreferredPlacementKey] }},
+		{"topology", func(t *corev1.PodTemplateSpec) string { return t.Annotations[vocab.KAITopologyAnnotation] }},
+		{"required-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[vocab.KAIRequiredPlacementAnnotation] }},
+		{"preferred-placement", func(t *corev1.PodTemplateSpec) string { return t.Annotations[vocab.KAIPreferredPlacementAnnotation] }},
 		{"priority-class", func(t *corev1.PodTemplateSpec) string { return t.Spec.PriorityClassName }},
 	}
 	for _, f := range fields {
 		collapse(o, f.name, func(t podTemplate) string { return f.get(t.tmpl) }, facts)
 	}
 	for _, f := range []struct{ name, value string }{
-		{"run-wide topology", o.annotations[kai.TopologyKey]},
-		{"run-wide required-placement", o.annotations[kai.RequiredPlacementKey]},
-		{"run-wide preferred-placement", o.annotations[kai.PreferredPlacementKey]},
-		{"kueue queue", o.labels[kueue.QueueLabel]},
-		{"kueue priority-class", o.labels[kueue.PriorityClassLabel]},
+		{"run-wide topology", o.annotations[vocab.KAITopologyAnnotation]},
+		{"run-wide required-placement", o.annotations[vocab.KAIRequiredPlacementAnnotation]},
+		{"run-wide preferred-placement", o.annotations[vocab.KAIPreferredPlacementAnnotation]},
+		{"kueue queue", o.labels[vocab.KueueQueueLabel]},
+		{"kueue priority-class", o.labels[vocab.KueuePriorityClassLabel]},
 	} {
 		if f.value != "" {
 			facts[o.ref+" "+f.name] = f.value

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 )
 
@@ -67,7 +67,7 @@ func stateOf(r *RunFacts) rayState {
 		if json.Unmarshal([]byte(canon), &obj) != nil {
 			continue
 		}
-		queue := obj.Metadata.Labels[kueue.QueueLabel]
+		queue := obj.Metadata.Labels[vocab.KueueQueueLabel]
 		st.ray, st.kueue = true, st.kueue || queue != ""
 		suspended := obj.Spec.Suspend != nil && *obj.Spec.Suspend
 		if runparams.StateFromSpec(true, suspended, queue) == runparams.Running {
@@ -145,7 +145,7 @@ func startedEdits(o, c *RunFacts) (never, restarts []string) {
 			restart = restart || queued && podSetPathRE().MatchString(p)
 		}
 		if queueOf(before) != queueOf(after) {
-			paths = append(paths, "metadata.labels."+kueue.QueueLabel+" (Kueue's webhook refuses it on a running job)")
+			paths = append(paths, "metadata.labels."+vocab.KueueQueueLabel+" (Kueue's webhook refuses it on a running job)")
 		}
 		if len(paths) == 0 {
 			continue
@@ -221,7 +221,7 @@ func groupsByName(spec map[string]any) map[string]any {
 func queueOf(obj map[string]any) string {
 	md, _ := obj["metadata"].(map[string]any)
 	labels, _ := md["labels"].(map[string]any)
-	q, _ := labels[kueue.QueueLabel].(string)
+	q, _ := labels[vocab.KueueQueueLabel].(string)
 	return q
 }
 

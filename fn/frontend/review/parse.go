@@ -26,8 +26,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
@@ -285,7 +285,7 @@ func decodeOwner(kind, ref string, doc, canon []byte, r *RunFacts) (*owner, erro
 	case "RayJob":
 		job, err := decodeTyped[rayv1.RayJob](canon, doc)
 		if err != nil {
-			return nil, fmt.Errorf("%w; expected a ray.io/v1 RayJob", err)
+			return nil, fmt.Errorf("%w; expected a %s RayJob", err, vocab.RayAPIVersion)
 		}
 		r.Entrypoints[ref] = job.Spec.Entrypoint
 		if job.Spec.RayClusterSpec == nil {
@@ -296,7 +296,7 @@ func decodeOwner(kind, ref string, doc, canon []byte, r *RunFacts) (*owner, erro
 	case "RayCluster":
 		rc, err := decodeTyped[rayv1.RayCluster](canon, doc)
 		if err != nil {
-			return nil, fmt.Errorf("%w; expected a ray.io/v1 RayCluster", err)
+			return nil, fmt.Errorf("%w; expected a %s RayCluster", err, vocab.RayAPIVersion)
 		}
 		return rayOwner(ref, rc.ObjectMeta, &rc.Spec, admission(rc.Labels, capacity.Suspended(&rc.Spec))), nil
 	case "Deployment":
@@ -355,8 +355,8 @@ func exactNumbers(canon []byte) bool {
 // resumes it on admission; spec.suspend alone means someone resumes it.
 func admission(labels map[string]string, suspended bool) string {
 	switch {
-	case labels[kueue.QueueLabel] != "":
-		return "queued: Kueue's LocalQueue " + labels[kueue.QueueLabel] + " admits it, then KubeRay creates its pods"
+	case labels[vocab.KueueQueueLabel] != "":
+		return "queued: Kueue's LocalQueue " + labels[vocab.KueueQueueLabel] + " admits it, then KubeRay creates its pods"
 	case suspended:
 		return "suspended: KubeRay creates its pods once spec.suspend is set to false"
 	}

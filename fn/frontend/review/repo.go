@@ -51,7 +51,8 @@ func readRunsRepo(root string, untracked bool) (Render, map[string][]string, err
 	out := Render{}
 	for _, n := range res.Runs {
 		file := path.Join(renderall.RunsDir, n)
-		if _, bad := failed[n]; bad {
+		if _, bad := failed[n]; bad || res.Removed[n] {
+			// A removed run renders nothing: absent, as a deleted one.
 			continue
 		}
 		r, err := Parse(n, file, res.Files[n])

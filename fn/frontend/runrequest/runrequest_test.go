@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
 )
 
 // TestOneNamespace: metadata.namespace is the run's namespace; the older

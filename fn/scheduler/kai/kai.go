@@ -1,7 +1,7 @@
 // Package kai is the KAI Scheduler integration (scheduler.kind: kai): the
 // profile keys it owns (scheduler.queue as the kai.scheduler/queue label,
-// scheduler.topology) and how it judges them. The names KAI reads and its
-// gang model are fn/analyse/kai's.
+// scheduler.topology) and how it judges them. The names KAI reads are
+// fn/core/vocab's; its gang model is fn/analyse/kai's.
 package kai
 
 import (
@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	analysekai "github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
@@ -31,7 +32,7 @@ func (Integration) Validate(p scheduler.Profile, r scheduler.Reporter) {
 	validateTopology(p, r)
 	if p.QueueSet() && p.Kind == Kind {
 		for _, e := range validation.IsValidLabelValue(*p.Queue) {
-			r.Errorf("scheduler.queue", "found %q; expected a queue name usable as the label value of kai.scheduler/queue: %s", *p.Queue, e)
+			r.Errorf("scheduler.queue", "found %q; expected a queue name usable as the label value of %s: %s", *p.Queue, vocab.KAIQueueLabel, e)
 		}
 	}
 }
@@ -86,7 +87,7 @@ func (Integration) ProfileLabels(p scheduler.Profile) (map[string]string, []stri
 	if p.Kind != Kind || p.Queue == nil {
 		return nil, nil, nil
 	}
-	q, key := *p.Queue, analysekai.QueueLabel
+	q, key := *p.Queue, vocab.KAIQueueLabel
 	if v, ok := p.Labels[key]; ok && v != q {
 		return nil, nil, scheduler.Errorf("labels."+key, "is %q but scheduler.queue is %q; expected one queue (drop the label: scheduler.queue sets it)", v, q)
 	}
@@ -115,12 +116,12 @@ func (Integration) OwnerAnnotations(p scheduler.Profile) map[string]string {
 	if p.Kind != Kind || t == nil {
 		return nil
 	}
-	out := map[string]string{analysekai.TopologyKey: t.Topology}
+	out := map[string]string{vocab.KAITopologyAnnotation: t.Topology}
 	if t.RequiredPlacement != "" {
-		out[analysekai.RequiredPlacementKey] = t.RequiredPlacement
+		out[vocab.KAIRequiredPlacementAnnotation] = t.RequiredPlacement
 	}
 	if t.PreferredPlacement != "" {
-		out[analysekai.PreferredPlacementKey] = t.PreferredPlacement
+		out[vocab.KAIPreferredPlacementAnnotation] = t.PreferredPlacement
 	}
 	return out
 }
@@ -134,14 +135,14 @@ func (Integration) Pod(p scheduler.Profile, field string, t *corev1.PodTemplateS
 	}
 	switch t.Spec.SchedulerName {
 	case "":
-		t.Spec.SchedulerName = analysekai.SchedulerName
-	case analysekai.SchedulerName:
+		t.Spec.SchedulerName = vocab.KAISchedulerName
+	case vocab.KAISchedulerName:
 	default:
-		return scheduler.Errorf(field+".spec.schedulerName", "is %q but scheduler.kind is kai; expected %s or no schedulerName", t.Spec.SchedulerName, analysekai.SchedulerName)
+		return scheduler.Errorf(field+".spec.schedulerName", "is %q but scheduler.kind is kai; expected %s or no schedulerName", t.Spec.SchedulerName, vocab.KAISchedulerName)
 	}
 	if p.Queue != nil {
-		if v, ok := t.Labels[analysekai.QueueLabel]; ok && v != *p.Queue {
-			return scheduler.Errorf(field+".metadata.labels."+analysekai.QueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, *p.Queue)
+		if v, ok := t.Labels[vocab.KAIQueueLabel]; ok && v != *p.Queue {
+			return scheduler.Errorf(field+".metadata.labels."+vocab.KAIQueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, *p.Queue)
 		}
 	}
 	return nil

@@ -2,7 +2,7 @@
 // scheduler.kueue beside kind kai): the profile keys it owns
 // (scheduler.queue under kind kueue, scheduler.workloadPriorityClass,
 // scheduler.kueue), which of them name Kueue's admission, and how it judges
-// them. The labels Kueue reads are fn/analyse/kueue's.
+// them. The labels Kueue reads are fn/core/vocab's.
 package kueue
 
 import (
@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
@@ -86,7 +86,7 @@ func (Integration) Validate(p scheduler.Profile, r scheduler.Reporter) {
 	}
 	qField, pcField := Fields(p)
 	for _, e := range validation.IsDNS1123Subdomain(queue) {
-		r.Errorf(qField, "found %q; expected a LocalQueue name (DNS-1123 subdomain, the value of the kueue.x-k8s.io/queue-name label): %s", queue, e)
+		r.Errorf(qField, "found %q; expected a LocalQueue name (DNS-1123 subdomain, the value of the %s label): %s", queue, vocab.KueueQueueLabel, e)
 	}
 	if pc != nil {
 		for _, e := range validation.IsDNS1123Subdomain(*pc) {
@@ -114,7 +114,7 @@ func (Integration) ProfileLabels(p scheduler.Profile) (map[string]string, []stri
 		if p.Kind == kaiKind {
 			why, keys = "scheduler.kueue is set", "scheduler.kueue.queue and .workloadPriorityClass put"
 		}
-		for _, k := range []string{kueue.QueueLabel, kueue.PriorityClassLabel} {
+		for _, k := range []string{vocab.KueueQueueLabel, vocab.KueuePriorityClassLabel} {
 			if _, ok := p.Labels[k]; ok {
 				return nil, nil, scheduler.Errorf("labels."+k, "is set but %s; expected it unset: %s it on the RayJob (or RayCluster) alone, while labels reach every object and pod template", why, keys)
 			}
@@ -126,7 +126,7 @@ func (Integration) ProfileLabels(p scheduler.Profile) (map[string]string, []stri
 		}
 	}
 	if p.Kind == Kind && !p.NamesKAI {
-		return nil, []string{kai.QueueLabel}, nil
+		return nil, []string{vocab.KAIQueueLabel}, nil
 	}
 	return nil, nil, nil
 }
@@ -139,9 +139,9 @@ func (Integration) OwnerLabels(p scheduler.Profile) map[string]string {
 	if !ok {
 		return nil
 	}
-	out := map[string]string{kueue.QueueLabel: q}
+	out := map[string]string{vocab.KueueQueueLabel: q}
 	if pc != nil {
-		out[kueue.PriorityClassLabel] = *pc
+		out[vocab.KueuePriorityClassLabel] = *pc
 	}
 	return out
 }
@@ -157,14 +157,14 @@ func (Integration) OwnerAnnotations(scheduler.Profile) map[string]string { retur
 // schedulerName and spec.suspend are left alone (Kueue's webhook suspends
 // on creation).
 func (Integration) Pod(p scheduler.Profile, _ string, t *corev1.PodTemplateSpec) error {
-	if p.Kind != Kind || t.Spec.SchedulerName == kai.SchedulerName {
+	if p.Kind != Kind || t.Spec.SchedulerName == vocab.KAISchedulerName {
 		return nil
 	}
 	for _, k := range kai.TopologyKeys() {
 		delete(t.Annotations, k)
 	}
 	if !p.NamesKAI {
-		delete(t.Labels, kai.QueueLabel)
+		delete(t.Labels, vocab.KAIQueueLabel)
 	}
 	return nil
 }

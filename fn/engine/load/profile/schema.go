@@ -13,7 +13,7 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	appsv1 "k8s.io/api/apps/v1"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
@@ -81,17 +81,17 @@ func (in *Infra) NamesKAIScheduler() bool {
 		if rc.Cluster.Spec == nil {
 			continue
 		}
-		if rc.Cluster.Spec.HeadGroupSpec.Template.Spec.SchedulerName == kai.SchedulerName {
+		if rc.Cluster.Spec.HeadGroupSpec.Template.Spec.SchedulerName == vocab.KAISchedulerName {
 			return true
 		}
 		for i := range rc.Cluster.Spec.WorkerGroupSpecs {
-			if rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec.SchedulerName == kai.SchedulerName {
+			if rc.Cluster.Spec.WorkerGroupSpecs[i].Template.Spec.SchedulerName == vocab.KAISchedulerName {
 				return true
 			}
 		}
 	}
 	for _, d := range in.Deployments {
-		if d != nil && d.Spec != nil && d.Spec.Template.Spec.SchedulerName == kai.SchedulerName {
+		if d != nil && d.Spec != nil && d.Spec.Template.Spec.SchedulerName == vocab.KAISchedulerName {
 			return true
 		}
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
 )
 
 func TestParseIsStrict(t *testing.T) {
@@ -23,7 +23,7 @@ func TestParseIsStrict(t *testing.T) {
 		{"reserved", "inputs", "", `"inputs" is reserved`},
 		{"empty", `""`, "", "metadata.name: is required"},
 		{"both deployment switches", "a", "  noDeployments: true\n  onlyDeployments: true\n", "spec.onlyDeployments: is true with spec.noDeployments; expected one of them"},
-		{"unknown state", "a", "  state: paused\n", `spec.state: found "paused"; expected run or stopped`},
+		{"unknown state", "a", "  state: paused\n", `spec.state: found "paused"; expected run, stopped or removed`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := runspec.Parse("run.yaml", doc(tc.run, tc.extra))

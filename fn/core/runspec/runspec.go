@@ -15,15 +15,12 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
-// APIVersion and Kind of the resource.
-const (
-	Group      = "nemo-rl.nvidia.com"
-	APIVersion = Group + "/v1alpha1"
-	Kind       = "NemoRLRun"
-)
+// Kind of the resource; its apiVersion is vocab.APIVersion.
+const Kind = "NemoRLRun"
 
 // NemoRLRun is the function config and run file kind.
 type NemoRLRun struct {
@@ -74,9 +71,20 @@ type Spec struct {
 	NoDeployments   bool `json:"noDeployments,omitempty"`
 	OnlyDeployments bool `json:"onlyDeployments,omitempty"`
 	// State is the run's declared life: run (default) or stopped
-	// (runparams.State; docs/gitops.md, "A run's life in Git").
+	// (runparams.State; docs/gitops.md, "A run's life in Git"), or, in a
+	// runs repository, Removed.
 	State string `json:"state,omitempty"`
 }
+
+// Removed is the state of a run on its way out of a runs repository:
+// render-all renders no object for it, so the GitOps tool prunes every
+// object of the run while its Flux Kustomization still exists, and the
+// run file may be deleted in a later commit (docs/gitops.md, "Flux,
+// kustomize"). It is not an engine state: nothing renders a removed run.
+const Removed = "removed"
+
+// IsRemoved says the run is declared Removed.
+func (r *NemoRLRun) IsRemoved() bool { return r.Spec.State == Removed }
 
 // Parse reads a NemoRLRun strictly: a key given twice and an unknown key
 // are errors, so what a reviewer reads first is what renders (a later
@@ -115,7 +123,7 @@ func parse(file string, data []byte, withLines bool) (*NemoRLRun, error) {
 			}
 			msgs = append(msgs, msg)
 		}
-		return nil, &Error{File: file, Field: field, Msg: fmt.Sprintf("%s; expected the fields of %s %s", strings.Join(msgs, "; "), APIVersion, Kind)}
+		return nil, &Error{File: file, Field: field, Msg: fmt.Sprintf("%s; expected the fields of %s %s", strings.Join(msgs, "; "), vocab.APIVersion, Kind)}
 	}
 	if err := r.Validate(); err != nil {
 		e := &Error{File: file, Msg: err.Error(), Err: err}
@@ -182,8 +190,8 @@ func fieldErr(field, format string, args ...any) error {
 
 // Validate checks the fields a render needs.
 func (r *NemoRLRun) Validate() error {
-	if r.APIVersion != APIVersion || r.Kind != Kind {
-		return fmt.Errorf("found %s %s; expected apiVersion %s, kind %s", r.APIVersion, r.Kind, APIVersion, Kind)
+	if r.APIVersion != vocab.APIVersion || r.Kind != Kind {
+		return fmt.Errorf("found %s %s; expected apiVersion %s, kind %s", r.APIVersion, r.Kind, vocab.APIVersion, Kind)
 	}
 	if err := ValidateName(r.Metadata.Name); err != nil {
 		return fieldErr("metadata.name", "%v", err)
@@ -197,8 +205,8 @@ func (r *NemoRLRun) Validate() error {
 	if !runparams.Mode(r.Mode()).Valid() {
 		return fieldErr("spec.mode", "found %q; expected rayjob, raycluster or dev", r.Spec.Mode)
 	}
-	if !runparams.State(r.Spec.State).Valid() {
-		return fieldErr("spec.state", "found %q; expected run or stopped", r.Spec.State)
+	if !runparams.State(r.Spec.State).Valid() && r.Spec.State != Removed {
+		return fieldErr("spec.state", "found %q; expected run, stopped or removed", r.Spec.State)
 	}
 	if r.Spec.NoDeployments && r.Spec.OnlyDeployments {
 		return fieldErr("spec.onlyDeployments", "is true with spec.noDeployments; expected one of them: only the shared deployments, or the run without them")

@@ -81,11 +81,6 @@ const (
 	Stopped State = "stopped"
 )
 
-// StateAnnotation is on every object of a stopped run: what Git declared,
-// read by the Argo CD health checks (gitops/argocd), nrl-k8s status and the
-// PR review.
-const StateAnnotation = "nemo-rl.nvidia.com/state"
-
 // States lists the valid states.
 var States = []State{Running, Stopped}
 
@@ -160,7 +155,7 @@ type Params struct {
 }
 
 // StateFromSpec is a started run object's state as the cluster runs it,
-// read from its spec, never from StateAnnotation (an annotation any
+// read from its spec, never from vocab.StateAnnotation (an annotation any
 // profile or hand edit can write, which no controller reads). A RayJob or
 // RayCluster is stopped when it is suspended and no Kueue LocalQueue admits
 // it; a Kueue-admitted object is never stopped while it exists (Kueue owns
