@@ -34,9 +34,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 )
 
-// ControllerName is MultiKueue's AdmissionCheck controller.
-const ControllerName = "kueue.x-k8s.io/multikueue"
-
 // Check is the name of the manager's AdmissionCheck and of the
 // MultiKueueConfig it names.
 const Check = "nrl-multikueue"
@@ -139,7 +136,7 @@ func (f *Fleet) connect(ctx context.Context) error {
 		{"apiVersion": vocab.KueueAPIVersion, "kind": "MultiKueueConfig", "metadata": map[string]any{"name": Check},
 			"spec": map[string]any{"clusters": names}},
 		{"apiVersion": vocab.KueueAPIVersion, "kind": "AdmissionCheck", "metadata": map[string]any{"name": Check},
-			"spec": map[string]any{"controllerName": ControllerName, "parameters": map[string]any{
+			"spec": map[string]any{"controllerName": vocab.MultiKueueControllerName, "parameters": map[string]any{
 				"apiGroup": vocab.KueueGroup, "kind": "MultiKueueConfig", "name": Check}}},
 	} {
 		if err := create(ctx, m, o); err != nil {

@@ -66,28 +66,37 @@ func render(t *testing.T, name, ns string) run {
 	req := fixtures.Request(e, r)
 	req.Namespace = ns
 	docs := fixtures.Render(t, req)
-	b, err := emit.Stream(docs)
-	require.NoError(t, err)
-	objs, err := fixtures.Decode(b)
-	require.NoError(t, err)
+	for i := range docs {
+		if docs[i].Kind == "RayJob" {
+			spec, _ := docs[i].Data["spec"].(map[string]any)
+			if spec["managedBy"] == nil {
+				// The profile key that writes it (the Kueue integration's)
+				// is not built yet: write what it will write.
+				spec["managedBy"] = vocab.MultiKueueControllerName
+			}
+		}
+	}
 	objsAny := make([]any, len(docs))
 	for i := range docs {
 		objsAny[i] = docs[i]
 	}
 	out := run{docs: docs, podSecurity: string(podsecurity.Evaluate(objsAny).Level)}
-	for _, o := range objs {
-		if o.GetKind() == "RayJob" {
+	// The product's rule of which object goes where.
+	for i, dest := range rendered.Destinations(docs) {
+		b, err := emit.Stream(docs[i : i+1])
+		require.NoError(t, err)
+		objs, err := fixtures.Decode(b)
+		require.NoError(t, err)
+		require.Len(t, objs, 1)
+		switch dest {
+		case rendered.Manager:
 			require.Nil(t, out.job, "one job object per run")
-			managedBy, _, _ := unstructured.NestedString(o.Object, "spec", "managedBy")
-			if managedBy == "" {
-				// The render's MultiKueue option is not built yet: the
-				// test writes the field MultiKueue needs.
-				require.NoError(t, unstructured.SetNestedField(o.Object, multicluster.ControllerName, "spec", "managedBy"))
-			}
-			out.job = o
-			continue
+			out.job = objs[0]
+		case rendered.Worker:
+			out.bundle = append(out.bundle, objs[0])
+		default:
+			t.Fatalf("%s %s: not dispatched by MultiKueue", docs[i].Kind, docs[i].Name)
 		}
-		out.bundle = append(out.bundle, o)
 	}
 	require.NotNil(t, out.job)
 	return out
@@ -263,7 +272,7 @@ func TestMultiKueueDispatchesWithEverythingItNeeds(t *testing.T) {
 	var mine rayv1.RayJob
 	require.NoError(t, f.Manager.Env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: r.job.GetName()}, &mine))
 	require.NotNil(t, mine.Spec.ManagedBy)
-	assert.Equal(t, multicluster.ControllerName, *mine.Spec.ManagedBy)
+	assert.Equal(t, vocab.MultiKueueControllerName, *mine.Spec.ManagedBy)
 	var pods corev1.PodList
 	require.NoError(t, f.Manager.Env.Client.List(ctx, &pods, client.InNamespace(ns)))
 	assert.Empty(t, pods.Items, "nothing runs on the manager")
