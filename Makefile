@@ -1,6 +1,7 @@
 # nemo-rl-krm. `make test` is what CI runs (see .ci/run and README).
 GO        ?= go
 BIN       := bin/nrl-k8s
+KRM_BIN   := bin/nrl-krm
 VERSION   ?= v0.1.0
 IMAGE     ?= ghcr.io/nemo-rl-krm/nrl-k8s:$(VERSION)
 EXAMPLES  := testdata/nemo-rl
@@ -20,8 +21,12 @@ endif
 
 all: build
 
+# bin/nrl-k8s, the CLI, and bin/nrl-krm, the KRM function alone (`nrl-k8s
+# fn` without the CLI's cobra, client-go and Helm: the image's entrypoint and
+# the examples' exec function; docs/krm.md).
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./fn/cmd/nrl-k8s
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(KRM_BIN) ./fn/cmd/nrl-krm
 
 tools:
 	./hack/tools.sh
@@ -44,10 +49,15 @@ kueue:
 # The container tier (tests/container) runs `make image`'s image under
 # podman as kpt and kustomize run it; without podman and runc it is skipped,
 # said here, unless CI=true or NRL_REQUIRE_PODMAN is set (.ci/run installs them).
+# -vet=off here and in race: `make vet` (a prerequisite) ran every analyzer
+# go test's own vet would, on the same files (no cgo or race build tags
+# here), and go test's subset is a different cache key: left on, each of the
+# two test runs re-analysed every dependency for vet facts (a cold run:
+# about 4 CPU-minutes; docs/performance.md, "Cold CI").
 test: vet lint build image race
 	@command -v podman >/dev/null && { command -v runc >/dev/null || test -x /usr/sbin/runc; } || \
 	  echo "make test: podman or runc not installed: the container tier (tests/container) is skipped$${CI:+ and fails, CI=true}$${NRL_REQUIRE_PODMAN:+ and fails, NRL_REQUIRE_PODMAN is set}; apt-get install podman runc"
-	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_REQUIRE_APISERVER=1 NRL_IMAGE_TAR=$(CURDIR)/dist/nrl-k8s-image.tar $(GO) test -count=1 ./...
+	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_REQUIRE_APISERVER=1 NRL_IMAGE_TAR=$(CURDIR)/dist/nrl-k8s-image.tar $(GO) test -count=1 -vet=off ./...
 
 # The race detector over every package whose tests run goroutines, found
 # from the code by hack/racepkgs (`go run ./hack/racepkgs -v` says why each
@@ -56,7 +66,7 @@ test: vet lint build image race
 # and everything else stay CGO_ENABLED=0.
 # -short: the tiers that drive the pinned CLIs run in `go test ./...` above.
 race:
-	pkgs=$$(CGO_ENABLED=0 $(GO) run ./hack/racepkgs) && CGO_ENABLED=1 $(GO) test -race -short -count=1 $$pkgs
+	pkgs=$$(CGO_ENABLED=0 $(GO) run ./hack/racepkgs) && CGO_ENABLED=1 $(GO) test -race -short -count=1 -vet=off $$pkgs
 
 # Only the real-API-server tier: server-side dry-run apply of every golden,
 # example and shipped-profile render.
@@ -136,10 +146,12 @@ clean:
 
 # Container image of the KRM function, built without Docker (go-containerregistry):
 # a docker-archive tarball and an OCI image layout of the same image (one digest).
+# Entrypoint nrl-krm; nrl-k8s beside it for the chart's test hook.
 image:
 	mkdir -p dist
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/nrl-k8s-linux-amd64 ./fn/cmd/nrl-k8s
-	$(GO) run ./fn/cmd/build-image --binary dist/nrl-k8s-linux-amd64 --tag $(IMAGE) \
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/nrl-krm-linux-amd64 ./fn/cmd/nrl-krm
+	$(GO) run ./fn/cmd/build-image --binary dist/nrl-krm-linux-amd64 --cli dist/nrl-k8s-linux-amd64 --tag $(IMAGE) \
 	  --out dist/nrl-k8s-image.tar --layout dist/nrl-k8s-oci > dist/nrl-k8s-image.digest
 	@echo "docker-archive dist/nrl-k8s-image.tar, OCI layout dist/nrl-k8s-oci, digest $$(cat dist/nrl-k8s-image.digest)"
 

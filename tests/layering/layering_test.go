@@ -68,20 +68,23 @@ var layers = []layer{
 	{prefix: "fn/core/", may: base, never: clusterClients},
 	// Analysers read rendered documents and typed objects; the stages call them, never the reverse.
 	{prefix: "fn/analyse/", may: with(base, []string{"fn/analyse/"}), never: clusterClients},
+	// The scheduler integrations, one folder per scheduler: every stage may call them.
+	{prefix: "fn/scheduler", may: with(base, []string{"fn/analyse/", "fn/scheduler"}), never: clusterClients},
 	// The stages in pipeline order: load → resolve → check | build → emit → pipeline.
-	// The profile's schema checks a topology constraint's keys in the order KAI reads them.
-	{prefix: "fn/engine/load/", may: with(base, []string{"fn/analyse/kai", "fn/engine/load/"}), never: clusterClients},
+	// The profile's schema checks a topology constraint's keys in the order KAI reads them,
+	// and hands its scheduler keys to the integrations.
+	{prefix: "fn/engine/load/", may: with(base, []string{"fn/analyse/kai", "fn/scheduler", "fn/engine/load/"}), never: clusterClients},
 	{prefix: "fn/engine/resolve/", may: with(base, []string{"fn/engine/load/", "fn/engine/resolve/"}), never: clusterClients},
 	// check and build (manifest) both read the resolved run; neither reads the other.
-	{prefix: "fn/engine/check", may: with(base, []string{"fn/engine/load/", "fn/engine/resolve/", "fn/engine/check", "fn/analyse/"}), never: clusterClients},
-	{prefix: "fn/engine/manifest", may: with(base, []string{"fn/engine/load/", "fn/engine/resolve/", "fn/engine/manifest", "fn/analyse/"}), never: clusterClients},
+	{prefix: "fn/engine/check", may: with(base, []string{"fn/engine/load/", "fn/engine/resolve/", "fn/engine/check", "fn/analyse/", "fn/scheduler"}), never: clusterClients},
+	{prefix: "fn/engine/manifest", may: with(base, []string{"fn/engine/load/", "fn/engine/resolve/", "fn/engine/manifest", "fn/analyse/", "fn/scheduler"}), never: clusterClients},
 	{prefix: "fn/engine/emit", may: base, never: clusterClients},
-	{prefix: "fn/engine/pipeline", may: with(base, []string{"fn/analyse/"}, engine[:len(engine)-1]), never: clusterClients},
+	{prefix: "fn/engine/pipeline", may: with(base, []string{"fn/analyse/", "fn/scheduler"}, engine[:len(engine)-1]), never: clusterClients},
 	// Many runs in one process, on the one path.
-	{prefix: "fn/engine/batch", may: with(base, []string{"fn/analyse/"}, engine), never: clusterClients},
-	{prefix: "fn/tooling/", may: with(base, []string{"fn/analyse/", "fn/tooling/"}, engine), never: clusterClients},
-	{prefix: "fn/afterapply/", may: with(base, []string{"fn/analyse/", "fn/afterapply/"}, engine)},
-	{prefix: "fn/frontend/", may: with(base, []string{"fn/analyse/", "fn/afterapply/", "fn/tooling/", "fn/frontend/", "charts"}, engine)},
+	{prefix: "fn/engine/batch", may: with(base, []string{"fn/analyse/", "fn/scheduler"}, engine), never: clusterClients},
+	{prefix: "fn/tooling/", may: with(base, []string{"fn/analyse/", "fn/scheduler", "fn/tooling/"}, engine), never: clusterClients},
+	{prefix: "fn/afterapply/", may: with(base, []string{"fn/analyse/", "fn/scheduler", "fn/afterapply/"}, engine)},
+	{prefix: "fn/frontend/", may: with(base, []string{"fn/analyse/", "fn/scheduler", "fn/afterapply/", "fn/tooling/", "fn/frontend/", "charts"}, engine)},
 	{prefix: "fn/cmd/", may: []string{"fn/", "charts"}},
 }
 

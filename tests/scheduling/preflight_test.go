@@ -57,6 +57,12 @@ func TestPreflightAgreesWithScheduler(t *testing.T) {
 		applyAndCompare(t, env, s, rep, run)
 	})
 
+	// The same GPUs under KAI's gang: the qwen3 GB300 run, its pods
+	// naming KAI, on GB300 nodes whose GPUs only the DRA driver publishes.
+	// Preflight places the gang on the class's devices, and the scheduler
+	// binds every pod.
+	t.Run("KAI gang on GPUs from a DRA extendedResourceName", func(t *testing.T) { kaiGangOnDRAGPUs(t, env, s) })
+
 	// Half of 12 GB300 nodes publish 8 RoCE NICs, half 4; each worker
 	// claims 8 on its own node: 6 of 12 workers can be placed, not all 12
 	// because some node has 8.
@@ -120,6 +126,34 @@ func TestPreflightAgreesWithScheduler(t *testing.T) {
 		assertFinding(t, rep, "RayJob/pfhead-b", "16 nvidia.com/gpu")
 		applyAndCompare(t, env, s, rep, b)
 	})
+}
+
+// kaiGangOnDRAGPUs: the qwen3 GB300 run, its pods naming KAI (one gang),
+// on GB300 nodes whose GPUs only the DRA driver publishes, served through
+// a DeviceClass's extendedResourceName: preflight places every pod, as the
+// scheduler binds them.
+func kaiGangOnDRAGPUs(t *testing.T, env *operator.Env, s *scheduler.Scheduler) {
+	f := scheduler.GB300("pfkaiext", 1, 8, 1)
+	for i := range f.Nodes {
+		if gpus, gpu := f.Nodes[i].Allocatable["nvidia.com/gpu"]; gpu {
+			f.Nodes[i].Allocatable = f.Nodes[i].Allocatable.DeepCopy()
+			delete(f.Nodes[i].Allocatable, "nvidia.com/gpu")
+			f.Nodes[i].Devices = map[string]int{scheduler.GPUDriver: int(gpus.Value()), scheduler.RoCEClass: 8, scheduler.ChannelDriver: 1}
+		}
+	}
+	class := "gpu-kaiext.nvidia.com"
+	f.Classes = append(f.Classes, &resourcev1.DeviceClass{ObjectMeta: objectMeta(class), Spec: resourcev1.DeviceClassSpec{
+		ExtendedResourceName: ptr.To("nvidia.com/gpu"),
+		Selectors:            []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "` + scheduler.GPUDriver + `"`}}}}})
+	t.Cleanup(func() {
+		_ = env.Client.Delete(context.Background(), &resourcev1.DeviceClass{ObjectMeta: objectMeta(class)})
+	})
+	fleet(t, env, f)
+	r := qwen(t, "pfkaiext")
+	run := scenarioRun{name: "pfkaiext", ns: namespaceFor("pfkaiext"), objs: r.Objs}
+	rep := predict(t, env, run)
+	assertPlaced(t, rep, "RayJob/pfkaiext worker group gpu-workers-segment-0", 1)
+	applyAndCompare(t, env, s, rep, run)
 }
 
 // nicsHeld: on 4 GB300 nodes with room for two workers each but for the

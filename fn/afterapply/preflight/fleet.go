@@ -13,6 +13,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
@@ -148,8 +149,8 @@ func readSlices(ctx context.Context, c *kube.Conn, nodes map[string]*placement.N
 func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node, in Input) (map[types.UID]bool, []*corev1.Pod, bool, kube.Outcome, error) {
 	ours := map[string]bool{}
 	for _, ps := range in.Pods {
-		if run := ps.Pod.Labels[vocab.InstanceLabel]; run != "" {
-			ours[ps.Pod.Namespace+"/"+run] = true
+		if run := ps.Meta.Labels[vocab.InstanceLabel]; run != "" {
+			ours[ps.Namespace+"/"+run] = true
 		}
 	}
 	own := map[types.UID]bool{}
@@ -207,7 +208,8 @@ func aheadOf(pending []*corev1.Pod) []placement.Run {
 		req := podRequests(p)
 		req[corev1.ResourcePods] = placement.Quantity(1)
 		name := "Pod " + p.Namespace + "/" + p.Name
-		runs = append(runs, placement.Run{Name: name, Shapes: []placement.Shape{{Name: name, Count: 1, Pod: p, Requests: req}}})
+		pod := workload.Pod{Object: name, Namespace: p.Namespace, Count: 1, Meta: p.ObjectMeta, Spec: p.Spec}
+		runs = append(runs, placement.Run{Name: name, Shapes: []placement.Shape{{Pod: pod, Requests: req}}})
 	}
 	return runs
 }

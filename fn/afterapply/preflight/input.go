@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
@@ -64,24 +64,20 @@ func InputOf(docs []rendered.Doc, flagNS, contextNS string) (Input, error) {
 	case flagNS != "" && !seen[flagNS]:
 		return Input{}, &FlagError{Err: fmt.Errorf("-n %s: the objects are in namespace %s", flagNS, strings.Join(spaces, ", "))}
 	}
-	pods, err := PodShapes(docs)
+	pods, clusters, err := PodShapes(docs)
 	if err != nil {
 		return Input{}, err
 	}
-	for _, p := range pods {
-		if p.Pod.Namespace == "" {
-			p.Pod.Namespace = spaces[0]
+	for i := range pods {
+		if pods[i].Namespace == "" {
+			pods[i].Namespace = spaces[0]
 		}
 	}
 	claims, err := ClaimRequests(docs)
 	if err != nil {
 		return Input{}, err
 	}
-	gangs, err := gangsOf(docs, spaces[0])
-	if err != nil {
-		return Input{}, err
-	}
-	in := Input{Namespace: strings.Join(spaces, ", "), Pods: pods, Claims: claims, Gangs: gangs, Queues: queuesOf(docs, spaces[0])}
+	in := Input{Namespace: strings.Join(spaces, ", "), Pods: pods, Claims: claims, Gangs: placement.Gangs(clusters, spaces[0]), Queues: queuesOf(docs, spaces[0])}
 	in.Needs, in.APIVersions, err = needsOf(docs)
 	if err != nil {
 		return Input{}, err
@@ -152,43 +148,6 @@ func queuesOf(docs []rendered.Doc, first string) map[string]string {
 		out[ns+"/"+d.Kind+"/"+d.Name] = q
 	}
 	return out
-}
-
-// gangsOf is, per RayJob and RayCluster whose pods KAI places (keyed
-// "namespace/Kind/name"), the PodGroup KAI makes of them (kai.GangOf, the
-// model check reports).
-func gangsOf(docs []rendered.Doc, first string) (map[string]kai.PodGroup, error) {
-	out := map[string]kai.PodGroup{}
-	for _, d := range docs {
-		if d.Kind != "RayJob" && d.Kind != "RayCluster" {
-			continue
-		}
-		spec, err := rayClusterSpecOf(d)
-		if err != nil {
-			return nil, err
-		}
-		if spec == nil {
-			continue
-		}
-		annotations := map[string]string{}
-		if md, ok := d.Data["metadata"].(map[string]any); ok {
-			if a, ok := md["annotations"].(map[string]any); ok {
-				for k, v := range a {
-					annotations[k], _ = v.(string)
-				}
-			}
-		}
-		pg, isKAI, err := kai.GangOf(annotations, spec)
-		if !isKAI || err != nil {
-			continue // check reports a PodGroup KAI refuses
-		}
-		ns := d.Namespace
-		if ns == "" {
-			ns = first
-		}
-		out[ns+"/"+d.Kind+"/"+d.Name] = pg
-	}
-	return out, nil
 }
 
 // FlagError is a mistake in the command line (a namespace flag that

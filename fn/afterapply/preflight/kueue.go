@@ -76,10 +76,10 @@ func queueDemand(pods []PodShape, referencedBy []string) corev1.ResourceList {
 	}
 	total := corev1.ResourceList{}
 	for _, s := range pods {
-		if !owners[s.Owner] {
+		if !owners[s.Object] {
 			continue
 		}
-		for name, q := range podRequests(s.Pod) {
+		for name, q := range podRequests(s.AsPod()) {
 			if q.IsZero() {
 				continue
 			}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
@@ -49,7 +48,7 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 		}
 	}
 	for i, r := range runs {
-		queued := len(shapes[i]) > 0 && in.Queues[shapes[i][0].Pod.Namespace+"/"+shapes[i][0].Owner] != ""
+		queued := len(shapes[i]) > 0 && in.Queues[shapes[i][0].Namespace+"/"+shapes[i][0].Object] != ""
 		if l, ok := runLine(r, results[i], shapes[i], several, queued); ok {
 			l.Detail += unreachable(f, r)
 			lines = append(lines, blindTo(l, runBlind(g, shapes[i])))
@@ -61,10 +60,10 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 // shapeLine is one pod group's line, in the words preflight has always
 // used: all placed, or how many and why the rest fit no node.
 func shapeLine(ps PodShape, s placement.Shape, waits bool, res placement.Result, bad []string, g gaps, several bool) Line {
-	l := Line{Need: Need{Kind: "Nodes", APIVersion: "v1", Name: ps.Owner + " " + ps.Role,
+	l := Line{Need: Need{Kind: "Nodes", APIVersion: "v1", Name: ps.Name(),
 		Why: fmt.Sprintf("%d pod(s) requesting %s", s.Count, requestText(s.Requests, s.Claims))}}
 	if several {
-		l.Namespace = ps.Pod.Namespace
+		l.Namespace = ps.Namespace
 	}
 	l.State, l.Detail = OK, fmt.Sprintf("all %d placed on the nodes, with every other pod of the input", s.Count)
 	switch {
@@ -151,7 +150,7 @@ func runLine(r placement.Run, res placement.RunResult, shapes []PodShape, severa
 	}
 	l := Line{Need: Need{Kind: "Run", APIVersion: "v1", Name: r.Name}, State: Missing}
 	if several && len(shapes) > 0 {
-		l.Namespace = shapes[0].Pod.Namespace
+		l.Namespace = shapes[0].Namespace
 	}
 	if res.Waits {
 		l.Why = "KAI places its pods as one gang"
@@ -191,65 +190,33 @@ func unreachable(f *placement.Fleet, r placement.Run) string {
 		return ""
 	}
 	for _, s := range r.Shapes {
-		if !f.Reaches(r.Required, s.Pod) {
-			return fmt.Sprintf("; no node %s may use carries %s, and the run-wide required placement (%s) binds every pod of the gang, the head's included (fn/analyse/kai): KAI never places this run; expected the level required per worker group (on its pod template) instead, or %s's nodes in the domain", s.Name, r.Required, vocab.KAIRequiredPlacementAnnotation, s.Name)
+		if !f.Reaches(r.Required, s) {
+			return fmt.Sprintf("; no node %s may use carries %s, and the run-wide required placement (%s) binds every pod of the gang, the head's included (fn/analyse/kai): KAI never places this run; expected the level required per worker group (on its pod template) instead, or %s's nodes in the domain", s.Name(), r.Required, vocab.KAIRequiredPlacementAnnotation, s.Name())
 		}
 	}
 	return ""
 }
 
 // runsOf groups the input's pod groups into runs, one per object, in
-// input order: a RayJob's or RayCluster's head and worker groups are KAI's
-// gang when its pods name KAI (kai.GangOf: the model check reports), with
-// the PodGroup's and each subgroup's required level; every other pod (a
-// submitter, a Deployment's) is placed on its own.
+// input order, as placement.RunsOf does for check too: a RayJob's or
+// RayCluster's head and worker groups are KAI's gang when its pods name
+// KAI, with the PodGroup's and each subgroup's required level; every other
+// pod (a submitter, a Deployment's) is placed on its own.
 func runsOf(in Input) ([]placement.Run, [][]PodShape) {
-	var runs []placement.Run
-	var shapes [][]PodShape
-	index := map[string]int{}
-	for _, ps := range in.Pods {
-		key := ps.Pod.Namespace + "/" + ps.Owner
-		pg, gang := in.Gangs[key]
-		ray := ps.Role == "head" || strings.HasPrefix(ps.Role, "worker group ")
-		inGang := gang && ray
-		if !ray {
-			key += " " + ps.Role
+	all := make([]placement.Shape, len(in.Pods))
+	for i, ps := range in.Pods {
+		pod := ps.AsPod()
+		all[i] = placement.Shape{Pod: ps.Pod, Requests: podRequests(pod), Claims: in.claimsOf(pod)}
+		all[i].Requests[corev1.ResourcePods] = placement.Quantity(1)
+	}
+	runs, index := placement.RunsOf(all, in.Gangs)
+	shapes := make([][]PodShape, len(runs))
+	for i, at := range index {
+		for _, k := range at {
+			shapes[i] = append(shapes[i], in.Pods[k])
 		}
-		i, seen := index[key]
-		if !seen {
-			i = len(runs)
-			index[key] = i
-			r := placement.Run{Name: ps.Owner}
-			if inGang {
-				r.Gang, r.Required = true, pg.Topology.Required
-			}
-			runs, shapes = append(runs, r), append(shapes, nil)
-		}
-		s := placement.Shape{Name: ps.Owner + " " + ps.Role, Count: ps.Count, Pod: ps.Pod,
-			Requests: podRequests(ps.Pod), Claims: in.claimsOf(ps.Pod)}
-		s.Requests[corev1.ResourcePods] = placement.Quantity(1)
-		if inGang {
-			s.MinMember, s.Required = subgroupOf(pg, ps.Role)
-		}
-		runs[i].Shapes = append(runs[i].Shapes, s)
-		shapes[i] = append(shapes[i], ps)
 	}
 	return runs, shapes
-}
-
-// subgroupOf is the minMember and required level of the KAI subgroup a
-// pod group belongs to.
-func subgroupOf(pg kai.PodGroup, role string) (int64, string) {
-	name := vocab.RayHeadGroup
-	if g, ok := strings.CutPrefix(role, "worker group "); ok {
-		name = g
-	}
-	for _, sg := range pg.SubGroups {
-		if sg.Name == name {
-			return sg.MinMember, sg.Topology.Required
-		}
-	}
-	return 0, ""
 }
 
 // claimsOf is the devices, per DeviceClass, one pod claims from the

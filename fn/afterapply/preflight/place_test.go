@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	enginecheck "github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
 )
 
 // fakeCluster answers lists, and gets of the objects in gets, by path;
@@ -273,39 +273,57 @@ func TestPlacementKueueFlavorLabels(t *testing.T) {
 	assert.Contains(t, lines["Run RayJob/q"].Detail, "the head cannot be placed while its 1 placed worker pods hold 8 nvidia.com/gpu idle")
 }
 
-// preflight places the gang check reports, from the same model
-// (kai.GangOf): for the golden run-wide topology case, the PodGroup's
-// size in check's finding is what preflight's gang needs placed, and each
-// subgroup's required level is its pod group's.
+// preflight places the gang check reports, from the same computation
+// (placement.Gangs and placement.RunsOf): on the golden run-wide topology
+// case, check's structured gang (GangsOf of fn/engine/check) is preflight's run, pod set
+// by pod set (count, minMember, required level), and the run-wide level is
+// preferred there, not required.
 func TestGangIsChecks(t *testing.T) {
-	dir := "../../../tests/golden/gb300-gang-topology/expected/"
-	b, err := os.ReadFile(dir + "rayjob.yaml")
+	b, err := os.ReadFile("../../../tests/golden/gb300-gang-topology/expected/rayjob.yaml")
 	require.NoError(t, err)
 	docs, err := rendered.Decode("rayjob.yaml", b)
 	require.NoError(t, err)
-	findings, err := os.ReadFile(dir + "rayjob.findings.txt")
-	require.NoError(t, err)
-	m := regexp.MustCompile(`a PodGroup of (\d+) pods`).FindSubmatch(findings)
-	require.NotNil(t, m, "check's gang finding")
+	objs := make([]any, len(docs))
+	for i, d := range docs {
+		objs[i] = d
+	}
+	reports := enginecheck.GangsOf(objs)
+	require.Len(t, reports, 1)
+	checked := reports[0].Run
+	require.True(t, checked.Gang, "check reports KAI's gang")
 	in, err := InputOf(docs, "", "default")
 	require.NoError(t, err)
 	runs, _ := runsOf(in)
-	var gang *placement.Run
+	var placed *placement.Run
 	for i := range runs {
 		if runs[i].Gang {
-			gang = &runs[i]
+			placed = &runs[i]
 		}
 	}
-	require.NotNil(t, gang, "KAI's gang")
-	var need int64
-	for _, s := range gang.Shapes {
-		need += s.MinMember
-		if strings.Contains(s.Name, "worker group") {
-			assert.Equal(t, "nvidia.com/gpu.clique", s.Required, s.Name)
+	require.NotNil(t, placed, "preflight places KAI's gang")
+	type set struct {
+		name           string
+		count, minimum int64
+		required       string
+	}
+	sets := func(r placement.Run) []set {
+		var out []set
+		for _, s := range r.Shapes {
+			out = append(out, set{s.Name(), s.Count, s.MinMember, s.Required})
+		}
+		return out
+	}
+	assert.Equal(t, sets(checked), sets(*placed), "check's gang and preflight's, pod set by pod set")
+	assert.Equal(t, checked.PodGroup, placed.PodGroup)
+	assert.Empty(t, placed.Required, "the run-wide level is preferred, not required")
+	var workers int
+	for _, s := range placed.Shapes {
+		if strings.HasPrefix(s.Role, "worker group ") {
+			workers++
+			assert.Equal(t, "nvidia.com/gpu.clique", s.Required, s.Name())
 		}
 	}
-	assert.Equal(t, string(m[1]), itoa(int(need)), "check's PodGroup size and preflight's gang")
-	assert.Empty(t, gang.Required, "the run-wide level is preferred, not required")
+	assert.Positive(t, workers)
 }
 
 // A cluster's pods are listed whole, a page at a time, with a budget of
@@ -415,4 +433,27 @@ func TestPlacementAfterPodsInLine(t *testing.T) {
 	w := lines["Nodes RayJob/j worker group gpu"]
 	assert.Equal(t, Missing, w.State, w.Detail)
 	assert.Contains(t, w.Detail, "1 of 2 placed")
+}
+
+// GPUs only a DRA driver publishes, served through a DeviceClass's
+// extendedResourceName, under KAI's gang: the gang is placed on those
+// devices as the scheduler binds every pod, never refused for
+// nvidia.com/gpu no node advertises.
+func TestPlacementKAIGangExtendedResourceFromDRA(t *testing.T) {
+	c := fakeCluster(t, map[string][]map[string]any{
+		"/api/v1/nodes": {gpuNode("cpu-0", 0, map[string]any{"pool": "cpu"}),
+			gpuNode("r0-n0", 0, map[string]any{"pool": "gpu", "clique": "r0"}), gpuNode("r0-n1", 0, map[string]any{"pool": "gpu", "clique": "r0"})},
+		"/apis/resource.k8s.io/v1/resourceslices": {slice("r0-n0", "gpu.nvidia.com", 8), slice("r0-n1", "gpu.nvidia.com", 8)},
+		"/apis/resource.k8s.io/v1/deviceclasses":  {class("gpu.nvidia.com", "gpu.nvidia.com", "nvidia.com/gpu")},
+		"/api/v1/pods":                            {},
+		"/apis/resource.k8s.io/v1/resourceclaims": {},
+	})
+	lines := nodeLines(t, c, kaiDocs(t, "dra", 2, false))
+	for _, name := range []string{"Nodes RayJob/dra head", "Nodes RayJob/dra worker group gpu"} {
+		l := lines[name]
+		assert.Equal(t, OK, l.State, "%s: %s", name, l.Detail)
+		assert.NotContains(t, l.Detail, "not enough free nvidia.com/gpu", name)
+	}
+	_, waits := lines["Run RayJob/dra"]
+	assert.False(t, waits, "the gang is placed whole")
 }

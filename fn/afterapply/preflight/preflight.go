@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
@@ -59,8 +59,8 @@ type Input struct {
 	// ResourceSlices the cluster's DRA drivers publish.
 	Claims []ClaimRequest
 	// Gangs are the PodGroups KAI makes of the runs it places, keyed
-	// "namespace/Kind/name".
-	Gangs map[string]kai.PodGroup
+	// "namespace/Kind/name" (placement.Gangs, what check reports).
+	Gangs map[string]placement.Gang
 	// Queues are the Kueue LocalQueues the runs are labelled with, keyed
 	// "namespace/Kind/name".
 	Queues map[string]string

@@ -96,15 +96,15 @@ spec:
     - {groupName: gpu, replicas: 2, template: {spec: {containers: [{name: w}]}}}
 `))
 	require.NoError(t, err)
-	shapes, err := PodShapes(docs)
+	shapes, _, err := PodShapes(docs)
 	require.NoError(t, err)
 	var got []string
 	for _, s := range shapes {
-		got = append(got, fmt.Sprintf("%s %s x%d", s.Owner, s.Role, s.Count))
+		got = append(got, fmt.Sprintf("%s %s x%d", s.Object, s.Role, s.Count))
 	}
 	// A suspended (or queued) RayJob has no pods yet but is placed at the
 	// size it runs at: preflight answers "will it fit once resumed".
 	assert.Equal(t, []string{"RayJob/j head x1", "RayJob/j worker group gpu x16", "RayJob/j worker group cpu x2", "RayJob/submit submitter x1",
 		"RayJob/queued head x1", "RayJob/queued worker group gpu x2"}, got)
-	assert.Equal(t, map[string]string{"nvidia.com/gpu.product": "H200"}, shapes[1].Pod.Spec.NodeSelector)
+	assert.Equal(t, map[string]string{"nvidia.com/gpu.product": "H200"}, shapes[1].Spec.NodeSelector)
 }

@@ -21,7 +21,7 @@ func (f *Fleet) firstFit(s Shape, p prepared, nodes []*Node, why map[string]int)
 			why["node selector or affinity does not match"]++
 			continue
 		}
-		if t, bad := untolerated(n, s.Pod); bad {
+		if t, bad := untolerated(n, p.pod); bad {
 			why["untolerated taint "+t.Key+":"+string(t.Effect)]++
 			continue
 		}
@@ -37,13 +37,15 @@ func (f *Fleet) firstFit(s Shape, p prepared, nodes []*Node, why map[string]int)
 
 // prepared is what firstFit reads of a shape for every node, made once.
 type prepared struct {
+	pod      *corev1.Pod
 	affinity nodeaffinity.RequiredNodeAffinity
 	names    []corev1.ResourceName
 	classes  []string
 }
 
 func prepare(s Shape) prepared {
-	return prepared{affinity: nodeaffinity.GetRequiredNodeAffinity(s.Pod), names: SortedNames(s.Requests), classes: tree.SortedKeys(s.Claims)}
+	pod := s.AsPod()
+	return prepared{pod: pod, affinity: nodeaffinity.GetRequiredNodeAffinity(pod), names: SortedNames(s.Requests), classes: tree.SortedKeys(s.Claims)}
 }
 
 // untolerated is the first NoSchedule or NoExecute taint of the node the
@@ -148,10 +150,11 @@ func SortedNames(l corev1.ResourceList) []corev1.ResourceName {
 	return out
 }
 
-// Reaches reports whether some node carrying label key passes the pod's
+// Reaches reports whether some node carrying label key passes the shape's
 // node affinity and taints, resources aside: whether a required level of
-// key can hold the pod at all.
-func (f *Fleet) Reaches(key string, pod *corev1.Pod) bool {
+// key can hold its pods at all.
+func (f *Fleet) Reaches(key string, s Shape) bool {
+	pod := s.AsPod()
 	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
 	for _, n := range f.Nodes {
 		if _, ok := n.Labels[key]; !ok {

@@ -7,8 +7,8 @@
 // domain of a required topology level, as fn/analyse/kai models KAI's
 // PodGroup. Runs are placed one after another, each on what the earlier
 // ones (and the pods already running) left. A run Kueue admits is placed
-// with the pods Kueue starts (KueueAdmit: its flavors' node labels and
-// tolerations merged into every pod set).
+// with the pods Kueue starts (fn/scheduler/kueue's Admit: its flavors'
+// node labels and tolerations merged into every pod set).
 //
 // It has no I/O: preflight (fn/afterapply/preflight) fills the fleet from a
 // cluster, and the scheduling tier holds its answers to the real
@@ -20,6 +20,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
 )
 
 // Node is one node as the scheduler's filters see it.
@@ -53,15 +56,13 @@ type Fleet struct {
 // selects every device of every driver.
 const AnyDriver = "*"
 
-// Shape is one kind of pod a run makes, and how many.
+// Shape is one kind of pod a run makes and how many (workload.Pod, the
+// one pod-group model), with what the scheduler reads of it.
 type Shape struct {
-	// Name says which pods they are ("RayJob/x worker group gpu").
-	Name  string
-	Count int64
+	workload.Pod
 	// MinMember is how many of them a gang needs placed (KAI's subgroup
 	// minMember); 0 means Count.
 	MinMember int64
-	Pod       *corev1.Pod
 	// Requests are the pod's requests, pods: 1 included.
 	Requests corev1.ResourceList
 	// Claims are the DRA devices each pod claims on its node, per DeviceClass.
@@ -74,8 +75,9 @@ type Shape struct {
 // Run is the pods one object makes, placed together.
 type Run struct {
 	Name string
-	// Gang: KAI places the run's pods all or nothing.
-	Gang bool
+	// Gang: KAI places the run's pods all or nothing, as PodGroup.
+	Gang     bool
+	PodGroup kai.PodGroup
 	// Required is a node label every pod of the gang shares one value of
 	// (the PodGroup's required placement: one rack).
 	Required string

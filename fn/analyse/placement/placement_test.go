@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
 )
 
 func node(name string, labels map[string]string, gpus int64, devices map[string]int64) *Node {
@@ -23,17 +25,17 @@ func node(name string, labels map[string]string, gpus int64, devices map[string]
 }
 
 func worker(name string, count int64, gpus int64, claims map[string]int64) Shape {
-	pod := &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: map[string]string{"gpu": "yes"}}}
+	pod := workload.Pod{Object: name, Count: count, Spec: corev1.PodSpec{NodeSelector: map[string]string{"gpu": "yes"}}}
 	req := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10"), corev1.ResourcePods: Quantity(1)}
 	if gpus > 0 {
 		req["nvidia.com/gpu"] = Quantity(gpus)
 	}
-	return Shape{Name: name, Count: count, Pod: pod, Requests: req, Claims: claims}
+	return Shape{Pod: pod, Requests: req, Claims: claims}
 }
 
 func head() Shape {
-	pod := &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: map[string]string{"cpu": "yes"}}}
-	return Shape{Name: "head", Count: 1, Pod: pod, Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("60"), corev1.ResourcePods: Quantity(1)}}
+	pod := workload.Pod{Object: "head", Count: 1, Spec: corev1.PodSpec{NodeSelector: map[string]string{"cpu": "yes"}}}
+	return Shape{Pod: pod, Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("60"), corev1.ResourcePods: Quantity(1)}}
 }
 
 // racks is n racks of size GPU nodes (4 GPUs, 8 NICs each) and one CPU node.

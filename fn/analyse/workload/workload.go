@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
@@ -103,8 +104,10 @@ func roundTrip(from, into any) error {
 	return json.Unmarshal(b, into)
 }
 
-// Pod is one pod (or one kind of pod: every replica of a worker group is
-// the same) that applying the render makes someone create.
+// Pod is one kind of pod that applying the render makes someone create
+// (every replica of a worker group is the same), and how many: the one
+// pod-group model that check, preflight and placement (fn/analyse/placement)
+// share.
 type Pod struct {
 	// Object is the rendered object the pod comes from (Kind/name);
 	// Namespace is where the pod is created.
@@ -124,6 +127,26 @@ type Pod struct {
 	// server appends 5 characters); "" for other pods, whose names their
 	// controller makes from an object already validated.
 	GenerateName string
+	// Count is how many of these pods the object makes at the size it
+	// runs at: a worker group's capacity.WorkerPods (a suspended or queued
+	// run counted as started, so it is placed whole), a Deployment's
+	// replicas (1 when unset), 1 for a head, a submitter or a Pod.
+	Count int64
+}
+
+// Name is how findings and preflight name the pods: "Kind/name role".
+func (p Pod) Name() string {
+	if p.Role == "" {
+		return p.Object
+	}
+	return p.Object + " " + p.Role
+}
+
+// AsPod is the pod as the scheduler reads it.
+func (p Pod) AsPod() *corev1.Pod {
+	pod := &corev1.Pod{ObjectMeta: p.Meta, Spec: p.Spec}
+	pod.Namespace = p.Namespace
+	return pod
 }
 
 // SpecPath is the field path of the pod's spec in Object.
@@ -198,14 +221,18 @@ func podsOf(o Object) ([]Pod, error) {
 			return nil, err
 		}
 	}
-	base := Pod{Object: o.Ref(), Namespace: o.Namespace}
+	base := Pod{Object: o.Ref(), Namespace: o.Namespace, Count: 1}
 	switch t := typed.(type) {
 	case *rayv1.RayJob:
 		return rayJobPods(base, t), nil
 	case *rayv1.RayCluster:
 		return clusterPods(base, t.Name, &t.Spec, "spec", nil), nil
 	case *appsv1.Deployment:
-		return []Pod{fromTemplate(base, "pod", "spec.template", &t.Spec.Template)}, nil
+		p := fromTemplate(base, "pod", "spec.template", &t.Spec.Template)
+		if t.Spec.Replicas != nil {
+			p.Count = int64(max(*t.Spec.Replicas, 0))
+		}
+		return []Pod{p}, nil
 	case *batchv1.Job:
 		return []Pod{fromTemplate(base, "pod", "spec.template", &t.Spec.Template)}, nil
 	case *corev1.Pod:
@@ -389,6 +416,7 @@ func clusterPods(base Pod, cluster string, spec *rayv1.RayClusterSpec, path stri
 		gp := fmt.Sprintf("%s.workerGroupSpecs[%d].template", path, i)
 		w := fromTemplate(base, "worker group "+g.GroupName, gp, &g.Template)
 		rayPod(&w, cluster, rayv1.WorkerNode, g.GroupName, cluster+"-"+g.GroupName)
+		w.Count = capacity.WorkerPods(g, false)
 		if len(w.Spec.Containers) > 0 {
 			ray := w.Spec.Containers[0]
 			ic := corev1.Container{
@@ -407,4 +435,53 @@ func clusterPods(base Pod, cluster string, spec *rayv1.RayClusterSpec, path stri
 		pods = append(pods, w)
 	}
 	return pods
+}
+
+// Cluster is a Ray cluster a rendered object asks KubeRay for: a
+// RayCluster's own spec, or the one a RayJob creates; the owner's metadata
+// is what a gang scheduler reads of it (KAI's top owner, Kueue's queue).
+type Cluster struct {
+	// Object is the owner (Kind/name); Namespace where its pods go.
+	Object, Namespace string
+	Annotations       map[string]string
+	Labels            map[string]string
+	// Path is the spec's field path in Object.
+	Path string
+	Spec *rayv1.RayClusterSpec
+}
+
+// Clusters lists the Ray clusters the objects ask for, in object order,
+// decoded once (a typed object is read as it is); a RayJob that submits to
+// an existing cluster asks for none. An object that does not decode as its
+// kind is an error naming it.
+func Clusters(objs []Object) ([]Cluster, []error) {
+	var out []Cluster
+	var errs []error
+	for _, o := range objs {
+		if o.Kind != "RayJob" && o.Kind != "RayCluster" {
+			continue
+		}
+		typed := o.typed
+		if typed == nil {
+			typed = podMaker(o.Kind)
+			if err := Decode(o, typed); err != nil {
+				errs = append(errs, fmt.Errorf("%s: does not decode as %s: %w", o.Ref(), o.Kind, err))
+				continue
+			}
+		}
+		c := Cluster{Object: o.Ref(), Namespace: o.Namespace}
+		switch t := typed.(type) {
+		case *rayv1.RayJob:
+			if t.Spec.RayClusterSpec == nil {
+				continue
+			}
+			c.Annotations, c.Labels, c.Path, c.Spec = t.Annotations, t.Labels, "spec.rayClusterSpec", t.Spec.RayClusterSpec
+		case *rayv1.RayCluster:
+			c.Annotations, c.Labels, c.Path, c.Spec = t.Annotations, t.Labels, "spec", &t.Spec
+		default:
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, errs
 }

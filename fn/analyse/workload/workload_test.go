@@ -1,11 +1,13 @@
 package workload_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -230,4 +232,35 @@ func TestPodsNamesWhatDoesNotDecode(t *testing.T) {
 	require.Len(t, ps, 2)
 	require.Len(t, errs, 1)
 	require.ErrorContains(t, errs[0], "Deployment/bad: does not decode as Deployment")
+}
+
+// Each pod set says how many pods it stands for, at the size the run runs
+// at: worker groups as KubeRay counts them (replicas clamped × numOfHosts,
+// a suspended cluster counted as started), a Deployment's replicas.
+func TestPodCounts(t *testing.T) {
+	spec := clusterSpec()
+	spec.Suspend = ptr.To(true)
+	spec.WorkerGroupSpecs[0].Replicas, spec.WorkerGroupSpecs[0].MaxReplicas, spec.WorkerGroupSpecs[0].NumOfHosts = ptr.To[int32](5), ptr.To[int32](3), 2
+	dep := func(replicas *int32) *appsv1.Deployment {
+		return &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: metav1.ObjectMeta{Name: "d"}, Spec: appsv1.DeploymentSpec{Replicas: replicas}}
+	}
+	cases := []struct {
+		name string
+		obj  any
+		want []string
+	}{
+		{"suspended cluster, clamped replicas × hosts", rayCluster("c", spec), []string{"RayCluster/c head 1", "RayCluster/c worker group gpu 6"}},
+		{"deployment replicas", dep(ptr.To[int32](3)), []string{"Deployment/d pod 3"}},
+		{"deployment without replicas", dep(nil), []string{"Deployment/d pod 1"}},
+		{"submitter", rayJob(rayv1.K8sJobMode, nil), []string{"RayJob/job head 1", "RayJob/job worker group gpu 0", "RayJob/job submitter 1"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, p := range pods(t, c.obj) {
+				got = append(got, p.Name()+" "+strconv.FormatInt(p.Count, 10))
+			}
+			require.Equal(t, c.want, got)
+		})
+	}
 }

@@ -9,7 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
@@ -26,14 +27,16 @@ import (
 func Gangs(file string, objs []any) diag.List {
 	var ds diag.List
 	schedulers := map[string][]string{}
+	reports := map[string]GangReport{}
+	for _, r := range GangsOf(objs) {
+		reports[r.Cluster.Object] = r
+	}
 	for _, o := range objs {
 		switch t := o.(type) {
-		case *rayv1.RayJob:
-			if t.Spec.RayClusterSpec != nil {
-				rayGang(&ds, file, "RayJob/"+t.Name, "spec.rayClusterSpec", t.Annotations, t.Labels, t.Spec.RayClusterSpec, schedulers)
+		case *rayv1.RayJob, *rayv1.RayCluster:
+			if r, ok := reports[refOf(t)]; ok {
+				rayGang(&ds, file, r, schedulers)
 			}
-		case *rayv1.RayCluster:
-			rayGang(&ds, file, "RayCluster/"+t.Name, "spec", t.Annotations, t.Labels, &t.Spec, schedulers)
 		case *appsv1.Deployment:
 			ref := "Deployment/" + t.Name
 			schedulers[schedulerOf(&t.Spec.Template.Spec)] = append(schedulers[schedulerOf(&t.Spec.Template.Spec)], ref)
@@ -50,8 +53,64 @@ func Gangs(file string, objs []any) diag.List {
 	return ds
 }
 
-func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[string]string, spec *rayv1.RayClusterSpec, schedulers map[string][]string) {
-	where := "output " + ref + " " + base
+// GangReport is how one Ray cluster's pods are scheduled together, as
+// check reports it: its run as fn/analyse/placement groups it
+// (placement.RunsOf over workload's pod sets, the runs preflight places),
+// a gang when KAI places it as one PodGroup.
+type GangReport struct {
+	Cluster workload.Cluster
+	Run     placement.Run
+	// KAI: the cluster's pods name KAI; Err is what KAI's pod-grouper
+	// refuses (no gang is made).
+	KAI bool
+	Err error
+}
+
+// GangsOf is the gang report of every Ray cluster the objects ask for, in
+// object order. Objects that do not decode are Output's finding, and left
+// out here.
+func GangsOf(objs []any) []GangReport {
+	read, err := workload.Objects(objs)
+	if err != nil {
+		return nil
+	}
+	pods, _ := workload.Pods(read)
+	clusters, _ := workload.Clusters(read)
+	gangs := placement.Gangs(clusters, "")
+	shapes := make([]placement.Shape, len(pods))
+	for i, p := range pods {
+		shapes[i] = placement.Shape{Pod: p}
+	}
+	runs, index := placement.RunsOf(shapes, gangs)
+	byKey := map[string]placement.Run{}
+	for i, r := range runs {
+		// A submitter's or a Deployment's pods are runs of their own.
+		if len(index[i]) > 0 && pods[index[i][0]].Role == "head" {
+			byKey[placement.Key(pods[index[i][0]].Namespace, r.Name, "")] = r
+		}
+	}
+	out := make([]GangReport, 0, len(clusters))
+	for _, c := range clusters {
+		key := placement.Key(c.Namespace, c.Object, "")
+		g, isKAI := gangs[key]
+		out = append(out, GangReport{Cluster: c, Run: byKey[key], KAI: isKAI, Err: g.Err})
+	}
+	return out
+}
+
+func refOf(o any) string {
+	switch t := o.(type) {
+	case *rayv1.RayJob:
+		return "RayJob/" + t.Name
+	case *rayv1.RayCluster:
+		return "RayCluster/" + t.Name
+	}
+	return ""
+}
+
+func rayGang(ds *diag.List, file string, r GangReport, schedulers map[string][]string) {
+	ref, spec, labels := r.Cluster.Object, r.Cluster.Spec, r.Cluster.Labels
+	where := "output " + ref + " " + r.Cluster.Path
 	templates := []*corev1.PodTemplateSpec{&spec.HeadGroupSpec.Template}
 	for i := range spec.WorkerGroupSpecs {
 		templates = append(templates, &spec.WorkerGroupSpecs[i].Template)
@@ -66,7 +125,7 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 		f, what := where+".headGroupSpec.template.spec.tolerations", ref+" head"
 		if i > 0 {
 			g := &spec.WorkerGroupSpecs[i-1]
-			f, what = fmt.Sprintf("%s.workerGroupSpecs[%d].template.spec.tolerations", where, i-1), ref+" worker group "+segmentSuffix.ReplaceAllString(g.GroupName, "")
+			f, what = fmt.Sprintf("%s.workerGroupSpecs[%d].template.spec.tolerations", where, i-1), ref+" worker group "+segmentSuffix().ReplaceAllString(g.GroupName, "")
 		}
 		if !warned[what] {
 			warned[what] = keylessExists(ds, file, f, what, t.Spec.Tolerations)
@@ -89,8 +148,8 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 		cdPods += capacity.WorkerPods(&spec.WorkerGroupSpecs[i], false)
 		cdNames[k] = spec.WorkerGroupSpecs[i].GroupName
 	}
-	pg, isKAI, err := kai.GangOf(annotations, spec)
-	if !isKAI {
+	pg := r.Run.PodGroup
+	if !r.KAI {
 		if gpuPods > 1 && labels[vocab.KueueQueueLabel] == "" {
 			ds.Warnf(file, where, "%s has %d GPU pods and no gang scheduler (its pods go to %s): the scheduler places them one by one, so on a busy cluster some bind and hold their GPUs while the rest wait, and the RayCluster is never ready; expected scheduler.kind: kai (one PodGroup, all or nothing) or a Kueue queue", ref, gpuPods, schedulerList(seen))
 		}
@@ -104,8 +163,8 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 		}
 		return
 	}
-	if err != nil {
-		ds.Errorf(file, where, "KAI would not schedule it: %v", err)
+	if r.Err != nil {
+		ds.Errorf(file, where, "KAI would not schedule it: %v", r.Err)
 		return
 	}
 	var parts []string
@@ -114,7 +173,7 @@ func rayGang(ds *diag.List, file, ref, base string, annotations, labels map[stri
 	}
 	ds.Infof(file, where, "KAI schedules %s as one gang: a PodGroup of %d pods, all or nothing, with run-wide topology %s; subgroups (pods, topology that keeps each together): %s",
 		ref, pg.MinMember, pg.Topology, strings.Join(parts, ", "))
-	if n, _ := capacity.GPUsPerPod(&spec.HeadGroupSpec.Template.Spec); pg.Topology.Required != "" && n == 0 {
+	if n, _ := capacity.GPUsPerPod(&spec.HeadGroupSpec.Template.Spec); r.Run.Required != "" && n == 0 {
 		ds.Warnf(file, where, "KAI's run-wide required placement (%s) binds every pod of %s's PodGroup, the head's included: the head must run on a node carrying %s, in the workers' domain, or KAI places none of the run (all or nothing); a CPU head's pool seldom carries a GPU level (preflight --nodes tells, on the cluster); expected the level required on the worker groups instead (their pod templates' %s; one worker group, segmentSize at least its replicas, keeps them in one domain), unless the head's nodes are in the domain",
 			pg.Topology.Required, ref, pg.Topology.Required, vocab.KAIRequiredPlacementAnnotation)
 	}

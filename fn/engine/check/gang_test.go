@@ -38,7 +38,7 @@ func job(scheduler string, groups int, owner map[string]string, tol corev1.Toler
 		spec.WorkerGroupSpecs = append(spec.WorkerGroupSpecs, rayv1.WorkerGroupSpec{
 			GroupName: "gpu-segment-" + string(rune('0'+i)), Replicas: ptr.To[int32](1), Template: pod()})
 	}
-	return &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Name: "r", Annotations: owner}, Spec: rayv1.RayJobSpec{RayClusterSpec: spec}}
+	return &rayv1.RayJob{TypeMeta: metav1.TypeMeta{APIVersion: "ray.io/v1", Kind: "RayJob"}, ObjectMeta: metav1.ObjectMeta{Name: "r", Annotations: owner}, Spec: rayv1.RayJobSpec{RayClusterSpec: spec}}
 }
 
 func messages(ds diag.List, sev diag.Severity) []string {
@@ -114,4 +114,54 @@ func TestGangs(t *testing.T) {
 		ds := Gangs("p.yaml", []any{job(vocab.KAISchedulerName, 1, nil, keyed), dep})
 		require.True(t, anyContains(messages(ds, diag.Warning), "the run's pods go to 2 schedulers: default-scheduler (Deployment/sandbox); kai-scheduler (RayJob/r)"))
 	})
+}
+
+// check's gang is the run fn/analyse/placement places (placement.RunsOf):
+// its PodGroup, the run-wide required level and each pod set's minMember
+// and required level, as data, not prose.
+func TestGangsOf(t *testing.T) {
+	owner := map[string]string{vocab.KAITopologyAnnotation: "gb300-topology", vocab.KAIRequiredPlacementAnnotation: "nvidia.com/gpu.clique"}
+	type shape struct {
+		name      string
+		count     int64
+		minMember int64
+		required  string
+	}
+	cases := []struct {
+		name     string
+		job      *rayv1.RayJob
+		gang     bool
+		members  int64
+		required string
+		shapes   []shape
+	}{
+		{name: "each worker group kept in a clique alone", job: job(vocab.KAISchedulerName, 2, nil, keyed), gang: true, members: 3,
+			shapes: []shape{{"RayJob/r head", 1, 1, ""}, {"RayJob/r worker group gpu-segment-0", 1, 1, "nvidia.com/gpu.clique"}, {"RayJob/r worker group gpu-segment-1", 1, 1, "nvidia.com/gpu.clique"}}},
+		{name: "a run-wide level binds every pod", job: job(vocab.KAISchedulerName, 1, owner, keyed), gang: true, members: 2, required: "nvidia.com/gpu.clique",
+			shapes: []shape{{"RayJob/r head", 1, 1, ""}, {"RayJob/r worker group gpu-segment-0", 1, 1, "nvidia.com/gpu.clique"}}},
+		{name: "no KAI: no gang", job: job("", 2, nil, keyed),
+			shapes: []shape{{"RayJob/r head", 1, 0, ""}, {"RayJob/r worker group gpu-segment-0", 1, 0, ""}, {"RayJob/r worker group gpu-segment-1", 1, 0, ""}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			reports := GangsOf([]any{c.job})
+			require.Len(t, reports, 1)
+			r := reports[0]
+			require.NoError(t, r.Err)
+			require.Equal(t, c.gang, r.KAI)
+			require.Equal(t, c.gang, r.Run.Gang)
+			require.Equal(t, c.members, r.Run.PodGroup.MinMember)
+			require.Equal(t, c.required, r.Run.Required)
+			var got []shape
+			for _, s := range r.Run.Shapes {
+				got = append(got, shape{s.Name(), s.Count, s.MinMember, s.Required})
+			}
+			require.Equal(t, c.shapes, got)
+		})
+	}
+	bad := GangsOf([]any{job(vocab.KAISchedulerName, 1, map[string]string{vocab.KAIRequiredPlacementAnnotation: "x"}, keyed)})
+	require.Len(t, bad, 1)
+	require.True(t, bad[0].KAI)
+	require.Error(t, bad[0].Err, "KAI's pod-grouper refuses a placement without a topology")
+	require.False(t, bad[0].Run.Gang, "no gang is made of it")
 }

@@ -1,20 +1,23 @@
 package manifest
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // The profile keys nrl-k8s declares and never applies, applied where their
-// meaning is unambiguous (the inert rest is warned about by check):
+// meaning is unambiguous (the inert rest is warned about by check). What
+// each scheduler writes is its integration's (fn/scheduler/kai,
+// fn/scheduler/kueue); this file applies it:
 //
 //   - scheduler.kind=kai: schedulerName kai-scheduler on every Ray and
 //     Deployment pod that names no scheduler, and the kai.scheduler/queue
@@ -45,52 +48,37 @@ const (
 	hfCacheVolume     = "hf-cache"
 )
 
-// withSchedulerLabels returns the profile with the KAI queue label among its
-// labels (a copy: the loaded profile is not modified).
+// withSchedulerLabels returns the profile with the labels its scheduler
+// integrations (fn/scheduler) add among its labels, and without those they
+// drop from every label set of it (a copy: the loaded profile is not
+// modified).
 func withSchedulerLabels(in *profile.Infra) (*profile.Infra, error) {
-	if _, _, ok := in.Scheduler.KueueAdmission(); ok {
-		if err := kueueLabelsOnlyByScheduler(in); err != nil {
-			return nil, err
-		}
+	set, drop, err := registry.ProfileLabels(in.SchedulerView())
+	if err != nil {
+		return nil, schedulerError(err)
 	}
-	if in.Scheduler.Kind == "kueue" && !in.NamesKAIScheduler() {
-		return withoutKAIQueue(in), nil
-	}
-	if in.Scheduler.Kind != "kai" || in.Scheduler.Queue == nil {
+	if len(set) == 0 && len(drop) == 0 {
 		return in, nil
 	}
-	q := *in.Scheduler.Queue
-	if v, ok := in.Labels[vocab.KAIQueueLabel]; ok && v != q {
-		return nil, errAt("labels."+vocab.KAIQueueLabel, "is %q but scheduler.queue is %q; expected one queue (drop the label: scheduler.queue sets it)", v, q)
-	}
-	for _, rc := range in.Kuberay.ByRole() {
-		if v, ok := rc.Cluster.Labels[vocab.KAIQueueLabel]; ok && v != q {
-			return nil, errAt("kuberay."+rc.Role+".labels."+vocab.KAIQueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, q)
-		}
-	}
-	for _, k := range tree.SortedKeys(in.Deployments) {
-		if d := in.Deployments[k]; d != nil {
-			if v, ok := d.Labels[vocab.KAIQueueLabel]; ok && v != q {
-				return nil, errAt("deployments."+k+".labels."+vocab.KAIQueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, q)
-			}
-		}
-	}
 	cp := *in
-	cp.Labels = merged(in.Labels, map[string]string{vocab.KAIQueueLabel: q})
+	for _, key := range drop {
+		cp = *withoutLabel(&cp, key)
+	}
+	if len(set) > 0 {
+		cp.Labels = merged(cp.Labels, set)
+	}
 	return &cp, nil
 }
 
-// withoutKAIQueue is the profile without the kai.scheduler/queue label in
-// its labels, its clusters' and its deployments' (a copy): under Kueue alone
-// with no pod on KAI's scheduler, nothing reads it, and preflight would ask
-// for a KAI Queue the run never uses (check warns about each one dropped).
-func withoutKAIQueue(in *profile.Infra) *profile.Infra {
+// withoutLabel is the profile without label key in its labels, its
+// clusters' and its deployments' (a copy).
+func withoutLabel(in *profile.Infra, key string) *profile.Infra {
 	cp := *in
-	cp.Labels = without(in.Labels, vocab.KAIQueueLabel)
+	cp.Labels = without(in.Labels, key)
 	for _, c := range []**profile.Cluster{&cp.Kuberay.Training, &cp.Kuberay.Generation, &cp.Kuberay.Gym} {
 		if *c != nil {
 			cl := **c
-			cl.Labels = without(cl.Labels, vocab.KAIQueueLabel)
+			cl.Labels = without(cl.Labels, key)
 			*c = &cl
 		}
 	}
@@ -99,13 +87,22 @@ func withoutKAIQueue(in *profile.Infra) *profile.Infra {
 		for k, d := range in.Deployments {
 			if d != nil {
 				dc := *d
-				dc.Labels = without(d.Labels, vocab.KAIQueueLabel)
+				dc.Labels = without(d.Labels, key)
 				d = &dc
 			}
 			cp.Deployments[k] = d
 		}
 	}
 	return &cp
+}
+
+// schedulerError is an integration's contradiction as the build's error at
+// its field.
+func schedulerError(err error) error {
+	if fe, ok := errors.AsType[*scheduler.FieldError](err); ok {
+		return errAt(fe.Field, "%s", fe.Msg)
+	}
+	return err
 }
 
 // without is labels without key (a copy; nil stays nil).
@@ -122,95 +119,24 @@ func without(labels map[string]string, key string) map[string]string {
 	return out
 }
 
-// kueueLabelsOnlyByScheduler refuses Kueue's labels written by hand beside
-// a profile that names Kueue (kind kueue, or kind kai with kueue): profile
-// and cluster labels reach every object and pod template, while Kueue must
-// see them on the admitted object only.
-func kueueLabelsOnlyByScheduler(in *profile.Infra) error {
-	why, keys := "scheduler.kind is kueue", "scheduler.queue and scheduler.workloadPriorityClass put"
-	if in.Scheduler.Kind == "kai" {
-		why, keys = "scheduler.kueue is set", "scheduler.kueue.queue and .workloadPriorityClass put"
-	}
-	for _, k := range []string{vocab.KueueQueueLabel, vocab.KueuePriorityClassLabel} {
-		if _, ok := in.Labels[k]; ok {
-			return errAt("labels."+k, "is set but %s; expected it unset: %s it on the RayJob (or RayCluster) alone, while labels reach every object and pod template", why, keys)
-		}
-		for _, rc := range in.Kuberay.ByRole() {
-			if _, ok := rc.Cluster.Labels[k]; ok {
-				return errAt("kuberay."+rc.Role+".labels."+k, "is set but %s; expected it unset: %s it on the RayJob (or RayCluster) alone, while kuberay.%s.labels reach its pod templates and ConfigMaps too", why, keys, rc.Role)
-			}
-		}
-	}
-	return nil
-}
-
 // admissionLabels are the labels of the object a queueing controller
-// admits (the RayJob, or the RayCluster in raycluster mode): Kueue's queue
-// name and workload priority class. nil unless the profile names Kueue
-// (kind kueue, or kind kai with kueue).
+// admits (the RayJob, or the RayCluster in raycluster mode), from the
+// scheduler integrations: Kueue's queue name and workload priority class.
 func admissionLabels(in *profile.Infra) map[string]string {
-	q, pc, ok := in.Scheduler.KueueAdmission()
-	if !ok {
-		return nil
-	}
-	out := map[string]string{vocab.KueueQueueLabel: q}
-	if pc != nil {
-		out[vocab.KueuePriorityClassLabel] = *pc
-	}
-	return out
+	return registry.OwnerLabels(in.Scheduler.View())
 }
 
-// gangAnnotations are scheduler.topology as the annotations of the object
-// KAI's pod-grouper makes the PodGroup for (the RayJob, or the RayCluster
-// in raycluster mode): the PodGroup's own constraint, binding every pod of
-// the gang (fn/analyse/kai). nil without one.
+// gangAnnotations are the annotations of the object a gang scheduler
+// groups (the RayJob, or the RayCluster in raycluster mode), from the
+// scheduler integrations: scheduler.topology as KAI's pod-grouper reads it.
 func gangAnnotations(in *profile.Infra) map[string]string {
-	t := in.Scheduler.Topology
-	if in.Scheduler.Kind != "kai" || t == nil {
-		return nil
-	}
-	out := map[string]string{vocab.KAITopologyAnnotation: t.Topology}
-	if t.RequiredPlacement != "" {
-		out[vocab.KAIRequiredPlacementAnnotation] = t.RequiredPlacement
-	}
-	if t.PreferredPlacement != "" {
-		out[vocab.KAIPreferredPlacementAnnotation] = t.PreferredPlacement
-	}
-	return out
+	return registry.OwnerAnnotations(in.Scheduler.View())
 }
 
-// applyScheduler sets the scheduler on one pod template. Under Kueue alone
-// (kind kueue) a pod that KAI does not place keeps none of KAI's topology
-// annotations: nothing reads them, and a reader would take them for a
-// constraint (check warns about each one dropped, and about a ComputeDomain
-// that nothing keeps in one NVLink domain); nor its kai.scheduler/queue
-// label when no pod of the run goes to KAI (withoutKAIQueue).
+// applyScheduler sets the scheduler on one pod template, as the scheduler
+// integrations say (fn/scheduler).
 func applyScheduler(in *profile.Infra, field string, t *corev1.PodTemplateSpec) error {
-	if in.Scheduler.Kind == "kueue" && t.Spec.SchedulerName != vocab.KAISchedulerName {
-		for _, k := range kai.TopologyKeys() {
-			delete(t.Annotations, k)
-		}
-		if !in.NamesKAIScheduler() {
-			delete(t.Labels, vocab.KAIQueueLabel)
-		}
-		return nil
-	}
-	if in.Scheduler.Kind != "kai" {
-		return nil
-	}
-	switch t.Spec.SchedulerName {
-	case "":
-		t.Spec.SchedulerName = vocab.KAISchedulerName
-	case vocab.KAISchedulerName:
-	default:
-		return errAt(field+".spec.schedulerName", "is %q but scheduler.kind is kai; expected %s or no schedulerName", t.Spec.SchedulerName, vocab.KAISchedulerName)
-	}
-	if in.Scheduler.Queue != nil {
-		if v, ok := t.Labels[vocab.KAIQueueLabel]; ok && v != *in.Scheduler.Queue {
-			return errAt(field+".metadata.labels."+vocab.KAIQueueLabel, "is %q but scheduler.queue is %q; expected one queue", v, *in.Scheduler.Queue)
-		}
-	}
-	return nil
+	return schedulerError(registry.Pod(in.SchedulerView(), field, t))
 }
 
 // applyPlacement puts the profile's node selector and tolerations on a GPU

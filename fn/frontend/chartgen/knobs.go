@@ -11,6 +11,8 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
@@ -193,11 +195,8 @@ func KnobOverrides(in *profile.Infra, k Knobs) []string {
 		out = append(out, "infra.scheduler.priorityClassName="+jsonString(k.PriorityClassName))
 	}
 	if k.WorkloadPriorityClass != "" {
-		key := "infra.scheduler.workloadPriorityClass"
-		if kueueBesideKAI(in) {
-			key = "infra.scheduler.kueue.workloadPriorityClass"
-		}
-		out = append(out, key+"="+jsonString(k.WorkloadPriorityClass))
+		_, key := schedkueue.Fields(in.Scheduler.View())
+		out = append(out, "infra."+key+"="+jsonString(k.WorkloadPriorityClass))
 	}
 	if len(k.NodeSelector) > 0 {
 		m := map[string]string{}
@@ -267,12 +266,9 @@ func knobDefaults(in *profile.Infra) KnobDefaults {
 	return d
 }
 
-// kueueBesideKAI: the profile names Kueue for admission beside KAI for
-// placement (scheduler: {kind: kai, kueue: {...}}), so Kueue's queue and
-// priority class are scheduler.kueue's keys, not scheduler.queue's.
-func kueueBesideKAI(in *profile.Infra) bool {
-	return in.Scheduler.Kind == "kai" && in.Scheduler.Kueue != nil
-}
+// kueueBesideKAI: Kueue admits beside KAI's placement, so Kueue's keys are
+// scheduler.kueue's (fn/scheduler/kueue's Beside).
+func kueueBesideKAI(in *profile.Infra) bool { return schedkueue.Beside(in.Scheduler.View()) }
 
 // noKueueQueue says why a profile takes no kueueQueue value, "" when it
 // does: it is Kueue's queue beside KAI's only. On a KAI profile without
@@ -282,7 +278,7 @@ func noKueueQueue(in *profile.Infra) string {
 	switch {
 	case kueueBesideKAI(in):
 		return ""
-	case in.Scheduler.Kind == "kueue":
+	case in.Scheduler.Kind == schedkueue.Kind:
 		return "the profile names Kueue alone (scheduler.kind kueue): its LocalQueue is the queue value"
 	}
 	return fmt.Sprintf("the profile has no scheduler.kueue (scheduler.kind is %s): kueueQueue is Kueue's LocalQueue where KAI places and Kueue admits, and whether Kueue admits the run is the profile's choice", in.Scheduler.Kind)
@@ -293,7 +289,7 @@ func noKueueQueue(in *profile.Infra) string {
 func unavailableWhy(knob string, mode runparams.Mode, in *profile.Infra) string {
 	switch knob {
 	case KnobQueue:
-		if in.Scheduler.Kind != "kai" && in.Scheduler.Kind != "kueue" {
+		if s, ok := registry.Of(in.Scheduler.Kind); !ok || !s.NeedsQueue() {
 			return fmt.Sprintf("the profile queues with neither KAI nor Kueue (scheduler.kind is %s); a queue needs scheduler: {kind: kai or kueue, queue: ...} in the profile", in.Scheduler.Kind)
 		}
 		return fmt.Sprintf("%s mode renders nothing KAI schedules or Kueue admits", mode)

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
@@ -23,38 +23,13 @@ import (
 // End-to-end: the built binary as an exec function under kustomize (in
 // process through krusty, and the pinned kustomize CLI) and kpt. Each runs
 // on a copy of the repository layout the example expects (examples/,
-// recipes/, profiles/, bin/nrl-k8s), so examples/kustomize is used exactly
-// as committed: its exec path ../../bin/nrl-k8s finds the fresh binary.
+// recipes/, profiles/, bin/nrl-k8s and bin/nrl-krm), so examples/kustomize
+// is used exactly as committed: its exec path ../../bin/nrl-krm finds the
+// fresh binary.
 
 const krustyGolden = "testdata/krusty/expected.yaml"
 
-var (
-	binOnce sync.Once
-	binDir  string
-	binErr  error
-)
-
-// nrlK8s builds ./fn/cmd/nrl-k8s once per test binary.
-func nrlK8s(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "krm-e2e-bin-")
-		if binErr != nil {
-			return
-		}
-		_, binErr = testenv.BuildCLI(binDir)
-	})
-	require.NoError(t, binErr)
-	return filepath.Join(binDir, "nrl-k8s")
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { clirun.Main(m) }
 
 // exampleTree copies what examples/<name> needs into a temp dir and
 // returns the example's directory there.
@@ -64,10 +39,12 @@ func exampleTree(t *testing.T, name string) string {
 	for _, d := range []string{"examples/" + name, "recipes", "profiles", "kustomize"} {
 		copyDir(t, filepath.Join(repoRoot, d), filepath.Join(root, d))
 	}
-	bin, err := os.ReadFile(nrlK8s(t))
-	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "bin", "nrl-k8s"), bin, 0o755))
+	for _, name := range []string{clirun.CLI, clirun.Lean} {
+		bin, err := os.ReadFile(clirun.BinaryNamed(t, name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(root, "bin", name), bin, 0o755))
+	}
 	// A repository, as the examples are: a generator's files: ../.. must
 	// stay inside the work tree holding the kustomization.
 	testenv.GitCheckout(t, root)
@@ -80,7 +57,7 @@ func copyDir(t *testing.T, from, to string) { t.Helper(); testenv.CopyDir(t, fro
 // runs, as one kustomize-style stream (kustomize writes no leading ---).
 func renderExample(t *testing.T) []byte {
 	t.Helper()
-	bin := nrlK8s(t)
+	bin := clirun.Binary(t)
 	var all bytes.Buffer
 	for _, args := range [][]string{
 		{"render", "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
@@ -234,7 +211,7 @@ func TestKptRender(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(dir, "qwen3-30b-math-gb300"))
 	require.NoError(t, err)
 	require.Len(t, entries, 3)
-	cmd := exec.Command(nrlK8s(t), "render", "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
+	cmd := exec.Command(clirun.Binary(t), "render", "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
 		"--infra", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml", "--user", "alice", "-n", "default",
 		"--name", "qwen3-30b-math-gb300")
 	cmd.Dir = repoRoot

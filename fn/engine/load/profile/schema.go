@@ -14,6 +14,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // Roles are fixed and always processed in this order (nrl-k8s rule).
@@ -103,16 +106,38 @@ type SchedulerKueue struct {
 }
 
 // KueueAdmission is Kueue's part of the scheduler, whichever way the profile
-// says it: kind kueue with queue (Kueue alone), or kind kai with kueue
-// (Kueue admits, KAI places). ok is false when Kueue admits nothing.
+// says it (fn/scheduler/kueue's Admission).
 func (s Scheduler) KueueAdmission() (queue string, priority *string, ok bool) {
-	switch {
-	case s.Kind == "kueue" && s.Queue != nil && *s.Queue != "":
-		return *s.Queue, s.WorkloadPriorityClass, true
-	case s.Kind == "kai" && s.Kueue != nil && s.Kueue.Queue != "":
-		return s.Kueue.Queue, s.Kueue.WorkloadPriorityClass, true
+	return schedkueue.Admission(s.View())
+}
+
+// SchedulerView is what the scheduler integrations (fn/scheduler) read of
+// the profile.
+func (in *Infra) SchedulerView() scheduler.Profile {
+	p := in.Scheduler.View()
+	p.Labels, p.Annotations, p.Suspend, p.NamesKAI = in.Labels, in.Annotations, in.Launch.RayJob.Suspend, in.NamesKAIScheduler()
+	for _, rc := range in.Kuberay.ByRole() {
+		p.Clusters = append(p.Clusters, scheduler.Part{Name: rc.Role, Labels: rc.Cluster.Labels, Annotations: rc.Cluster.Annotations})
 	}
-	return "", nil, false
+	for _, k := range tree.SortedKeys(in.Deployments) {
+		if d := in.Deployments[k]; d != nil {
+			p.Deployments = append(p.Deployments, scheduler.Part{Name: k, Labels: d.Labels})
+		}
+	}
+	return p
+}
+
+// View is the scheduler: keys alone, as the integrations read them (what
+// the rest of the profile says left out).
+func (s Scheduler) View() scheduler.Profile {
+	p := scheduler.Profile{Kind: s.Kind, Queue: s.Queue, PriorityClassName: s.PriorityClassName, WorkloadPriorityClass: s.WorkloadPriorityClass}
+	if t := s.Topology; t != nil {
+		p.Topology = &scheduler.Topology{Topology: t.Topology, RequiredPlacement: t.RequiredPlacement, PreferredPlacement: t.PreferredPlacement}
+	}
+	if k := s.Kueue; k != nil {
+		p.Kueue = &scheduler.KueueBeside{Queue: k.Queue, WorkloadPriorityClass: k.WorkloadPriorityClass}
+	}
+	return p
 }
 
 // SchedulerTopology is KAI's run-wide topology constraint.

@@ -11,8 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -33,7 +32,7 @@ const (
 )
 
 var (
-	SchedulerKinds  = []string{"kai", "kueue", "default"}
+	SchedulerKinds  = registry.Kinds()
 	WorkspaceKinds  = []string{"lustre", "pvc", "hostPath", "rayUpload", "auto"}
 	HFCacheKinds    = []string{"lustre", "pvc", "emptyDir", "none"}
 	CheckpointKinds = []string{"lustre", "pvc", "none"}
@@ -108,16 +107,8 @@ func validate(file string, in *Infra) diag.List {
 // selection and tolerations, and the variables every pod gets.
 func validateScheduling(ds *diag.List, file string, in *Infra) {
 	oneOf(ds, file, "scheduler.kind", in.Scheduler.Kind, SchedulerKinds)
-	if (in.Scheduler.Kind == "kai" || in.Scheduler.Kind == "kueue") && (in.Scheduler.Queue == nil || *in.Scheduler.Queue == "") {
-		ds.Errorf(file, "scheduler.queue", "infra.scheduler.queue is required when scheduler.kind=%s", in.Scheduler.Kind)
-	}
-	validateGangTopology(ds, file, in)
-	if q := in.Scheduler.Queue; q != nil && *q != "" && in.Scheduler.Kind == "kai" {
-		for _, e := range validation.IsValidLabelValue(*q) {
-			ds.Errorf(file, "scheduler.queue", "found %q; expected a queue name usable as the label value of %s: %s", *q, vocab.KAIQueueLabel, e)
-		}
-	}
-	validateKueue(ds, file, in)
+	// Each scheduler judges the keys it owns (fn/scheduler/...).
+	registry.Validate(in.SchedulerView(), reporter{ds, file})
 	validateDevMount(ds, file, in)
 	for _, k := range tree.SortedKeys(in.Placement.NodeSelector) {
 		for _, e := range validation.IsQualifiedName(k) {
@@ -433,49 +424,6 @@ func DevMountPath(in *Infra) DevMount {
 	return DevMount{DevWorkspacePath, "nrl-k8s's dev pod path"}
 }
 
-// validateGangTopology: scheduler.topology needs KAI, a topology and one
-// placement level, and may not contradict annotations the clusters set.
-func validateGangTopology(ds *diag.List, file string, in *Infra) {
-	t := in.Scheduler.Topology
-	if t == nil {
-		return
-	}
-	if in.Scheduler.Kind != "kai" {
-		beside := ""
-		if in.Scheduler.Kind == "kueue" {
-			beside = "; with Kueue admitting, keep kind kai and name the LocalQueue in scheduler.kueue.queue"
-		}
-		ds.Errorf(file, "scheduler.topology", "is set but scheduler.kind is %q; expected kind kai (KAI's pod-grouper is what reads it)%s", in.Scheduler.Kind, beside)
-	}
-	if t.Topology == "" {
-		ds.Errorf(file, "scheduler.topology.topology", "is empty; expected the KAI Topology's name (KAI refuses a placement without one)")
-	}
-	if (t.RequiredPlacement == "") == (t.PreferredPlacement == "") {
-		ds.Errorf(file, "scheduler.topology", "expected exactly one of requiredPlacement and preferredPlacement")
-	}
-	for _, k := range []struct{ field, v string }{{"requiredPlacement", t.RequiredPlacement}, {"preferredPlacement", t.PreferredPlacement}} {
-		if k.v == "" {
-			continue
-		}
-		for _, e := range validation.IsQualifiedName(k.v) {
-			ds.Errorf(file, "scheduler.topology."+k.field, "found %q; expected a node label key: %s", k.v, e)
-		}
-	}
-	keys := kai.TopologyKeys()
-	for _, key := range keys {
-		if _, set := in.Annotations[key]; set {
-			ds.Errorf(file, "annotations."+key, "is set and so is scheduler.topology; expected one of them (scheduler.topology writes it)")
-		}
-	}
-	for _, rc := range in.Kuberay.ByRole() {
-		for _, key := range keys {
-			if _, set := rc.Cluster.Annotations[key]; set {
-				ds.Errorf(file, "kuberay."+rc.Role+".annotations."+key, "is set and so is scheduler.topology; expected one of them (scheduler.topology writes it)")
-			}
-		}
-	}
-}
-
 // validateDevMount: dev.mountPath is an absolute, clean path.
 func validateDevMount(ds *diag.List, file string, in *Infra) {
 	m := in.Dev.MountPath
@@ -484,50 +432,12 @@ func validateDevMount(ds *diag.List, file string, in *Infra) {
 	}
 }
 
-// validateKueue: a Kueue run names a LocalQueue (a DNS-1123 subdomain, as
-// Kueue's own validation of the kueue.x-k8s.io/queue-name label requires),
-// never starts suspended by the profile's hand (Kueue's webhook suspends it
-// on creation; a suspend written in Git re-suspends an admitted run on the
-// next apply, and KubeRay then deletes its cluster). Kueue is named one way
-// only: kind kueue with queue when it admits and the default scheduler
-// places, kind kai with kueue when KAI places. What Kueue's webhooks refuse
-// in the rendered objects is judged by check (fn/engine/check/kueue.go).
-func validateKueue(ds *diag.List, file string, in *Infra) {
-	s := in.Scheduler
-	if s.WorkloadPriorityClass != nil && s.Kind != "kueue" {
-		hint := "expected kind kueue (a WorkloadPriorityClass is Kueue's; use scheduler.priorityClassName for the pods' PriorityClass)"
-		if s.Kind == "kai" {
-			hint = "expected scheduler.kueue.workloadPriorityClass beside KAI (Kueue admits, KAI places), or scheduler.priorityClassName for the pods' PriorityClass"
-		}
-		ds.Errorf(file, "scheduler.workloadPriorityClass", "is set but scheduler.kind is %q; %s", s.Kind, hint)
-	}
-	if s.Kueue != nil && s.Kind != "kai" {
-		ds.Errorf(file, "scheduler.kueue", "is set but scheduler.kind is %q; expected kind kai (scheduler.kueue is Kueue's admission beside KAI's placement); for Kueue alone write scheduler: {kind: kueue, queue: Q}", s.Kind)
-	}
-	if s.Kueue != nil && s.Kind == "kai" && s.Kueue.Queue == "" {
-		ds.Errorf(file, "scheduler.kueue.queue", "is empty; expected the LocalQueue in the run's namespace that admits the run")
-	}
-	queue, pc, ok := s.KueueAdmission()
-	if !ok {
-		return
-	}
-	qField, pcField := "scheduler.queue", "scheduler.workloadPriorityClass"
-	if s.Kind == "kai" {
-		qField, pcField = "scheduler.kueue.queue", "scheduler.kueue.workloadPriorityClass"
-	}
-	for _, e := range validation.IsDNS1123Subdomain(queue) {
-		ds.Errorf(file, qField, "found %q; expected a LocalQueue name (DNS-1123 subdomain, the value of the %s label): %s", queue, vocab.KueueQueueLabel, e)
-	}
-	if pc != nil {
-		for _, e := range validation.IsDNS1123Subdomain(*pc) {
-			ds.Errorf(file, pcField, "found %q; expected a WorkloadPriorityClass name (DNS-1123 subdomain): %s", *pc, e)
-		}
-	}
-	if in.Launch.RayJob.Suspend {
-		why := "scheduler.kind is kueue"
-		if s.Kind == "kai" {
-			why = "scheduler.kueue is set (Kueue admits the run)"
-		}
-		ds.Errorf(file, "launch.rayjob.suspend", "is true but %s; expected false (unset): Kueue's webhook suspends the RayJob when it is created and unsuspends it on admission, while a suspend: true kept in Git sets spec.suspend again on every later apply of the same manifests, and KubeRay then deletes the admitted run's cluster", why)
-	}
+// reporter reports a scheduler integration's errors in the profile file.
+type reporter struct {
+	ds   *diag.List
+	file string
+}
+
+func (r reporter) Errorf(field, format string, args ...any) {
+	r.ds.Errorf(r.file, field, format, args...)
 }

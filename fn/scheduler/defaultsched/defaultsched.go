@@ -1,0 +1,43 @@
+// Package defaultsched is the cluster's default scheduler (scheduler.kind:
+// default): kube-scheduler places the pods one by one, through no queue;
+// it owns no profile key.
+package defaultsched
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
+)
+
+// Kind is the scheduler.kind value that selects the default scheduler.
+const Kind = "default"
+
+// Integration is the default scheduler's.
+type Integration struct{}
+
+// Kind is "default".
+func (Integration) Kind() string { return Kind }
+
+// NeedsQueue: the default scheduler has no queue.
+func (Integration) NeedsQueue() bool { return false }
+
+// Validate has nothing to judge: the default scheduler reads no key of ours.
+func (Integration) Validate(scheduler.Profile, scheduler.Reporter) {}
+
+// ProfileLabels: none.
+func (Integration) ProfileLabels(scheduler.Profile) (map[string]string, []string, error) {
+	return nil, nil, nil
+}
+
+// OwnerLabels: none.
+func (Integration) OwnerLabels(scheduler.Profile) map[string]string { return nil }
+
+// OwnerAnnotations: none.
+func (Integration) OwnerAnnotations(scheduler.Profile) map[string]string { return nil }
+
+// Pod leaves the pod's schedulerName as the profile wrote it.
+func (Integration) Pod(scheduler.Profile, string, *corev1.PodTemplateSpec) error { return nil }
+
+// CheckObjects: nothing to judge.
+func (Integration) CheckObjects(string, []any) diag.List { return nil }

@@ -1,0 +1,119 @@
+// Package registry lists the scheduler integrations (fn/scheduler), in
+// the order scheduler.kind's enumeration names them and their keys are
+// judged: adding a scheduler is its folder and one line here.
+package registry
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/defaultsched"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
+)
+
+// All is every integration, in enumeration order.
+func All() []scheduler.Integration {
+	return []scheduler.Integration{kai.Integration{}, kueue.Integration{}, defaultsched.Integration{}}
+}
+
+// Kinds is every scheduler.kind value, in enumeration order.
+func Kinds() []string {
+	all := All()
+	out := make([]string, len(all))
+	for i, s := range all {
+		out[i] = s.Kind()
+	}
+	return out
+}
+
+// Of is the integration kind selects; ok is false for an unknown kind.
+func Of(kind string) (scheduler.Integration, bool) {
+	for _, s := range All() {
+		if s.Kind() == kind {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// Validate judges the profile's scheduler keys: scheduler.queue when the
+// selected integration needs one, then every integration's own keys, in
+// enumeration order (each refuses its keys under another kind).
+func Validate(p scheduler.Profile, r scheduler.Reporter) {
+	if s, ok := Of(p.Kind); ok && s.NeedsQueue() && !p.QueueSet() {
+		r.Errorf("scheduler.queue", "infra.scheduler.queue is required when scheduler.kind=%s", p.Kind)
+	}
+	for _, s := range All() {
+		s.Validate(p, r)
+	}
+}
+
+// ProfileLabels is what every integration adds to the profile's labels
+// and the keys they drop from every label set, in registry order; the
+// first contradiction is the error.
+func ProfileLabels(p scheduler.Profile) (set map[string]string, drop []string, err error) {
+	for _, s := range All() {
+		add, d, err := s.ProfileLabels(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		set, drop = merge(set, add), append(drop, d...)
+	}
+	return set, drop, nil
+}
+
+// OwnerLabels are every integration's labels on the object it admits or
+// groups.
+func OwnerLabels(p scheduler.Profile) map[string]string {
+	var out map[string]string
+	for _, s := range All() {
+		out = merge(out, s.OwnerLabels(p))
+	}
+	return out
+}
+
+// OwnerAnnotations are every integration's annotations on that object.
+func OwnerAnnotations(p scheduler.Profile) map[string]string {
+	var out map[string]string
+	for _, s := range All() {
+		out = merge(out, s.OwnerAnnotations(p))
+	}
+	return out
+}
+
+// Pod applies every integration to one pod template, in registry order.
+func Pod(p scheduler.Profile, field string, t *corev1.PodTemplateSpec) error {
+	for _, s := range All() {
+		if err := s.Pod(p, field, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// merge is a with b's entries (a new map when b adds any; nil stays nil).
+func merge(a, b map[string]string) map[string]string {
+	if len(b) == 0 {
+		return a
+	}
+	out := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// CheckObjects is every integration's judgement of the built objects, in
+// registry order.
+func CheckObjects(file string, objs []any) diag.List {
+	var ds diag.List
+	for _, s := range All() {
+		ds = append(ds, s.CheckObjects(file, objs)...)
+	}
+	return ds
+}
