@@ -17,7 +17,7 @@ ifeq ($(filter -trimpath,$(GOFLAGS)),)
 export GOFLAGS := $(strip -trimpath $(GOFLAGS))
 endif
 
-.PHONY: all build test race unit golden fmt vet lint image fuzz bench manifests chart tools apiserver kueue apiserver-test operator-test scheduling-test cluster-day-test kueue-test flux-test clean
+.PHONY: all build test race unit golden fmt vet lint image fuzz bench manifests chart tools apiserver kueue apiserver-test operator-test scheduling-test cluster-day-test kueue-test multicluster-test flux-test clean
 
 all: build
 
@@ -97,6 +97,12 @@ cluster-day-test:
 # admission) beside KubeRay's reconcilers (tests/kueue, internal/kueue).
 kueue-test:
 	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v ./tests/kueue
+
+# The multicluster tier: a MultiKueue manager and two workers (three API
+# servers, three Kueue managers, KubeRay in-process per worker;
+# internal/multicluster). Opt-in: docs/multicluster.md says why.
+multicluster-test:
+	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_MULTICLUSTER=1 NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v -timeout 10m ./tests/multicluster
 
 # Only the Flux tier: runs reconciled as Flux's kustomize-controller
 # reconciles one Kustomization per run (fluxcd/pkg/ssa), against KubeRay's

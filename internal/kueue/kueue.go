@@ -95,11 +95,33 @@ type Kueue struct {
 	mounts chan struct{}
 }
 
+// Options change how the manager is configured.
+type Options struct {
+	// MultiKueue adds the multiKueue section of the Configuration (a
+	// MultiKueue manager cluster: its AdmissionCheck controller copies
+	// admitted jobs to worker clusters; the MultiKueue feature gate is on
+	// by default in v0.17.0).
+	MultiKueue bool
+}
+
+// multiKueueConfig is the manager's multiKueue section: a short garbage
+// collection interval and worker-lost timeout, so a test sees them act.
+const multiKueueConfig = `multiKueue:
+  gcInterval: 30s
+  origin: nrl-manager
+  workerLostTimeout: 2m
+`
+
 // Start installs Kueue's objects from dir/kueue.yaml into env's API server
 // (started with AggregatorRouting), starts the manager with the RayJob and
 // RayCluster integrations, and returns once its webhooks answer through
 // the API server.
 func Start(env *operator.Env, dir string) (*Kueue, error) {
+	return StartWith(env, dir, Options{})
+}
+
+// StartWith is Start with opts.
+func StartWith(env *operator.Env, dir string, opts Options) (*Kueue, error) {
 	ip, err := hostIP()
 	if err != nil {
 		return nil, err
@@ -132,7 +154,11 @@ func Start(env *operator.Env, dir string) (*Kueue, error) {
 		return nil, err
 	}
 	cfg := filepath.Join(tmp, "config.yaml")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, config, healthPort, ip.String(), webhookPort, filepath.Join(tmp, "certs")), 0o600); err != nil {
+	body := fmt.Appendf(nil, config, healthPort, ip.String(), webhookPort, filepath.Join(tmp, "certs"))
+	if opts.MultiKueue {
+		body = append(body, multiKueueConfig...)
+	}
+	if err := os.WriteFile(cfg, body, 0o600); err != nil {
 		return nil, err
 	}
 	certDir := filepath.Join(tmp, "certs")

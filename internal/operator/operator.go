@@ -161,14 +161,10 @@ func attach(srv *apiserver.Server) (*Env, error) {
 		cancel()
 		return nil, fmt.Errorf("KubeRay's RayJob reconciler: %w", err)
 	}
-	// Tests create fleets of hundreds of Nodes and poll Pods: client-go's
-	// default limiter (5 QPS) would make that minutes.
-	cfg := rest.CopyConfig(srv.Config)
-	cfg.QPS, cfg.Burst = 500, 1000
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := newClient(srv, scheme)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("client for %s: %w", srv.Config.Host, err)
+		return nil, err
 	}
 	env := &Env{Server: srv, Client: c, Dashboard: dash, cancel: cancel, done: make(chan error, 1)}
 	go func() { env.done <- mgr.Start(ctx) }()
@@ -178,6 +174,44 @@ func attach(srv *apiserver.Server) (*Env, error) {
 		cancel()
 		return nil, fmt.Errorf("KubeRay's caches did not sync within a minute: %w", <-env.done)
 	}
+	return env, nil
+}
+
+// newClient is the Env's typed client for srv.
+func newClient(srv *apiserver.Server, scheme *runtime.Scheme) (client.Client, error) {
+	// Tests create fleets of hundreds of Nodes and poll Pods: client-go's
+	// default limiter (5 QPS) would make that minutes.
+	cfg := rest.CopyConfig(srv.Config)
+	cfg.QPS, cfg.Burst = 500, 1000
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", srv.Config.Host, err)
+	}
+	return c, nil
+}
+
+// StartBare is StartWith without KubeRay's reconcilers: a cluster that
+// stores RayJobs and RayClusters but never acts on them (a MultiKueue
+// manager cluster, which only queues the job object). Its Dashboard is nil.
+func StartBare(assets string, opts apiserver.Options) (*Env, error) {
+	begin := time.Now()
+	setLogger()
+	opts.ClusterAdmission = true
+	srv, err := apiserver.StartWith(assets, opts)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, errors.Join(err, srv.Stop())
+	}
+	c, err := newClient(srv, scheme)
+	if err != nil {
+		return nil, errors.Join(err, srv.Stop())
+	}
+	env := &Env{Server: srv, Client: c, cancel: func() {}, done: make(chan error, 1)}
+	env.done <- nil // no manager runs; Stop reads this in its place
+	env.Up, env.Reconciling = srv.Ready, time.Since(begin)
 	return env, nil
 }
 

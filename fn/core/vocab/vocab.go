@@ -113,6 +113,10 @@ const (
 	KueuePriorityClassLabel = "kueue.x-k8s.io/priority-class"
 	// KueueJobUIDLabel is on a Workload: the UID of the job it stands for.
 	KueueJobUIDLabel = "kueue.x-k8s.io/job-uid"
+	// MultiKueueControllerName is MultiKueue's AdmissionCheck controller
+	// and, in a RayJob's or RayCluster's spec.managedBy, what KubeRay
+	// leaves the object to (pkg/controller/admissionchecks/multikueue).
+	MultiKueueControllerName = "kueue.x-k8s.io/multikueue"
 )
 
 // Dynamic Resource Allocation's, and NVIDIA's ComputeDomain.
