@@ -356,3 +356,23 @@ func TestDocsTestNamesExist(t *testing.T) {
 		}
 	}
 }
+
+// maxWords is what README.md and docs/*.md may hold together: each fact said
+// once, on the page a user looks for it on; a new fact pays for itself by
+// cutting a repeated or stale one.
+const maxWords = 40000
+
+func TestDocsStayWithinTheirWordBudget(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	require.NoError(t, err)
+	files = append(files, filepath.Join(root, "README.md"))
+	words := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		words += len(strings.Fields(string(b)))
+	}
+	require.Greater(t, words, 1000, "the word count read the pages")
+	require.LessOrEqual(t, words, maxWords, "README.md and docs/*.md: %d words, at most %d", words, maxWords)
+}
