@@ -16,9 +16,11 @@ RUN go mod download
 COPY . .
 # CGO off: the final image has no libc. -trimpath and no symbols keep the
 # binary small and free of builder paths; -X sets the reported version.
+# nrl-krm is the KRM function alone (the entrypoint); nrl-k8s, the CLI, is
+# beside it for the chart's test hook (`nrl-k8s status`).
 RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
     go build -trimpath -ldflags "-s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli.Version=${VERSION}" \
-    -o /out/nrl-k8s ./fn/cmd/nrl-k8s
+    -o /out/ ./fn/cmd/nrl-k8s ./fn/cmd/nrl-krm
 
 # distroless/static: CA certificates, tzdata and a nonroot user, no shell.
 FROM gcr.io/distroless/static:nonroot
@@ -26,8 +28,8 @@ ARG VERSION=dev
 LABEL org.opencontainers.image.source="https://github.com/nemo-rl-krm/nemo-rl-krm" \
       org.opencontainers.image.title="nrl-k8s" \
       org.opencontainers.image.version="${VERSION}"
-COPY --from=build /out/nrl-k8s /usr/local/bin/nrl-k8s
+COPY --from=build /out/nrl-k8s /out/nrl-krm /usr/local/bin/
 # Same uid:gid as the ociimage build, so both images behave alike under
 # runAsNonRoot.
 USER 65532:65532
-ENTRYPOINT ["/usr/local/bin/nrl-k8s", "fn"]
+ENTRYPOINT ["/usr/local/bin/nrl-krm"]

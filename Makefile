@@ -1,6 +1,7 @@
 # nemo-rl-krm. `make test` is what CI runs (see .ci/run and README).
 GO        ?= go
 BIN       := bin/nrl-k8s
+KRM_BIN   := bin/nrl-krm
 VERSION   ?= v0.1.0
 IMAGE     ?= ghcr.io/nemo-rl-krm/nrl-k8s:$(VERSION)
 EXAMPLES  := testdata/nemo-rl
@@ -20,8 +21,12 @@ endif
 
 all: build
 
+# bin/nrl-k8s, the CLI, and bin/nrl-krm, the KRM function alone (`nrl-k8s
+# fn` without the CLI's cobra, client-go and Helm: the image's entrypoint and
+# the examples' exec function; docs/krm.md).
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./fn/cmd/nrl-k8s
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(KRM_BIN) ./fn/cmd/nrl-krm
 
 tools:
 	./hack/tools.sh
@@ -130,10 +135,12 @@ clean:
 
 # Container image of the KRM function, built without Docker (go-containerregistry):
 # a docker-archive tarball and an OCI image layout of the same image (one digest).
+# Entrypoint nrl-krm; nrl-k8s beside it for the chart's test hook.
 image:
 	mkdir -p dist
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/nrl-k8s-linux-amd64 ./fn/cmd/nrl-k8s
-	$(GO) run ./fn/cmd/build-image --binary dist/nrl-k8s-linux-amd64 --tag $(IMAGE) \
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/nrl-krm-linux-amd64 ./fn/cmd/nrl-krm
+	$(GO) run ./fn/cmd/build-image --binary dist/nrl-krm-linux-amd64 --cli dist/nrl-k8s-linux-amd64 --tag $(IMAGE) \
 	  --out dist/nrl-k8s-image.tar --layout dist/nrl-k8s-oci > dist/nrl-k8s-image.digest
 	@echo "docker-archive dist/nrl-k8s-image.tar, OCI layout dist/nrl-k8s-oci, digest $$(cat dist/nrl-k8s-image.digest)"
 

@@ -8,7 +8,7 @@ import "embed"
 
 // Skeleton holds the chart's hand-written files under nemo-rl-run/.
 //
-//go:embed nemo-rl-run/Chart.yaml nemo-rl-run/values.yaml nemo-rl-run/README.md nemo-rl-run/.helmignore nemo-rl-run/templates/_helpers.tpl nemo-rl-run/templates/NOTES.txt nemo-rl-run/templates/tests
+//go:embed nemo-rl-run/Chart.yaml nemo-rl-run/values.yaml nemo-rl-run/README.md nemo-rl-run/.helmignore nemo-rl-run/templates/_helpers.tpl nemo-rl-run/templates/_knobs.tpl nemo-rl-run/templates/NOTES.txt nemo-rl-run/templates/tests
 var Skeleton embed.FS
 
 // SkeletonRoot is the chart's directory inside Skeleton.

@@ -68,13 +68,19 @@ func modfile(data []byte) string {
 // BuildCLI builds ./fn/cmd/nrl-k8s (static) into dir and returns its path.
 // It takes no testing.TB so that TestMain can call it.
 func BuildCLI(dir string, flags ...string) (string, error) {
-	bin := filepath.Join(dir, "nrl-k8s")
-	args := append(append([]string{"build"}, flags...), "-o", bin, "./fn/cmd/nrl-k8s")
+	return BuildBinary(dir, "nrl-k8s", flags...)
+}
+
+// BuildBinary builds ./fn/cmd/NAME (static) into dir and returns its path:
+// nrl-k8s, or nrl-krm, the KRM function alone.
+func BuildBinary(dir, name string, flags ...string) (string, error) {
+	bin := filepath.Join(dir, name)
+	args := append(append([]string{"build"}, flags...), "-o", bin, "./fn/cmd/"+name)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = repoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./fn/cmd/nrl-k8s: %w\n%s", err, out)
+		return "", fmt.Errorf("go build ./fn/cmd/%s: %w\n%s", name, err, out)
 	}
 	return bin, nil
 }

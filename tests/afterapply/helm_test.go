@@ -130,7 +130,7 @@ func TestHelmSharedServices(t *testing.T) {
 		// can take the sandbox over.
 		out, err := h.run(t, append([]string{"install", "ultra-c"}, append(base, "--set", "deployments=true")...)...)
 		require.Error(t, err, out)
-		assert.Contains(t, out, "deployments=true: a run release does not install the profile's shared services")
+		assert.Contains(t, out, "at '/deployments': value must be false")
 		out, err = h.run(t, append([]string{"install", "alice-sandbox-2"}, append(base, "--set", "mode=services")...)...)
 		require.Error(t, err, out)
 		assert.Contains(t, out, sandbox)

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krmframework"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -85,7 +86,7 @@ func BenchmarkKRMFunction(b *testing.B) { benchmarkFunction(b, krm.Execute) }
 // encoded again by kyaml): the cost krm.Execute's splicing avoids, kept
 // measurable so the copy stays justified (docs/performance.md).
 func BenchmarkKRMFunctionFramework(b *testing.B) {
-	benchmarkFunction(b, func(rw *kio.ByteReadWriter) error { return framework.Execute(krm.Processor{}, rw) })
+	benchmarkFunction(b, func(rw *kio.ByteReadWriter) error { return framework.Execute(krmframework.Processor{}, rw) })
 }
 
 func benchmarkFunction(b *testing.B, execute func(*kio.ByteReadWriter) error) {

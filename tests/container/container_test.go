@@ -3,7 +3,10 @@
 // from the docker-archive tarball `make image` writes, `kpt fn render` in
 // image mode and `kustomize build` with a `container:` function (both run it
 // `--user nobody --network none`), and the image directly on a read-only
-// root file system. Every output is compared with the exec form's bytes.
+// root file system. Every output is compared with the exec form's bytes:
+// `nrl-k8s fn`, the CLI the image holds beside its entrypoint nrl-krm (the
+// KRM function alone), so the tier also holds the two binaries to one
+// output.
 //
 // podman's configuration and storage live in a temporary directory of the
 // test's own (CONTAINERS_CONF, CONTAINERS_STORAGE_CONF): nothing is pulled,
@@ -48,7 +51,7 @@ const ldflags = "-s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli.Ver
 // podmanEnv is the environment every podman-using command gets.
 type podmanEnv struct {
 	dir     string   // the tier's own directory: config, storage, wrappers, logs
-	bin     string   // the linux/amd64 nrl-k8s the image holds (the exec form runs it)
+	bin     string   // the linux/amd64 nrl-k8s the image holds (the exec form runs `nrl-k8s fn`)
 	environ []string // os.Environ with the podman settings and the wrappers first on PATH
 	argsLog string   // every docker/podman command line the wrappers saw
 }
@@ -166,15 +169,18 @@ func newPodmanEnv(root string) (*podmanEnv, error) {
 
 // buildImage does what `make image` does, into dir.
 func buildImage(root, dir string) (string, error) {
-	bin := filepath.Join(dir, "nrl-k8s-linux-amd64")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", bin, "./fn/cmd/nrl-k8s")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %w\n%s", err, out)
+	bins := map[string]string{}
+	for _, name := range []string{"nrl-krm", "nrl-k8s"} {
+		bins[name] = filepath.Join(dir, name+"-linux-amd64")
+		build := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", bins[name], "./fn/cmd/"+name)
+		build.Dir = root
+		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+		if out, err := build.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build: %w\n%s", err, out)
+		}
 	}
 	tarball := filepath.Join(dir, "nrl-k8s-image.tar")
-	img := exec.Command("go", "run", "./fn/cmd/build-image", "--binary", bin, "--tag", image, "--out", tarball)
+	img := exec.Command("go", "run", "./fn/cmd/build-image", "--binary", bins["nrl-krm"], "--cli", bins["nrl-k8s"], "--tag", image, "--out", tarball)
 	img.Dir = root
 	if out, err := img.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build-image: %w\n%s", err, out)
@@ -182,8 +188,9 @@ func buildImage(root, dir string) (string, error) {
 	return tarball, nil
 }
 
-// binaryOf copies the binary out of the image's one layer, so the exec
-// form runs the very bytes the container runs.
+// binaryOf copies the CLI out of the image's one layer, so the exec form
+// runs the bytes the image ships (`nrl-k8s fn`, while the container runs
+// its entrypoint, nrl-krm).
 func binaryOf(dir, tarball string) (string, error) {
 	img, err := crtarball.ImageFromPath(tarball, nil)
 	if err != nil {

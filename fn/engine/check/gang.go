@@ -125,7 +125,7 @@ func rayGang(ds *diag.List, file string, r GangReport, schedulers map[string][]s
 		f, what := where+".headGroupSpec.template.spec.tolerations", ref+" head"
 		if i > 0 {
 			g := &spec.WorkerGroupSpecs[i-1]
-			f, what = fmt.Sprintf("%s.workerGroupSpecs[%d].template.spec.tolerations", where, i-1), ref+" worker group "+segmentSuffix.ReplaceAllString(g.GroupName, "")
+			f, what = fmt.Sprintf("%s.workerGroupSpecs[%d].template.spec.tolerations", where, i-1), ref+" worker group "+segmentSuffix().ReplaceAllString(g.GroupName, "")
 		}
 		if !warned[what] {
 			warned[what] = keylessExists(ds, file, f, what, t.Spec.Tolerations)

@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
@@ -11,6 +10,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 )
 
 // Placement warns about where the rendered pods would land: GPU workers
@@ -38,14 +38,14 @@ func Placement(file string, objs []any) diag.List {
 // segmentSuffix is what segment splitting appends to a group's name
 // (fn/engine/manifest/segments.go): the segments of one group are warned about
 // once.
-var segmentSuffix = regexp.MustCompile(`-segment-[0-9]+$`)
+var segmentSuffix = lazyre.New(`-segment-[0-9]+$`)
 
 func placementOf(ds *diag.List, file, ref, base string, spec *rayv1.RayClusterSpec) {
 	where := "output " + ref + " " + base
 	seen := map[string]bool{}
 	for i := range spec.WorkerGroupSpecs {
 		g := &spec.WorkerGroupSpecs[i]
-		name := segmentSuffix.ReplaceAllString(g.GroupName, "")
+		name := segmentSuffix().ReplaceAllString(g.GroupName, "")
 		if seen[name] {
 			continue
 		}

@@ -159,10 +159,17 @@ func TestGoldenCasesParity(t *testing.T) {
 	assert.GreaterOrEqual(t, stopped, 4, "the stopped golden cases (gb300-stopped, h100-kueue-stopped) in both modes")
 }
 
-// TestBadValues: wrong values fail at template time, with a message that
-// names the value and what was expected.
-func TestBadValues(t *testing.T) {
-	c := loadChart(t)
+// badValue is values the chart refuses, and what its message says.
+type badValue struct {
+	name string
+	vals map[string]any
+	want string
+}
+
+// badValues are the chart's refusals of wrong values: Helm's schema
+// validation (values.schema.json) where the message starts "at '/...",
+// naming the value's path and what it expects, else the template's.
+func badValues() []badValue {
 	base := func() map[string]any {
 		return map[string]any{"profile": "gb300-qwen3-30b-math-4n-4gpu", "user": "alice"}
 	}
@@ -181,20 +188,23 @@ func TestBadValues(t *testing.T) {
 		m["mode"] = "services"
 		return m
 	}
-	cases := []struct {
-		name string
-		vals map[string]any
-		want string
-	}{
+	withRecipe := func(m map[string]any) map[string]any {
+		m["recipe"] = "grpo: {}\n"
+		return m
+	}
+	return []badValue{
 		{"bad mode", with("mode", "batch"), "at '/mode': value must be one of 'rayjob', 'raycluster', 'dev', 'services'"},
-		{"services of a profile without deployments", with("mode", "services"), "mode services: profile gb300-qwen3-30b-math-4n-4gpu declares no deployments, so there are no shared services to install"},
-		{"a run that owns the shared services", ultra("deployments", true), "deployments=true: a run release does not install the profile's shared services (Service alice-ultra-pipeclean-ns-tools, Deployment alice-ultra-pipeclean-ns-tools): two releases would both claim them, and helm uninstall of one would delete what the other still uses. Install them once per user and namespace as a release of their own (helm install alice-ultra-pipeclean-ns-tools CHART --set mode=services,profile=gb300-ultra-64n-pipeclean,user=alice)"},
-		{"deployments=true without deployments", with("deployments", true), "deployments=true: a run release does not install the profile's shared services: two releases"},
-		{"services with a run id", ultraServices("runId", "r1"), "runId: mode services installs the profile's shared services, not a run, so it takes no runId"},
-		{"services with overrides", ultraServices("overrides", []any{"grpo.max_num_steps=3"}), "overrides: mode services installs the profile's shared services, not a run, so it takes no overrides"},
-		{"services with the helm test suite", ultraServices("test", map[string]any{"enabled": true, "image": "ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"}), "test.enabled: mode services installs the shared services, not a run"},
-		{"services with a per-run value", ultraServices("priorityClassName", "high"), "priorityClassName: profile gb300-ultra-64n-pipeclean in services mode cannot take this value: mode services installs the profile's shared services, not a run; set it on the run releases"},
-		{"services with a recipe", ultraServices("recipe", "grpo: {}\n"), "recipe: mode services cannot ship a recipe value"},
+		{"services of a profile without deployments", with("mode", "services"), "at '/mode': value must be one of 'rayjob', 'raycluster', 'dev'\n"},
+		{"a run that owns the shared services", ultra("deployments", true), "at '/deployments': value must be false"},
+		{"deployments=true without deployments", with("deployments", true), "at '/deployments': value must be false"},
+		{"services with a run id", ultraServices("runId", "r1"), "at '/runId': value must be ''"},
+		{"services with overrides", ultraServices("overrides", []any{"grpo.max_num_steps=3"}), "at '/overrides': maxItems: got 1, want 0"},
+		{"services with the helm test suite", ultraServices("test", map[string]any{"enabled": true, "image": "ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"}), "at '/test/enabled': value must be false"},
+		{"services with a per-run value", ultraServices("priorityClassName", "high"), "at '/priorityClassName': value must be ''"},
+		{"services with a recipe", ultraServices("recipe", "grpo: {}\n"), "at '/recipe': value must be ''"},
+		{"recipe in raycluster mode", withRecipe(with("mode", "raycluster")), "at '/recipe': value must be ''"},
+		{"bad state", with("state", "paused"), "at '/state': value must be one of 'run', 'stopped'"},
+		{"helm test without its image", with("test", map[string]any{"enabled": true, "image": ""}), "at '/test/image': minLength: got 0, want 1"},
 		{"unknown profile", with("profile", "gb200-nope"), "at '/profile': value must be one of"},
 		{"bad user", with("user", "Bob_Smith"), `at '/user': 'Bob_Smith' does not match pattern`},
 		{"missing user", with("user", ""), "the user value is required"},
@@ -212,7 +222,21 @@ func TestBadValues(t *testing.T) {
 		{"gpu mismatch", with("overrides", []any{"cluster.gpus_per_node=8"}), "recipe check: profile gb300-qwen3-30b-math-4n-4gpu gives each training worker 4 GPUs; expected 8"},
 		{"too many nodes", with("overrides", []any{"cluster.num_nodes=16"}), "provides 4 GPU nodes (replicas x numOfHosts); expected at least 16"},
 	}
-	for _, tc := range cases {
+}
+
+// TestBadValues: wrong values fail at template time, with a message that
+// names the value and what was expected.
+func TestBadValues(t *testing.T) {
+	c := loadChart(t)
+	base := func() map[string]any {
+		return map[string]any{"profile": "gb300-qwen3-30b-math-4n-4gpu", "user": "alice"}
+	}
+	with := func(k string, v any) map[string]any {
+		m := base()
+		m[k] = v
+		return m
+	}
+	for _, tc := range badValues() {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := helmTemplate(c, tc.vals, "default")
 			require.Error(t, err)
@@ -305,7 +329,7 @@ func TestRecipeValue(t *testing.T) {
 		{"chain", "defaults: ../grpo_math_1B.yaml\n", "", "it has a defaults: chain, whose files the chart cannot read; expected the merged recipe: nrl-k8s recipe-merge"},
 		{"infra", "infra:\n  namespace: x\ncluster:\n  gpus_per_node: 8\n", "", "it has an infra: key"},
 		{"list", "- 1\n", "", "cannot read it as a YAML mapping"},
-		{"raycluster", "cluster:\n  gpus_per_node: 8\n", runparams.RayCluster, "mode raycluster cannot ship a recipe value"},
+		{"raycluster", "cluster:\n  gpus_per_node: 8\n", runparams.RayCluster, "at '/recipe': value must be ''"},
 		{"gpus", "cluster:\n  gpus_per_node: 4\n  num_nodes: 1\n", "", "gives each training worker 8 GPUs; expected 4, the recipe's cluster.gpus_per_node (set by the recipe value (cluster.gpus_per_node))"},
 		{"reserved", "x: nrl-sentinel-recipe-y7z7\n", "", "reserved"},
 	} {

@@ -73,7 +73,7 @@ func generate(idx *Index, readme []byte, env func(string) (string, bool), indexR
 		return nil, err
 	}
 	g.out[MetaFile] = append(b, '\n')
-	schema, err := Schema(idx)
+	schema, err := Schema(idx, meta, g.out)
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func TestHelmTestHook(t *testing.T) {
 
 	_, err = helmHooks(t, c, "exp-1", with(map[string]any{"test": map[string]any{"enabled": true, "image": ""}}), "team-a")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "nemo-rl-run: test.image is required with test.enabled")
+	assert.Contains(t, err.Error(), "at '/test/image': minLength: got 0, want 1")
 
 	for _, tc := range []struct{ ns, runNS string }{{"team-a", ""}, {"helm-releases", "team-b"}} {
 		vals := with(map[string]any{"test": map[string]any{"enabled": true}})
@@ -150,7 +150,7 @@ func TestHelmTestHook(t *testing.T) {
 		require.Len(t, pod.Spec.Containers, 1)
 		ctr := pod.Spec.Containers[0]
 		assert.Equal(t, image, ctr.Image)
-		assert.Equal(t, []string{"/usr/local/bin/nrl-k8s"}, ctr.Command, "the image's binary (fn/tooling/ociimage.DefaultBinaryDest); its entrypoint is the KRM function")
+		assert.Equal(t, []string{"/usr/local/bin/nrl-k8s"}, ctr.Command, "the image's CLI (fn/tooling/ociimage.CLIBinaryDest); its entrypoint is the KRM function, nrl-krm")
 		assert.Equal(t, []string{"status", "exp-1", "-n", want}, ctr.Args)
 		assert.Equal(t, "exp-1-status-test", pod.Spec.ServiceAccountName)
 		assert.Equal(t, corev1.RestartPolicyNever, pod.Spec.RestartPolicy)

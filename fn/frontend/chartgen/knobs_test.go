@@ -169,6 +169,31 @@ func TestKnobParity(t *testing.T) {
 // refuses it too.
 func TestKnobBadValues(t *testing.T) {
 	c := loadChart(t)
+	for _, tc := range knobBadValues() {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := helmTemplate(c, tc.run.values(t), "default")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			if tc.engine {
+				require.NotEmpty(t, tc.run.infra)
+				_, msg, ok := engineRender(t, tc.run)
+				assert.False(t, ok, "nrl-k8s render with %v must refuse it too", tc.run.infra)
+				t.Log(strings.SplitN(msg, "\n", 2)[0])
+			}
+		})
+	}
+}
+
+// knobBad is a bad per-run value and what the chart's message says.
+type knobBad struct {
+	name   string
+	run    run
+	want   string
+	engine bool // nrl-k8s render with r.infra refuses it too
+}
+
+// knobBadValues are TestKnobBadValues' cases.
+func knobBadValues() []knobBad {
 	base := func(profile string, mode runparams.Mode, k string, v any, infra ...string) run {
 		return run{profile: profile, mode: mode, user: "alice", namespace: "default", knobs: map[string]any{k: v}, infra: infra}
 	}
@@ -177,38 +202,33 @@ func TestKnobBadValues(t *testing.T) {
 		h200    = "h200-research-16n8g"
 		gb300   = "gb300-qwen3-30b-math-4n-4gpu"
 	)
-	cases := []struct {
-		name   string
-		run    run
-		want   string
-		engine bool // nrl-k8s render with r.infra refuses it too
-	}{
+	return []knobBad{
 		{"queue on a profile without KAI", base(generic, runparams.RayJob, "queue", "team-b"),
-			"nemo-rl-run: queue: profile generic-single-node-8gpu in rayjob mode cannot take this value: the profile queues with neither KAI nor Kueue (scheduler.kind is default)", false},
+			"at '/queue': value must be ''", false},
 		{"Kueue queue not a LocalQueue name", base("h100-kueue-2n8g", runparams.RayJob, "queue", "Team_B", "infra.scheduler.queue=Team_B"),
-			`nemo-rl-run: queue "Team_B": profile h100-kueue-2n8g queues with Kueue; expected a LocalQueue name (a DNS-1123 subdomain`, true},
+			"at '/queue': 'Team_B' does not match pattern '^([a-z0-9]([-a-z0-9]*[a-z0-9])?", true},
 		{"workload priority class on a profile without Kueue", base(h200, runparams.RayJob, "workloadPriorityClass", "high", "infra.scheduler.workloadPriorityClass=high"),
-			"nemo-rl-run: workloadPriorityClass: profile h200-research-16n8g in rayjob mode cannot take this value: the profile does not queue with Kueue (scheduler.kind is kai, no scheduler.kueue)", true},
+			"at '/workloadPriorityClass': value must be ''", true},
 		{"Kueue LocalQueue beside KAI on a Kueue-only profile", base("h100-kueue-2n8g", runparams.RayJob, "kueueQueue", "team-b"),
-			"nemo-rl-run: kueueQueue: profile h100-kueue-2n8g in rayjob mode cannot take this value: the profile names Kueue alone (scheduler.kind kueue): its LocalQueue is the queue value", false},
+			"at '/kueueQueue': value must be ''", false},
 		{"Kueue LocalQueue on a KAI profile without Kueue", base(h200, runparams.RayJob, "kueueQueue", "team-b"),
-			"nemo-rl-run: kueueQueue: profile h200-research-16n8g in rayjob mode cannot take this value: the profile has no scheduler.kueue (scheduler.kind is kai)", false},
+			"at '/kueueQueue': value must be ''", false},
 		{"Kueue LocalQueue not a name", base(h200, runparams.RayJob, "kueueQueue", "Team_B"), "at '/kueueQueue'", false},
 		{"workload priority class not a name", base("h100-kueue-2n8g", runparams.RayJob, "workloadPriorityClass", "High", "infra.scheduler.workloadPriorityClass=High"), "at '/workloadPriorityClass'", true},
 		{"workload priority class in dev mode", base("h100-kueue-2n8g", runparams.Dev, "workloadPriorityClass", "high"),
-			"workloadPriorityClass: profile h100-kueue-2n8g in dev mode cannot take this value: dev mode renders nothing Kueue admits", false},
+			"at '/workloadPriorityClass': value must be ''", false},
 		{"Kueue queue as a label", run{profile: "h100-kueue-2n8g", mode: runparams.RayJob, user: "alice", namespace: "default", labels: map[string]string{"kueue.x-k8s.io/queue-name": "x"}},
 			`nemo-rl-run: labels key "kueue.x-k8s.io/queue-name": Kueue reads it from the RayJob (or RayCluster) alone, and labels reach every object and pod template of the run; expected the queue value, on a profile that names Kueue (scheduler.kind kueue, or scheduler.kueue beside KAI`, false},
 		{"Kueue priority as a label without Kueue", run{profile: generic, mode: runparams.RayJob, user: "alice", namespace: "default", labels: map[string]string{"kueue.x-k8s.io/priority-class": "x"}},
 			`labels key "kueue.x-k8s.io/priority-class": Kueue reads it from the RayJob (or RayCluster) alone, and labels reach every object and pod template of the run; expected the workloadPriorityClass value`, false},
-		{"queue in dev mode", base(h200, runparams.Dev, "queue", "team-b"), "queue: profile h200-research-16n8g in dev mode cannot take this value: dev mode renders nothing KAI schedules", false},
+		{"queue in dev mode", base(h200, runparams.Dev, "queue", "team-b"), "at '/queue': value must be ''", false},
 		{"queue not a label value", base(h200, runparams.RayJob, "queue", "team b", `infra.scheduler.queue=team b`), "at '/queue'", true},
 		{"queue as a label", run{profile: h200, mode: runparams.RayJob, user: "alice", namespace: "default", labels: map[string]string{"kai.scheduler/queue": "x"}},
 			`labels key "kai.scheduler/queue" is already set in the rendered objects (by the profile or the run identity); the chart adds keys, it does not replace them: use another key, or nrl-k8s render --label (for the queue: the queue value; for Kueue's LocalQueue beside KAI's queue: kueueQueue; for Kueue's priority class: the workloadPriorityClass value)`, false},
 		{"reserved queue", base(h200, runparams.RayJob, "queue", chartgen.SentinelQueue), "are reserved", false},
 		{"priority class not a name", base(generic, runparams.RayJob, "priorityClassName", "High", "infra.scheduler.priorityClassName=High"), "at '/priorityClassName'", true},
 		{"priority class in dev mode", base(generic, runparams.Dev, "priorityClassName", "high"),
-			"priorityClassName: profile generic-single-node-8gpu in dev mode cannot take this value: it goes to the run's Ray pods, and dev mode renders none", false},
+			"at '/priorityClassName': value must be ''", false},
 		{"node selector key the profile sets", base(h200, runparams.RayJob, "nodeSelector", map[string]any{"nvidia.com/gpu.product": "NVIDIA-H100"}),
 			`nodeSelector key "nvidia.com/gpu.product": the GPU workers already select NVIDIA-H200 (the profile's placement or pod specs)`, false},
 		{"node selector key a worker's spec sets", base(gb300, runparams.RayJob, "nodeSelector", map[string]any{"nvidia.com/gpu.product": "NVIDIA-H100"}, `infra.placement.nodeSelector={"nvidia.com/gpu.product": NVIDIA-H100}`),
@@ -222,16 +242,21 @@ func TestKnobBadValues(t *testing.T) {
 		{"toleration without key", base(generic, runparams.RayJob, "tolerations", []any{map[string]any{"operator": "Exists"}}, `infra.placement.tolerations=[{operator: Exists}]`),
 			"at '/tolerations/0'", true},
 		{"toleration value with Exists", base(generic, runparams.RayJob, "tolerations", []any{map[string]any{"key": "a", "operator": "Exists", "value": "v"}}, `infra.placement.tolerations=[{key: a, operator: Exists, value: v}]`),
-			`tolerations[0].value "v" with operator Exists: expected no value`, true},
+			"at '/tolerations/0/value': maxLength: got 1, want 0", true},
 		{"toleration seconds without NoExecute", base(generic, runparams.RayJob, "tolerations", []any{map[string]any{"key": "a", "tolerationSeconds": 30}}, `infra.placement.tolerations=[{key: a, tolerationSeconds: 30}]`),
-			"tolerations[0].tolerationSeconds is set with effect NoSchedule; expected effect NoExecute", true},
+			"at '/tolerations/0': missing property 'effect'", true},
+		{"toleration seconds with effect NoSchedule", base(generic, runparams.RayJob, "tolerations", []any{map[string]any{"key": "a", "effect": "NoSchedule", "tolerationSeconds": 30}}, `infra.placement.tolerations=[{key: a, effect: NoSchedule, tolerationSeconds: 30}]`),
+			"at '/tolerations/0/effect': value must be 'NoExecute'", true},
 		{"toleration field", base(generic, runparams.RayJob, "tolerations", []any{map[string]any{"key": "a", "effects": "NoSchedule"}}), "at '/tolerations/0'", false},
 		{"toleration the profile has", base(h200, runparams.RayJob, "tolerations", []any{map[string]any{"key": "nvidia.com/gpu", "operator": "Exists"}}),
 			`tolerations[0] {"effect":"NoSchedule","key":"nvidia.com/gpu","operator":"Exists"}: the GPU workers already carry it`, false},
 		{"toleration twice", base(generic, runparams.RayJob, "tolerations", []any{map[string]any{"key": "a"}, map[string]any{"key": "a", "operator": "Equal"}}),
 			"tolerations[1] {\"effect\":\"NoSchedule\",\"key\":\"a\",\"operator\":\"Equal\"} is listed twice", false},
 		{"tolerations in dev mode", base(generic, runparams.Dev, "tolerations", []any{map[string]any{"key": "a"}}),
-			"tolerations: profile generic-single-node-8gpu in dev mode cannot take this value: it goes to the GPU workers (as placement does)", false},
+			"at '/tolerations': maxItems: got 1, want 0", false},
+		{"node selector in dev mode", base(generic, runparams.Dev, "nodeSelector", map[string]any{"pool": "a"}), "at '/nodeSelector': maxProperties: got 1, want 0", false},
+		{"env in dev mode", base(generic, runparams.Dev, "env", map[string]any{"A": "1"}), "at '/env': maxProperties: got 1, want 0", false},
+		{"env list in dev mode", base(generic, runparams.Dev, "env", []any{map[string]any{"name": "A", "value": "1"}}), "at '/env': maxItems: got 1, want 0", false},
 		{"env name", base(generic, runparams.RayJob, "env", map[string]any{"NCCL-DEBUG": "x"}, `infra.env={NCCL-DEBUG: x}`), "'NCCL-DEBUG' does not match pattern", true},
 		{"env name in a list", base(generic, runparams.RayJob, "env", []any{map[string]any{"name": "1X", "value": "x"}}, `infra.env={1X: x}`), "at '/env/0/name'", true},
 		{"env value not a string", base(generic, runparams.RayJob, "env", map[string]any{"N": 1}), "at '/env/N'", false},
@@ -246,25 +271,12 @@ func TestKnobBadValues(t *testing.T) {
 		{"env reserved", base(generic, runparams.RayJob, "env", map[string]any{"X": "a-" + chartgen.SentinelUser}), "are reserved", false},
 		{"suspend not a bool", base(generic, runparams.RayJob, "suspend", "yes"), "at '/suspend'", false},
 		{"suspend in raycluster mode", base(generic, runparams.RayCluster, "suspend", true),
-			"suspend: profile generic-single-node-8gpu in raycluster mode cannot take this value: it is a field of the RayJob that creates the run's cluster, which only rayjob mode renders (mode is raycluster)", false},
+			"at '/suspend': got boolean, want null", false},
 		{"ttl negative", base(generic, runparams.RayJob, "ttlSecondsAfterFinished", -1, "infra.launch.rayjob.ttlSecondsAfterFinished=-1"), "at '/ttlSecondsAfterFinished'", true},
 		{"ttl beyond int32", base(generic, runparams.RayJob, "ttlSecondsAfterFinished", int64(1)<<31, fmt.Sprintf("infra.launch.rayjob.ttlSecondsAfterFinished=%d", int64(1)<<31)),
 			"at '/ttlSecondsAfterFinished'", true},
 		{"ttl not an integer", base(generic, runparams.RayJob, "ttlSecondsAfterFinished", 1.5), "at '/ttlSecondsAfterFinished'", false},
-		{"ttl in raycluster mode", base(generic, runparams.RayCluster, "ttlSecondsAfterFinished", 60), "ttlSecondsAfterFinished: profile generic-single-node-8gpu in raycluster mode cannot take this value", false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := helmTemplate(c, tc.run.values(t), "default")
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-			if tc.engine {
-				require.NotEmpty(t, tc.run.infra)
-				_, msg, ok := engineRender(t, tc.run)
-				assert.False(t, ok, "nrl-k8s render with %v must refuse it too", tc.run.infra)
-				t.Log(strings.SplitN(msg, "\n", 2)[0])
-			}
-		})
+		{"ttl in raycluster mode", base(generic, runparams.RayCluster, "ttlSecondsAfterFinished", 60), "at '/ttlSecondsAfterFinished': got number, want null", false},
 	}
 }
 
@@ -287,9 +299,9 @@ func TestKnobsRealHelm(t *testing.T) {
 				args []string
 				want string
 			}{
-				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "queue=team-b"}, "queue: profile generic-single-node-8gpu in rayjob mode cannot take this value"},
+				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "queue=team-b"}, "at '/queue': value must be ''"},
 				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "ttlSecondsAfterFinished=-5"}, "ttlSecondsAfterFinished"},
-				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "mode=raycluster", "--set", "suspend=true"}, "suspend: profile generic-single-node-8gpu in raycluster mode cannot take this value"},
+				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "mode=raycluster", "--set", "suspend=true"}, "at '/suspend': got boolean, want null"},
 				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "priorityClassName=Bad_Name"}, "priorityClassName"},
 				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "tolerations[0].key=a", "--set", "tolerations[0].operator=In"}, "operator"},
 				{[]string{"--set", "profile=generic-single-node-8gpu", "--set", "user=a", "--set", "env.HF_TOKEN=hf_x"}, "env.HF_TOKEN holds a literal value under a credential-looking name"},

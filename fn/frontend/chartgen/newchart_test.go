@@ -1,10 +1,12 @@
 package chartgen_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,7 +45,7 @@ func TestNewChart(t *testing.T) {
 		Sources: []string{"https://git.example/ml/profiles"}, AppVersion: "2.0.0"}
 	require.NoError(t, chartgen.NewChart(idx, dir, m))
 	require.Error(t, chartgen.NewChart(idx, dir, m), "a non-empty directory is refused")
-	for _, f := range []string{"templates/_helpers.tpl", "templates/NOTES.txt", ".helmignore", "templates/tests/status-test-pod.yaml",
+	for _, f := range []string{"templates/_helpers.tpl", "templates/_knobs.tpl", "templates/NOTES.txt", ".helmignore", "templates/tests/status-test-pod.yaml",
 		"templates/tests/status-test-role.yaml", "templates/tests/status-test-rolebinding.yaml", "templates/tests/status-test-serviceaccount.yaml"} {
 		want, err := os.ReadFile(filepath.Join(chartDir, f))
 		require.NoError(t, err)
@@ -124,8 +126,8 @@ func TestNewChart(t *testing.T) {
 
 // TestNewChartProfileEnv: a team profile with env of its own packages, and
 // the chart refuses an env value for it (the engine writes the profile's and
-// the run's variables in one name order, which a substitution cannot), with
-// the reason.
+// the run's variables in one name order, which a substitution cannot): its
+// schema refuses it, and its data records why.
 func TestNewChartProfileEnv(t *testing.T) {
 	c, err := teamChart(t, "team-env", func(p string) string { return p + "\nenv: {TEAM_VAR: x}\n" })
 	require.NoError(t, err)
@@ -134,7 +136,8 @@ func TestNewChartProfileEnv(t *testing.T) {
 	assert.Contains(t, got, "name: TEAM_VAR")
 	_, _, err = helmTemplateNamed(c, "exp-1", map[string]any{"profile": "team-env", "user": "ann", "env": map[string]any{"MORE": "y"}}, "team-a")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "team-env: env: profile team-env in rayjob mode cannot take this value: the profile sets env itself")
+	assert.Contains(t, err.Error(), "at '/env': maxProperties: got 1, want 0")
+	assert.Contains(t, chartMeta(t, c).Profiles["team-env"].Renders["rayjob"].Unavailable["env"], "the profile sets env itself")
 }
 
 // TestChartConventions: Helm's label conventions (helm create's helpers),
@@ -282,10 +285,21 @@ func TestNewChartEnv(t *testing.T) {
 	}
 }
 
+// chartMeta is a chart's files/profiles.json.
+func chartMeta(t *testing.T, c *chart.Chart) *chartgen.Meta {
+	t.Helper()
+	i := slices.IndexFunc(c.Files, func(f *chart.File) bool { return f.Name == chartgen.MetaFile })
+	require.GreaterOrEqual(t, i, 0, chartgen.MetaFile)
+	var meta chartgen.Meta
+	require.NoError(t, json.Unmarshal(c.Files[i].Data, &meta))
+	return &meta
+}
+
 // TestNewChartRayJobOnlyProfile: a profile that ships its recipe in a
 // ConfigMap renders in rayjob mode only; chart-new packages the modes it
-// can, and the chart refuses raycluster mode with the engine's reason
-// instead of chart-new failing (and suggesting a flag it does not have).
+// can, and the chart's schema refuses raycluster mode (its data records the
+// engine's reason) instead of chart-new failing (and suggesting a flag it
+// does not have).
 func TestNewChartRayJobOnlyProfile(t *testing.T) {
 	c, err := teamChart(t, "team-cm", func(p string) string {
 		return strings.Replace(p, "launch:\n", "launch:\n  recipeSource: configMap\n", 1)
@@ -296,7 +310,8 @@ func TestNewChartRayJobOnlyProfile(t *testing.T) {
 	assert.Contains(t, got, "kind: ConfigMap", "the recipe ships with the run")
 	_, _, err = helmTemplateNamed(c, "exp-1", map[string]any{"profile": "team-cm", "user": "ann", "mode": "raycluster"}, "team-a")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `mode "raycluster": profile team-cm cannot be rendered in it:`)
-	assert.Contains(t, err.Error(), "recipeSource")
-	assert.Contains(t, err.Error(), "mode=rayjob", "the chart's own way to ask for rayjob mode")
+	assert.Contains(t, err.Error(), "at '/mode': value must be one of 'rayjob', 'dev'")
+	why := chartMeta(t, c).Profiles["team-cm"].ModesRefused["raycluster"]
+	assert.Contains(t, why, "recipeSource")
+	assert.Contains(t, why, "mode=rayjob", "the chart's own way to ask for rayjob mode")
 }

@@ -138,20 +138,14 @@ func TestStoppedRealHelm(t *testing.T) {
 }
 
 // TestStateRefused: a state that is neither run nor stopped is refused by
-// the schema and, for a chart without it, by the template, naming both; a
-// label or annotation under the state key is refused as the engine does.
+// the schema, naming both; a label or annotation under the state key is
+// refused as the engine does.
 func TestStateRefused(t *testing.T) {
 	c := loadChart(t)
 	vals := run{profile: "generic-single-node-8gpu", mode: runparams.RayJob, user: "ann", namespace: "team-a", state: "paused"}.values(t)
 	_, _, err := helmTemplate(c, vals, "team-a")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "at '/state'")
-
-	noSchema := *c
-	noSchema.Schema = nil
-	_, _, err = helmTemplate(&noSchema, vals, "team-a")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `nemo-rl-run: state "paused": expected one of run, stopped`)
+	assert.Contains(t, err.Error(), "at '/state': value must be one of 'run', 'stopped'")
 
 	// The state annotation as a label or annotation value: nrl-k8s render
 	// refuses it (a running run carrying it reads as stopped), so does the

@@ -17,7 +17,8 @@ func chartDataCmd() *cobra.Command {
 		Short: "Regenerate the Helm chart's packaged profile data from the Go engine",
 		Long: `Render every profile listed in the index through the pipeline with sentinel
 run parameters and write what the chart carries: files/rendered/*.json,
-files/profiles.json, values.schema.json (profile enum) and the README's
+files/profiles.json, values.schema.json (the profile enum and the rules per
+profile and mode read off the data) and the README's
 profile table. The chart substitutes the sentinels and calls toYaml, so
 helm template prints what nrl-k8s render prints. --check writes nothing
 and fails when the committed files are stale. Paths are relative to the

@@ -13,30 +13,23 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 )
 
-// KustomizePlugin is the process as a kustomize exec generator plugin:
-// args[0] is the file kustomize wrote the generator's config to; the
-// rendered objects go to stdout as a plain YAML stream, diagnostics to
-// stderr; 1 when a run fails (kustomize stops the build and prints stderr).
+// KustomizePlugin is the process as kustomize's exec generator plugin
+// (krm.PluginMain, which the lean binary fn/cmd/nrl-krm runs too).
 func KustomizePlugin(args []string, stdout, stderr io.Writer) int {
-	err := krm.RunPlugin(krm.PluginOptions{Args: args, Dir: ".", Stdout: stdout})
-	if err == nil {
-		return ExitOK
-	}
-	fmt.Fprintln(stderr, err)
-	if errors.Is(err, krm.ErrPluginUsage) {
-		return ExitUsage
-	}
-	return ExitError
+	return krm.PluginMain(args, stdout, stderr)
 }
 
-// kustomizePluginCmd installs the plugin: a symbolic link to this binary
-// where kustomize looks for the NemoRLRunGenerator kind.
+// kustomizePluginCmd installs the plugin: a symbolic link where kustomize
+// looks for the NemoRLRunGenerator kind, to nrl-krm when it sits beside
+// this binary (`make build` and `go install` of both put it there: the
+// same plugin without the CLI's start-up), else to this binary.
 func kustomizePluginCmd() *cobra.Command {
 	var home string
 	c := &cobra.Command{
 		Use:   "kustomize-plugin --plugin-home DIR",
 		Short: "Install this binary as kustomize's NemoRLRunGenerator plugin (generator mode for many runs)",
-		Long: `Link this binary into a kustomize plugin home as the exec plugin of the
+		Long: `Link nrl-krm (the KRM function alone) when it is beside this binary, else
+this binary, into a kustomize plugin home as the exec plugin of the
 ` + krm.PluginKind + ` kind (` + vocab.APIVersion + `), the fastest form of generator
 mode: kustomize parses the plugin's output once. Then, in a kustomization:
 
@@ -65,6 +58,7 @@ kustomize's default plugin home is $XDG_CONFIG_HOME/kustomize/plugin
 			if self, err = filepath.EvalSymlinks(self); err != nil {
 				return err
 			}
+			self = pluginBinary(self)
 			path := krm.PluginPath(home)
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				return err
@@ -87,4 +81,20 @@ kustomize's default plugin home is $XDG_CONFIG_HOME/kustomize/plugin
 	}
 	c.Flags().StringVar(&home, "plugin-home", "", "kustomize plugin home (KUSTOMIZE_PLUGIN_HOME; kustomize's default is $XDG_CONFIG_HOME/kustomize/plugin)")
 	return c
+}
+
+// leanName is the KRM function's own binary (fn/cmd/nrl-krm).
+const leanName = "nrl-krm"
+
+// pluginBinary is the binary the plugin link names: nrl-krm beside self
+// (a regular executable file, symbolic links resolved), else self.
+func pluginBinary(self string) string {
+	lean, err := filepath.EvalSymlinks(filepath.Join(filepath.Dir(self), leanName))
+	if err != nil {
+		return self
+	}
+	if fi, err := os.Stat(lean); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return self
+	}
+	return lean
 }

@@ -38,3 +38,37 @@ func TestKustomizePluginStderr(t *testing.T) {
 	assert.Contains(t, errOut.String(), "[warning]")
 	assert.Contains(t, errOut.String(), "failed on the findings above")
 }
+
+// kustomize-plugin links nrl-krm when it is beside the binary, an
+// executable regular file; otherwise the binary itself.
+func TestPluginBinary(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lean  func(t *testing.T, dir string)
+		wantL bool
+	}{
+		{"nrl-krm beside", func(t *testing.T, dir string) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, leanName), []byte("x"), 0o755))
+		}, true},
+		{"nothing beside", func(*testing.T, string) {}, false},
+		{"not executable", func(t *testing.T, dir string) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, leanName), []byte("x"), 0o644))
+		}, false},
+		{"a directory", func(t *testing.T, dir string) {
+			require.NoError(t, os.Mkdir(filepath.Join(dir, leanName), 0o755))
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			self := filepath.Join(dir, "nrl-k8s")
+			require.NoError(t, os.WriteFile(self, []byte("x"), 0o755))
+			tc.lean(t, dir)
+			want := self
+			if tc.wantL {
+				want = filepath.Join(dir, leanName)
+			}
+			require.Equal(t, want, pluginBinary(self))
+		})
+	}
+}

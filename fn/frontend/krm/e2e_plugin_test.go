@@ -39,7 +39,7 @@ func TestKustomizeCLIPlugin(t *testing.T) {
 	require.Equal(t, link+"\n", string(out), "prints where kustomize will find it")
 	target, err := os.Readlink(link)
 	require.NoError(t, err)
-	require.Equal(t, filepath.Join(root, "bin", "nrl-k8s"), target)
+	require.Equal(t, filepath.Join(root, "bin", "nrl-krm"), target, "the KRM function alone, beside nrl-k8s")
 
 	got, stderr, err := kustomizePluginBuild(t, home, dir)
 	require.NoError(t, err, stderr)

@@ -23,8 +23,9 @@ import (
 // End-to-end: the built binary as an exec function under kustomize (in
 // process through krusty, and the pinned kustomize CLI) and kpt. Each runs
 // on a copy of the repository layout the example expects (examples/,
-// recipes/, profiles/, bin/nrl-k8s), so examples/kustomize is used exactly
-// as committed: its exec path ../../bin/nrl-k8s finds the fresh binary.
+// recipes/, profiles/, bin/nrl-k8s and bin/nrl-krm), so examples/kustomize
+// is used exactly as committed: its exec path ../../bin/nrl-krm finds the
+// fresh binary.
 
 const krustyGolden = "testdata/krusty/expected.yaml"
 
@@ -34,7 +35,8 @@ var (
 	binErr  error
 )
 
-// nrlK8s builds ./fn/cmd/nrl-k8s once per test binary.
+// nrlK8s builds ./fn/cmd/nrl-k8s and ./fn/cmd/nrl-krm once per test
+// binary, into one directory, and returns nrl-k8s' path.
 func nrlK8s(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
@@ -42,7 +44,9 @@ func nrlK8s(t *testing.T) string {
 		if binErr != nil {
 			return
 		}
-		_, binErr = testenv.BuildCLI(binDir)
+		if _, binErr = testenv.BuildCLI(binDir); binErr == nil {
+			_, binErr = testenv.BuildBinary(binDir, "nrl-krm")
+		}
 	})
 	require.NoError(t, binErr)
 	return filepath.Join(binDir, "nrl-k8s")
@@ -64,10 +68,12 @@ func exampleTree(t *testing.T, name string) string {
 	for _, d := range []string{"examples/" + name, "recipes", "profiles", "kustomize"} {
 		copyDir(t, filepath.Join(repoRoot, d), filepath.Join(root, d))
 	}
-	bin, err := os.ReadFile(nrlK8s(t))
-	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "bin", "nrl-k8s"), bin, 0o755))
+	for _, name := range []string{"nrl-k8s", "nrl-krm"} {
+		bin, err := os.ReadFile(filepath.Join(filepath.Dir(nrlK8s(t)), name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(root, "bin", name), bin, 0o755))
+	}
 	// A repository, as the examples are: a generator's files: ../.. must
 	// stay inside the work tree holding the kustomization.
 	testenv.GitCheckout(t, root)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -44,8 +43,7 @@ func ExecuteWith(rw *kio.ByteReadWriter, log io.Writer, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("failed to read ResourceList input: %w", err)
 	}
-	rl := &framework.ResourceList{Items: items, FunctionConfig: rw.FunctionConfig}
-	original, err := kio.PreprocessResourcesForInternalAnnotationMigration(rl.Items)
+	original, err := kio.PreprocessResourcesForInternalAnnotationMigration(items)
 	if err != nil {
 		return err
 	}
@@ -53,7 +51,7 @@ func ExecuteWith(rw *kio.ByteReadWriter, log io.Writer, opts Options) error {
 	if err != nil {
 		return err
 	}
-	out := renderList(rl, keys, opts)
+	out := renderList(items, rw.FunctionConfig, keys, opts)
 	if err := kio.ReconcileInternalAnnotations(out.items, original); err != nil {
 		return err
 	}
@@ -83,17 +81,18 @@ func ExecuteWith(rw *kio.ByteReadWriter, log io.Writer, opts Options) error {
 // as kio.ByteReadWriter.Write decides it, or as a plain document stream.
 func wraps(rw *kio.ByteReadWriter) bool { return rw.WrappingKind != "" && !rw.NoWrap }
 
-func hasWarning(results framework.Results) bool {
+func hasWarning(results Results) bool {
 	for _, r := range results {
-		if r.Severity == framework.Warning {
+		if r.Severity == SeverityWarning {
 			return true
 		}
 	}
 	return false
 }
 
-// resultsNode is ResourceList.results as framework.Execute encodes them.
-func resultsNode(results framework.Results) (*yaml.RNode, error) {
+// resultsNode is ResourceList.results as kyaml's framework.Execute
+// encodes them.
+func resultsNode(results Results) (*yaml.RNode, error) {
 	b, err := yaml.Marshal(results)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krmframework"
 )
 
 // Execute writes the rendered documents as text; framework.Execute with
@@ -29,7 +30,7 @@ func TestExecuteMatchesFrameworkExecute(t *testing.T) {
 			t.Run(filepath.Base(filepath.Dir(in)), func(t *testing.T) {
 				var got, want bytes.Buffer
 				err := krm.Execute(&kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: &got, KeepReaderAnnotations: keep})
-				refErr := framework.Execute(krm.Processor{}, &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: &want, KeepReaderAnnotations: keep})
+				refErr := framework.Execute(krmframework.Processor{}, &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: &want, KeepReaderAnnotations: keep})
 				require.Equal(t, refErr == nil, err == nil, "Execute: %v; framework.Execute: %v", err, refErr)
 				require.Equal(t, want.String(), got.String())
 			})
@@ -47,7 +48,7 @@ func TestExecuteUnwrapped(t *testing.T) {
 		return &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: w, NoWrap: true}
 	}
 	require.NoError(t, krm.Execute(rw(&got)))
-	require.NoError(t, framework.Execute(krm.Processor{}, rw(&want)))
+	require.NoError(t, framework.Execute(krmframework.Processor{}, rw(&want)))
 	require.Equal(t, want.String(), got.String())
 	require.NotContains(t, got.String(), "kind: ResourceList")
 	require.Greater(t, strings.Count(got.String(), "\n---\n"), 1)

@@ -10,6 +10,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krmframework"
 )
 
 // FuzzResourceList feeds raw bytes to the function exactly as `nrl-k8s fn`
@@ -29,7 +30,7 @@ func FuzzResourceList(f *testing.F) {
 		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: &out, KeepReaderAnnotations: true}
 		err := krm.Execute(rw)
 		var ref bytes.Buffer
-		refErr := framework.Execute(krm.Processor{}, &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: &ref, KeepReaderAnnotations: true})
+		refErr := framework.Execute(krmframework.Processor{}, &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: &ref, KeepReaderAnnotations: true})
 		if (err == nil) != (refErr == nil) {
 			t.Fatalf("Execute: %v; framework.Execute: %v", err, refErr)
 		}

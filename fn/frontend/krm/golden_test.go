@@ -18,6 +18,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krmframework"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
 )
 
@@ -155,7 +156,7 @@ func TestGoldenKRM(t *testing.T) {
 			in, err := os.ReadFile("input.yaml")
 			require.NoError(t, err)
 			c := command.Build(framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
-				err := krm.Process(rl)
+				err := krmframework.Process(rl)
 				var results framework.Results
 				if err != nil && errors.As(err, &results) && results.ExitCode() == 1 {
 					return nil

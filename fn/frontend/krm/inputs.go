@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -40,7 +39,7 @@ type inputs struct {
 	passThrough []*yaml.RNode
 	// consumed are the NemoRLRuns and file ConfigMaps kept as local config.
 	consumed map[*yaml.RNode]bool
-	results  framework.Results
+	results  Results
 }
 
 // classify splits items into file ConfigMaps and NemoRLRuns (both
@@ -122,7 +121,7 @@ func (in *inputs) addRunFiles(n *yaml.RNode) {
 	ref := refOf(n)
 	data, err := dataOf(n)
 	fail := func(field, format string, args ...any) {
-		in.results = append(in.results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+		in.results = append(in.results, &Result{Severity: SeverityError, ResourceRef: ref,
 			File: fileRef(fileOf(n)), Field: fieldRef(field), Message: fmt.Sprintf("ConfigMap %s: ", ref.Name) + fmt.Sprintf(format, args...)})
 	}
 	if err != nil {
@@ -157,7 +156,7 @@ func (in *inputs) addFiles(n *yaml.RNode) {
 	ref := refOf(n)
 	file := fileOf(n)
 	fail := func(field, format string, args ...any) {
-		in.results = append(in.results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+		in.results = append(in.results, &Result{Severity: SeverityError, ResourceRef: ref,
 			File: fileRef(file), Field: fieldRef(field), Message: fmt.Sprintf("ConfigMap %s: ", ref.Name) + fmt.Sprintf(format, args...)})
 	}
 	a := annotations(n)

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -30,44 +29,30 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
-// Processor is the function as a kyaml ResourceListProcessor.
-type Processor struct{}
-
-// Process implements framework.ResourceListProcessor.
-func (Processor) Process(rl *framework.ResourceList) error { return Process(rl) }
-
-// Process renders every NemoRLRun of rl (its function config and its
-// NemoRLRun items) from the files its input ConfigMaps carry. Afterwards
-// rl.Items holds the items that are not ours, unchanged and in input order,
-// then each run's objects in emit order; rl.Results holds one result per
-// finding. The error is non-nil exactly when a result is an error, which is
-// what makes `nrl-k8s fn` exit non-zero as kustomize and kpt expect.
+// Process renders every NemoRLRun of a ResourceList (its function config
+// and its NemoRLRun items) from the files its input ConfigMaps carry. It
+// returns the items that are not ours, unchanged and in input order, then
+// each run's objects in emit order, and one result per finding; the
+// results' ExitCode is 1 exactly when one is an error, which is what makes
+// `nrl-k8s fn` exit non-zero as kustomize and kpt expect.
 //
-// Process is the library form (a framework.ResourceListProcessor, for
-// framework.Execute and tests): the rendered documents become yaml nodes.
-// `nrl-k8s fn` runs Execute instead, which writes the same documents
-// without decoding them again.
-func Process(rl *framework.ResourceList) error {
-	if rl == nil {
-		return fmt.Errorf("nil ResourceList")
-	}
-	out := renderList(rl, allPathKeys, Options{})
-	items := out.items
+// Process is the library form (fn/frontend/krmframework wraps it as a kyaml
+// framework.ResourceListProcessor, for framework.Execute and tests): the
+// rendered documents become yaml nodes. `nrl-k8s fn` runs Execute instead,
+// which writes the same documents without decoding them again.
+func Process(items []*yaml.RNode, fnConfig *yaml.RNode) ([]*yaml.RNode, Results) {
+	out := renderList(items, fnConfig, allPathKeys, Options{})
+	kept := out.items
 	for _, doc := range out.docs {
 		n, err := yaml.Parse(string(doc.data))
 		if err != nil { // emit wrote it; a failure here is a bug, reported as such
-			out.results = append(out.results, &framework.Result{Severity: framework.Error,
+			out.results = append(out.results, &Result{Severity: SeverityError,
 				Message: fmt.Sprintf("%s %s: cannot read back the rendered document: %v", doc.kind, doc.name, err)})
 			continue
 		}
-		items = append(items, n)
+		kept = append(kept, n)
 	}
-	rl.Items = items
-	rl.Results = append(rl.Results, out.results...)
-	if rl.Results.ExitCode() != 0 {
-		return rl.Results
-	}
-	return nil
+	return kept, out.results
 }
 
 // output is what one invocation produces: the items that pass through, the
@@ -76,7 +61,7 @@ func Process(rl *framework.ResourceList) error {
 type output struct {
 	items   []*yaml.RNode
 	docs    []document
-	results framework.Results
+	results Results
 }
 
 // document is one rendered object, encoded.
@@ -87,19 +72,19 @@ type document struct {
 
 // renderList is Process and Execute's shared body; keys are the path and
 // index annotations each document carries (see pathKeysFor).
-func renderList(rl *framework.ResourceList, keys []string, opts Options) output {
-	in := classify(append(append([]*yaml.RNode{}, rl.Items...), opts.Runs...))
+func renderList(items []*yaml.RNode, fnConfig *yaml.RNode, keys []string, opts Options) output {
+	in := classify(append(append([]*yaml.RNode{}, items...), opts.Runs...))
 	in.disk = opts.Files
-	var results framework.Results
+	var results Results
 	results = append(results, in.results...)
 
-	runs, rs := collectRuns(rl.FunctionConfig, in.runs, rl.Items)
+	runs, rs := collectRuns(fnConfig, in.runs, items)
 	results = append(results, rs...)
 	if len(runs) == 0 && len(in.results) == 0 && len(rs) == 0 {
-		results = append(results, &framework.Result{
-			Severity: framework.Error,
+		results = append(results, &Result{
+			Severity: SeverityError,
 			Message: fmt.Sprintf("no run to render: expected the functionConfig or an item to be a %s %s "+
-				"(found functionConfig %s)", vocab.APIVersion, runspec.Kind, describe(rl.FunctionConfig)),
+				"(found functionConfig %s)", vocab.APIVersion, runspec.Kind, describe(fnConfig)),
 		})
 	}
 
@@ -109,7 +94,7 @@ func renderList(rl *framework.ResourceList, keys []string, opts Options) output 
 	out := output{items: dropPrevious(in.passThrough, runs)}
 	outs, err := renderAll(in, runs, keys)
 	if err != nil {
-		results = append(results, &framework.Result{Severity: framework.Error, Message: err.Error()})
+		results = append(results, &Result{Severity: SeverityError, Message: err.Error()})
 		out.results = dataOnly(results)
 		return out
 	}
@@ -122,7 +107,7 @@ func renderList(rl *framework.ResourceList, keys []string, opts Options) output 
 		results = append(results, o.Value.results...)
 		if msgs := collisions[i]; len(msgs) > 0 {
 			for _, m := range msgs {
-				results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: runs[i].ref,
+				results = append(results, &Result{Severity: SeverityError, ResourceRef: runs[i].ref,
 					File: fileRef(runs[i].file), Message: fmt.Sprintf("run %s: %s", runs[i].spec.Metadata.Name, m)})
 			}
 			continue
@@ -137,7 +122,7 @@ func renderList(rl *framework.ResourceList, keys []string, opts Options) output 
 // names and values from the package): kpt and kustomize print results and
 // the function's log to the CI log, where a newline in them would start a
 // line of its own (fn/support/safetext).
-func dataOnly(rs framework.Results) framework.Results {
+func dataOnly(rs Results) Results {
 	for _, r := range rs {
 		r.Message = safetext.Inline(r.Message)
 		if r.File != nil {
@@ -156,7 +141,7 @@ func dataOnly(rs framework.Results) framework.Results {
 
 type runOutput struct {
 	docs    []document
-	results framework.Results
+	results Results
 }
 
 // renderAll renders the runs on every core, in run order, under the batch's
@@ -215,9 +200,9 @@ func locate(in *inputs, runs []runItem) {
 // item as well, so an item with the config's identity and spec is the
 // same run. all are every item of the list (what kustomize's transformers
 // did to them is evidence of what they did not do to the config).
-func collectRuns(fnConfig *yaml.RNode, items, all []*yaml.RNode) ([]runItem, framework.Results) {
+func collectRuns(fnConfig *yaml.RNode, items, all []*yaml.RNode) ([]runItem, Results) {
 	var runs []runItem
-	var results framework.Results
+	var results Results
 	seen := map[string]bool{}
 	configIsItem := false // a generator's config, also given as an item
 	add := func(n *yaml.RNode, what string) {
@@ -225,7 +210,7 @@ func collectRuns(fnConfig *yaml.RNode, items, all []*yaml.RNode) ([]runItem, fra
 		ref := refOf(n)
 		data, err := n.String()
 		if err != nil {
-			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref, File: fileRef(file),
+			results = append(results, &Result{Severity: SeverityError, ResourceRef: ref, File: fileRef(file),
 				Message: fmt.Sprintf("%s: cannot encode: %v", what, err)})
 			return
 		}
@@ -235,12 +220,12 @@ func collectRuns(fnConfig *yaml.RNode, items, all []*yaml.RNode) ([]runItem, fra
 			if re, ok := errors.AsType[*runspec.Error](err); ok {
 				field, msg = re.Field, re.Msg
 			}
-			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+			results = append(results, &Result{Severity: SeverityError, ResourceRef: ref,
 				File: fileRef(file), Field: fieldRef(field), Message: what + ": " + msg})
 			return
 		}
 		if was, renamed := renamedByKustomize(n); renamed && spec.Spec.Name != "" {
-			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+			results = append(results, &Result{Severity: SeverityError, ResourceRef: ref,
 				File: fileRef(file), Field: fieldRef("spec.name"),
 				Message: fmt.Sprintf("%s: kustomize renamed this NemoRLRun %s (was %s), but spec.name %q fixes the run name, so its objects would not follow; expected no spec.name: metadata.name is the run name",
 					what, spec.Metadata.Name, was, spec.Spec.Name)})
@@ -253,13 +238,13 @@ func collectRuns(fnConfig *yaml.RNode, items, all []*yaml.RNode) ([]runItem, fra
 		}
 		if what == "functionConfig" {
 			if changes := kustomizeChanges(all, spec.Metadata.Labels); len(changes) > 0 && !configIsItem {
-				results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+				results = append(results, &Result{Severity: SeverityError, ResourceRef: ref,
 					File: fileRef(file), Message: what + ": " + functionConfigUntransformed(spec.Metadata.Name, changes).Error()})
 				return
 			}
 		}
 		if seen[spec.Metadata.Name] {
-			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: ref,
+			results = append(results, &Result{Severity: SeverityError, ResourceRef: ref,
 				File: fileRef(file), Field: fieldRef("metadata.name"),
 				Message: fmt.Sprintf("%s: a second NemoRLRun named %q; expected unique names (the name is the output directory)",
 					what, spec.Metadata.Name)})
@@ -299,12 +284,12 @@ func specOf(n *yaml.RNode) string {
 }
 
 // render runs one request through the pipeline and encodes its output.
-func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document, []rendered.Identity, framework.Results) {
+func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document, []rendered.Identity, Results) {
 	req := runrequest.Of(r.spec, r.base)
-	var results framework.Results
+	var results Results
 	fail := func(field, msg string) {
-		results = append(results, &framework.Result{
-			Severity: framework.Error, ResourceRef: r.ref, File: fileRef(r.file), Field: fieldRef(field),
+		results = append(results, &Result{
+			Severity: SeverityError, ResourceRef: r.ref, File: fileRef(r.file), Field: fieldRef(field),
 			Message: fmt.Sprintf("run %s: %s: %s", r.spec.Metadata.Name, field, msg)})
 	}
 	if r.spec.IsRemoved() {
@@ -354,7 +339,7 @@ func render(l *recipe.Loader, in *inputs, r runItem, keys []string) ([]document,
 		index[p]++
 		b, err := emit.Marshal(d)
 		if err != nil {
-			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: r.ref,
+			results = append(results, &Result{Severity: SeverityError, ResourceRef: r.ref,
 				Message: fmt.Sprintf("run %s: %s %s: %v", r.spec.Metadata.Name, d.Kind, d.Name, err)})
 			return nil, nil, results
 		}
@@ -431,7 +416,7 @@ func previousOutput(n *yaml.RNode) (string, bool) {
 // files that are not its output (a run named `app` would otherwise have
 // kpt replace app/'s files): the run renders nothing and the files stay.
 // The run's own NemoRLRun and input ConfigMaps may live there.
-func ownDirs(in *inputs, runs []runItem) ([]runItem, framework.Results) {
+func ownDirs(in *inputs, runs []runItem) ([]runItem, Results) {
 	foreign := map[string]string{}
 	for _, n := range in.passThrough {
 		if !isMapping(n) || in.consumed[n] {
@@ -450,11 +435,11 @@ func ownDirs(in *inputs, runs []runItem) ([]runItem, framework.Results) {
 		}
 	}
 	var kept []runItem
-	var results framework.Results
+	var results Results
 	for _, r := range runs {
 		name := r.spec.Metadata.Name
 		if f, ok := foreign[name]; ok {
-			results = append(results, &framework.Result{Severity: framework.Error, ResourceRef: r.ref,
+			results = append(results, &Result{Severity: SeverityError, ResourceRef: r.ref,
 				File: fileRef(r.file), Field: fieldRef("metadata.name"),
 				Message: fmt.Sprintf("run %s: the package directory %s/ holds files that are not this run's output (%s); expected a run name that is not an existing directory (the run's objects are written to %s/)", name, name, f, name)})
 			continue
@@ -518,28 +503,28 @@ func StripPath(n *yaml.RNode) error {
 
 // toResult carries one finding over; the run's reference says which of
 // many runs in one list it belongs to.
-func toResult(d diag.Diagnostic, ref *yaml.ResourceIdentifier) *framework.Result {
-	sev := framework.Info
+func toResult(d diag.Diagnostic, ref *yaml.ResourceIdentifier) *Result {
+	sev := SeverityInfo
 	switch d.Severity {
 	case diag.Error:
-		sev = framework.Error
+		sev = SeverityError
 	case diag.Warning:
-		sev = framework.Warning
+		sev = SeverityWarning
 	}
-	return &framework.Result{Severity: sev, Message: d.Message, ResourceRef: ref,
+	return &Result{Severity: sev, Message: d.Message, ResourceRef: ref,
 		Field: fieldRef(d.Field), File: fileRef(d.File)}
 }
 
-func fieldRef(p string) *framework.Field {
+func fieldRef(p string) *Field {
 	if p == "" {
 		return nil
 	}
-	return &framework.Field{Path: p}
+	return &Field{Path: p}
 }
 
-func fileRef(p string) *framework.File {
+func fileRef(p string) *File {
 	if p == "" {
 		return nil
 	}
-	return &framework.File{Path: p}
+	return &File{Path: p}
 }

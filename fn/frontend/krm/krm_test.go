@@ -18,6 +18,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krmframework"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 )
@@ -258,7 +259,7 @@ func TestProcess(t *testing.T) {
 			if tc.config != "" {
 				rl.FunctionConfig = node(t, tc.config)
 			}
-			err := krm.Process(rl)
+			err := krmframework.Process(rl)
 			var errs []*framework.Result
 			for _, r := range rl.Results {
 				if r.Severity == framework.Error {
@@ -287,7 +288,7 @@ func TestProcess(t *testing.T) {
 
 func TestProcessAnnotatesOutputPaths(t *testing.T) {
 	rl := &framework.ResourceList{FunctionConfig: node(t, qwenRun), Items: notLocal(t, qwenFiles(t))}
-	require.NoError(t, krm.Process(rl))
+	require.NoError(t, krmframework.Process(rl))
 	require.Len(t, rl.Items, 3)
 	for _, n := range rl.Items {
 		a := n.GetAnnotations()
@@ -312,10 +313,10 @@ func TestProcessOddInputs(t *testing.T) {
 		items = append(items, yaml.NewRNode(nil), nil)
 		for _, cfg := range []*yaml.RNode{nil, yaml.NewRNode(nil), items[0]} {
 			rl := &framework.ResourceList{FunctionConfig: cfg, Items: append([]*yaml.RNode(nil), items...)}
-			require.NotPanics(t, func() { _ = krm.Process(rl) }, "input %q", s)
+			require.NotPanics(t, func() { _ = krmframework.Process(rl) }, "input %q", s)
 		}
 	}
-	require.Error(t, krm.Process(nil))
+	require.Error(t, krmframework.Process(nil))
 }
 
 // The function's objects are nrl-k8s render's documents, byte for byte,
@@ -341,7 +342,7 @@ func TestOutputMatchesRender(t *testing.T) {
 					run = strings.Replace(run, "  user: alice\n", "  user: alice\n  mode: "+string(mode)+"\n", 1)
 				}
 				rl := &framework.ResourceList{FunctionConfig: node(t, run), Items: notLocal(t, tc.files)}
-				require.NoError(t, krm.Process(rl))
+				require.NoError(t, krmframework.Process(rl))
 
 				spec, err := runspec.Parse("run.yaml", []byte(run))
 				require.NoError(t, err)
@@ -377,7 +378,7 @@ func TestProcessManyRuns(t *testing.T) {
 		items = append(items, node(t, r))
 	}
 	rl := &framework.ResourceList{Items: items}
-	require.NoError(t, krm.Process(rl))
+	require.NoError(t, krmframework.Process(rl))
 	require.Len(t, rl.Items, 600)
 }
 
@@ -405,7 +406,7 @@ spec:
   mode: raycluster
 `
 	rl := &framework.ResourceList{FunctionConfig: node(t, config), Items: qwenFiles(t)}
-	require.NoError(t, krm.Process(rl))
+	require.NoError(t, krmframework.Process(rl))
 	var objs []runcheck.Object
 	for _, n := range rl.Items {
 		if n.GetKind() == "ConfigMap" {

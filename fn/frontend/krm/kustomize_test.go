@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krmframework"
 )
 
 // kustomized marks an item as kustomize hands it to a transformer after
@@ -53,7 +53,7 @@ func TestKustomizeTransformsOnlyItems(t *testing.T) {
 		items = append(items, kustomized(t, n))
 	}
 	rl := &framework.ResourceList{FunctionConfig: node(t, qwenRun), Items: items}
-	require.Error(t, krm.Process(rl))
+	require.Error(t, krmframework.Process(rl))
 	errs := strings.Join(errorsOf(rl), "\n")
 	require.Contains(t, errs, "namePrefix exp1- reached this kustomization's items but not the function config")
 	require.Contains(t, errs, "expected the NemoRLRun under resources:")
@@ -63,12 +63,12 @@ func TestKustomizeTransformsOnlyItems(t *testing.T) {
 	sweep := strings.Replace(strings.Replace(qwenRun, "  name: qwen3-30b-math-gb300\n", "  name: sweep\n", 1), "  namespace: default\n", "", 1)
 	run := kustomized(t, node(t, sweep+"  name: pinned\n"))
 	rl = &framework.ResourceList{FunctionConfig: node(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fn}\n"), Items: append(append([]*yaml.RNode{}, items...), run)}
-	require.Error(t, krm.Process(rl))
+	require.Error(t, krmframework.Process(rl))
 	require.Contains(t, strings.Join(errorsOf(rl), "\n"), `spec.name: item: kustomize renamed this NemoRLRun exp1-sweep (was sweep), but spec.name "pinned" fixes the run name`)
 
 	run = kustomized(t, node(t, sweep))
 	rl = &framework.ResourceList{FunctionConfig: node(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fn}\n"), Items: append(append([]*yaml.RNode{}, items...), run)}
-	require.NoError(t, krm.Process(rl), "%v", errorsOf(rl))
+	require.NoError(t, krmframework.Process(rl), "%v", errorsOf(rl))
 	var names []string
 	for _, n := range rl.Items {
 		if n.GetKind() == "RayJob" {
@@ -87,7 +87,7 @@ func TestKustomizeTransformsOnlyItems(t *testing.T) {
 		items = append(items, n)
 	}
 	rl = &framework.ResourceList{FunctionConfig: node(t, qwenRun), Items: items}
-	require.NoError(t, krm.Process(rl), "%v", errorsOf(rl))
+	require.NoError(t, krmframework.Process(rl), "%v", errorsOf(rl))
 	names = nil
 	for _, n := range rl.Items {
 		if n.GetKind() == "RayJob" {

@@ -20,24 +20,29 @@ import (
 
 const imageRef = "ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"
 
-// TestNrlK8sImage does what `make image` does (static linux/amd64 build,
+// TestNrlK8sImage does what `make image` does (static linux/amd64 builds,
 // ociimage.Build, WriteTarball) and checks the tarball is the function the
-// examples reference: entrypoint `nrl-k8s fn`, non-root, amd64, and a
-// binary in its layer that renders a ResourceList.
+// examples reference: entrypoint nrl-krm (the KRM function alone),
+// non-root, amd64, a binary in its layer that renders a ResourceList, and
+// the nrl-k8s CLI beside it (the chart's test hook runs it).
 func TestNrlK8sImage(t *testing.T) {
 	if testing.Short() {
-		t.Skip("cross-builds nrl-k8s")
+		t.Skip("cross-builds nrl-krm and nrl-k8s")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "nrl-k8s-linux-amd64")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags",
-		"-s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli.Version=v0.1.0", "-o", bin, "./fn/cmd/nrl-k8s")
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	bins := map[string]string{}
+	for _, name := range []string{"nrl-krm", "nrl-k8s"} {
+		bins[name] = filepath.Join(dir, name+"-linux-amd64")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags",
+			"-s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli.Version=v0.1.0", "-o", bins[name], "./fn/cmd/"+name)
+		cmd.Dir = repoRoot
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
 
-	img, err := ociimage.Build(ociimage.Options{BinaryPath: bin})
+	img, err := ociimage.Build(ociimage.Options{BinaryPath: bins["nrl-krm"],
+		Extra: []ociimage.Binary{{Path: bins["nrl-k8s"], Dest: ociimage.CLIBinaryDest}}})
 	require.NoError(t, err)
 	tarPath := filepath.Join(dir, "nrl-k8s-image.tar")
 	require.NoError(t, ociimage.WriteTarball(img, imageRef, tarPath))
@@ -46,16 +51,17 @@ func TestNrlK8sImage(t *testing.T) {
 	require.NoError(t, err)
 	cf, err := loaded.ConfigFile()
 	require.NoError(t, err)
-	require.Equal(t, []string{"/usr/local/bin/nrl-k8s", "fn"}, cf.Config.Entrypoint)
+	require.Equal(t, []string{"/usr/local/bin/nrl-krm"}, cf.Config.Entrypoint)
 	require.Equal(t, "65532:65532", cf.Config.User)
 	require.Equal(t, "amd64", cf.Architecture)
 	require.Equal(t, "linux", cf.OS)
 
-	exe := extractFile(t, mutate.Extract(loaded), "usr/local/bin/nrl-k8s", dir)
+	cliExe := extractFile(t, mutate.Extract(loaded), "usr/local/bin/nrl-k8s", dir)
+	exe := extractFile(t, mutate.Extract(loaded), "usr/local/bin/nrl-krm", dir)
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skipf("cannot run a linux/amd64 binary on %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
-	version, err := exec.Command(exe, "--version").CombinedOutput()
+	version, err := exec.Command(cliExe, "--version").CombinedOutput()
 	require.NoError(t, err, "%s", version)
 	require.Contains(t, string(version), "v0.1.0")
 
@@ -63,7 +69,7 @@ func TestNrlK8sImage(t *testing.T) {
 	require.NoError(t, err)
 	want, err := os.ReadFile("testdata/qwen-rayjob/" + expectedOutput)
 	require.NoError(t, err)
-	fn := exec.Command(exe, "fn")
+	fn := exec.Command(exe)
 	fn.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	fn.Stderr = &stderr

@@ -8,8 +8,9 @@ package shell
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 )
 
 // JoinContinuations joins backslash-newline continuations as two blanks, so
@@ -235,18 +236,18 @@ func QuoteLike(raw, s string) string {
 // shlex.quote); the Helm chart's schema uses it too.
 const SafePattern = `^[A-Za-z0-9_@%+=:,./-]+$`
 
-var safeShellRE = regexp.MustCompile(SafePattern)
+var safeShellRE = lazyre.New(SafePattern)
 
 // IsSafe reports whether Quote leaves s as it is: the same word for every
 // shell that reads it.
-func IsSafe(s string) bool { return safeShellRE.MatchString(s) }
+func IsSafe(s string) bool { return safeShellRE().MatchString(s) }
 
 // Quote quotes s for a POSIX shell the way Python's shlex.quote does.
 func Quote(s string) string {
 	if s == "" {
 		return "''"
 	}
-	if safeShellRE.MatchString(s) {
+	if safeShellRE().MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"

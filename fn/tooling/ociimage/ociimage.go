@@ -1,7 +1,8 @@
-// Package ociimage builds a minimal, reproducible container image around a
-// single statically linked Go binary, without needing a Docker engine.
+// Package ociimage builds a minimal, reproducible container image around
+// statically linked Go binaries (the function's entrypoint and any others
+// beside it), without needing a Docker engine.
 //
-// The image is built from scratch: one layer holding the binary, a sticky
+// The image is built from scratch: one layer holding the binaries, a sticky
 // /tmp, a home directory and just enough of /etc/passwd and /etc/group for
 // the image's non-root user 65532 ("nonroot") and for "nobody" (65534), the
 // user kpt's and kustomize's container runtimes run a function as
@@ -34,8 +35,12 @@ import (
 )
 
 const (
-	// DefaultBinaryDest is where the binary lands in the image by default.
-	DefaultBinaryDest = "/usr/local/bin/nrl-k8s"
+	// DefaultBinaryDest is where the entrypoint's binary lands in the image
+	// by default: nrl-krm, the KRM function alone.
+	DefaultBinaryDest = "/usr/local/bin/nrl-krm"
+	// CLIBinaryDest is where the image holds the nrl-k8s CLI beside it
+	// (Options.Extra): the chart's test hook runs `nrl-k8s status` from it.
+	CLIBinaryDest = "/usr/local/bin/nrl-k8s"
 	// DefaultUser is the distroless "nonroot" uid:gid, so pods pass
 	// runAsNonRoot checks without extra securityContext.
 	DefaultUser = "65532:65532"
@@ -71,8 +76,11 @@ type Options struct {
 	// BinaryDest is the absolute path of the binary in the image.
 	// Default DefaultBinaryDest.
 	BinaryDest string
-	// Entrypoint defaults to [BinaryDest, "fn"].
+	// Entrypoint defaults to [BinaryDest].
 	Entrypoint []string
+	// Extra are more statically linked binaries for the same layer, each
+	// checked as BinaryPath is (the nrl-k8s CLI at CLIBinaryDest).
+	Extra []Binary
 	// Architecture is a GOARCH value. Default DefaultArchitecture.
 	Architecture string
 	// OS must be "linux" (the default); it is a field so the config says
@@ -87,6 +95,12 @@ type Options struct {
 	Created time.Time
 }
 
+// Binary is one more binary of the image: its host path and its absolute
+// path in the image.
+type Binary struct {
+	Path, Dest string
+}
+
 // withDefaults returns a copy of o with defaults filled in and validated.
 func (o Options) withDefaults() (Options, error) {
 	if o.BinaryPath == "" {
@@ -95,11 +109,22 @@ func (o Options) withDefaults() (Options, error) {
 	if o.BinaryDest == "" {
 		o.BinaryDest = DefaultBinaryDest
 	}
-	if !path.IsAbs(o.BinaryDest) || path.Clean(o.BinaryDest) != o.BinaryDest || o.BinaryDest == "/" {
-		return o, fmt.Errorf("ociimage: BinaryDest %q must be a clean absolute file path", o.BinaryDest)
+	dests := map[string]bool{}
+	for _, b := range append([]Binary{{o.BinaryPath, o.BinaryDest}}, o.Extra...) {
+		if b.Path == "" {
+			return o, fmt.Errorf("ociimage: the binary for %q has no path", b.Dest)
+		}
+		if !path.IsAbs(b.Dest) || path.Clean(b.Dest) != b.Dest || b.Dest == "/" {
+			return o, fmt.Errorf("ociimage: binary destination %q must be a clean absolute file path", b.Dest)
+		}
+		if dests[b.Dest] {
+			return o, fmt.Errorf("ociimage: two binaries at %q", b.Dest)
+		}
+		dests[b.Dest] = true
 	}
+	o.Extra = append([]Binary(nil), o.Extra...)
 	if len(o.Entrypoint) == 0 {
-		o.Entrypoint = []string{o.BinaryDest, "fn"}
+		o.Entrypoint = []string{o.BinaryDest}
 	} else {
 		// Copy so later changes to the caller's slice can't alter the image.
 		o.Entrypoint = append([]string(nil), o.Entrypoint...)
@@ -130,21 +155,25 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Build creates the image described by opts. The binary is read once into
-// memory, so the layer cannot change if the file is rewritten afterwards.
+// Build creates the image described by opts. Each binary is read once into
+// memory, so the layer cannot change if a file is rewritten afterwards.
 func Build(opts Options) (v1.Image, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	bin, err := os.ReadFile(o.BinaryPath)
-	if err != nil {
-		return nil, fmt.Errorf("ociimage: read binary: %w", err)
+	bins := map[string][]byte{}
+	for _, b := range append([]Binary{{o.BinaryPath, o.BinaryDest}}, o.Extra...) {
+		data, err := os.ReadFile(b.Path)
+		if err != nil {
+			return nil, fmt.Errorf("ociimage: read binary: %w", err)
+		}
+		if err := checkStatic(data, o.Architecture); err != nil {
+			return nil, fmt.Errorf("ociimage: %s: %w", b.Path, err)
+		}
+		bins[b.Dest] = data
 	}
-	if err := checkStatic(bin, o.Architecture); err != nil {
-		return nil, fmt.Errorf("ociimage: %s: %w", o.BinaryPath, err)
-	}
-	layerTar, err := rootfsTar(bin, o.BinaryDest)
+	layerTar, err := rootfsTar(bins)
 	if err != nil {
 		return nil, err
 	}
@@ -204,10 +233,11 @@ func checkStatic(bin []byte, arch string) error {
 	return nil
 }
 
-// rootfsTar returns the uncompressed layer. Entries are written sorted by
-// name (parents sort before children) with fixed owners and mtimes, so the
-// bytes depend only on the binary and its destination.
-func rootfsTar(bin []byte, dest string) ([]byte, error) {
+// rootfsTar returns the uncompressed layer with bins (destination →
+// content). Entries are written sorted by name (parents sort before
+// children) with fixed owners and mtimes, so the bytes depend only on the
+// binaries and their destinations.
+func rootfsTar(bins map[string][]byte) ([]byte, error) {
 	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:%s:/sbin/nologin\nnobody:x:%d:%d:nobody:/nonexistent:/sbin/nologin\n",
 		nonrootID, nonrootID, nonrootHome, nobodyID, nobodyID)
 	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\nnobody:x:%d:\n", nonrootID, nobodyID)
@@ -220,18 +250,25 @@ func rootfsTar(bin []byte, dest string) ([]byte, error) {
 		"home/nonroot": dir(0o700, nonrootID), // writable $HOME for tools that cache there
 		"tmp":          dir(0o1777, 0),        // sticky and world-writable, like a real /tmp
 	}
-	rel := strings.TrimPrefix(dest, "/")
-	if _, clash := entries[rel]; clash {
-		return nil, fmt.Errorf("ociimage: BinaryDest %q collides with a built-in path", dest)
+	dests := make([]string, 0, len(bins))
+	for dest := range bins {
+		dests = append(dests, dest)
 	}
-	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
-		if e, ok := entries[d]; ok && e.typ != tar.TypeDir {
-			return nil, fmt.Errorf("ociimage: BinaryDest %q is under file /%s", dest, d)
-		} else if !ok {
-			entries[d] = dir(0o755, 0)
+	sort.Strings(dests) // the same error, whichever map order
+	for _, dest := range dests {
+		rel := strings.TrimPrefix(dest, "/")
+		if _, clash := entries[rel]; clash {
+			return nil, fmt.Errorf("ociimage: binary destination %q collides with another path of the image", dest)
 		}
+		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+			if e, ok := entries[d]; ok && e.typ != tar.TypeDir {
+				return nil, fmt.Errorf("ociimage: binary destination %q is under file /%s", dest, d)
+			} else if !ok {
+				entries[d] = dir(0o755, 0)
+			}
+		}
+		entries[rel] = file(0o755, bins[dest])
 	}
-	entries[rel] = file(0o755, bin)
 
 	names := make([]string, 0, len(entries))
 	for n := range entries {

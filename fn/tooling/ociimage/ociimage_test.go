@@ -82,7 +82,7 @@ func TestBuildWriteReload(t *testing.T) {
 
 	cf, err := loaded.ConfigFile()
 	require.NoError(t, err)
-	require.Equal(t, []string{DefaultBinaryDest, "fn"}, cf.Config.Entrypoint)
+	require.Equal(t, []string{DefaultBinaryDest}, cf.Config.Entrypoint)
 	require.Equal(t, DefaultUser, cf.Config.User)
 	require.NotContains(t, []string{"", "0", "root", "0:0", "root:root"}, cf.Config.User)
 	require.Equal(t, "amd64", cf.Architecture)
@@ -103,7 +103,7 @@ func TestBuildWriteReload(t *testing.T) {
 
 	files := extract(t, loaded)
 
-	bin, ok := files["usr/local/bin/nrl-k8s"]
+	bin, ok := files["usr/local/bin/nrl-krm"]
 	require.True(t, ok, "binary missing from layer")
 	require.Equal(t, int64(0o755), bin.hdr.Mode)
 	require.Equal(t, 0, bin.hdr.Uid)
@@ -124,14 +124,14 @@ func TestBuildWriteReload(t *testing.T) {
 	// Exactly these entries and nothing else: in particular no shell.
 	require.ElementsMatch(t, []string{
 		"etc", "etc/group", "etc/passwd", "home", "home/nonroot", "tmp",
-		"usr", "usr/local", "usr/local/bin", "usr/local/bin/nrl-k8s",
+		"usr", "usr/local", "usr/local/bin", "usr/local/bin/nrl-krm",
 	}, names(files))
 
 	// Run the extracted binary: proves the layer holds the real, intact file.
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skipf("cannot execute linux/amd64 binary on %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
-	exe := filepath.Join(t.TempDir(), "nrl-k8s")
+	exe := filepath.Join(t.TempDir(), "nrl-krm")
 	require.NoError(t, os.WriteFile(exe, bin.data, 0o600))
 	require.NoError(t, os.Chmod(exe, 0o755))
 	outBytes, err := exec.Command(exe).CombinedOutput()
@@ -196,9 +196,34 @@ func TestBuildCustomDest(t *testing.T) {
 	require.NoError(t, err)
 	cf, err := img.ConfigFile()
 	require.NoError(t, err)
-	require.Equal(t, []string{"/app/hello", "fn"}, cf.Config.Entrypoint)
+	require.Equal(t, []string{"/app/hello"}, cf.Config.Entrypoint)
 	require.Equal(t, []string{"PATH=/app"}, cf.Config.Env)
 	require.Subset(t, names(extract(t, img)), []string{"app", "app/hello"})
+}
+
+// The function's image holds the CLI beside the entrypoint's binary (the
+// chart's test hook runs it), in the same layer, and the digest depends on it.
+func TestBuildExtraBinary(t *testing.T) {
+	opts := testOptions(t)
+	opts.Extra = []Binary{{Path: helloBinary(t), Dest: CLIBinaryDest}}
+	img, err := Build(opts)
+	require.NoError(t, err)
+	cf, err := img.ConfigFile()
+	require.NoError(t, err)
+	require.Equal(t, []string{DefaultBinaryDest}, cf.Config.Entrypoint)
+	require.Len(t, cf.RootFS.DiffIDs, 1)
+	files := extract(t, img)
+	require.Subset(t, names(files), []string{"usr/local/bin/nrl-krm", "usr/local/bin/nrl-k8s"})
+	require.Equal(t, int64(0o755), files["usr/local/bin/nrl-k8s"].hdr.Mode)
+	require.Equal(t, files["usr/local/bin/nrl-krm"].data, files["usr/local/bin/nrl-k8s"].data)
+
+	alone, err := Build(testOptions(t))
+	require.NoError(t, err)
+	da, err := Digest(alone)
+	require.NoError(t, err)
+	db, err := Digest(img)
+	require.NoError(t, err)
+	require.NotEqual(t, da, db)
 }
 
 func TestBuildRejectsBadInput(t *testing.T) {
@@ -206,15 +231,19 @@ func TestBuildRejectsBadInput(t *testing.T) {
 	require.NoError(t, os.WriteFile(notELF, []byte("#!/bin/sh\necho hi\n"), 0o755))
 
 	cases := map[string]Options{
-		"no binary":       {},
-		"missing file":    {BinaryPath: filepath.Join(t.TempDir(), "nope")},
-		"not ELF":         {BinaryPath: notELF},
-		"relative dest":   {BinaryPath: helloBinary(t), BinaryDest: "usr/bin/x"},
-		"dest is /tmp":    {BinaryPath: helloBinary(t), BinaryDest: "/tmp"},
-		"dest under file": {BinaryPath: helloBinary(t), BinaryDest: "/etc/passwd/x"},
-		"wrong arch":      {BinaryPath: helloBinary(t), Architecture: "arm64"},
-		"unknown arch":    {BinaryPath: helloBinary(t), Architecture: "mips"},
-		"not linux":       {BinaryPath: helloBinary(t), OS: "windows"},
+		"no binary":                      {},
+		"missing file":                   {BinaryPath: filepath.Join(t.TempDir(), "nope")},
+		"not ELF":                        {BinaryPath: notELF},
+		"relative dest":                  {BinaryPath: helloBinary(t), BinaryDest: "usr/bin/x"},
+		"dest is /tmp":                   {BinaryPath: helloBinary(t), BinaryDest: "/tmp"},
+		"dest under file":                {BinaryPath: helloBinary(t), BinaryDest: "/etc/passwd/x"},
+		"wrong arch":                     {BinaryPath: helloBinary(t), Architecture: "arm64"},
+		"unknown arch":                   {BinaryPath: helloBinary(t), Architecture: "mips"},
+		"not linux":                      {BinaryPath: helloBinary(t), OS: "windows"},
+		"extra at the entrypoint's path": {BinaryPath: helloBinary(t), Extra: []Binary{{Path: helloBinary(t), Dest: DefaultBinaryDest}}},
+		"extra without a path":           {BinaryPath: helloBinary(t), Extra: []Binary{{Dest: CLIBinaryDest}}},
+		"extra not ELF":                  {BinaryPath: helloBinary(t), Extra: []Binary{{Path: notELF, Dest: CLIBinaryDest}}},
+		"extra at /etc/passwd":           {BinaryPath: helloBinary(t), Extra: []Binary{{Path: helloBinary(t), Dest: "/etc/passwd"}}},
 	}
 	for name, opts := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -293,7 +322,7 @@ func TestWriteLayout(t *testing.T) {
 	require.NoError(t, err)
 	cf, err := loaded.ConfigFile()
 	require.NoError(t, err)
-	require.Equal(t, []string{DefaultBinaryDest, "fn"}, cf.Config.Entrypoint)
+	require.Equal(t, []string{DefaultBinaryDest}, cf.Config.Entrypoint)
 
 	require.Error(t, WriteLayout(img, "not a ref!", dir))
 }

@@ -8,12 +8,12 @@ package entrypoint
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"sync/atomic"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 )
 
@@ -45,7 +45,7 @@ type Invocation struct {
 	opStart int // first shell operator or comment after the call, -1 if none
 }
 
-var scriptRE = regexp.MustCompile(`(^|/)run_[A-Za-z0-9_]*\.py$`)
+var scriptRE = lazyre.New(`(^|/)run_[A-Za-z0-9_]*\.py$`)
 
 // findInvocations returns every training call, in order. A training call is
 // a simple command that runs one of NeMo-RL's drivers (a `run_*.py` script)
@@ -123,7 +123,7 @@ func scriptOf(cmd []shell.Token) (int, bool) {
 		if w.Op {
 			break
 		}
-		if scriptRE.MatchString(w.Text) {
+		if scriptRE().MatchString(w.Text) {
 			return i, true
 		}
 	}

@@ -5,9 +5,9 @@ package hydra
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/suggest"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -33,7 +33,7 @@ type Override struct {
 	Dynamic bool
 }
 
-var keyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+|\[[0-9]+\])*$`)
+var keyRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+|\[[0-9]+\])*$`)
 
 // Parse reads one override.
 func Parse(raw string) (Override, error) {
@@ -48,7 +48,7 @@ func Parse(raw string) (Override, error) {
 		o.Op, s = Delete, s[1:]
 	}
 	key, val, hasVal := strings.Cut(s, "=")
-	if !keyRE.MatchString(key) {
+	if !keyRE().MatchString(key) {
 		return o, fmt.Errorf("override %q: key %q is not a dotted key path", raw, key)
 	}
 	o.Key = tree.ParsePath(key)
