@@ -47,20 +47,26 @@ func localQueueLine(ctx context.Context, c *kube.Conn, in Input, l Line, lq *uns
 	}
 	need := queueDemand(in.Pods, l.ReferencedBy)
 	quota := readQuota(cq)
-	cohort, _, _ := unstructured.NestedString(cq.Object, "spec", "cohortName")
-	if cohort == "" {
-		cohort, _, _ = unstructured.NestedString(cq.Object, "spec", "cohort")
-	}
+	cohort := cohortOf(cq)
 	l.State = OK
 	var notes []string
+	short := false
 	for _, name := range sortedNames(need) {
-		state, note := quotaNote(cqName, cohort, name, need[name], quota)
+		state, note, waits := quotaNote(cqName, cohort, name, need[name], quota)
 		if worse(state, l.State) {
 			l.State = state
 		}
+		short = short || waits
 		notes = append(notes, note)
 	}
 	l.Detail = fmt.Sprintf("ClusterQueue %s: %s", cqName, strings.Join(notes, "; "))
+	if short && l.State == OK {
+		v, err := admission(ctx, c, in, l, cq, cohort, need)
+		if err != nil {
+			return l, err
+		}
+		l.Detail += ": " + v
+	}
 	return l, nil
 }
 
@@ -93,26 +99,27 @@ func queueDemand(pods []PodShape, referencedBy []string) corev1.ResourceList {
 }
 
 // quotaNote judges one resource the run asks for against the
-// ClusterQueue's quota of it.
-func quotaNote(cqName, cohort string, name corev1.ResourceName, want resource.Quantity, quota map[corev1.ResourceName]flavorQuota) (State, string) {
+// ClusterQueue's quota of it, in one wording: what the run needs, then what
+// is free of the nominal quota. waits is true when the free quota does not
+// hold it (admission then says what Kueue does).
+func quotaNote(cqName, cohort string, name corev1.ResourceName, want resource.Quantity, quota map[corev1.ResourceName]flavorQuota) (State, string, bool) {
 	q, covered := quota[name]
 	switch {
 	case !covered:
-		return Missing, fmt.Sprintf("ClusterQueue %s covers no %s (the run asks %s): Kueue never admits it; expected %s among a resource group's coveredResources", cqName, name, want.String(), name)
+		return Missing, fmt.Sprintf("ClusterQueue %s covers no %s (the run needs %s): Kueue never admits it; expected %s among a resource group's coveredResources", cqName, name, want.String(), name), false
 	case q.invalid != "":
-		return CannotTell, fmt.Sprintf("ClusterQueue %s's %s: cannot tell whether the run's %s %s fit", cqName, q.invalid, want.String(), name)
+		return CannotTell, fmt.Sprintf("ClusterQueue %s's %s: cannot tell whether the run's %s %s fit", cqName, q.invalid, want.String(), name), false
 	case want.Cmp(q.nominal) > 0 && cohort == "":
-		return Missing, fmt.Sprintf("the run asks %s %s, more than ClusterQueue %s's whole nominal quota %s and it is in no cohort to borrow from: Kueue never admits it", want.String(), name, cqName, q.nominal.String())
-	case want.Cmp(q.nominal) > 0:
-		return OK, fmt.Sprintf("the run asks %s %s, more than ClusterQueue %s's nominal quota %s: admitted only by borrowing from cohort %s", want.String(), name, cqName, q.nominal.String(), cohort)
+		return Missing, fmt.Sprintf("the run needs %s %s, more than ClusterQueue %s's whole nominal quota %s and it is in no cohort to borrow from: Kueue never admits it", want.String(), name, cqName, q.nominal.String()), false
 	}
 	free := q.nominal.DeepCopy()
 	free.Sub(q.reserved)
 	left := nonNegative(free)
-	if want.Cmp(free) > 0 {
-		return OK, fmt.Sprintf("needs %s %s, %s free of %s now: queued until other Workloads finish", want.String(), name, left.String(), q.nominal.String())
+	note := fmt.Sprintf("needs %s %s; %s of %s free", want.String(), name, left.String(), q.nominal.String())
+	if want.Cmp(q.nominal) > 0 {
+		note += fmt.Sprintf(", more than the nominal quota: only by borrowing from cohort %s", cohort)
 	}
-	return OK, fmt.Sprintf("%s %s of %s free", want.String(), name, left.String())
+	return OK, note, want.Cmp(free) > 0
 }
 
 // flavorQuota is a resource's nominal quota summed over flavors and what
@@ -122,6 +129,10 @@ func quotaNote(cqName, cohort string, name corev1.ResourceName, want resource.Qu
 type flavorQuota struct {
 	nominal, reserved resource.Quantity
 	invalid           string
+	// borrowing sums the flavors' borrowingLimit when every flavor has one
+	// (limited); one flavor without a limit lets the queue borrow freely.
+	borrowing        resource.Quantity
+	limited, unbound bool
 }
 
 // add adds one value of the ClusterQueue's (field names it) to sum, or
@@ -159,6 +170,12 @@ func readQuota(cq *unstructured.Unstructured) map[corev1.ResourceName]flavorQuot
 				name, _ := rm["name"].(string)
 				q := out[corev1.ResourceName(name)]
 				q.add(&q.nominal, "spec nominalQuota of "+name, rm["nominalQuota"])
+				if lim, ok := rm["borrowingLimit"]; ok && !q.unbound {
+					q.limited = true
+					q.add(&q.borrowing, "spec borrowingLimit of "+name, lim)
+				} else {
+					q.limited, q.unbound = false, true
+				}
 				out[corev1.ResourceName(name)] = q
 			}
 		}
