@@ -22,8 +22,8 @@ import (
 // a Workload asking for an uncovered resource); the run fits the nominal
 // quota of the flavors covering it (a run larger than the whole quota is
 // never admitted, unless it can borrow from a cohort); and how much of the
-// quota is free now (status.flavorsReservation), so a run that has to
-// wait says so.
+// quota is free now (status.flavorsReservation); a run the free quota does
+// not hold says what Kueue does then: borrow, preempt, or queue (admission).
 
 // localQueueLine judges a found LocalQueue against the pods of the objects
 // that name it.
@@ -115,11 +115,7 @@ func quotaNote(cqName, cohort string, name corev1.ResourceName, want resource.Qu
 	free := q.nominal.DeepCopy()
 	free.Sub(q.reserved)
 	left := nonNegative(free)
-	note := fmt.Sprintf("needs %s %s; %s of %s free", want.String(), name, left.String(), q.nominal.String())
-	if want.Cmp(q.nominal) > 0 {
-		note += fmt.Sprintf(", more than the nominal quota: only by borrowing from cohort %s", cohort)
-	}
-	return OK, note, want.Cmp(free) > 0
+	return OK, fmt.Sprintf("needs %s %s; %s of %s free", want.String(), name, left.String(), q.nominal.String()), want.Cmp(free) > 0
 }
 
 // flavorQuota is a resource's nominal quota summed over flavors and what

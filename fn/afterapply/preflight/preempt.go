@@ -43,7 +43,7 @@ func admission(ctx context.Context, c *kube.Conn, in Input, l Line, cq *unstruct
 		}
 	}
 	wls, out, err := c.List(ctx, kube.KueueWorkloads, "", "")
-	if out != kube.Found {
+	if out != kube.Found && (out != kube.NotFound || err != nil) {
 		return queuedUntil + " (cannot tell whether Kueue preempts: " + readFailure("Workloads", out, err) + ")", passUnreachable(err)
 	}
 	co, pending := cohortOfWorkloads(queues, wls, l)
@@ -129,9 +129,10 @@ func cohortOfWorkloads(queues []*unstructured.Unstructured, wls []unstructured.U
 }
 
 func modelQueue(q *unstructured.Unstructured) placement.ClusterQueue {
-	out := placement.ClusterQueue{Name: q.GetName(), Nominal: map[corev1.ResourceName]int64{}, BorrowingLimit: map[corev1.ResourceName]int64{}}
+	out := placement.ClusterQueue{Name: q.GetName(), Nominal: map[corev1.ResourceName]int64{}, BorrowingLimit: map[corev1.ResourceName]int64{}, Reserved: map[corev1.ResourceName]int64{}}
 	for name, fq := range readQuota(q) {
 		out.Nominal[name] = fq.nominal.MilliValue()
+		out.Reserved[name] = fq.reserved.MilliValue()
 		if fq.limited {
 			out.BorrowingLimit[name] = fq.borrowing.MilliValue()
 		}

@@ -45,6 +45,9 @@ type ClusterQueue struct {
 	Nominal        map[corev1.ResourceName]int64
 	BorrowingLimit map[corev1.ResourceName]int64
 	Preemption     Preemption
+	// Reserved is what Workloads reserve of it as the server counts
+	// (status.flavorsReservation); nil: the sum of the Cohort's Admitted.
+	Reserved map[corev1.ResourceName]int64
 }
 
 // QueuedWorkload is a Workload as the preemptor weighs it.
@@ -102,11 +105,18 @@ type sim struct {
 
 func newSim(c Cohort) *sim {
 	s := &sim{c: c, usage: map[string]map[corev1.ResourceName]int64{}}
+	counted := map[string]bool{}
 	for _, q := range c.Queues {
 		s.usage[q.Name] = map[corev1.ResourceName]int64{}
+		for r, v := range q.Reserved {
+			s.usage[q.Name][r] = v
+		}
+		counted[q.Name] = q.Reserved != nil
 	}
 	for _, w := range c.Admitted {
-		s.add(w, 1)
+		if !counted[w.ClusterQueue] {
+			s.add(w, 1)
+		}
 	}
 	return s
 }
