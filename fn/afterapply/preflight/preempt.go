@@ -3,6 +3,7 @@ package preflight
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -85,11 +86,11 @@ func runPriority(ctx context.Context, c *kube.Conn, in Input, l Line) (int32, st
 	if out != kube.Found {
 		return 0, readFailure("WorkloadPriorityClass "+class, out, err), err
 	}
-	v, ok := u.Object["value"].(int64)
-	if !ok || v != int64(int32(v)) {
+	v, ok := int32Of(u.Object["value"])
+	if !ok {
 		return 0, "WorkloadPriorityClass " + class + "'s value is not a 32-bit integer", nil
 	}
-	return int32(v), "", nil
+	return v, "", nil
 }
 
 func cohortOf(cq *unstructured.Unstructured) string {
@@ -139,8 +140,8 @@ func modelQueue(q *unstructured.Unstructured) placement.ClusterQueue {
 	}
 	p := func(f ...string) string { return nestedString(q, append([]string{"spec", "preemption"}, f...)...) }
 	out.Preemption = placement.Preemption{WithinClusterQueue: p("withinClusterQueue"), ReclaimWithinCohort: p("reclaimWithinCohort"), BorrowWithinCohort: p("borrowWithinCohort", "policy")}
-	if t, ok, _ := unstructured.NestedInt64(q.Object, "spec", "preemption", "borrowWithinCohort", "maxPriorityThreshold"); ok && t == int64(int32(t)) {
-		t32 := int32(t)
+	t, _, _ := unstructured.NestedFieldNoCopy(q.Object, "spec", "preemption", "borrowWithinCohort", "maxPriorityThreshold")
+	if t32, ok := int32Of(t); ok {
 		out.Preemption.MaxPriorityThreshold = &t32
 	}
 	return out
@@ -157,9 +158,8 @@ func modelWorkload(w *unstructured.Unstructured, ns string) placement.QueuedWork
 		name = strings.Replace(name, " ", " "+w.GetNamespace()+"/", 1)
 	}
 	out := placement.QueuedWorkload{Name: name, ClusterQueue: nestedString(w, "status", "admission", "clusterQueue"), Created: w.GetCreationTimestamp().Time, Usage: map[corev1.ResourceName]int64{}}
-	if p, ok, _ := unstructured.NestedInt64(w.Object, "spec", "priority"); ok && p == int64(int32(p)) {
-		out.Priority = int32(p)
-	}
+	p, _, _ := unstructured.NestedFieldNoCopy(w.Object, "spec", "priority")
+	out.Priority, _ = int32Of(p) // Kueue's default: 0
 	out.Evicted = condition(w, "Evicted")
 	out.Reserved = conditionTime(w, "QuotaReserved")
 	sets, _, _ := unstructured.NestedSlice(w.Object, "status", "admission", "podSetAssignments")
@@ -173,6 +173,15 @@ func modelWorkload(w *unstructured.Unstructured, ns string) placement.QueuedWork
 		}
 	}
 	return out
+}
+
+// int32Of reads a priority: an integer that fits int32, as Kueue's are.
+func int32Of(v any) (int32, bool) {
+	n, ok := v.(int64)
+	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+		return 0, false
+	}
+	return int32(n), true
 }
 
 func condition(w *unstructured.Unstructured, typ string) bool {
