@@ -47,7 +47,7 @@ func admission(ctx context.Context, c *kube.Conn, in Input, l Line, cq *unstruct
 	if out != kube.Found && (out != kube.NotFound || err != nil) {
 		return queuedUntil + " (cannot tell whether Kueue preempts: " + readFailure("Workloads", out, err) + ")", passUnreachable(err)
 	}
-	co, pending := cohortOfWorkloads(queues, wls, l)
+	co, pending := cohortOfWorkloads(queues, wls, l, in.Queues)
 	p := placement.Predict(co, cq.GetName(), prio, milli(need))
 	switch {
 	case len(p.Preempt) > 0:
@@ -103,8 +103,10 @@ func cohortOf(cq *unstructured.Unstructured) string {
 
 // cohortOfWorkloads is the ClusterQueues as the model weighs them, the
 // Workloads holding their quota (QuotaReserved and not finished), and the
-// Workloads pending in l's LocalQueue.
-func cohortOfWorkloads(queues []*unstructured.Unstructured, wls []unstructured.Unstructured, l Line) (placement.Cohort, []placement.QueuedWorkload) {
+// Workloads pending in l's LocalQueue. The run's own Workloads (it was
+// applied already) are no candidates: Kueue never preempts a Workload for
+// itself.
+func cohortOfWorkloads(queues []*unstructured.Unstructured, wls []unstructured.Unstructured, l Line, own map[string]string) (placement.Cohort, []placement.QueuedWorkload) {
 	var co placement.Cohort
 	in := map[string]bool{}
 	for _, q := range queues {
@@ -114,7 +116,7 @@ func cohortOfWorkloads(queues []*unstructured.Unstructured, wls []unstructured.U
 	var pending []placement.QueuedWorkload
 	for i := range wls {
 		w := &wls[i]
-		if condition(w, "Finished") {
+		if condition(w, "Finished") || ownedBy(w, own) {
 			continue
 		}
 		qw := modelWorkload(w, l.Namespace)
@@ -173,6 +175,17 @@ func modelWorkload(w *unstructured.Unstructured, ns string) placement.QueuedWork
 		}
 	}
 	return out
+}
+
+// ownedBy: w is the Workload of one of the input's objects (keyed
+// "namespace/Kind/name").
+func ownedBy(w *unstructured.Unstructured, objs map[string]string) bool {
+	for _, r := range w.GetOwnerReferences() {
+		if _, ok := objs[w.GetNamespace()+"/"+r.Kind+"/"+r.Name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // int32Of reads a priority: an integer that fits int32, as Kueue's are.
