@@ -11,6 +11,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
 // Integration is one scheduler, everything it means in one folder. Each
@@ -41,6 +43,10 @@ type Integration interface {
 	OwnerAnnotations(p Profile) map[string]string
 	// Pod applies it to one pod template (at field, for errors).
 	Pod(p Profile, field string, t *corev1.PodTemplateSpec) error
+
+	// CheckObjects is what it refuses or says of the objects a build made
+	// (typed, as fn/engine/manifest returns them), at check's Objects gate.
+	CheckObjects(file string, objs []any) diag.List
 }
 
 // FieldError is a profile setting that contradicts what the scheduler

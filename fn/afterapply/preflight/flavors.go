@@ -9,13 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // admittedShapes is the input's pod groups as Kueue starts them: a run
 // labelled with a LocalQueue has every pod set changed as Kueue changes it
-// on admission (placement.KueueAdmit: the nodeLabels and tolerations of
+// on admission (schedkueue.Admit: the nodeLabels and tolerations of
 // the flavors assigned to it, the CPU head's included), the change said in
 // the group's Kueue note. A queue, ClusterQueue or flavor that does not
 // exist leaves the pods as rendered (the LocalQueue line says why); one
@@ -46,7 +46,7 @@ func admittedShapes(ctx context.Context, c *kube.Conn, in Input) ([]PodShape, er
 			out[i].KueueUnread = qf.unread
 			continue
 		}
-		adm, err := placement.KueueAdmit(&ps.Spec, podRequests(ps.AsPod()), qf.groups, qf.flavors)
+		adm, err := schedkueue.Admit(&ps.Spec, podRequests(ps.AsPod()), qf.groups, qf.flavors)
 		if err != nil {
 			out[i].Kueue = fmt.Sprintf("Kueue cannot admit this pod set through ClusterQueue %s: %v", qf.clusterQueue, err)
 			out[i].KueueRefuses = true
@@ -60,7 +60,7 @@ func admittedShapes(ctx context.Context, c *kube.Conn, in Input) ([]PodShape, er
 
 // admissionNote says what Kueue adds to the pod set: the labels of each
 // flavor assigned that the pod did not select already.
-func admissionNote(before *corev1.PodSpec, adm placement.Admitted, qf *queueFlavors) string {
+func admissionNote(before *corev1.PodSpec, adm schedkueue.Admitted, qf *queueFlavors) string {
 	var added []string
 	for _, name := range adm.Flavors {
 		var labels []string
@@ -83,8 +83,8 @@ func admissionNote(before *corev1.PodSpec, adm placement.Admitted, qf *queueFlav
 // unread, which read of it failed and why.
 type queueFlavors struct {
 	clusterQueue string
-	groups       []placement.ResourceGroup
-	flavors      map[string]placement.Flavor
+	groups       []schedkueue.ResourceGroup
+	flavors      map[string]schedkueue.Flavor
 	unread       string
 }
 
@@ -116,11 +116,11 @@ func readQueueFlavors(ctx context.Context, c *kube.Conn, ns, name string) (*queu
 	if out != kube.Found {
 		return nil, nil
 	}
-	qf := &queueFlavors{clusterQueue: cqName, flavors: map[string]placement.Flavor{}}
+	qf := &queueFlavors{clusterQueue: cqName, flavors: map[string]schedkueue.Flavor{}}
 	groups, _, _ := unstructured.NestedSlice(cq.Object, "spec", "resourceGroups")
 	for _, g := range groups {
 		gm, _ := g.(map[string]any)
-		var rg placement.ResourceGroup
+		var rg schedkueue.ResourceGroup
 		covered, _, _ := unstructured.NestedStringSlice(gm, "coveredResources")
 		for _, r := range covered {
 			rg.Covered = append(rg.Covered, corev1.ResourceName(r))
@@ -158,7 +158,7 @@ func readQueueFlavors(ctx context.Context, c *kube.Conn, ns, name string) (*queu
 // readFlavor reads a ResourceFlavor's nodeLabels, nodeTaints and
 // tolerations; nil when it does not exist, unread saying why when it
 // could not be read.
-func readFlavor(ctx context.Context, c *kube.Conn, name string) (*placement.Flavor, string, error) {
+func readFlavor(ctx context.Context, c *kube.Conn, name string) (*schedkueue.Flavor, string, error) {
 	u, out, err := c.Get(ctx, kube.KueueFlavors, "", name)
 	if kube.Stops(err) {
 		return nil, "", err
@@ -179,5 +179,5 @@ func readFlavor(ctx context.Context, c *kube.Conn, name string) (*placement.Flav
 	if err := kube.Decode(u, &rf); err != nil {
 		return nil, fmt.Sprintf("Kueue's ResourceFlavor %s could not be read (error: %s)", name, firstLine(err)), nil
 	}
-	return &placement.Flavor{Name: name, NodeLabels: rf.Spec.NodeLabels, NodeTaints: rf.Spec.NodeTaints, Tolerations: rf.Spec.Tolerations}, "", nil
+	return &schedkueue.Flavor{Name: name, NodeLabels: rf.Spec.NodeLabels, NodeTaints: rf.Spec.NodeTaints, Tolerations: rf.Spec.Tolerations}, "", nil
 }

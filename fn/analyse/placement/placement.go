@@ -7,8 +7,8 @@
 // domain of a required topology level, as fn/analyse/kai models KAI's
 // PodGroup. Runs are placed one after another, each on what the earlier
 // ones (and the pods already running) left. A run Kueue admits is placed
-// with the pods Kueue starts (KueueAdmit: its flavors' node labels and
-// tolerations merged into every pod set).
+// with the pods Kueue starts (fn/scheduler/kueue's Admit: its flavors'
+// node labels and tolerations merged into every pod set).
 //
 // It has no I/O: preflight (fn/afterapply/preflight) fills the fleet from a
 // cluster, and the scheduling tier holds its answers to the real

@@ -3,6 +3,7 @@ package check
 import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -15,7 +16,8 @@ import (
 func Objects(file string, in *profile.Infra, objs []any) diag.List {
 	ds := Placement(file, objs)
 	ds = append(ds, Gangs(file, objs)...)
-	ds = append(ds, Kueue(file, objs)...)
+	// Each scheduler's own checks of the objects (fn/scheduler/...: Kueue's webhooks).
+	ds = append(ds, registry.CheckObjects(file, objs)...)
 	return append(ds, CodeSource(file, in, objs)...)
 }
 

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
 // Kind is the scheduler.kind value that selects the default scheduler.
@@ -37,3 +38,6 @@ func (Integration) OwnerAnnotations(scheduler.Profile) map[string]string { retur
 
 // Pod leaves the pod's schedulerName as the profile wrote it.
 func (Integration) Pod(scheduler.Profile, string, *corev1.PodTemplateSpec) error { return nil }
+
+// CheckObjects: nothing to judge.
+func (Integration) CheckObjects(string, []any) diag.List { return nil }

@@ -11,6 +11,7 @@ import (
 	analysekai "github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
 // Kind is the scheduler.kind value that selects KAI.
@@ -147,3 +148,7 @@ func (Integration) Pod(p scheduler.Profile, field string, t *corev1.PodTemplateS
 	}
 	return nil
 }
+
+// CheckObjects: KAI's gangs are reported by check with the pod-group model
+// preflight places (fn/engine/check/gang.go, fn/analyse/placement).
+func (Integration) CheckObjects(string, []any) diag.List { return nil }

@@ -65,7 +65,7 @@ func Fields(p scheduler.Profile) (queue, priorityClass string) {
 // next apply, and KubeRay then deletes its cluster). Kueue is named one way
 // only: kind kueue with queue when it admits and the default scheduler
 // places, kind kai with kueue when KAI places. What Kueue's webhooks refuse
-// in the rendered objects is judged by check (fn/engine/check/kueue.go).
+// in the built objects is judged by CheckObjects (check.go).
 func (Integration) Validate(p scheduler.Profile, r scheduler.Reporter) {
 	if p.WorkloadPriorityClass != nil && p.Kind != Kind {
 		hint := "expected kind kueue (a WorkloadPriorityClass is Kueue's; use scheduler.priorityClassName for the pods' PriorityClass)"

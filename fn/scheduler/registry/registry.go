@@ -10,6 +10,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/defaultsched"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kai"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
 // All is every integration, in enumeration order.
@@ -105,4 +106,14 @@ func merge(a, b map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// CheckObjects is every integration's judgement of the built objects, in
+// registry order.
+func CheckObjects(file string, objs []any) diag.List {
+	var ds diag.List
+	for _, s := range All() {
+		ds = append(ds, s.CheckObjects(file, objs)...)
+	}
+	return ds
 }

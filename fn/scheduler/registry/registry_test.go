@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"testing"
 
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
 type errs []string
@@ -108,4 +111,36 @@ func TestRender(t *testing.T) {
 	pod := corev1.PodTemplateSpec{Spec: corev1.PodSpec{SchedulerName: "volcano"}}
 	err = Pod(scheduler.Profile{Kind: "kai", Queue: q("rl")}, "kuberay.training.headGroupSpec.template", &pod)
 	require.Equal(t, &scheduler.FieldError{Field: "kuberay.training.headGroupSpec.template.spec.schedulerName", Msg: `is "volcano" but scheduler.kind is kai; expected kai-scheduler or no schedulerName`}, err)
+}
+
+// Kueue's webhooks, at check's Objects gate: an autoscaling RayCluster in a
+// Kueue queue is refused; the same cluster in no queue is no Kueue matter.
+func TestCheckObjects(t *testing.T) {
+	cluster := func(labels map[string]string) *rayv1.RayCluster {
+		return &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Labels: labels},
+			Spec: rayv1.RayClusterSpec{EnableInTreeAutoscaling: ptr.To(true)}}
+	}
+	cases := []struct {
+		name   string
+		labels map[string]string
+		errors int
+	}{
+		{name: "queued: refused", labels: map[string]string{"kueue.x-k8s.io/queue-name": "lab"}, errors: 1},
+		{name: "not queued", errors: 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ds := CheckObjects("p.yaml", []any{cluster(c.labels)})
+			var errs []string
+			for _, d := range ds {
+				if d.Severity == diag.Error {
+					errs = append(errs, d.Field+": "+d.Message)
+				}
+			}
+			require.Len(t, errs, c.errors, "%v", errs)
+			if c.errors > 0 {
+				require.Contains(t, errs[0], "output RayCluster/c spec.enableInTreeAutoscaling: is true on RayCluster/c in Kueue queue lab; Kueue's webhook refuses autoscaling")
+			}
+		})
+	}
 }

@@ -1,4 +1,4 @@
-package placement
+package kueue
 
 import (
 	"testing"
@@ -44,7 +44,7 @@ func TestKueueAdmit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := KueueAdmit(head, cpu, c.groups, flavors)
+			got, err := Admit(head, cpu, c.groups, flavors)
 			if c.err != "" {
 				require.ErrorContains(t, err, c.err)
 				return
@@ -66,6 +66,6 @@ func TestKueueAdmitNoFlavorMatches(t *testing.T) {
 	}
 	spec := &corev1.PodSpec{NodeSelector: map[string]string{"zone": "z2"}}
 	req := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), "example.com/x": resource.MustParse("1")}
-	_, err := KueueAdmit(spec, req, []ResourceGroup{{Covered: []corev1.ResourceName{"cpu"}, Flavors: []string{"a"}}, {Covered: []corev1.ResourceName{"example.com/x"}, Flavors: []string{"b"}}}, flavors)
+	_, err := Admit(spec, req, []ResourceGroup{{Covered: []corev1.ResourceName{"cpu"}, Flavors: []string{"a"}}, {Covered: []corev1.ResourceName{"example.com/x"}, Flavors: []string{"b"}}}, flavors)
 	require.ErrorContains(t, err, "flavor b doesn't match node affinity")
 }

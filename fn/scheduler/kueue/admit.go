@@ -1,4 +1,4 @@
-package placement
+package kueue
 
 import (
 	"fmt"
@@ -38,7 +38,9 @@ type Admitted struct {
 	Flavors []string
 }
 
-// KueueAdmit is the pod set as Kueue v0.17.0 admits it, quota aside. For each
+// Admit is the pod set as Kueue v0.17.0 admits it, quota aside: how
+// placement (fn/analyse/placement, run by preflight) sees a pod set Kueue
+// admits. For each
 // resource the pods request, the flavor is the first of the group covering
 // it that the pod set can use (pkg/scheduler/flavorassigner
 // checkFlavorForPodSets): it tolerates the flavor's nodeTaints, and its
@@ -49,7 +51,7 @@ type Admitted struct {
 // and Merge), for every pod set, a CPU head's included; a label the pod
 // already sets to another value is Kueue's merge error. flavors missing
 // from the map are skipped, as Kueue skips a flavor it cannot find.
-func KueueAdmit(spec *corev1.PodSpec, requests corev1.ResourceList, groups []ResourceGroup, flavors map[string]Flavor) (Admitted, error) {
+func Admit(spec *corev1.PodSpec, requests corev1.ResourceList, groups []ResourceGroup, flavors map[string]Flavor) (Admitted, error) {
 	out := Admitted{Spec: *spec.DeepCopy()}
 	seen := map[string]bool{}
 	names := make([]string, 0, len(requests))
