@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
 )
 
 // queuedUntil is the verdict when nothing frees quota for the run but
@@ -20,7 +20,7 @@ import (
 const queuedUntil = "queued until other Workloads finish"
 
 // admission is what Kueue does with a run the ClusterQueue's free quota
-// does not hold (placement.Predict, Kueue's classical preemption): admit
+// does not hold (schedkueue.Predict, Kueue's classical preemption): admit
 // it by borrowing from the cohort, by preempting named Workloads, or leave
 // it queued, behind the pending Workloads of its LocalQueue it does not
 // outrank. It reads the run's WorkloadPriorityClass, the cohort's
@@ -48,7 +48,7 @@ func admission(ctx context.Context, c *kube.Conn, in Input, l Line, cq *unstruct
 		return queuedUntil + " (cannot tell whether Kueue preempts: " + readFailure("Workloads", out, err) + ")", passUnreachable(err)
 	}
 	co, pending := cohortOfWorkloads(queues, wls, l, in.Queues)
-	p := placement.Predict(co, cq.GetName(), prio, milli(need))
+	p := schedkueue.Predict(co, cq.GetName(), prio, milli(need))
 	switch {
 	case len(p.Preempt) > 0:
 		return "admitted now by preempting " + names(p.Preempt), nil
@@ -57,7 +57,7 @@ func admission(ctx context.Context, c *kube.Conn, in Input, l Line, cq *unstruct
 	case p.Admitted:
 		return "admitted now", nil
 	}
-	var ahead []placement.QueuedWorkload
+	var ahead []schedkueue.QueuedWorkload
 	for _, w := range pending {
 		if w.Priority >= prio {
 			ahead = append(ahead, w)
@@ -106,14 +106,14 @@ func cohortOf(cq *unstructured.Unstructured) string {
 // Workloads pending in l's LocalQueue. The run's own Workloads (it was
 // applied already) are no candidates: Kueue never preempts a Workload for
 // itself.
-func cohortOfWorkloads(queues []*unstructured.Unstructured, wls []unstructured.Unstructured, l Line, own map[string]string) (placement.Cohort, []placement.QueuedWorkload) {
-	var co placement.Cohort
+func cohortOfWorkloads(queues []*unstructured.Unstructured, wls []unstructured.Unstructured, l Line, own map[string]string) (schedkueue.Cohort, []schedkueue.QueuedWorkload) {
+	var co schedkueue.Cohort
 	in := map[string]bool{}
 	for _, q := range queues {
 		in[q.GetName()] = true
 		co.Queues = append(co.Queues, modelQueue(q))
 	}
-	var pending []placement.QueuedWorkload
+	var pending []schedkueue.QueuedWorkload
 	for i := range wls {
 		w := &wls[i]
 		if condition(w, "Finished") || ownedBy(w, own) {
@@ -131,8 +131,8 @@ func cohortOfWorkloads(queues []*unstructured.Unstructured, wls []unstructured.U
 	return co, pending
 }
 
-func modelQueue(q *unstructured.Unstructured) placement.ClusterQueue {
-	out := placement.ClusterQueue{Name: q.GetName(), Nominal: map[corev1.ResourceName]int64{}, BorrowingLimit: map[corev1.ResourceName]int64{}, Reserved: map[corev1.ResourceName]int64{}}
+func modelQueue(q *unstructured.Unstructured) schedkueue.ClusterQueue {
+	out := schedkueue.ClusterQueue{Name: q.GetName(), Nominal: map[corev1.ResourceName]int64{}, BorrowingLimit: map[corev1.ResourceName]int64{}, Reserved: map[corev1.ResourceName]int64{}}
 	for name, fq := range readQuota(q) {
 		out.Nominal[name] = fq.nominal.MilliValue()
 		out.Reserved[name] = fq.reserved.MilliValue()
@@ -141,7 +141,7 @@ func modelQueue(q *unstructured.Unstructured) placement.ClusterQueue {
 		}
 	}
 	p := func(f ...string) string { return nestedString(q, append([]string{"spec", "preemption"}, f...)...) }
-	out.Preemption = placement.Preemption{WithinClusterQueue: p("withinClusterQueue"), ReclaimWithinCohort: p("reclaimWithinCohort"), BorrowWithinCohort: p("borrowWithinCohort", "policy")}
+	out.Preemption = schedkueue.Preemption{WithinClusterQueue: p("withinClusterQueue"), ReclaimWithinCohort: p("reclaimWithinCohort"), BorrowWithinCohort: p("borrowWithinCohort", "policy")}
 	t, _, _ := unstructured.NestedFieldNoCopy(q.Object, "spec", "preemption", "borrowWithinCohort", "maxPriorityThreshold")
 	if t32, ok := int32Of(t); ok {
 		out.Preemption.MaxPriorityThreshold = &t32
@@ -151,7 +151,7 @@ func modelQueue(q *unstructured.Unstructured) placement.ClusterQueue {
 
 // modelWorkload is a Workload as the preemptor weighs it, named by the
 // object it admits (its namespace too when not the run's).
-func modelWorkload(w *unstructured.Unstructured, ns string) placement.QueuedWorkload {
+func modelWorkload(w *unstructured.Unstructured, ns string) schedkueue.QueuedWorkload {
 	name := "Workload " + w.GetName()
 	if refs := w.GetOwnerReferences(); len(refs) > 0 {
 		name = refs[0].Kind + " " + refs[0].Name
@@ -159,7 +159,7 @@ func modelWorkload(w *unstructured.Unstructured, ns string) placement.QueuedWork
 	if w.GetNamespace() != ns {
 		name = strings.Replace(name, " ", " "+w.GetNamespace()+"/", 1)
 	}
-	out := placement.QueuedWorkload{Name: name, ClusterQueue: nestedString(w, "status", "admission", "clusterQueue"), Created: w.GetCreationTimestamp().Time, Usage: map[corev1.ResourceName]int64{}}
+	out := schedkueue.QueuedWorkload{Name: name, ClusterQueue: nestedString(w, "status", "admission", "clusterQueue"), Created: w.GetCreationTimestamp().Time, Usage: map[corev1.ResourceName]int64{}}
 	p, _, _ := unstructured.NestedFieldNoCopy(w.Object, "spec", "priority")
 	out.Priority, _ = int32Of(p) // Kueue's default: 0
 	out.Evicted = condition(w, "Evicted")
@@ -226,7 +226,7 @@ func nestedString(u *unstructured.Unstructured, f ...string) string {
 }
 
 // names lists Workloads as a report says them: "RayJob low (priority 10)".
-func names(ws []placement.QueuedWorkload) string {
+func names(ws []schedkueue.QueuedWorkload) string {
 	out := make([]string, len(ws))
 	for i, w := range ws {
 		out[i] = fmt.Sprintf("%s (priority %d)", w.Name, w.Priority)
