@@ -37,6 +37,7 @@ func TestPreemptionPredicted(t *testing.T) {
 	require.NoError(t, env.Apply(ctx, ns, lowObjs))
 	lowJob := rayJob(t, env, ns, lowName)
 	admitted(t, env, k, ns, lowName)
+	reserving(t, env, "lab-preempt", 1, 0) // preflight reads the ClusterQueue's count
 
 	highDocs, highObjs, highName := render(t, "kq-high", ns, runparams.RayJob)
 	withPriority(highDocs, highObjs, "nrl-high")

@@ -106,16 +106,28 @@ func quotaNote(cqName, cohort string, name corev1.ResourceName, want resource.Qu
 	q, covered := quota[name]
 	switch {
 	case !covered:
-		return Missing, fmt.Sprintf("ClusterQueue %s covers no %s (the run needs %s): Kueue never admits it; expected %s among a resource group's coveredResources", cqName, name, want.String(), name), false
+		return Missing, fmt.Sprintf("ClusterQueue %s covers no %s (the run needs %s): Kueue never admits it; expected %s among a resource group's coveredResources", cqName, name, amount(want), name), false
 	case q.invalid != "":
-		return CannotTell, fmt.Sprintf("ClusterQueue %s's %s: cannot tell whether the run's %s %s fit", cqName, q.invalid, want.String(), name), false
+		return CannotTell, fmt.Sprintf("ClusterQueue %s's %s: cannot tell whether the run's %s %s fit", cqName, q.invalid, amount(want), name), false
 	case want.Cmp(q.nominal) > 0 && cohort == "":
-		return Missing, fmt.Sprintf("the run needs %s %s, more than ClusterQueue %s's whole nominal quota %s and it is in no cohort to borrow from: Kueue never admits it", want.String(), name, cqName, q.nominal.String()), false
+		return Missing, fmt.Sprintf("the run needs %s %s, more than ClusterQueue %s's whole nominal quota %s and it is in no cohort to borrow from: Kueue never admits it", amount(want), name, cqName, amount(q.nominal)), false
 	}
 	free := q.nominal.DeepCopy()
 	free.Sub(q.reserved)
 	left := nonNegative(free)
-	return OK, fmt.Sprintf("needs %s %s; %s of %s free", want.String(), name, left.String(), q.nominal.String()), want.Cmp(free) > 0
+	return OK, fmt.Sprintf("needs %s %s; %s of %s free", amount(want), name, amount(left), amount(q.nominal)), want.Cmp(free) > 0
+}
+
+// plainUpTo bounds what amount writes plainly (its milli-units fit int64).
+var plainUpTo = resource.MustParse("1P")
+
+// amount is a quantity as a person reads it: a whole count of a decimal
+// resource plainly (1000 cpu, not 1k), anything else as Kubernetes writes it.
+func amount(q resource.Quantity) string {
+	if q.Format == resource.DecimalSI && q.Cmp(plainUpTo) < 0 && q.MilliValue()%1000 == 0 {
+		return strconv.FormatInt(q.Value(), 10)
+	}
+	return q.String()
 }
 
 // flavorQuota is a resource's nominal quota summed over flavors and what
