@@ -2,7 +2,6 @@ package kueue_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,48 +17,70 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 )
 
-// A low-priority run holds the whole quota of a ClusterQueue that
-// preempts lower priorities within it; preflight, asked about a
-// high-priority run of the same queue before it is applied, predicts that
-// Kueue admits it at once by preempting the first run, and Kueue does:
-// the first run's Workload is evicted as preempted, the second admitted.
+// A low-priority run holds the whole quota of a ClusterQueue; preflight,
+// asked about a high-priority run of the same queue before it is applied,
+// predicts what Kueue does, and Kueue does it: under withinClusterQueue
+// LowerPriority it admits the new run at once by preempting the first
+// (whose Workload is evicted as preempted); under Kueue's default (Never)
+// the new run stays queued and the first keeps running.
 func TestPreemptionPredicted(t *testing.T) {
 	env, k := kueue.Shared(t)
 	ctx := context.Background()
-	ns := "kq-preempt"
-	require.NoError(t, kueue.PreemptingQueue(ctx, env, ns, "lab-queue", "lab-preempt", "16",
-		map[string]any{"withinClusterQueue": "LowerPriority"}, waitFor))
 	require.NoError(t, kueue.PriorityClass(ctx, env, "nrl-low", 10))
 	require.NoError(t, kueue.PriorityClass(ctx, env, "nrl-high", 1000))
+	for _, tc := range []struct {
+		name, ns   string
+		preemption map[string]any
+		predicted  string
+		preempts   bool
+	}{
+		{"LowerPriority preempts", "kq-preempt", map[string]any{"withinClusterQueue": "LowerPriority"}, "admitted now by preempting RayJob kq-preempt-low (priority 10)", true},
+		{"Never queues", "kq-nopreempt", nil, "0 of 16 free: queued until other Workloads finish", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns, cq := tc.ns, tc.ns+"-cq"
+			require.NoError(t, kueue.PreemptingQueue(ctx, env, ns, "lab-queue", cq, "16", tc.preemption, waitFor))
+			lowDocs, lowObjs, lowName := render(t, ns+"-low", ns, runparams.RayJob)
+			withPriority(lowDocs, lowObjs, "nrl-low")
+			require.NoError(t, env.Apply(ctx, ns, lowObjs))
+			lowJob := rayJob(t, env, ns, lowName)
+			admitted(t, env, k, ns, lowName)
+			reserving(t, env, cq, 1, 0) // preflight reads the ClusterQueue's count
 
-	lowDocs, lowObjs, lowName := render(t, "kq-low", ns, runparams.RayJob)
-	withPriority(lowDocs, lowObjs, "nrl-low")
-	require.NoError(t, env.Apply(ctx, ns, lowObjs))
-	lowJob := rayJob(t, env, ns, lowName)
-	admitted(t, env, k, ns, lowName)
-	reserving(t, env, "lab-preempt", 1, 0) // preflight reads the ClusterQueue's count
+			highDocs, highObjs, highName := render(t, ns+"-high", ns, runparams.RayJob)
+			withPriority(highDocs, highObjs, "nrl-high")
+			line := localQueueLine(t, env, highDocs, ns)
+			assert.Equal(t, preflight.OK, line.State, line.Detail)
+			assert.Contains(t, line.Detail, "needs 16 nvidia.com/gpu; 0 of 16 free")
+			assert.Contains(t, line.Detail, tc.predicted)
 
-	highDocs, highObjs, highName := render(t, "kq-high", ns, runparams.RayJob)
-	withPriority(highDocs, highObjs, "nrl-high")
-	line := localQueueLine(t, env, highDocs, ns)
-	assert.Equal(t, preflight.OK, line.State, line.Detail)
-	assert.Contains(t, line.Detail, "needs 16 nvidia.com/gpu; 0 of 16 free")
-	assert.Contains(t, line.Detail, fmt.Sprintf("admitted now by preempting RayJob %s (priority 10)", lowName))
-
-	require.NoError(t, env.Apply(ctx, ns, highObjs))
-	require.NoError(t, operator.Wait(ctx, waitFor, "Kueue to preempt "+lowName, func(ctx context.Context) (bool, string, error) {
-		wl := workload(t, env, lowJob)
-		conds, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if m["type"] == "Preempted" && m["status"] == "True" {
-				return true, "", nil
+			require.NoError(t, env.Apply(ctx, ns, highObjs))
+			if tc.preempts {
+				require.NoError(t, operator.Wait(ctx, waitFor, "Kueue to preempt "+lowName, func(ctx context.Context) (bool, string, error) {
+					return condition(workload(t, env, lowJob), "Preempted"), "not preempted yet", nil
+				}), "Kueue's log:\n%s", fixtures.Tail(k.Log(), 6000))
+				admitted(t, env, k, ns, highName)
+				assert.True(t, rayJob(t, env, ns, lowName).Spec.Suspend, "the preempted RayJob is suspended again")
+				return
 			}
+			reserving(t, env, cq, 1, 1) // Kueue has seen the new run and left it pending
+			assert.True(t, rayJob(t, env, ns, highName).Spec.Suspend, "the new run stays queued")
+			assert.False(t, rayJob(t, env, ns, lowName).Spec.Suspend, "the first run keeps running")
+			assert.False(t, condition(workload(t, env, lowJob), "Preempted"))
+		})
+	}
+}
+
+// condition is whether the Workload's condition typ is True.
+func condition(wl *unstructured.Unstructured, typ string) bool {
+	conds, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ && m["status"] == "True" {
+			return true
 		}
-		return false, "not preempted yet", nil
-	}), "Kueue's log:\n%s", fixtures.Tail(k.Log(), 6000))
-	admitted(t, env, k, ns, highName)
-	assert.True(t, rayJob(t, env, ns, lowName).Spec.Suspend, "the preempted RayJob is suspended again")
+	}
+	return false
 }
 
 // withPriority labels the run's RayJob with a WorkloadPriorityClass, in
