@@ -49,10 +49,15 @@ kueue:
 # The container tier (tests/container) runs `make image`'s image under
 # podman as kpt and kustomize run it; without podman and runc it is skipped,
 # said here, unless CI=true or NRL_REQUIRE_PODMAN is set (.ci/run installs them).
+# -vet=off here and in race: `make vet` (a prerequisite) ran every analyzer
+# go test's own vet would, on the same files (no cgo or race build tags
+# here), and go test's subset is a different cache key: left on, each of the
+# two test runs re-analysed every dependency for vet facts (a cold run:
+# about 4 CPU-minutes; docs/performance.md, "Cold CI").
 test: vet lint build image race
 	@command -v podman >/dev/null && { command -v runc >/dev/null || test -x /usr/sbin/runc; } || \
 	  echo "make test: podman or runc not installed: the container tier (tests/container) is skipped$${CI:+ and fails, CI=true}$${NRL_REQUIRE_PODMAN:+ and fails, NRL_REQUIRE_PODMAN is set}; apt-get install podman runc"
-	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_REQUIRE_APISERVER=1 NRL_IMAGE_TAR=$(CURDIR)/dist/nrl-k8s-image.tar $(GO) test -count=1 ./...
+	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_REQUIRE_APISERVER=1 NRL_IMAGE_TAR=$(CURDIR)/dist/nrl-k8s-image.tar $(GO) test -count=1 -vet=off ./...
 
 # The race detector over every package whose tests run goroutines, found
 # from the code by hack/racepkgs (`go run ./hack/racepkgs -v` says why each
@@ -61,7 +66,7 @@ test: vet lint build image race
 # and everything else stay CGO_ENABLED=0.
 # -short: the tiers that drive the pinned CLIs run in `go test ./...` above.
 race:
-	pkgs=$$(CGO_ENABLED=0 $(GO) run ./hack/racepkgs) && CGO_ENABLED=1 $(GO) test -race -short -count=1 $$pkgs
+	pkgs=$$(CGO_ENABLED=0 $(GO) run ./hack/racepkgs) && CGO_ENABLED=1 $(GO) test -race -short -count=1 -vet=off $$pkgs
 
 # Only the real-API-server tier: server-side dry-run apply of every golden,
 # example and shipped-profile render.

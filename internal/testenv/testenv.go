@@ -3,8 +3,6 @@
 package testenv
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -22,8 +20,6 @@ func RepoRoot(t testing.TB) string {
 	}
 	return root
 }
-
-func repoRoot() string { return root }
 
 // Root is RepoRoot for code that has no testing.TB (a TestMain, a helper
 // package's setup).
@@ -63,64 +59,6 @@ func modfile(data []byte) string {
 		}
 	}
 	return ""
-}
-
-// BuildCLI builds ./fn/cmd/nrl-k8s (static) into dir and returns its path.
-// It takes no testing.TB so that TestMain can call it.
-func BuildCLI(dir string, flags ...string) (string, error) {
-	return BuildBinary(dir, "nrl-k8s", flags...)
-}
-
-// BuildBinary builds ./fn/cmd/NAME (static) into dir and returns its path:
-// nrl-k8s, or nrl-krm, the KRM function alone.
-func BuildBinary(dir, name string, flags ...string) (string, error) {
-	bin := filepath.Join(dir, name)
-	args := append(append([]string{"build"}, flags...), "-o", bin, "./fn/cmd/"+name)
-	cmd := exec.Command("go", args...)
-	cmd.Dir = repoRoot()
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./fn/cmd/%s: %w\n%s", name, err, out)
-	}
-	return bin, nil
-}
-
-// Exec runs the binary bin in dir as a user would from a clean
-// environment (PATH, and HOME=home: a render is a function of its inputs,
-// no NRL_K8S_* from the developer) with stdin, and returns its exit code
-// and output. Only a binary that cannot be run fails the test.
-func Exec(t testing.TB, bin, dir, home string, stdin []byte, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
-	cmd.Stdin = bytes.NewReader(stdin)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("exec %s %v: %v", bin, args, err)
-	}
-	return code, o.String(), e.String()
-}
-
-// RunWithCLI is a TestMain for packages that exec the CLI: it builds the
-// binary into a temporary directory, points *bin at it, runs the tests and
-// removes the directory.
-func RunWithCLI(m *testing.M, bin *string) {
-	dir, err := os.MkdirTemp("", "nrl-k8s-bin-")
-	if err == nil {
-		*bin, err = BuildCLI(dir)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
 }
 
 // Recipes is recipes/: NeMo-RL's repository root as far as recipes go

@@ -6,7 +6,6 @@
 package afterapply
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
@@ -51,20 +50,12 @@ const (
 	gpuDeviceClass   = "gpu.nvidia.com"
 )
 
-// nrl runs the CLI in process; it returns stdout, stderr and the exit code.
-func nrl(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := cli.Main(args, strings.NewReader(""), &out, &errb)
-	return out.String(), errb.String(), code
-}
-
 // render renders the GB300 example as run `name` into namespace ns and
 // returns the stream (file) and its objects.
 func render(t *testing.T, ns, name string) (string, []*unstructured.Unstructured) {
 	t.Helper()
 	root := testenv.RepoRoot(t)
-	out, errs, code := nrl(t, "render", filepath.Join(root, gb300Recipe), "--infra", filepath.Join(root, gb300Profile),
+	code, out, errs := clirun.Run("render", filepath.Join(root, gb300Recipe), "--infra", filepath.Join(root, gb300Profile),
 		"--user", "alice", "-n", ns, "--name", name)
 	require.Equal(t, 0, code, errs)
 	file := filepath.Join(t.TempDir(), name+".yaml")
@@ -195,7 +186,7 @@ func TestPreflight(t *testing.T) {
 		for _, dc := range []string{gb300DeviceClass, prereq.ComputeDomainChannelClass, gpuDeviceClass} {
 			_ = env.Client.Delete(ctx, &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: dc}})
 		}
-		out, errs, code := nrl(t, "preflight", "-f", file, "--kubeconfig", kc)
+		code, out, errs := clirun.Run("preflight", "-f", file, "--kubeconfig", kc)
 		require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 		lineFor(t, out, "missing", "ServiceAccount", ns+"/"+gb300SA)
 		lineFor(t, out, "missing", "PersistentVolumeClaim", ns+"/"+gb300PVC)
@@ -220,7 +211,7 @@ func TestPreflight(t *testing.T) {
 			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
 				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
 		require.NoError(t, env.Client.Create(ctx, pvc))
-		out, _, code := nrl(t, "preflight", "-f", file, "--kubeconfig", kc)
+		code, out, _ := clirun.Run("preflight", "-f", file, "--kubeconfig", kc)
 		require.Equal(t, 1, code, out)
 		require.Contains(t, out, "exists but is Pending, not Bound")
 	})
@@ -233,7 +224,7 @@ func TestPreflight(t *testing.T) {
 		require.NoError(t, env.CreateNamespace(ctx, "preflight-baseline", "baseline"))
 		prerequisites(t, env, "preflight-baseline")
 		f, _ := render(t, "preflight-baseline", "pfb")
-		out, _, code := nrl(t, "preflight", "-f", f, "--kubeconfig", kc)
+		code, out, _ := clirun.Run("preflight", "-f", f, "--kubeconfig", kc)
 		require.Equal(t, 1, code, out)
 		require.Contains(t, out, "missing      PodSecurity preflight-baseline")
 		require.Contains(t, out, "enforces baseline; the run needs privileged")
@@ -241,14 +232,14 @@ func TestPreflight(t *testing.T) {
 	})
 
 	t.Run("usage and connection errors exit 2", func(t *testing.T) {
-		_, _, code := nrl(t, "preflight", "-f", file, "--kubeconfig", filepath.Join(t.TempDir(), "none"))
+		code, _, _ := clirun.Run("preflight", "-f", file, "--kubeconfig", filepath.Join(t.TempDir(), "none"))
 		require.Equal(t, 2, code)
 		dead := filepath.Join(t.TempDir(), "dead.kubeconfig")
 		require.NoError(t, os.WriteFile(dead, []byte(deadKubeconfig), 0o600))
-		_, errs, code := nrl(t, "preflight", "-f", file, "--kubeconfig", dead)
+		code, _, errs := clirun.Run("preflight", "-f", file, "--kubeconfig", dead)
 		require.Equal(t, 2, code, errs)
 		require.Contains(t, errs, "cluster unreachable")
-		_, _, code = nrl(t, "preflight", "--kubeconfig", kc)
+		code, _, _ = clirun.Run("preflight", "--kubeconfig", kc)
 		require.Equal(t, 2, code)
 	})
 }
@@ -257,7 +248,7 @@ func TestPreflight(t *testing.T) {
 // from the rendered file and from the recipe and profile, as JSON too.
 func preflightAllPresent(t *testing.T, env *operator.Env, ns, kc, file string) {
 	prerequisites(t, env, ns)
-	out, errs, code := nrl(t, "preflight", "-f", file, "--kubeconfig", kc)
+	code, out, errs := clirun.Run("preflight", "-f", file, "--kubeconfig", kc)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	require.Contains(t, out, "0 missing")
 	lineFor(t, out, "ok", "CustomResourceDefinition", "rayjobs.ray.io")
@@ -267,7 +258,7 @@ func preflightAllPresent(t *testing.T, env *operator.Env, ns, kc, file string) {
 	require.Contains(t, out, "DeviceClass "+gpuDeviceClass+" declares it as its extendedResourceName")
 
 	root := testenv.RepoRoot(t)
-	out, errs, code = nrl(t, "preflight", filepath.Join(root, gb300Recipe), "--infra", filepath.Join(root, gb300Profile),
+	code, out, errs = clirun.Run("preflight", filepath.Join(root, gb300Recipe), "--infra", filepath.Join(root, gb300Profile),
 		"--user", "alice", "-n", ns, "--kubeconfig", kc, "-o", "json")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	var rep struct {
@@ -291,7 +282,7 @@ func preflightNodes(t *testing.T, env *operator.Env, ns, kc string) {
 	b, _ := render(t, ns, "pf-b")
 	both := filepath.Join(t.TempDir(), "both.yaml")
 	require.NoError(t, os.WriteFile(both, []byte(testenv.ReadFile(t, a)+"---\n"+testenv.ReadFile(t, b)), 0o600))
-	out, errs, code := nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
+	code, out, errs := clirun.Run("preflight", "-f", a, "--nodes", "--kubeconfig", kc)
 	require.Equal(t, 1, code, "one run's NIC claims fit no node:\n%s\n%s", out, errs)
 	// The RoCE claim asks 8 NICs (dra.roce.count's default), the GB300
 	// nodes publish 4 each: never allocated, on any node, so KAI's gang
@@ -309,11 +300,11 @@ func preflightNodes(t *testing.T, env *operator.Env, ns, kc string) {
 	// claim, whose class selects any device here) each run alone fits; the two together need 8
 	// of 4 GPU nodes, and KAI places the second run's gang not at all.
 	moreNICs(t, env, 4, 6)
-	out, errs, code = nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
+	code, out, errs = clirun.Run("preflight", "-f", a, "--nodes", "--kubeconfig", kc)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-3")
 	lineFor(t, out, "ok", "Nodes", "RayJob/pf-a head")
-	out, errs, code = nrl(t, "preflight", "-f", both, "--nodes", "--kubeconfig", kc)
+	code, out, errs = clirun.Run("preflight", "-f", both, "--nodes", "--kubeconfig", kc)
 	require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-0")
 	lineFor(t, out, "missing", "Nodes", "RayJob/pf-b worker group gpu-workers-segment-0")
@@ -328,7 +319,7 @@ func preflightNodes(t *testing.T, env *operator.Env, ns, kc string) {
 	// namespace named (the second does not exist), the second run placed
 	// after the first.
 	c, _ := render(t, ns+"-other", "pf-c")
-	out, errs, code = nrl(t, "preflight", "-f", a, "-f", c, "--nodes", "--kubeconfig", kc)
+	code, out, errs = clirun.Run("preflight", "-f", a, "-f", c, "--nodes", "--kubeconfig", kc)
 	require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	lineFor(t, out, "missing", "Namespace", ns+"-other")
 	lineFor(t, out, "missing", "Nodes", ns+"-other/RayJob/pf-c head")
@@ -337,7 +328,7 @@ func preflightNodes(t *testing.T, env *operator.Env, ns, kc string) {
 	// Cordoned GPU nodes still take the GB300 workers: {operator:
 	// Exists} without a key tolerates node.kubernetes.io/unschedulable.
 	cordon(t, env, "gb300-gpu-0", "gb300-gpu-1")
-	out, _, _ = nrl(t, "preflight", "-f", a, "--nodes", "--kubeconfig", kc)
+	_, out, _ = clirun.Run("preflight", "-f", a, "--nodes", "--kubeconfig", kc)
 	lineFor(t, out, "ok", "Nodes", "RayJob/pf-a worker group gpu-workers-segment-3")
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -165,7 +166,7 @@ func startHelmTest(t *testing.T, env *operator.Env, helm, kc, ns, rel string) *h
 	var saKC string
 	h.saCfg, saKC = saKubeconfig(t, env, ns, h.hook)
 	var serr string
-	h.stdout, serr, h.code = nrl(t, append(append([]string{}, h.pod.Spec.Containers[0].Args...), "--kubeconfig", saKC)...)
+	h.code, h.stdout, serr = clirun.Run(append(append([]string{}, h.pod.Spec.Containers[0].Args...), "--kubeconfig", saKC)...)
 	require.NotEqual(t, 2, h.code, "status as the hook's ServiceAccount could not read the cluster:\n%s%s", h.stdout, serr)
 	rec := &recorder{}
 	wrapped := rest.CopyConfig(h.saCfg)

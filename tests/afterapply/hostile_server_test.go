@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 )
 
 // A cluster that answers strangely, as a compromised or broken API server
@@ -110,7 +112,7 @@ func TestHostileAPIServer(t *testing.T) {
 			srv := newAPIServer(t, tls, first)
 			kc := fakeKubeconfig(t, srv.URL)
 			for _, args := range [][]string{{"status", "run1"}, {"preflight", "-f", goodRender(t)}} {
-				_, errs, code := nrl(t, append(args, "--kubeconfig", kc)...)
+				code, _, errs := clirun.Run(append(args, "--kubeconfig", kc)...)
 				require.Equal(t, 2, code, errs)
 				require.Contains(t, errs, "redirect refused: the API server answered GET")
 				require.NotContains(t, errs, "kubeconfig-bearer-token")
@@ -130,7 +132,7 @@ func TestHostileAPIServer(t *testing.T) {
 		} {
 			s := &apiServer{fallback: jsonAnswer(tc.code, fmt.Sprintf(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"x","code":%d,"message":"no"}`, tc.code))}
 			srv := newAPIServer(t, false, s)
-			out, errs, code := nrl(t, "status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
+			code, out, errs := clirun.Run("status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
 			require.Equal(t, 4, code, "%d: %s%s", tc.code, out, errs)
 			require.Contains(t, errs, tc.want)
 			require.NotContains(t, out, "not found")
@@ -138,7 +140,7 @@ func TestHostileAPIServer(t *testing.T) {
 		// preflight: a 401 refuses every read alike, so nothing is "cannot tell".
 		s := &apiServer{fallback: jsonAnswer(401, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Unauthorized","code":401,"message":"Unauthorized"}`)}
 		srv := newAPIServer(t, false, s)
-		_, errs, code := nrl(t, "preflight", "-f", goodRender(t), "--kubeconfig", fakeKubeconfig(t, srv.URL))
+		code, _, errs := clirun.Run("preflight", "-f", goodRender(t), "--kubeconfig", fakeKubeconfig(t, srv.URL))
 		require.Equal(t, 4, code, errs)
 		require.Contains(t, errs, "refused the kubeconfig's credentials (401 Unauthorized)")
 	})
@@ -149,7 +151,7 @@ func TestHostileAPIServer(t *testing.T) {
 		require.NoError(t, err)
 		s := &apiServer{fallback: jsonAnswer(500, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"InternalError","code":500,"message":`+string(quoted)+`}`)}
 		srv := newAPIServer(t, false, s)
-		out, errs, code := nrl(t, "status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
+		code, out, errs := clirun.Run("status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
 		require.Equal(t, 5, code, out+errs)
 		require.Contains(t, errs, "API server error (500)")
 		require.Contains(t, errs, `boom\x1b]0;owned\x07\n::error::all clear\u202e`, "the server's message, as data")
@@ -168,7 +170,7 @@ func TestHostileAPIServer(t *testing.T) {
 			{"status", "run1", "-n", "../kube-system"}, {"status", "run1", "-n", "a/b"},
 			{"status", "x,y"}, {"status", "a b"}, {"status", ""}, {"status", "run1=x"},
 		} {
-			_, errs, code := nrl(t, append(args, "--kubeconfig", kc)...)
+			code, _, errs := clirun.Run(append(args, "--kubeconfig", kc)...)
 			require.Equal(t, 2, code, "%v: %s", args, errs)
 			require.Contains(t, errs, "expected a")
 		}
@@ -193,7 +195,7 @@ func eventsPagedAndBounded(t *testing.T) {
 		},
 	}}
 	srv := newAPIServer(t, false, s)
-	out, errs, code := nrl(t, "status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
+	code, out, errs := clirun.Run("status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
 	require.Equal(t, 0, code, out+errs)
 	require.Contains(t, out, "more than 500 Events about it; the first 500 were read")
 	var events int
@@ -215,7 +217,7 @@ func eventsPagedAndBounded(t *testing.T) {
 		}
 		jsonAnswer(200, `{"kind":"EventList","apiVersion":"v1","metadata":{},"items":[`+strings.Join(items, ",")+`]}`)(w, r)
 	}
-	_, errs, code = nrl(t, "status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
+	code, _, errs = clirun.Run("status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
 	require.Equal(t, 5, code, errs)
 	require.Contains(t, errs, "600 objects in one page, asked for at most 500")
 }
@@ -240,7 +242,7 @@ func watchRetriesAndTimesOut(t *testing.T) {
 	}}
 	srv := newAPIServer(t, false, s)
 	kc := fakeKubeconfig(t, srv.URL)
-	_, errs, code := nrl(t, "status", "run1", "--watch", "--interval", "50ms", "--kubeconfig", kc)
+	code, _, errs := clirun.Run("status", "run1", "--watch", "--interval", "50ms", "--kubeconfig", kc)
 	require.Equal(t, 3, code, errs)
 	require.Contains(t, errs, "poll 1 failed, retrying")
 
@@ -262,7 +264,7 @@ func watchRetriesAndTimesOut(t *testing.T) {
 		},
 	}}
 	slowSrv := newAPIServer(t, false, slow)
-	out, errs, code := nrl(t, "status", "run1", "--watch", "--interval", "50ms", "--timeout", "1s", "--kubeconfig", fakeKubeconfig(t, slowSrv.URL))
+	code, out, errs := clirun.Run("status", "run1", "--watch", "--interval", "50ms", "--timeout", "1s", "--kubeconfig", fakeKubeconfig(t, slowSrv.URL))
 	require.Equal(t, 0, code, "the last verdict (progressing) decides\n%s%s", out, errs)
 	require.Contains(t, errs, "the last state decides the exit code")
 }
@@ -279,7 +281,7 @@ func statusFieldsEscaped(t *testing.T) {
 		"/api/v1/namespaces/ml/services":            jsonAnswer(200, `{"kind":"ServiceList","apiVersion":"v1","metadata":{},"items":[{"apiVersion":"v1","kind":"Service","metadata":{"name":"s1","namespace":"ml","labels":{"app.kubernetes.io/instance":"run1"}},"spec":{"type":`+q(bad)+`}}]}`),
 	}}
 	srv := newAPIServer(t, false, s)
-	out, errs, code := nrl(t, "status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
+	code, out, errs := clirun.Run("status", "run1", "--kubeconfig", fakeKubeconfig(t, srv.URL))
 	require.NotEqual(t, 2, code, errs)
 	noRawCommandLines(t, "stdout", out)
 	noRawCommandLines(t, "stderr", errs)

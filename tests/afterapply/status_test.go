@@ -17,6 +17,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -24,7 +25,7 @@ import (
 // statusOf runs `nrl-k8s status -o json` and decodes it.
 func statusOf(t *testing.T, kc, ns, run string) (runstatus.Report, int) {
 	t.Helper()
-	out, errs, code := nrl(t, "status", run, "-n", ns, "--kubeconfig", kc, "-o", "json")
+	code, out, errs := clirun.Run("status", run, "-n", ns, "--kubeconfig", kc, "-o", "json")
 	var r runstatus.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &r), "stdout:\n%s\nstderr:\n%s", out, errs)
 	return r, code
@@ -74,7 +75,7 @@ func TestStatus(t *testing.T) {
 		require.Equal(t, 1, code)
 		require.True(t, hasProblem(r, "violates PodSecurity"), "%+v", r.Problems)
 		require.Contains(t, r.Summary, "Initializing")
-		out, _, _ := nrl(t, "status", "psa", "-n", ns, "--kubeconfig", kc)
+		_, out, _ := clirun.Run("status", "psa", "-n", ns, "--kubeconfig", kc)
 		require.Contains(t, out, "FailedToCreateWorkerPod")
 		require.Contains(t, out, "IPC_LOCK")
 	})
@@ -124,7 +125,7 @@ func TestStatus(t *testing.T) {
 		}
 
 		// Without RUN: the namespace's runs, with the state the RayJob gives.
-		out, errs, code := nrl(t, "status", "-n", ns, "--kubeconfig", kc, "-o", "json")
+		code, out, errs := clirun.Run("status", "-n", ns, "--kubeconfig", kc, "-o", "json")
 		require.Equal(t, 0, code, errs)
 		var runs []runstatus.RunLine
 		require.NoError(t, json.Unmarshal([]byte(out), &runs), out)

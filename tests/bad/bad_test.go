@@ -20,13 +20,11 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
-var bin string
-
-func TestMain(m *testing.M) { testenv.RunWithCLI(m, &bin) }
+func TestMain(m *testing.M) { clirun.Main(m) }
 
 // badCase is one folder and its run, read without validation: some cases
 // are bad run files.
@@ -104,7 +102,7 @@ func cliArgs(cmd string, r runspec.NemoRLRun) []string {
 
 func execBin(t *testing.T, dir string, stdin []byte, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	return testenv.Exec(t, bin, dir, dir, stdin, args...)
+	return clirun.Exec(t, dir, dir, stdin, args...)
 }
 
 func TestGoldenBadInputs(t *testing.T) {

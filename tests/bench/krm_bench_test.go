@@ -21,6 +21,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krmframework"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -118,7 +119,7 @@ func nrlK8s(b *testing.B) string {
 			binErr = err
 			return
 		}
-		binPath, binErr = testenv.BuildCLI(dir, "-trimpath", "-ldflags", "-s -w")
+		binPath, binErr = clirun.Build(dir, "-trimpath", "-ldflags", "-s -w")
 	})
 	if binErr != nil {
 		b.Fatal(binErr)

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 )
 
 var (
@@ -27,7 +27,7 @@ func nrlKRM(b *testing.B) string {
 			leanErr = err
 			return
 		}
-		leanPath, leanErr = testenv.BuildBinary(dir, "nrl-krm", "-trimpath", "-ldflags", "-s -w")
+		leanPath, leanErr = clirun.BuildNamed(dir, clirun.Lean, "-trimpath", "-ldflags", "-s -w")
 	})
 	if leanErr != nil {
 		b.Fatal(leanErr)

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -170,14 +171,12 @@ func newPodmanEnv(root string) (*podmanEnv, error) {
 // buildImage does what `make image` does, into dir.
 func buildImage(root, dir string) (string, error) {
 	bins := map[string]string{}
-	for _, name := range []string{"nrl-krm", "nrl-k8s"} {
-		bins[name] = filepath.Join(dir, name+"-linux-amd64")
-		build := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", bins[name], "./fn/cmd/"+name)
-		build.Dir = root
-		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-		if out, err := build.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go build: %w\n%s", err, out)
+	for _, name := range []string{clirun.Lean, clirun.CLI} {
+		bin, err := clirun.BuildForImage(dir, name, ldflags)
+		if err != nil {
+			return "", err
 		}
+		bins[name] = bin
 	}
 	tarball := filepath.Join(dir, "nrl-k8s-image.tar")
 	img := exec.Command("go", "run", "./fn/cmd/build-image", "--binary", bins["nrl-krm"], "--cli", bins["nrl-k8s"], "--tag", image, "--out", tarball)

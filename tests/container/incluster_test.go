@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,8 +18,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/runstatus"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/apiserver"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -55,12 +54,11 @@ func TestImageStatusInCluster(t *testing.T) {
 		}
 	}
 	// The run: what nrl-k8s render prints for it (the chart prints the same).
-	var out, errb bytes.Buffer
-	code := cli.Main([]string{"render", filepath.Join(root, "recipes/examples/configs/recipes/llm/grpo-llama3.2-1b-instruct-1n8g-fsdp2tp1.v3.yaml"),
+	code, out, errs := clirun.Run("render", filepath.Join(root, "recipes/examples/configs/recipes/llm/grpo-llama3.2-1b-instruct-1n8g-fsdp2tp1.v3.yaml"),
 		"--infra", filepath.Join(root, "profiles/generic/grpo-llama3.2-1b-instruct-1n8g.single-node-8gpu.infra.yaml"),
-		"--user", "alice", "-n", ns, "--name", rel}, strings.NewReader(""), &out, &errb)
-	require.Equal(t, 0, code, errb.String())
-	apply(out.Bytes())
+		"--user", "alice", "-n", ns, "--name", rel)
+	require.Equal(t, 0, code, errs)
+	apply([]byte(out))
 
 	// The hook's ServiceAccount, Role and RoleBinding, and its Pod, as the chart renders them.
 	show := func(f string) []byte {

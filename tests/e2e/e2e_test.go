@@ -8,17 +8,15 @@ import (
 	"encoding/hex"
 	"testing"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 )
 
-var bin string
-
-func TestMain(m *testing.M) { testenv.RunWithCLI(m, &bin) }
+func TestMain(m *testing.M) { clirun.Main(m) }
 
 // nrl runs the binary in dir with a clean environment.
 func nrl(t *testing.T, dir string, args ...string) (code int, stdout, stderr []byte) {
 	t.Helper()
-	code, o, e := testenv.Exec(t, bin, dir, t.TempDir(), nil, args...)
+	code, o, e := clirun.Exec(t, dir, t.TempDir(), nil, args...)
 	return code, []byte(o), []byte(e)
 }
 

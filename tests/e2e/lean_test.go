@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -16,8 +17,7 @@ import (
 // stdin), the two binaries exit alike and write the same bytes to stdout
 // and stderr. So are a usage error and a standalone render.
 func TestLeanFunctionIsNrlK8sFn(t *testing.T) {
-	lean, err := testenv.BuildBinary(t.TempDir(), "nrl-krm")
-	require.NoError(t, err)
+	lean := clirun.BinaryNamed(t, clirun.Lean)
 	root := testenv.RepoRoot(t)
 	type invocation struct {
 		name  string
@@ -49,8 +49,8 @@ func TestLeanFunctionIsNrlK8sFn(t *testing.T) {
 	sawOutput := false
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			wantCode, wantOut, wantErr := testenv.Exec(t, bin, root, t.TempDir(), c.stdin, append([]string{"fn"}, c.args...)...)
-			code, out, errOut := testenv.Exec(t, lean, root, t.TempDir(), c.stdin, c.args...)
+			wantCode, wantOut, wantErr := clirun.Exec(t, root, t.TempDir(), c.stdin, append([]string{"fn"}, c.args...)...)
+			code, out, errOut := clirun.ExecBinary(t, lean, root, t.TempDir(), c.stdin, c.args...)
 			require.Equal(t, wantCode, code, "exit code; nrl-krm stderr:\n%s", errOut)
 			require.Equal(t, wantOut, out, "stdout")
 			require.Equal(t, wantErr, errOut, "stderr")

@@ -26,12 +26,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
-	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 )
 
-var bin string
-
-func TestMain(m *testing.M) { testenv.RunWithCLI(m, &bin) }
+func TestMain(m *testing.M) { clirun.Main(m) }
 
 // The secrets a probe tries to print: a host file outside the repository
 // and a variable in the runner's environment (CI's GITHUB_TOKEN).
@@ -228,6 +226,7 @@ const MaxRSS = 1 << 30
 func (w *world) run(args ...string) result {
 	w.t.Helper()
 	w.track()
+	bin := clirun.Binary(w.t) // built before the clock starts
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krm"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 )
 
 // Round four of the hostile tier: inputs that reach a shell or the host.
@@ -187,7 +188,7 @@ func TestGeneratorFilesStayInTheRepositoryKustomize(t *testing.T) {
 			home := filepath.Join(w.dir, "plugins")
 			r := w.run("kustomize-plugin", "--plugin-home", home)
 			require.Equal(t, 0, r.code, r.stderr)
-			fnGen := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nrl\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n    config.kubernetes.io/function: |\n      exec:\n        path: " + bin + "\n        args: [fn, --files, " + c.root + ", --runs, runs.yaml]\n"
+			fnGen := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nrl\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n    config.kubernetes.io/function: |\n      exec:\n        path: " + clirun.Binary(t) + "\n        args: [fn, --files, " + c.root + ", --runs, runs.yaml]\n"
 			w.file("deploy-fn/kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\ngenerators: [gen.yaml]\n")
 			w.file("deploy-fn/gen.yaml", fnGen)
 			w.file("deploy-fn/runs.yaml", customRun("leak", "../configs/leak.yaml", "../configs/p.infra.yaml", ""))

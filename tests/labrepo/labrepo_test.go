@@ -19,12 +19,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
-var bin string
-
-func TestMain(m *testing.M) { testenv.RunWithCLI(m, &bin) }
+func TestMain(m *testing.M) { clirun.Main(m) }
 
 const (
 	sftRecipe = "nemo-rl/examples/configs/recipes/llm/sft-llama3.2-1b-2n8g-hsdp.yaml"
@@ -227,7 +226,7 @@ metadata:
     config.kubernetes.io/local-config: "true"
     config.kubernetes.io/function: |
       exec:
-        path: `+bin+`
+        path: `+clirun.Binary(t)+`
         args: [fn]
 `)
 	write(t, lab, "kustomization.yaml", `apiVersion: kustomize.config.k8s.io/v1beta1
@@ -267,7 +266,7 @@ func write(t *testing.T, dir, name, content string) {
 // cli runs the built nrl-k8s in dir and requires its exit code.
 func cli(t *testing.T, dir string, code int, args ...string) (string, string) {
 	t.Helper()
-	return runCode(t, dir, code, bin, args...)
+	return runCode(t, dir, code, clirun.Binary(t), args...)
 }
 
 // run runs a program in dir, requires its exit code and returns stdout.

@@ -1,7 +1,6 @@
 package operator_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 )
@@ -43,11 +43,10 @@ type checkReport struct {
 // user would before applying it.
 func checkJSON(t *testing.T, p chartgen.Entry) checkReport {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code := cli.Main([]string{"check", p.Recipe, "--infra", p.Profile, "--user", "alice", "-o", "json"}, nil, &out, &errOut)
-	require.Equal(t, cli.ExitOK, code, "check %s: %s", p.Name, errOut.String())
+	code, out, errs := clirun.Run("check", p.Recipe, "--infra", p.Profile, "--user", "alice", "-o", "json")
+	require.Equal(t, cli.ExitOK, code, "check %s: %s", p.Name, errs)
 	var r checkReport
-	require.NoError(t, json.Unmarshal(out.Bytes(), &r), out.String())
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
 	require.True(t, r.Valid)
 	require.NotNil(t, r.PodSecurity, "check -o json reports no podSecurity")
 	require.Contains(t, levels, r.PodSecurity.Level)

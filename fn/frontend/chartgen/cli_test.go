@@ -58,13 +58,18 @@ func TestRealHelm(t *testing.T) {
 				}
 			})
 			t.Run("new values", func(t *testing.T) {
-				for _, r := range newValueRuns(t) {
+				services := 0
+				for _, r := range cliSample(t, newValueRuns(t)) {
+					if r.mode == servicesMode {
+						services++
+					}
 					want, msg, ok := engineRender(t, r)
 					require.True(t, ok, msg)
 					out, errOut, err := helmCmd(t, bin, cliArgs(t, r)...)
 					require.NoError(t, err, "%s: %s", r, errOut)
 					assert.Equal(t, want, stripSource(out), r.String())
 				}
+				assert.Positive(t, services, "shared services releases")
 			})
 			t.Run("two releases", func(t *testing.T) {
 				const image = "registry.example/nemo-rl:sweep-1"
@@ -157,32 +162,63 @@ func helmLintsClean(t *testing.T, bin string) {
 }
 
 // helmTemplatesLikeRender: helm template prints nrl-k8s render's bytes for
-// a spread of the matrix and for every services release.
+// a sample of the matrix (cliSample). The shared services releases (nrl-k8s
+// render --only-deployments) are "new values" runs.
 func helmTemplatesLikeRender(t *testing.T, bin string) {
-	for _, r := range matrix(t) {
-		if len(r.overrides) == 0 && r.runID == "" && r.mode != runparams.RayJob {
-			continue // the in-process test covers every cell; the CLIs a spread
-		}
+	for _, r := range cliSample(t, matrix(t)) {
 		want, msg, ok := engineRender(t, r)
 		require.True(t, ok, msg)
 		out, errOut, err := helmCmd(t, bin, cliArgs(t, r)...)
 		require.NoError(t, err, "%s: %s", r, errOut)
 		assert.Equal(t, want, stripSource(out), r.String())
 	}
-	// Shared services releases: nrl-k8s render --only-deployments.
-	services := 0
-	for _, r := range newValueRuns(t) {
-		if r.mode != servicesMode {
+}
+
+// cliSample is what of runs (matrix or newValueRuns: the variants of one
+// profile and mode next to each other) the Helm CLIs template: every
+// shared services release, and of the other runs one variant per profile
+// and mode, turning with them, so that each mode meets every variant and
+// each profile several. Every cell is held to the engine's bytes in
+// process, by Helm 3's own library (TestParityInProcess,
+// TestParityNewValues); what the CLIs add is their flag and values-file
+// handling and Helm 4's engine, which a cell's variant exercises as well
+// as the next (a CLI render costs a quarter CPU-second, mostly the
+// process).
+func cliSample(t *testing.T, runs []run) []run {
+	t.Helper()
+	var out []run
+	seen := map[string]bool{}               // profile/mode
+	variants := map[runparams.Mode][]bool{} // variant index seen, per mode
+	g := 0
+	for i := 0; i < len(runs); {
+		j := i + 1
+		for j < len(runs) && runs[j].profile == runs[i].profile && runs[j].mode == runs[i].mode {
+			j++
+		}
+		if runs[i].mode == servicesMode {
+			out = append(out, runs[i:j]...)
+			i = j
 			continue
 		}
-		services++
-		want, msg, ok := engineRender(t, r)
-		require.True(t, ok, msg)
-		out, errOut, err := helmCmd(t, bin, cliArgs(t, r)...)
-		require.NoError(t, err, "%s: %s", r, errOut)
-		assert.Equal(t, want, stripSource(out), r.String())
+		v, m := g%(j-i), runs[i].mode
+		out = append(out, runs[i+v])
+		seen[runs[i].profile+"/"+string(m)] = true
+		for len(variants[m]) < j-i {
+			variants[m] = append(variants[m], false)
+		}
+		variants[m][v] = true
+		g++
+		i = j
 	}
-	assert.Positive(t, services)
+	// The sample's promise, checked: every profile in every mode, every
+	// variant in every mode.
+	for _, m := range runparams.Modes {
+		for _, e := range index(t).Profiles {
+			require.True(t, seen[e.Name+"/"+string(m)], "the CLI sample misses %s in %s mode", e.Name, m)
+		}
+		require.NotContains(t, variants[m], false, "the CLI sample misses a variant in %s mode", m)
+	}
+	return out
 }
 
 // TestPackageReproducible: chart-package writes the same bytes on every

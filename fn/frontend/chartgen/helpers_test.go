@@ -215,8 +215,37 @@ func entry(t *testing.T, name string) chartgen.Entry {
 
 // engineRender is `nrl-k8s render RECIPE --infra PROFILE ...` for a run:
 // the pipeline, then emit.Stream. ok is false when the engine reports an
-// error (msg holds the findings).
+// error (msg holds the findings). A run's render is worked out once per
+// test binary: the in-process parity tests and each Helm CLI compare
+// against the same cells, and the engine's own determinism is held by its
+// golden tests, not here.
 func engineRender(t *testing.T, r run) (out string, msg string, ok bool) {
+	t.Helper()
+	key := fmt.Sprintf("%#v", r) // fmt prints maps sorted: one key per run
+	renders.Lock()
+	got, done := renders.m[key]
+	renders.Unlock()
+	if done {
+		return got.out, got.msg, got.ok
+	}
+	out, msg, ok = renderRun(t, r)
+	renders.Lock()
+	renders.m[key] = rendered{out, msg, ok}
+	renders.Unlock()
+	return out, msg, ok
+}
+
+type rendered struct {
+	out, msg string
+	ok       bool
+}
+
+var renders = struct {
+	sync.Mutex
+	m map[string]rendered
+}{m: map[string]rendered{}}
+
+func renderRun(t *testing.T, r run) (out string, msg string, ok bool) {
 	t.Helper()
 	e := entry(t, r.profile)
 	// The chart's run: named after the release, labelled with the chart.

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 )
 
 // teamIndex is a platform team's index in its own directory of a
@@ -67,10 +67,9 @@ func checkout(t *testing.T, root, dir string) {
 func nrlIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	t.Chdir(dir)
-	var out, errb bytes.Buffer
-	code := cli.Main(args, strings.NewReader(""), &out, &errb)
-	require.Equal(t, 0, code, "nrl-k8s %v in %s: %s", args, dir, errb.String())
-	return out.String()
+	code, out, errs := clirun.Run(args...)
+	require.Equal(t, 0, code, "nrl-k8s %v in %s: %s", args, dir, errs)
+	return out
 }
 
 // readTree reads every file under dir, keyed by slash path.
@@ -141,12 +140,11 @@ func TestNewChartReproducible(t *testing.T) {
 	// An absolute path in the index would put the machine into the chart.
 	idx := filepath.Join(a, "platform", "abs.yaml")
 	require.NoError(t, os.WriteFile(idx, []byte(strings.Replace(teamIndex, "../profiles/generic", filepath.Join(a, "profiles", "generic"), 1)), 0o644))
-	var out, errb bytes.Buffer
 	t.Chdir(a)
-	code := cli.Main([]string{"chart-new", "--index", idx, "--out", filepath.Join(a, "chart-abs")}, strings.NewReader(""), &out, &errb)
+	code, _, errs := clirun.Run("chart-new", "--index", idx, "--out", filepath.Join(a, "chart-abs"))
 	assert.NotEqual(t, 0, code)
-	assert.Contains(t, errb.String(), "profiles[0].profile")
-	assert.Contains(t, errb.String(), "expected a path relative to the index file")
+	assert.Contains(t, errs, "profiles[0].profile")
+	assert.Contains(t, errs, "expected a path relative to the index file")
 }
 
 var digestRE = regexp.MustCompile(`(?m)^Digest: (sha256:[0-9a-f]{64})$`)
@@ -206,11 +204,10 @@ func TestNewChartStaysInTheWorkingTree(t *testing.T) {
 	require.NoError(t, os.MkdirAll(outside, 0o755))
 	require.NoError(t, os.Symlink(outside, filepath.Join(co, "link")))
 	for _, out := range []string{filepath.Join(outside, "chart"), "link/chart", "link", "../outside/chart"} {
-		var stdout, stderr bytes.Buffer
-		code := cli.Main([]string{"chart-new", "--index", "platform/index.yaml", "--out", out}, strings.NewReader(""), &stdout, &stderr)
-		t.Logf("%s: %s", out, stderr.String())
+		code, _, stderr := clirun.Run("chart-new", "--index", "platform/index.yaml", "--out", out)
+		t.Logf("%s: %s", out, stderr)
 		assert.NotEqual(t, 0, code, out)
-		assert.Contains(t, stderr.String(), "refused", out)
+		assert.Contains(t, stderr, "refused", out)
 		entries, err := os.ReadDir(outside)
 		require.NoError(t, err)
 		assert.Empty(t, entries, "%s: nothing written outside the working tree", out)

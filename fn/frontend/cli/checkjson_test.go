@@ -7,13 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 )
 
 // check -o json: one object with the findings, the Pod Security level the
 // pods need with the fields that push it there, and the prerequisites.
 func TestCheckJSON(t *testing.T) {
 	r, p := qwen(t)
-	code, out, _ := runCLI("check", r, "--infra", p, "--user", "alice", "-o", "json")
+	code, out, _ := clirun.Run("check", r, "--infra", p, "--user", "alice", "-o", "json")
 	require.Equal(t, cli.ExitOK, code)
 	var got struct {
 		Valid       bool `json:"valid"`
@@ -50,21 +51,21 @@ func TestCheckJSON(t *testing.T) {
 	require.NotEmpty(t, got.Findings)
 
 	// Errors: still one JSON object, no podSecurity (nothing rendered), exit 1.
-	code, out, _ = runCLI("check", r, "cluster.gpus_per_node=8", "--infra", p, "--user", "alice", "-o", "json")
+	code, out, _ = clirun.Run("check", r, "cluster.gpus_per_node=8", "--infra", p, "--user", "alice", "-o", "json")
 	require.Equal(t, cli.ExitError, code)
 	var bad map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &bad), out)
 	require.Equal(t, false, bad["valid"])
 	require.Nil(t, bad["podSecurity"])
 
-	code, _, errOut := runCLI("check", r, "--infra", p, "-o", "yaml")
+	code, _, errOut := clirun.Run("check", r, "--infra", p, "-o", "yaml")
 	require.Equal(t, cli.ExitUsage, code)
 	require.Contains(t, errOut, "-o yaml")
 }
 
 func TestCheckTextLists(t *testing.T) {
 	r, p := qwen(t)
-	code, out, _ := runCLI("check", r, "--infra", p, "--user", "alice")
+	code, out, _ := clirun.Run("check", r, "--infra", p, "--user", "alice")
 	require.Equal(t, cli.ExitOK, code)
 	require.Contains(t, out, "needs: privileged")
 	require.Contains(t, out, `must not include "IPC_LOCK"`)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 )
 
 const checkoutProfile = `image: img:1
@@ -51,22 +52,22 @@ func TestRecipeRootIsTheCheckoutTheCommandRunsIn(t *testing.T) {
 	require.NoError(t, os.WriteFile(outside, []byte("cluster: {num_nodes: 1, gpus_per_node: 8}\n"), 0o644))
 	t.Chdir(filepath.Join(co, "examples"))
 
-	code, out, errOut := runCLI("render", "configs/mine/sft-1n8g.yaml", "--infra", prof, "--user", "alice")
+	code, out, errOut := clirun.Run("render", "configs/mine/sft-1n8g.yaml", "--infra", prof, "--user", "alice")
 	require.Equal(t, cli.ExitOK, code, errOut)
 	require.Contains(t, out, "--config examples/configs/mine/sft-1n8g.yaml")
 	require.Contains(t, errOut, "rewritten to --config examples/configs/mine/sft-1n8g.yaml")
 
-	code, _, errOut = runCLI("render", rec, "--infra", prof, "--user", "alice", "--recipe-root", top)
+	code, _, errOut = clirun.Run("render", rec, "--infra", prof, "--user", "alice", "--recipe-root", top)
 	require.Equal(t, cli.ExitOK, code, errOut)
 	require.Contains(t, errOut, "rewritten to --config nemo-rl/examples/configs/mine/sft-1n8g.yaml", "--recipe-root wins over the checkout")
 
 	inRoot := filepath.Join(co, "p.infra.yaml")
 	require.NoError(t, os.WriteFile(inRoot, []byte(checkoutProfile), 0o644))
-	code, _, errOut = runCLI("render", "configs/mine/sft-1n8g.yaml", "--infra", inRoot, "--user", "alice", "--root", co)
+	code, _, errOut = clirun.Run("render", "configs/mine/sft-1n8g.yaml", "--infra", inRoot, "--user", "alice", "--root", co)
 	require.Equal(t, cli.ExitError, code, "under --root the checkout is not looked for")
 	require.Contains(t, errOut, "the pod reads --config examples/configs/grpo_math_1B.yaml but the checked recipe is configs/mine/sft-1n8g.yaml")
 
-	code, _, errOut = runCLI("render", outside, "--infra", prof, "--user", "alice")
+	code, _, errOut = clirun.Run("render", outside, "--infra", prof, "--user", "alice")
 	require.Equal(t, cli.ExitError, code, "a recipe outside the checkout is not mapped through it")
 	require.Contains(t, errOut, "the pod reads --config examples/configs/grpo_math_1B.yaml but the checked recipe is "+filepath.ToSlash(outside))
 }

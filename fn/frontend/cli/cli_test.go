@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,14 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
-
-func runCLI(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := cli.Main(args, strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
-}
 
 func qwen(t *testing.T) (string, string) {
 	root := testenv.RepoRoot(t)
@@ -27,7 +21,7 @@ func qwen(t *testing.T) (string, string) {
 
 func TestCheckExitCodes(t *testing.T) {
 	r, p := qwen(t)
-	code, out, _ := runCLI("check", r, "--infra", p, "--user", "alice")
+	code, out, _ := clirun.Run("check", r, "--infra", p, "--user", "alice")
 	require.Equal(t, cli.ExitOK, code)
 	require.Contains(t, out, "training: alice-raycluster-qwen3-30b-math-gb300")
 	require.Contains(t, out, "workers 4x (4 segments x 1) cpu=132 mem=900Gi gpu=16")
@@ -46,24 +40,24 @@ func TestCheckExitCodes(t *testing.T) {
 	require.Contains(t, out, "scheduler:   kai-scheduler (queue=rl)")
 	require.Contains(t, out, "pod reads:   --config examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml (line 14)")
 
-	code, out, _ = runCLI("check", r, "cluster.gpus_per_node=8", "--infra", p, "--user", "alice")
+	code, out, _ = clirun.Run("check", r, "cluster.gpus_per_node=8", "--infra", p, "--user", "alice")
 	require.Equal(t, cli.ExitError, code)
 	require.Contains(t, out, `expected 8, the recipe's cluster.gpus_per_node (set by run override "cluster.gpus_per_node=8")`)
 
-	code, _, errOut := runCLI("check", r, "--infra", p, "--mode", "nope")
+	code, _, errOut := clirun.Run("check", r, "--infra", p, "--mode", "nope")
 	require.Equal(t, cli.ExitUsage, code)
 	require.Contains(t, errOut, `--mode "nope"`)
 
-	code, _, _ = runCLI("check")
+	code, _, _ = clirun.Run("check")
 	require.Equal(t, cli.ExitUsage, code)
-	code, _, _ = runCLI("check", r, "--no-such-flag")
+	code, _, _ = clirun.Run("check", r, "--no-such-flag")
 	require.Equal(t, cli.ExitUsage, code)
 }
 
 func TestRenderWritesFileAndNamespaceOverride(t *testing.T) {
 	r, p := qwen(t)
 	out := filepath.Join(t.TempDir(), "sub", "run.yaml")
-	code, stdout, stderr := runCLI("render", r, "--infra", p, "--user", "alice", "-n", "team-a", "--output-file", out)
+	code, stdout, stderr := clirun.Run("render", r, "--infra", p, "--user", "alice", "-n", "team-a", "--output-file", out)
 	require.Equal(t, cli.ExitOK, code, stderr)
 	require.Empty(t, stdout)
 	data := testenv.ReadFile(t, out)
@@ -74,7 +68,7 @@ func TestRenderWritesFileAndNamespaceOverride(t *testing.T) {
 
 func TestValuesPrintsResolvedProfileAndRecipeKeys(t *testing.T) {
 	r, p := qwen(t)
-	code, out, stderr := runCLI("values", r, "--infra", p, "--user", "Alice_X")
+	code, out, stderr := clirun.Run("values", r, "--infra", p, "--user", "Alice_X")
 	require.Equal(t, cli.ExitOK, code, stderr)
 	require.Contains(t, out, "name: alice-x-raycluster-qwen3-30b-math-gb300")
 	require.Contains(t, out, "cluster.gpus_per_node: 4")
@@ -93,21 +87,21 @@ func TestRenderRoot(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(repo, "r.yaml"), []byte("defaults: ../outside.yaml\n"), 0o644))
 	r := filepath.Join(repo, "r.yaml")
 
-	code, _, stderr := runCLI("render", r, "--user", "alice", "--root", repo)
+	code, _, stderr := clirun.Run("render", r, "--user", "alice", "--root", repo)
 	require.Equal(t, cli.ExitError, code)
 	require.Contains(t, stderr, "r.yaml: defaults: base file ")
 	require.Contains(t, stderr, "outside.yaml: not a file inside the root; refused")
 
-	code, _, stderr = runCLI("render", r, "--user", "alice")
+	code, _, stderr = clirun.Run("render", r, "--user", "alice")
 	require.Equal(t, cli.ExitError, code)
 	require.NotContains(t, stderr, "inside the root", "unconfined without --root")
 	require.Contains(t, stderr, "no infra profile")
 
-	code, _, stderr = runCLI("render", r, "--user", "alice", "--root", filepath.Join(top, "nope"))
+	code, _, stderr = clirun.Run("render", r, "--user", "alice", "--root", filepath.Join(top, "nope"))
 	require.Equal(t, cli.ExitUsage, code, stderr)
 
 	if _, err := os.Stat("/dev/zero"); err == nil {
-		code, _, stderr = runCLI("render", "/dev/zero", "--user", "alice")
+		code, _, stderr = clirun.Run("render", "/dev/zero", "--user", "alice")
 		require.Equal(t, cli.ExitError, code)
 		require.Contains(t, stderr, "/dev/zero: is a device, not a regular file")
 	}
@@ -118,11 +112,11 @@ func TestRenderRoot(t *testing.T) {
 func TestRecipeRootFlag(t *testing.T) {
 	r, p := qwen(t)
 	root := testenv.RepoRoot(t)
-	code, _, errOut := runCLI("render", r, "--infra", p, "--user", "alice", "--recipe-root", filepath.Join(root, "profiles"))
+	code, _, errOut := clirun.Run("render", r, "--infra", p, "--user", "alice", "--recipe-root", filepath.Join(root, "profiles"))
 	require.Equal(t, cli.ExitError, code)
 	require.Contains(t, errOut, "is not under the recipe root "+filepath.ToSlash(filepath.Join(root, "profiles")))
 
-	code, out, errOut := runCLI("render", r, "--infra", p, "--user", "alice", "--recipe-root", filepath.Join(root, "recipes"))
+	code, out, errOut := clirun.Run("render", r, "--infra", p, "--user", "alice", "--recipe-root", filepath.Join(root, "recipes"))
 	require.Equal(t, cli.ExitOK, code, errOut)
 	require.Contains(t, out, "--config examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml")
 	require.NotContains(t, errOut, "rewritten")
@@ -145,8 +139,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{nil, cli.ExitOK},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			require.Equal(t, tc.want, cli.Main(tc.args, strings.NewReader(""), &stdout, &stderr), stderr.String())
+			code, _, stderr := clirun.Run(tc.args...)
+			require.Equal(t, tc.want, code, stderr)
 		})
 	}
 }
@@ -175,7 +169,7 @@ func TestCheckSummaryCountsAsKubeRay(t *testing.T) {
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			dir := filepath.Join(root, "tests", "golden", tc.dir)
-			code, out, errb := runCLI("check", filepath.Join(dir, "recipes/examples/configs/r.yaml"), "--infra", filepath.Join(dir, "p.infra.yaml"),
+			code, out, errb := clirun.Run("check", filepath.Join(dir, "recipes/examples/configs/r.yaml"), "--infra", filepath.Join(dir, "p.infra.yaml"),
 				"--user", "alice", "--recipe-root", filepath.Join(dir, "recipes"))
 			require.Equal(t, cli.ExitOK, code, out+errb)
 			for _, l := range tc.lines {
@@ -190,16 +184,16 @@ func TestCheckSummaryCountsAsKubeRay(t *testing.T) {
 // none where the profile names the setting.
 func TestCheckSummaryListsDefaults(t *testing.T) {
 	r, p := qwen(t)
-	code, out, _ := runCLI("check", r, "--infra", p, "--user", "alice")
+	code, out, _ := clirun.Run("check", r, "--infra", p, "--user", "alice")
 	require.Equal(t, cli.ExitOK, code)
 	require.Contains(t, out, "DEFAULTS APPLIED")
 	require.Contains(t, out, "  dra.roce.deviceClassName = roce.networking.k8s.aws (")
 	require.Contains(t, out, "  dra.roce.count = 8 (")
-	code, out, _ = runCLI("check", r, "--infra", p, "--user", "alice", "--mode", "dev")
+	code, out, _ = clirun.Run("check", r, "--infra", p, "--user", "alice", "--mode", "dev")
 	require.Equal(t, cli.ExitOK, code)
 	require.Contains(t, out, "  dev.pvcName = rl-workspace (from the one PersistentVolumeClaim the profile's Ray pods mount)\n")
 	root := testenv.RepoRoot(t)
-	code, out, _ = runCLI("check", filepath.Join(root, "recipes/examples/configs/recipes/llm/grpo-nemotron3-super-120BA12B-16n8g-megatron.yaml"),
+	code, out, _ = clirun.Run("check", filepath.Join(root, "recipes/examples/configs/recipes/llm/grpo-nemotron3-super-120BA12B-16n8g-megatron.yaml"),
 		"--infra", filepath.Join(root, "profiles/h200/grpo-nemotron3-super-120BA12B-16n8g.h200-research.infra.yaml"), "--user", "alice")
 	require.Equal(t, cli.ExitOK, code, out)
 	require.NotContains(t, out, "dra.", "the H200 profile names its InfiniBand class and count")
@@ -211,7 +205,7 @@ func TestCheckSummaryListsDefaults(t *testing.T) {
 // summary (as nrl-k8s does: docs/nrl-k8s.md).
 func TestCheckSummaryOfDeploymentsOnly(t *testing.T) {
 	dir := filepath.Join(testenv.RepoRoot(t), "tests", "golden", "deployments-only")
-	code, out, errb := runCLI("check", filepath.Join(dir, "recipes/examples/configs/small.yaml"), "--infra", filepath.Join(dir, "p.infra.yaml"),
+	code, out, errb := clirun.Run("check", filepath.Join(dir, "recipes/examples/configs/small.yaml"), "--infra", filepath.Join(dir, "p.infra.yaml"),
 		"--user", "carol", "--mode", "raycluster", "--recipe-root", filepath.Join(dir, "recipes"))
 	require.Equal(t, cli.ExitOK, code, out+errb)
 	require.Contains(t, out, "namespace:   default\n")

@@ -15,6 +15,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/buildinfo"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -22,7 +23,7 @@ import (
 func TestRenderOutputFormat(t *testing.T) {
 	r, p := qwen(t)
 	args := []string{"render", r, "--infra", p, "--user", "alice"}
-	code, yamlOut, stderr := runCLI(args...)
+	code, yamlOut, stderr := clirun.Run(args...)
 	require.Equal(t, cli.ExitOK, code, stderr)
 
 	for _, tc := range []struct {
@@ -60,13 +61,13 @@ func TestRenderOutputFormat(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, stderr := runCLI(append(args, tc.extra...)...)
+			code, out, stderr := clirun.Run(append(args, tc.extra...)...)
 			tc.check(t, code, out, stderr)
 		})
 	}
 
 	file := filepath.Join(t.TempDir(), "run.json")
-	code, out, stderr := runCLI(append(args, "-o", "json", "--output-file", file)...)
+	code, out, stderr := clirun.Run(append(args, "-o", "json", "--output-file", file)...)
 	require.Equal(t, cli.ExitOK, code, stderr)
 	require.Empty(t, out)
 	b, err := os.ReadFile(file)
@@ -94,27 +95,27 @@ func TestVersion(t *testing.T) {
 		{"yaml", []string{"-o", "yaml"}, func(t *testing.T, out string) { require.Contains(t, out, "version: "+cli.Version+"\n") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, stderr := runCLI(append([]string{"version"}, tc.args...)...)
+			code, out, stderr := clirun.Run(append([]string{"version"}, tc.args...)...)
 			require.Equal(t, cli.ExitOK, code, stderr)
 			tc.want(t, out)
 		})
 	}
-	code, _, stderr := runCLI("version", "-o", "xml")
+	code, _, stderr := clirun.Run("version", "-o", "xml")
 	require.Equal(t, cli.ExitUsage, code)
 	require.Contains(t, stderr, "expected json or yaml")
 }
 
 // `nrl-k8s schema profile` is the committed schema, byte for byte.
 func TestSchemaCommand(t *testing.T) {
-	code, out, stderr := runCLI("schema", "profile")
+	code, out, stderr := clirun.Run("schema", "profile")
 	require.Equal(t, cli.ExitOK, code, stderr)
 	want, err := profile.SchemaJSON()
 	require.NoError(t, err)
 	require.Equal(t, string(want), out)
-	code, out, _ = runCLI("schema", "profile", "-o", "markdown")
+	code, out, _ = clirun.Run("schema", "profile", "-o", "markdown")
 	require.Equal(t, cli.ExitOK, code)
 	require.Contains(t, out, "| `kuberay.<role>.segmentSize` | integer or null |")
-	code, _, stderr = runCLI("schema", "recipe")
+	code, _, stderr = clirun.Run("schema", "recipe")
 	require.Equal(t, cli.ExitUsage, code)
 	require.Contains(t, stderr, `unknown schema "recipe"; expected profile`)
 }
@@ -124,11 +125,11 @@ func TestSchemaCommand(t *testing.T) {
 func TestKustomizeConfigCommand(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	for arg, file := range map[string]string{"configuration": "kustomize/nrl-k8s.configuration.yaml", "openapi": "kustomize/openapi/kuberay.json"} {
-		code, out, stderr := runCLI("kustomize-config", arg)
+		code, out, stderr := clirun.Run("kustomize-config", arg)
 		require.Equal(t, cli.ExitOK, code, stderr)
 		require.Equal(t, testenv.ReadFile(t, filepath.Join(root, file)), out, arg)
 	}
-	code, _, stderr := runCLI("kustomize-config", "nope")
+	code, _, stderr := clirun.Run("kustomize-config", "nope")
 	require.Equal(t, cli.ExitUsage, code)
 	require.Contains(t, stderr, `unknown file "nope"; expected configuration or openapi`)
 }

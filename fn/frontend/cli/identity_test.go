@@ -10,13 +10,14 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
 func renderObjects(t *testing.T, args ...string) []runcheck.Object {
 	t.Helper()
-	code, out, errOut := runCLI(append([]string{"render"}, args...)...)
+	code, out, errOut := clirun.Run(append([]string{"render"}, args...)...)
 	require.Equal(t, cli.ExitOK, code, errOut)
 	objs, err := runcheck.Parse([]byte(out))
 	require.NoError(t, err)
@@ -125,11 +126,11 @@ func TestNameTooLong(t *testing.T) {
 		{"rayjob", "a23456789012345678901234567890123456789012345678", `RayJob name "a23456789012345678901234567890123456789012345678" has 48 characters; expected at most 47`},
 		{"raycluster", "a234567890123456789012345678901234567890123456", `RayCluster name "a234567890123456789012345678901234567890123456-training" has 55 characters; expected at most 53`},
 	} {
-		code, _, errOut := runCLI("render", r, "--infra", p, "--user", "alice", "--mode", tc.mode, "--name", tc.name)
+		code, _, errOut := clirun.Run("render", r, "--infra", p, "--user", "alice", "--mode", tc.mode, "--name", tc.name)
 		assert.Equal(t, cli.ExitError, code)
 		assert.Contains(t, errOut, tc.want)
 	}
-	code, _, errOut := runCLI("render", r, "--infra", p, "--user", "alice", "--label", "novalue")
+	code, _, errOut := clirun.Run("render", r, "--infra", p, "--user", "alice", "--label", "novalue")
 	assert.Equal(t, cli.ExitUsage, code)
 	assert.Contains(t, errOut, `--label "novalue": expected KEY=VALUE`)
 }
@@ -166,7 +167,7 @@ func TestOnlyDeployments(t *testing.T) {
 
 	// In the full render the shared services keep the profile's image
 	// (--image is the run's) and take no run label.
-	code, out, _ := runCLI(append([]string{"render"}, append(args, "--image", "registry.example/run:v1", "--label", "cost-center=rl-42")...)...)
+	code, out, _ := clirun.Run(append([]string{"render"}, append(args, "--image", "registry.example/run:v1", "--label", "cost-center=rl-42")...)...)
 	require.Equal(t, cli.ExitOK, code)
 	objs, err := runcheck.Parse([]byte(out))
 	require.NoError(t, err)
@@ -177,10 +178,10 @@ func TestOnlyDeployments(t *testing.T) {
 		}
 	}
 
-	code, _, errOut := runCLI(append([]string{"render"}, append(args, "--only-deployments", "--no-deployments")...)...)
+	code, _, errOut := clirun.Run(append([]string{"render"}, append(args, "--only-deployments", "--no-deployments")...)...)
 	assert.Equal(t, cli.ExitError, code)
 	assert.Contains(t, errOut, "--only-deployments: renders only the profile's deployments, and --no-deployments leaves them out")
-	code, _, errOut = runCLI("render", filepath.Join(root, "recipes/examples/configs/grpo_math_1B.yaml"),
+	code, _, errOut = clirun.Run("render", filepath.Join(root, "recipes/examples/configs/grpo_math_1B.yaml"),
 		"--infra", filepath.Join(root, "profiles/kind/grpo-math-1b-1n1g.kind-hostpath.infra.yaml"), "--user", "alice", "--only-deployments")
 	assert.Equal(t, cli.ExitError, code)
 	assert.Contains(t, errOut, "deployments: the profile declares none, so there are no shared services to render")
@@ -217,7 +218,7 @@ deployments:
 `)
 	objs := renderObjects(t, recipe, "--infra", infra, "--user", "carol", "--only-deployments")
 	assert.Len(t, objs, 3, "two Deployments, one Service (b has no port)")
-	code, _, errOut := runCLI("render", recipe, "--infra", infra, "--user", "carol", "--only-deployments", "--image", "registry.example/x:v2")
+	code, _, errOut := clirun.Run("render", recipe, "--infra", infra, "--user", "carol", "--only-deployments", "--image", "registry.example/x:v2")
 	assert.Equal(t, cli.ExitError, code)
 	assert.Contains(t, errOut, "run 2 images (registry.example/a:v1, registry.example/nemo-rl:v1), and --image would replace them all with one")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/policy"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -29,7 +30,7 @@ func TestPolicyCommand(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, out, stderr := runCLI(c.args...)
+			code, out, stderr := clirun.Run(c.args...)
 			require.Equal(t, c.code, code, stderr)
 			if c.out != "" {
 				require.Equal(t, c.out, out)
@@ -37,7 +38,7 @@ func TestPolicyCommand(t *testing.T) {
 			require.Contains(t, stderr, c.err)
 		})
 	}
-	code, out, stderr := runCLI("policy", "--kuberay-user", "system:serviceaccount:ray-system:kuberay-operator")
+	code, out, stderr := clirun.Run("policy", "--kuberay-user", "system:serviceaccount:ray-system:kuberay-operator")
 	require.Equal(t, cli.ExitOK, code, stderr)
 	require.Contains(t, out, "system:serviceaccount:ray-system:kuberay-operator")
 	require.NotContains(t, out, policy.DefaultKubeRayUser)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -56,7 +57,7 @@ func TestRenderAllCheckDiffAppliesFromGitRoot(t *testing.T) {
 	want := testenv.ReadFile(t, manifest)
 	require.NoError(t, os.WriteFile(manifest, []byte(strings.Replace(want, "namespace: rl-team", "namespace: other", 1)), 0o644))
 
-	code, patch, stderr := runCLI("render-all", repo, "--check")
+	code, patch, stderr := clirun.Run("render-all", repo, "--check")
 	require.Equal(t, cli.ExitError, code, stderr)
 	require.True(t, strings.HasPrefix(patch, "--- a/examples/runs-repo/manifests/qwen3-math-4n.yaml\n+++ b/examples/runs-repo/manifests/qwen3-math-4n.yaml\n"), patch)
 	require.Contains(t, stderr, "examples/runs-repo/manifests/qwen3-math-4n.yaml: stale")
@@ -67,7 +68,7 @@ func TestRenderAllCheckDiffAppliesFromGitRoot(t *testing.T) {
 	out, err := apply.CombinedOutput()
 	require.NoError(t, err, "git apply from the repository root: %s", out)
 	require.Equal(t, want, testenv.ReadFile(t, manifest))
-	code, _, stderr = runCLI("render-all", repo, "--check")
+	code, _, stderr = clirun.Run("render-all", repo, "--check")
 	require.Equal(t, cli.ExitOK, code, stderr)
 }
 
@@ -87,7 +88,7 @@ func TestDiffReportsNewWarnings(t *testing.T) {
 	data = strings.Replace(data, "expert_model_parallel_size: 8\n", "expert_model_parallel_size: 4\n", 1)
 	require.NoError(t, os.WriteFile(recipe, []byte(strings.Replace(data, "\n  num_nodes: 4\n", "\n  num_nodes: 3\n", 1)), 0o644))
 
-	code, out, stderr := runCLI("diff", base, pr)
+	code, out, stderr := clirun.Run("diff", base, pr)
 	require.Equal(t, cli.ExitOK, code, stderr)
 	require.Equal(t, "qwen3-math-4n: changed\n"+
 		"  GPU nodes   4\n"+
@@ -99,7 +100,7 @@ func TestDiffReportsNewWarnings(t *testing.T) {
 		"total: GPU nodes 116, GPUs 464\n", out)
 
 	// The manifests alone do not show it: the objects are equal.
-	code, out, _ = runCLI("diff", filepath.Join(base, "manifests"), filepath.Join(pr, "manifests"))
+	code, out, _ = clirun.Run("diff", filepath.Join(base, "manifests"), filepath.Join(pr, "manifests"))
 	require.Equal(t, cli.ExitOK, code)
 	require.Equal(t, "4 runs unchanged\ntotal: GPU nodes 116, GPUs 464\n", out)
 }

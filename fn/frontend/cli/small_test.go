@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -19,7 +20,7 @@ func renderQwen(t *testing.T, overrides ...string) []byte {
 	t.Helper()
 	recipe, profile := qwen(t)
 	args := append([]string{"render", recipe}, overrides...)
-	code, out, errs := runCLI(append(args, "--infra", profile, "--user", "alice")...)
+	code, out, errs := clirun.Run(append(args, "--infra", profile, "--user", "alice")...)
 	require.Equal(t, 0, code, errs)
 	return []byte(out)
 }
@@ -40,22 +41,19 @@ func TestDiffStreams(t *testing.T) {
 		_ = w.Close()
 	}()
 	defer func() { _ = r.Close() }()
-	var out, errb bytes.Buffer
-	code := cli.Main([]string{"diff", fmt.Sprintf("/dev/fd/%d", r.Fd()), m}, strings.NewReader(""), &out, &errb)
-	require.Equal(t, 0, code, errb.String())
-	require.Contains(t, out.String(), "m: changed")
-	require.Contains(t, out.String(), "grpo.max_num_steps=3")
+	code, out, errs := clirun.Run("diff", fmt.Sprintf("/dev/fd/%d", r.Fd()), m)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "m: changed")
+	require.Contains(t, out, "grpo.max_num_steps=3")
 
-	out.Reset()
-	errb.Reset()
-	code = cli.Main([]string{"diff", "-", m}, bytes.NewReader(oldRender), &out, &errb)
-	require.Equal(t, 0, code, errb.String())
-	require.Contains(t, out.String(), "grpo.max_num_steps=3")
+	code, out, errs = clirun.RunStdin(bytes.NewReader(oldRender), "diff", "-", m)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "grpo.max_num_steps=3")
 
 	tree := filepath.Join(dir, "tree")
 	require.NoError(t, os.Mkdir(tree, 0o755))
 	require.NoError(t, os.Symlink(m, filepath.Join(tree, "m.yaml")))
-	code, _, errs := runCLI("diff", tree, m)
+	code, _, errs = clirun.Run("diff", tree, m)
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "is a symlink; refused")
 }
@@ -72,7 +70,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"__complete", "diff", "a", "b", "-o", ""}, []string{"text", "markdown"}},
 		{[]string{"__complete", "version", "-o", ""}, []string{"json", "yaml"}},
 	} {
-		code, out, errs := runCLI(tc.args...)
+		code, out, errs := clirun.Run(tc.args...)
 		require.Equal(t, 0, code, errs)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		require.Equal(t, tc.want, lines[:len(lines)-1], "%v", tc.args)
@@ -83,10 +81,10 @@ func TestCompletion(t *testing.T) {
 // TestUnknownCommandHelp: `nrl-k8s unknown-cmd --help` is a usage error,
 // not the root's help with exit 0.
 func TestUnknownCommandHelp(t *testing.T) {
-	code, _, errs := runCLI("unknown-cmd", "--help")
+	code, _, errs := clirun.Run("unknown-cmd", "--help")
 	require.Equal(t, cli.ExitUsage, code)
 	require.Contains(t, errs, `unknown command "unknown-cmd"`)
-	code, out, _ := runCLI("render", "--help")
+	code, out, _ := clirun.Run("render", "--help")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "Render a run:")
 }
@@ -95,7 +93,7 @@ func TestUnknownCommandHelp(t *testing.T) {
 // about --user, not one per object it would break.
 func TestBadUserIsOneError(t *testing.T) {
 	recipe, profile := qwen(t)
-	code, _, errs := runCLI("render", recipe, "--infra", profile, "--user", "Bob Smith")
+	code, _, errs := clirun.Run("render", recipe, "--infra", profile, "--user", "Bob Smith")
 	require.Equal(t, cli.ExitError, code)
 	lines := strings.Split(strings.TrimSpace(errs), "\n")
 	require.Len(t, lines, 1, errs)
@@ -113,7 +111,7 @@ func TestDiffSummarisesDespiteAFailedRun(t *testing.T) {
 	run := filepath.Join(pr, "runs/ultra-48n/run.yaml")
 	require.NoError(t, os.WriteFile(run, []byte(testenv.ReadFile(t, run)+"  overrides: [policy.no_such_key_zz=1]\n"), 0o644))
 
-	code, out, errs := runCLI("diff", base, pr)
+	code, out, errs := clirun.Run("diff", base, pr)
 	require.Equal(t, cli.ExitError, code, errs)
 	require.Contains(t, out, "qwen3-math-4n: changed\n")
 	require.Contains(t, out, "2 runs unchanged\n") // ultra-64n, ultra-tools

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
@@ -29,36 +29,7 @@ import (
 
 const krustyGolden = "testdata/krusty/expected.yaml"
 
-var (
-	binOnce sync.Once
-	binDir  string
-	binErr  error
-)
-
-// nrlK8s builds ./fn/cmd/nrl-k8s and ./fn/cmd/nrl-krm once per test
-// binary, into one directory, and returns nrl-k8s' path.
-func nrlK8s(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "krm-e2e-bin-")
-		if binErr != nil {
-			return
-		}
-		if _, binErr = testenv.BuildCLI(binDir); binErr == nil {
-			_, binErr = testenv.BuildBinary(binDir, "nrl-krm")
-		}
-	})
-	require.NoError(t, binErr)
-	return filepath.Join(binDir, "nrl-k8s")
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { clirun.Main(m) }
 
 // exampleTree copies what examples/<name> needs into a temp dir and
 // returns the example's directory there.
@@ -69,8 +40,8 @@ func exampleTree(t *testing.T, name string) string {
 		copyDir(t, filepath.Join(repoRoot, d), filepath.Join(root, d))
 	}
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
-	for _, name := range []string{"nrl-k8s", "nrl-krm"} {
-		bin, err := os.ReadFile(filepath.Join(filepath.Dir(nrlK8s(t)), name))
+	for _, name := range []string{clirun.CLI, clirun.Lean} {
+		bin, err := os.ReadFile(clirun.BinaryNamed(t, name))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(root, "bin", name), bin, 0o755))
 	}
@@ -86,7 +57,7 @@ func copyDir(t *testing.T, from, to string) { t.Helper(); testenv.CopyDir(t, fro
 // runs, as one kustomize-style stream (kustomize writes no leading ---).
 func renderExample(t *testing.T) []byte {
 	t.Helper()
-	bin := nrlK8s(t)
+	bin := clirun.Binary(t)
 	var all bytes.Buffer
 	for _, args := range [][]string{
 		{"render", "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
@@ -240,7 +211,7 @@ func TestKptRender(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(dir, "qwen3-30b-math-gb300"))
 	require.NoError(t, err)
 	require.Len(t, entries, 3)
-	cmd := exec.Command(nrlK8s(t), "render", "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
+	cmd := exec.Command(clirun.Binary(t), "render", "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
 		"--infra", "profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml", "--user", "alice", "-n", "default",
 		"--name", "qwen3-30b-math-gb300")
 	cmd.Dir = repoRoot

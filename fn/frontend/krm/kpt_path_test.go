@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 )
 
 // TestKptExecOnPath pins what docs/krm.md says about the exec form with a
@@ -18,7 +20,7 @@ func TestKptExecOnPath(t *testing.T) {
 	kpt := kptBinary(t)
 	dir := exampleTree(t, "kpt")
 	useExecFunction(t, dir, "nrl-k8s fn")
-	binDir := filepath.Dir(nrlK8s(t))
+	binDir := filepath.Dir(clirun.Binary(t))
 
 	render := func(path string) (string, error) {
 		cmd := exec.Command(kpt, "fn", "render", "--allow-exec", dir)

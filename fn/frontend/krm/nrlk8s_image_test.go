@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/tooling/ociimage"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 )
 
 const imageRef = "ghcr.io/nemo-rl-krm/nrl-k8s:v0.1.0"
@@ -31,14 +32,10 @@ func TestNrlK8sImage(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bins := map[string]string{}
-	for _, name := range []string{"nrl-krm", "nrl-k8s"} {
-		bins[name] = filepath.Join(dir, name+"-linux-amd64")
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags",
-			"-s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli.Version=v0.1.0", "-o", bins[name], "./fn/cmd/"+name)
-		cmd.Dir = repoRoot
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s", out)
+	for _, name := range []string{clirun.Lean, clirun.CLI} {
+		bin, err := clirun.BuildForImage(dir, name, "-s -w -X github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli.Version=v0.1.0")
+		require.NoError(t, err)
+		bins[name] = bin
 	}
 
 	img, err := ociimage.Build(ociimage.Options{BinaryPath: bins["nrl-krm"],

@@ -12,8 +12,11 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/krminputs"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
+
+func TestMain(m *testing.M) { clirun.Main(m) }
 
 func TestName(t *testing.T) {
 	for _, tc := range []struct{ dir, want string }{
@@ -118,8 +121,7 @@ func TestKustomizeBuildsGeneratedInputs(t *testing.T) {
 	}
 	kustomize := testenv.Tool(t, "NRL_KUSTOMIZE")
 	root := testenv.RepoRoot(t)
-	bin, err := testenv.BuildCLI(t.TempDir())
-	require.NoError(t, err)
+	bin := clirun.Binary(t)
 	// kustomize-inputs reads only inside --root (fn/engine/load/source's one rule), and
 	// in a git work tree only tracked files: the run and its kustomization
 	// live in a tree of their own holding copies of the inputs.
@@ -187,8 +189,7 @@ func TestKptCheck(t *testing.T) {
 		t.Skip("builds the CLI")
 	}
 	root := testenv.RepoRoot(t)
-	bin, err := testenv.BuildCLI(t.TempDir())
-	require.NoError(t, err)
+	bin := clirun.Binary(t)
 	pkg := t.TempDir()
 	runFile := filepath.Join(root, "examples/kpt/run.yaml")
 	cmd := func(args ...string) (string, error) {

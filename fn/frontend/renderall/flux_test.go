@@ -13,6 +13,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/golden"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
@@ -49,7 +50,7 @@ func commit(t *testing.T, dir, msg string) {
 // name.
 func TestRenderAllFluxFiles(t *testing.T) {
 	tmp, repo := fixture(t)
-	code, stdout, stderr := runCLI("render-all", repo, "--flux", "team-a-runs")
+	code, stdout, stderr := clirun.Run("render-all", repo, "--flux", "team-a-runs")
 	require.Equal(t, cli.ExitOK, code, stderr)
 	for _, run := range []string{"qwen3-math-4n", "ultra-48n", "ultra-64n", "ultra-tools"} {
 		assert.Contains(t, stdout, "wrote examples/runs-repo/flux/"+run+"/kustomization.yaml\n")
@@ -81,14 +82,14 @@ func TestRenderAllFluxFiles(t *testing.T) {
 
 	// Deterministic: a second run writes nothing, and --check passes.
 	testenv.GitAdd(t, tmp)
-	code, stdout, stderr = runCLI("render-all", repo, "--flux", "team-a-runs")
+	code, stdout, stderr = clirun.Run("render-all", repo, "--flux", "team-a-runs")
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Equal(t, "4 run(s): 4 rendered, 0 changed, 0 failed\n", stdout)
-	code, stdout, stderr = runCLI("render-all", repo, "--flux", "team-a-runs", "--check", "--base", repo)
+	code, stdout, stderr = clirun.Run("render-all", repo, "--flux", "team-a-runs", "--check", "--base", repo)
 	require.Equal(t, cli.ExitOK, code, stdout+stderr)
 
 	// Another namespace and interval change every Kustomization.
-	code, _, stderr = runCLI("render-all", repo, "--flux", "team-a-runs", "--flux-namespace", "flux-runs", "--flux-interval", "5m", "--check", "--base", repo)
+	code, _, stderr = clirun.Run("render-all", repo, "--flux", "team-a-runs", "--flux-namespace", "flux-runs", "--flux-interval", "5m", "--check", "--base", repo)
 	require.Equal(t, cli.ExitError, code)
 	assert.Contains(t, stderr, "examples/runs-repo/flux-runs/ultra-48n.yaml: stale")
 	assert.Contains(t, stderr, "4 Flux file(s) out of date: run `nrl-k8s render-all "+filepath.ToSlash(repo)+" --flux team-a-runs --flux-namespace flux-runs --flux-interval 5m`")
@@ -99,13 +100,13 @@ func TestRenderAllFluxFiles(t *testing.T) {
 	write(t, filepath.Join(repo, "flux-runs/extra.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
 	write(t, filepath.Join(repo, "flux/ultra-48n/patch.yaml"), "kind: ConfigMap\n")
 	testenv.GitAdd(t, tmp)
-	code, stdout, stderr = runCLI("render-all", repo, "--flux", "team-a-runs", "--check", "--base", repo)
+	code, stdout, stderr = clirun.Run("render-all", repo, "--flux", "team-a-runs", "--check", "--base", repo)
 	require.Equal(t, cli.ExitError, code)
 	assert.Contains(t, stdout, "-  prune: false\n+  prune: true\n")
 	assert.Contains(t, stderr, "examples/runs-repo/flux-runs/ultra-48n.yaml: stale (differs from what render-all writes; not edited by hand)")
 	assert.Contains(t, stderr, "examples/runs-repo/flux-runs/extra.yaml: not a Flux file render-all writes")
 	assert.Contains(t, stderr, "examples/runs-repo/flux/ultra-48n/patch.yaml: not a Flux file render-all writes")
-	code, _, stderr = runCLI("render-all", repo, "--flux", "team-a-runs")
+	code, _, stderr = clirun.Run("render-all", repo, "--flux", "team-a-runs")
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Contains(t, stderr, "flux-runs/extra.yaml: not a Flux file render-all writes (flux/<run>/kustomization.yaml, flux-runs/<run>.yaml, each opening with \"# Written by nrl-k8s render-all --flux\"); left alone")
 	assert.FileExists(t, filepath.Join(repo, "flux-runs/extra.yaml"), "a file render-all did not write is never deleted")
@@ -119,7 +120,7 @@ func TestRenderAllFluxFiles(t *testing.T) {
 func TestRenderAllFluxRemoval(t *testing.T) {
 	tmp, repo := fixture(t)
 	flux := []string{"--flux", "team-a-runs"}
-	code, _, stderr := runCLI(append([]string{"render-all", repo}, flux...)...)
+	code, _, stderr := clirun.Run(append([]string{"render-all", repo}, flux...)...)
 	require.Equal(t, cli.ExitOK, code, stderr)
 	commit(t, tmp, "runs with Flux")
 
@@ -127,7 +128,7 @@ func TestRenderAllFluxRemoval(t *testing.T) {
 	testenv.CopyDir(t, filepath.Join(repo, "manifests"), before)
 	runFile := filepath.Join(repo, "runs/ultra-48n/run.yaml")
 	write(t, runFile, strings.Replace(testenv.ReadFile(t, runFile), "  mode: rayjob\n", "  mode: rayjob\n  state: removed\n", 1))
-	code, stdout, stderr := runCLI(append([]string{"render-all", repo}, flux...)...)
+	code, stdout, stderr := clirun.Run(append([]string{"render-all", repo}, flux...)...)
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Contains(t, stdout, "removed examples/runs-repo/manifests/ultra-48n.yaml (the run is state: removed)\n")
 	assert.NoFileExists(t, filepath.Join(repo, "manifests/ultra-48n.yaml"))
@@ -138,7 +139,7 @@ func TestRenderAllFluxRemoval(t *testing.T) {
 	assert.Contains(t, ks, "prune: true")
 	// The review summary shows the run removed, not failed.
 	testenv.GitAdd(t, tmp)
-	code, stdout, stderr = runCLI("diff", before, repo)
+	code, stdout, stderr = clirun.Run("diff", before, repo)
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Contains(t, stdout, "ultra-48n: removed run")
 	commit(t, tmp, "ultra-48n removed")
@@ -148,7 +149,7 @@ func TestRenderAllFluxRemoval(t *testing.T) {
 	require.NoError(t, os.RemoveAll(filepath.Join(repo, "runs/qwen3-math-4n")))
 	require.NoError(t, os.RemoveAll(filepath.Join(repo, "runs/ultra-48n")))
 	testenv.GitAdd(t, tmp)
-	code, _, stderr = runCLI(append([]string{"render-all", repo, "--check", "--base-ref", "HEAD"}, flux...)...)
+	code, _, stderr = clirun.Run(append([]string{"render-all", repo, "--check", "--base-ref", "HEAD"}, flux...)...)
 	require.Equal(t, cli.ExitError, code)
 	assert.Contains(t, stderr, "qwen3-math-4n: refused: runs/qwen3-math-4n/run.yaml is deleted, but on the base branch the run is not state: removed")
 	assert.Contains(t, stderr, "set spec.state: removed instead")
@@ -158,20 +159,20 @@ func TestRenderAllFluxRemoval(t *testing.T) {
 	// Without Flux generation, deleting a run file is Argo CD's path
 	// (its finalizer deletes the run's objects): not refused. The Flux
 	// files, unchecked without --flux, are.
-	code, _, stderr = runCLI("render-all", repo, "--check", "--base-ref", "HEAD")
+	code, _, stderr = clirun.Run("render-all", repo, "--check", "--base-ref", "HEAD")
 	assert.NotContains(t, stderr, "refused: runs/")
 	assert.Contains(t, stderr, "examples/runs-repo/flux/, examples/runs-repo/flux-runs/: hold files render-all does not check without --flux; refused")
 	assert.Equal(t, cli.ExitError, code)
 
 	// The removed run goes: render-all removes its Flux files.
 	require.NoError(t, exec.Command("git", "-C", tmp, "checkout", "-q", "HEAD", "--", "examples/runs-repo/runs/qwen3-math-4n").Run())
-	code, stdout, stderr = runCLI(append([]string{"render-all", repo}, flux...)...)
+	code, stdout, stderr = clirun.Run(append([]string{"render-all", repo}, flux...)...)
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Contains(t, stdout, "removed examples/runs-repo/flux/ultra-48n/kustomization.yaml (no run runs/ultra-48n)\n")
 	assert.Contains(t, stdout, "removed examples/runs-repo/flux-runs/ultra-48n.yaml (no run runs/ultra-48n)\n")
 	assert.NoDirExists(t, filepath.Join(repo, "flux/ultra-48n"))
 	testenv.GitAdd(t, tmp)
-	code, stdout, stderr = runCLI(append([]string{"render-all", repo, "--check", "--base-ref", "HEAD"}, flux...)...)
+	code, stdout, stderr = clirun.Run(append([]string{"render-all", repo, "--check", "--base-ref", "HEAD"}, flux...)...)
 	assert.Equal(t, cli.ExitOK, code, stdout+stderr)
 }
 
@@ -190,7 +191,7 @@ func TestRenderAllFluxUsage(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, _, stderr := runCLI(append([]string{"render-all", repo}, c.args...)...)
+			code, _, stderr := clirun.Run(append([]string{"render-all", repo}, c.args...)...)
 			assert.Equal(t, cli.ExitUsage, code)
 			assert.Contains(t, stderr, c.want)
 		})

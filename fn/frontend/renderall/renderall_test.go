@@ -1,7 +1,6 @@
 package renderall_test
 
 import (
-	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
@@ -171,12 +171,6 @@ func fixture(t *testing.T) (string, string) {
 	return tmp, filepath.Join(tmp, "examples", "runs-repo")
 }
 
-func runCLI(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := cli.Main(args, strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 // TestGoldenRunsRepo is the PR workflow on the committed example: the
 // committed manifests are current; a one-line profile change makes --check
 // fail with a unified diff of exactly that run; render-all rewrites only
@@ -185,12 +179,12 @@ func TestGoldenRunsRepo(t *testing.T) {
 	tmp, repo := fixture(t)
 	manifests := filepath.Join(repo, "manifests")
 
-	code, stdout, stderr := runCLI("render-all", repo, "--check")
+	code, stdout, stderr := clirun.Run("render-all", repo, "--check")
 	require.Equal(t, cli.ExitOK, code, "committed examples/runs-repo/manifests are stale; run `make manifests`\n%s%s", stdout, stderr)
 	assert.Empty(t, stdout)
 
 	// Every file is exactly what `nrl-k8s render` prints for that run.
-	code, rendered, stderr := runCLI("render",
+	code, rendered, stderr := clirun.Run("render",
 		filepath.Join(tmp, "recipes/examples/configs/grpo_ultra_64n4g_pipeclean.yaml"),
 		"--infra", filepath.Join(tmp, "profiles/gb300/ultra_64n_pipeclean.gb300.infra.yaml"),
 		"--user", "alice", "--mode", "raycluster", "-n", "rl-team", "--name", "ultra-64n", "--no-deployments")
@@ -213,7 +207,7 @@ func TestGoldenRunsRepo(t *testing.T) {
 	require.Equal(t, 1, strings.Count(data, "\n          replicas: 64\n"))
 	write(t, profile, strings.Replace(data, "\n          replicas: 64\n", "\n          replicas: 80\n", 1))
 
-	code, stdout, stderr = runCLI("render-all", repo, "--check")
+	code, stdout, stderr = clirun.Run("render-all", repo, "--check")
 	require.Equal(t, cli.ExitError, code, stderr)
 	assert.True(t, strings.HasPrefix(stdout, "--- a/examples/runs-repo/manifests/ultra-64n.yaml\n+++ b/examples/runs-repo/manifests/ultra-64n.yaml\n@@ "), stdout)
 	assert.Equal(t, 1, strings.Count(stdout, "\n+++ "), "only the changed run drifts")
@@ -223,13 +217,13 @@ func TestGoldenRunsRepo(t *testing.T) {
 	assert.Contains(t, stderr, "ultra-64n: warning: ")
 	assert.Contains(t, stderr, "the training cluster provides 80 GPU nodes")
 	// The re-run line repeats the flags that change what is read or written.
-	_, _, stderr = runCLI("render-all", repo, "--check", "--out", manifests, "--root", tmp)
+	_, _, stderr = clirun.Run("render-all", repo, "--check", "--out", manifests, "--root", tmp)
 	assert.Contains(t, stderr, "run `nrl-k8s render-all "+filepath.ToSlash(repo)+" --out "+filepath.ToSlash(manifests)+" --root "+filepath.ToSlash(tmp)+"`")
 	for n, want := range snapshot {
 		assert.Equal(t, want, testenv.ReadFile(t, filepath.Join(manifests, n+".yaml")), "--check wrote %s", n)
 	}
 
-	code, stdout, stderr = runCLI("render-all", repo)
+	code, stdout, stderr = clirun.Run("render-all", repo)
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Equal(t, "wrote examples/runs-repo/manifests/ultra-64n.yaml\n4 run(s): 4 rendered, 1 changed, 0 failed\n", stdout)
 	for _, n := range []string{"qwen3-math-4n", "ultra-48n", "ultra-tools"} {
@@ -238,10 +232,10 @@ func TestGoldenRunsRepo(t *testing.T) {
 		assert.True(t, st.ModTime().Equal(past), "%s was rewritten although unchanged", n)
 	}
 	assert.NotEqual(t, snapshot["ultra-64n"], testenv.ReadFile(t, filepath.Join(manifests, "ultra-64n.yaml")))
-	code, _, stderr = runCLI("render-all", repo, "--check")
+	code, _, stderr = clirun.Run("render-all", repo, "--check")
 	require.Equal(t, cli.ExitOK, code, stderr)
 
-	code, stdout, stderr = runCLI("diff", before, manifests)
+	code, stdout, stderr = clirun.Run("diff", before, manifests)
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Equal(t, `ultra-64n: changed
   GPU nodes   64 → 80 (+16)
@@ -254,7 +248,7 @@ total: GPU nodes 116 → 132 (+16), GPUs 464 → 528 (+64)
 `, stdout)
 
 	// Two files compare as one run, whatever their names.
-	code, stdout, _ = runCLI("diff", filepath.Join(before, "ultra-64n.yaml"), filepath.Join(manifests, "ultra-64n.yaml"), "--output", "markdown")
+	code, stdout, _ = clirun.Run("diff", filepath.Join(before, "ultra-64n.yaml"), filepath.Join(manifests, "ultra-64n.yaml"), "--output", "markdown")
 	require.Equal(t, cli.ExitOK, code)
 	assert.Contains(t, stdout, "| GPU nodes | 64 | 80 (+16) |\n| GPUs | 256 | 320 (+64) |\n")
 }
@@ -272,7 +266,7 @@ func TestRenderAllOrphansAndFailures(t *testing.T) {
 	write(t, filepath.Join(manifests, "broken.yaml"), "kept\n")
 	testenv.GitAdd(t, tmp) // committed in the pull request
 
-	code, stdout, stderr := runCLI("render-all", repo, "--check")
+	code, stdout, stderr := clirun.Run("render-all", repo, "--check")
 	require.Equal(t, cli.ExitError, code)
 	assert.Equal(t, "--- a/examples/runs-repo/manifests/retired.yaml\n+++ /dev/null\n@@ -1,3 +0,0 @@\n-kind: RayJob\n-metadata:\n-  labels: {app.kubernetes.io/managed-by: nrl-k8s}\n", stdout)
 	assert.Contains(t, stderr, "manifests/retired.yaml: orphaned")
@@ -281,7 +275,7 @@ func TestRenderAllOrphansAndFailures(t *testing.T) {
 	assert.Contains(t, stderr, "no_such.gb300.infra.yaml")
 	assert.Contains(t, stderr, "1 run(s) failed to render, their manifests were left as they are: broken")
 
-	code, stdout, _ = runCLI("render-all", repo)
+	code, stdout, _ = clirun.Run("render-all", repo)
 	require.Equal(t, cli.ExitError, code, "a failed run fails the command")
 	assert.Contains(t, stdout, "removed examples/runs-repo/manifests/retired.yaml (no run runs/retired)\n")
 	assert.Contains(t, stdout, "5 run(s): 4 rendered, 0 changed, 1 failed\n")
@@ -296,7 +290,7 @@ func TestRenderAllOrphansAndFailures(t *testing.T) {
 	overlay := filepath.Join(tmp, "overlay")
 	write(t, filepath.Join(overlay, "a.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
 	write(t, filepath.Join(overlay, "kustomization.yaml"), "resources: [a.yaml]\n")
-	code, stdout, stderr = runCLI("diff", overlay, overlay)
+	code, stdout, stderr = clirun.Run("diff", overlay, overlay)
 	assert.Equal(t, cli.ExitOK, code, stderr)
 	assert.NotContains(t, stdout+stderr, "kind and metadata.name are required")
 	assert.NotContains(t, stdout+stderr, "kustomization")
@@ -305,28 +299,28 @@ func TestRenderAllOrphansAndFailures(t *testing.T) {
 func TestRenderAllUsage(t *testing.T) {
 	_, repo := fixture(t)
 	out := filepath.Join(t.TempDir(), "rendered")
-	code, stdout, stderr := runCLI("render-all", repo, "--out", out)
+	code, stdout, stderr := clirun.Run("render-all", repo, "--out", out)
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Contains(t, stdout, "wrote "+filepath.ToSlash(out)+"/qwen3-math-4n.yaml\n")
 	assert.FileExists(t, filepath.Join(out, "ultra-48n.yaml"))
 
-	code, _, _ = runCLI("render-all", repo, repo)
+	code, _, _ = clirun.Run("render-all", repo, repo)
 	assert.Equal(t, cli.ExitUsage, code)
-	code, _, stderr = runCLI("render-all", filepath.Join(repo, "runs"))
+	code, _, stderr = clirun.Run("render-all", filepath.Join(repo, "runs"))
 	assert.Equal(t, cli.ExitError, code)
 	assert.Contains(t, stderr, "runs/runs: not found")
 	manifests := filepath.Join(repo, "manifests")
-	code, _, stderr = runCLI("diff", manifests, filepath.Join(repo, "nope"))
+	code, _, stderr = clirun.Run("diff", manifests, filepath.Join(repo, "nope"))
 	assert.Equal(t, cli.ExitError, code)
 	assert.Contains(t, stderr, "nope")
-	code, _, stderr = runCLI("diff", manifests, filepath.Join(repo, "runs"))
+	code, _, stderr = clirun.Run("diff", manifests, filepath.Join(repo, "runs"))
 	assert.Equal(t, cli.ExitError, code, "every run.yaml would be run \"run\"")
 	assert.Contains(t, stderr, `run "run" is also`)
 	write(t, filepath.Join(manifests, "bad.yaml"), "kind: [\n")
-	code, _, stderr = runCLI("diff", manifests, manifests)
+	code, _, stderr = clirun.Run("diff", manifests, manifests)
 	assert.Equal(t, cli.ExitError, code)
 	assert.Contains(t, stderr, "manifests/bad.yaml: document 1")
-	code, _, _ = runCLI("diff", manifests, manifests, "--output", "html")
+	code, _, _ = clirun.Run("diff", manifests, manifests, "--output", "html")
 	assert.Equal(t, cli.ExitUsage, code)
 }
 
@@ -358,7 +352,7 @@ func TestRenderAllKustomization(t *testing.T) {
 	tmp, repo := fixture(t)
 	manifests := filepath.Join(repo, "manifests")
 	require.NoError(t, os.Remove(filepath.Join(manifests, "kustomization.yaml")))
-	code, stdout, stderr := runCLI("render-all", repo, "--kustomization")
+	code, stdout, stderr := clirun.Run("render-all", repo, "--kustomization")
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Contains(t, stdout, "wrote examples/runs-repo/manifests/kustomization.yaml\n")
 	k := testenv.ReadFile(t, filepath.Join(manifests, "kustomization.yaml"))
@@ -375,19 +369,19 @@ func TestRenderAllKustomization(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, clusters, 2, "the clusters of the two runs (a RayCluster, or a RayJob that creates one)")
 
-	code, stdout, stderr = runCLI("render-all", repo, "--check", "--kustomization")
+	code, stdout, stderr = clirun.Run("render-all", repo, "--check", "--kustomization")
 	assert.Equal(t, cli.ExitOK, code, stdout+stderr)
 
 	// A new run: its manifest and its line in the kustomization are drift.
 	run := strings.ReplaceAll(testenv.ReadFile(t, filepath.Join(repo, "runs/qwen3-math-4n/run.yaml")), "qwen3-math-4n", "qwen3-math-4n-b")
 	write(t, filepath.Join(repo, "runs/qwen3-math-4n-b/run.yaml"), run)
 	testenv.GitAdd(t, tmp)
-	code, stdout, stderr = runCLI("render-all", repo, "--check", "--kustomization")
+	code, stdout, stderr = clirun.Run("render-all", repo, "--check", "--kustomization")
 	assert.Equal(t, cli.ExitError, code)
 	assert.Contains(t, stdout, "+- qwen3-math-4n-b.yaml\n")
 	assert.Contains(t, stderr, "manifests/kustomization.yaml: out of date")
 
-	code, _, stderr = runCLI("render-all", repo, "--kustomization")
+	code, _, stderr = clirun.Run("render-all", repo, "--kustomization")
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Contains(t, testenv.ReadFile(t, filepath.Join(manifests, "kustomization.yaml")), "- qwen3-math-4n-b.yaml\n")
 
@@ -401,7 +395,7 @@ func TestRenderAllKustomization(t *testing.T) {
 	require.NoError(t, os.RemoveAll(filepath.Join(repo, "runs", "ultra-tools")))
 	testenv.GitAdd(t, tmp)
 	before := testenv.ReadFile(t, filepath.Join(manifests, "kustomization.yaml"))
-	code, _, stderr = runCLI("render-all", repo, "--kustomization")
+	code, _, stderr = clirun.Run("render-all", repo, "--kustomization")
 	assert.Equal(t, cli.ExitError, code)
 	assert.Contains(t, stderr, "manifests/kustomization.yaml: Deployment.apps rl-team/alice-ultra-pipeclean-ns-tools is in the manifests of runs ultra-48n, ultra-64n; kustomize refuses a resource listed twice")
 	assert.Contains(t, stderr, "expected one run owning the profile's shared deployments (spec.onlyDeployments: true) and spec.noDeployments: true in the others")
