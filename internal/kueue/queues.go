@@ -24,9 +24,10 @@ func Queue(ctx context.Context, env *operator.Env, ns, local, cq, gpus string, t
 	return PreemptingQueue(ctx, env, ns, local, cq, gpus, nil, timeout)
 }
 
-// PreemptingQueue is Queue with the ClusterQueue's spec.preemption (nil:
-// Kueue's default, never preempt).
-func PreemptingQueue(ctx context.Context, env *operator.Env, ns, local, cq, gpus string, preemption map[string]any, timeout time.Duration) error {
+// PreemptingQueue is Queue with more of the ClusterQueue's spec (its
+// preemption policy, cohortName): nil is Kueue's defaults, never preempt
+// and no cohort.
+func PreemptingQueue(ctx context.Context, env *operator.Env, ns, local, cq, gpus string, more map[string]any, timeout time.Duration) error {
 	if err := env.CreateNamespace(ctx, ns, "baseline"); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
@@ -47,9 +48,9 @@ func PreemptingQueue(ctx context.Context, env *operator.Env, ns, local, cq, gpus
 		{"apiVersion": vocab.KueueAPIVersion, "kind": "LocalQueue", "metadata": map[string]any{"name": local, "namespace": ns},
 			"spec": map[string]any{"clusterQueue": cq}},
 	}
-	if preemption != nil {
-		spec, _ := objs[1]["spec"].(map[string]any)
-		spec["preemption"] = preemption
+	spec, _ := objs[1]["spec"].(map[string]any)
+	for k, v := range more {
+		spec[k] = v
 	}
 	for _, o := range objs {
 		u := &unstructured.Unstructured{Object: o}

@@ -29,29 +29,39 @@ func TestPreemptionPredicted(t *testing.T) {
 	require.NoError(t, kueue.PriorityClass(ctx, env, "nrl-low", 10))
 	require.NoError(t, kueue.PriorityClass(ctx, env, "nrl-high", 1000))
 	for _, tc := range []struct {
-		name, ns   string
-		preemption map[string]any
-		predicted  string
-		preempts   bool
+		name, ns  string
+		spec      map[string]any
+		borrower  bool // the low run borrows all its GPUs from the high run's ClusterQueue
+		predicted string
+		preempts  bool
 	}{
-		{"LowerPriority preempts", "kq-preempt", map[string]any{"withinClusterQueue": "LowerPriority"}, "admitted now by preempting RayJob kq-preempt-low (priority 10)", true},
-		{"Never queues", "kq-nopreempt", nil, "0 of 16 free: queued until other Workloads finish", false},
+		{"LowerPriority preempts", "kq-preempt", map[string]any{"preemption": map[string]any{"withinClusterQueue": "LowerPriority"}}, false,
+			"0 of 16 free: admitted now by preempting RayJob kq-preempt-low (priority 10)", true},
+		{"Never queues", "kq-nopreempt", nil, false, "0 of 16 free: queued until other Workloads finish", false},
+		{"reclaimWithinCohort takes back what a cohort peer borrowed", "kq-reclaim",
+			map[string]any{"cohortName": "kq-reclaim", "preemption": map[string]any{"reclaimWithinCohort": "Any"}}, true,
+			"16 of 16 free: admitted now by preempting RayJob kq-reclaim-b/kq-reclaim-low (priority 10)", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns, cq := tc.ns, tc.ns+"-cq"
-			require.NoError(t, kueue.PreemptingQueue(ctx, env, ns, "lab-queue", cq, "16", tc.preemption, waitFor))
-			lowDocs, lowObjs, lowName := render(t, ns+"-low", ns, runparams.RayJob)
+			require.NoError(t, kueue.PreemptingQueue(ctx, env, ns, "lab-queue", cq, "16", tc.spec, waitFor))
+			lowNS, lowCQ := ns, cq
+			if tc.borrower {
+				lowNS, lowCQ = ns+"-b", cq+"-b"
+				require.NoError(t, kueue.PreemptingQueue(ctx, env, lowNS, "lab-queue", lowCQ, "0", map[string]any{"cohortName": tc.spec["cohortName"]}, waitFor))
+			}
+			lowDocs, lowObjs, lowName := render(t, ns+"-low", lowNS, runparams.RayJob)
 			withPriority(lowDocs, lowObjs, "nrl-low")
-			require.NoError(t, env.Apply(ctx, ns, lowObjs))
-			lowJob := rayJob(t, env, ns, lowName)
-			admitted(t, env, k, ns, lowName)
-			reserving(t, env, cq, 1, 0) // preflight reads the ClusterQueue's count
+			require.NoError(t, env.Apply(ctx, lowNS, lowObjs))
+			lowJob := rayJob(t, env, lowNS, lowName)
+			admitted(t, env, k, lowNS, lowName)
+			reserving(t, env, lowCQ, 1, 0) // preflight reads the ClusterQueues' counts
 
 			highDocs, highObjs, highName := render(t, ns+"-high", ns, runparams.RayJob)
 			withPriority(highDocs, highObjs, "nrl-high")
 			line := localQueueLine(t, env, highDocs, ns)
 			assert.Equal(t, preflight.OK, line.State, line.Detail)
-			assert.Contains(t, line.Detail, "needs 16 nvidia.com/gpu; 0 of 16 free")
+			assert.Contains(t, line.Detail, "needs 16 nvidia.com/gpu; ")
 			assert.Contains(t, line.Detail, tc.predicted)
 
 			require.NoError(t, env.Apply(ctx, ns, highObjs))
@@ -60,7 +70,7 @@ func TestPreemptionPredicted(t *testing.T) {
 					return condition(workload(t, env, lowJob), "Preempted"), "not preempted yet", nil
 				}), "Kueue's log:\n%s", fixtures.Tail(k.Log(), 6000))
 				admitted(t, env, k, ns, highName)
-				assert.True(t, rayJob(t, env, ns, lowName).Spec.Suspend, "the preempted RayJob is suspended again")
+				assert.True(t, rayJob(t, env, lowNS, lowName).Spec.Suspend, "the preempted RayJob is suspended again")
 				return
 			}
 			reserving(t, env, cq, 1, 1) // Kueue has seen the new run and left it pending

@@ -60,7 +60,9 @@ func localQueueLine(ctx context.Context, c *kube.Conn, in Input, l Line, lq *uns
 		notes = append(notes, note)
 	}
 	l.Detail = fmt.Sprintf("ClusterQueue %s: %s", cqName, strings.Join(notes, "; "))
-	if short && l.State == OK {
+	// In a cohort, quota free in the ClusterQueue may be lent to a peer:
+	// only the cohort's count says whether the run fits.
+	if (short || cohort != "") && l.State == OK {
 		v, err := admission(ctx, c, in, l, cq, cohort, need)
 		if err != nil {
 			return l, err
