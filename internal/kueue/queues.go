@@ -21,6 +21,13 @@ const Flavor = "nrl-default-flavor"
 // memory plenty) and the LocalQueue local in ns pointing at it, and waits
 // until the ClusterQueue is active.
 func Queue(ctx context.Context, env *operator.Env, ns, local, cq, gpus string, timeout time.Duration) error {
+	return PreemptingQueue(ctx, env, ns, local, cq, gpus, nil, timeout)
+}
+
+// PreemptingQueue is Queue with more of the ClusterQueue's spec (its
+// preemption policy, cohortName): nil is Kueue's defaults, never preempt
+// and no cohort.
+func PreemptingQueue(ctx context.Context, env *operator.Env, ns, local, cq, gpus string, more map[string]any, timeout time.Duration) error {
 	if err := env.CreateNamespace(ctx, ns, "baseline"); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
@@ -40,6 +47,10 @@ func Queue(ctx context.Context, env *operator.Env, ns, local, cq, gpus string, t
 			}},
 		{"apiVersion": vocab.KueueAPIVersion, "kind": "LocalQueue", "metadata": map[string]any{"name": local, "namespace": ns},
 			"spec": map[string]any{"clusterQueue": cq}},
+	}
+	spec, _ := objs[1]["spec"].(map[string]any)
+	for k, v := range more {
+		spec[k] = v
 	}
 	for _, o := range objs {
 		u := &unstructured.Unstructured{Object: o}
@@ -83,4 +94,14 @@ func Workload(ctx context.Context, env *operator.Env, job client.Object, timeout
 		return true, "", nil
 	})
 	return wl, err
+}
+
+// PriorityClass creates the WorkloadPriorityClass name of value unless it
+// exists.
+func PriorityClass(ctx context.Context, env *operator.Env, name string, value int64) error {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": vocab.KueueAPIVersion, "kind": "WorkloadPriorityClass", "metadata": map[string]any{"name": name}, "value": value}}
+	if err := env.Server.Client.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create WorkloadPriorityClass %s: %w", name, err)
+	}
+	return nil
 }

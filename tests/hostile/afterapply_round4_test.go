@@ -332,7 +332,7 @@ func TestAfterApplyValidatesQuotaNumbers(t *testing.T) {
 	kc := w.serve(kueueAPI(`"16"`, `"14"`))
 	w.file("queuedRun.yaml", queuedRun)
 	r := w.quick("preflight", "-f", "queuedRun.yaml", "--kubeconfig", kc)
-	require.Contains(t, localQueueLineOf(t, r.stdout), "needs 4 nvidia.com/gpu, 2 free of 16 now")
+	require.Contains(t, localQueueLineOf(t, r.stdout), "needs 4 nvidia.com/gpu; 2 of 16 free: queued until other Workloads finish")
 }
 
 func TestAfterApplyValidatesNodeNumbers(t *testing.T) {

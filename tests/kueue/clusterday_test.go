@@ -45,7 +45,7 @@ type dayRun struct {
 	name, team, ns, job, cluster string
 	docs                         []rendered.Doc
 	objs                         []*unstructured.Unstructured
-	queued                       bool           // preflight's LocalQueue line: queued until others finish
+	queued                       bool           // preflight's LocalQueue line: queued (until others finish, or behind one)
 	placed                       map[string]int // preflight's Nodes lines, per pod group
 	lasts                        int            // submissions it runs for once bound
 	due                          int            // the submission at which it finishes; -1 until it runs
@@ -224,7 +224,7 @@ func readPreflight(t *testing.T, rep preflight.Report, job string) (queued bool,
 	for _, l := range rep.Lines {
 		switch l.Kind {
 		case "LocalQueue":
-			queued = strings.Contains(l.Detail, "queued until other Workloads finish")
+			queued = strings.Contains(l.Detail, ": queued ") // until others finish, or behind a pending run
 		case "Nodes":
 			if !strings.HasPrefix(l.Name, "RayJob/"+job+" ") || strings.HasSuffix(l.Name, " submitter") {
 				continue // the submitter: KubeRay's HTTP mode posts the job itself

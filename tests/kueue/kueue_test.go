@@ -134,7 +134,7 @@ func TestAdmittedThenReappliedStaysRunning(t *testing.T) {
 	line := localQueueLine(t, env, docs, ns)
 	assert.Equal(t, preflight.OK, line.State, line.Detail)
 	assert.Contains(t, line.Detail, "ClusterQueue lab-16")
-	assert.Contains(t, line.Detail, "16 nvidia.com/gpu of 16 free")
+	assert.Contains(t, line.Detail, "needs 16 nvidia.com/gpu; 16 of 16 free")
 
 	require.NoError(t, env.Apply(ctx, ns, objs))
 	job := rayJob(t, env, ns, name)

@@ -466,4 +466,5 @@ var (
 	KueueClusterQueues = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "clusterqueues"}
 	KueueFlavors       = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "resourceflavors"}
 	KueueWorkloads     = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "workloads"}
+	KueuePriorities    = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "workloadpriorityclasses"}
 )

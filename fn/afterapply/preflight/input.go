@@ -77,7 +77,7 @@ func InputOf(docs []rendered.Doc, flagNS, contextNS string) (Input, error) {
 	if err != nil {
 		return Input{}, err
 	}
-	in := Input{Namespace: strings.Join(spaces, ", "), Pods: pods, Claims: claims, Gangs: placement.Gangs(clusters, spaces[0]), Queues: queuesOf(docs, spaces[0])}
+	in := Input{Namespace: strings.Join(spaces, ", "), Pods: pods, Claims: claims, Gangs: placement.Gangs(clusters, spaces[0]), Queues: labelOf(docs, spaces[0], vocab.KueueQueueLabel), Priorities: labelOf(docs, spaces[0], vocab.KueuePriorityClassLabel)}
 	in.Needs, in.APIVersions, err = needsOf(docs)
 	if err != nil {
 		return Input{}, err
@@ -130,14 +130,14 @@ func podSecurityOf(docs []rendered.Doc, ns, first string) (string, []string) {
 	return string(rep.Level), why
 }
 
-// queuesOf is, per object labelled with a Kueue LocalQueue (keyed
-// "namespace/Kind/name"), the queue's name.
-func queuesOf(docs []rendered.Doc, first string) map[string]string {
+// labelOf is, per object with label key (keyed "namespace/Kind/name"), its
+// value: Kueue's LocalQueue or WorkloadPriorityClass.
+func labelOf(docs []rendered.Doc, first, key string) map[string]string {
 	out := map[string]string{}
 	for _, d := range docs {
 		md, _ := d.Data["metadata"].(map[string]any)
 		labels, _ := md["labels"].(map[string]any)
-		q, _ := labels[vocab.KueueQueueLabel].(string)
+		q, _ := labels[key].(string)
 		if q == "" {
 			continue
 		}

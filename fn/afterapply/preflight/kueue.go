@@ -22,8 +22,8 @@ import (
 // a Workload asking for an uncovered resource); the run fits the nominal
 // quota of the flavors covering it (a run larger than the whole quota is
 // never admitted, unless it can borrow from a cohort); and how much of the
-// quota is free now (status.flavorsReservation), so a run that has to
-// wait says so.
+// quota is free now (status.flavorsReservation); a run the free quota does
+// not hold says what Kueue does then: borrow, preempt, or queue (admission).
 
 // localQueueLine judges a found LocalQueue against the pods of the objects
 // that name it.
@@ -47,20 +47,28 @@ func localQueueLine(ctx context.Context, c *kube.Conn, in Input, l Line, lq *uns
 	}
 	need := queueDemand(in.Pods, l.ReferencedBy)
 	quota := readQuota(cq)
-	cohort, _, _ := unstructured.NestedString(cq.Object, "spec", "cohortName")
-	if cohort == "" {
-		cohort, _, _ = unstructured.NestedString(cq.Object, "spec", "cohort")
-	}
+	cohort := cohortOf(cq)
 	l.State = OK
 	var notes []string
+	short := false
 	for _, name := range sortedNames(need) {
-		state, note := quotaNote(cqName, cohort, name, need[name], quota)
+		state, note, waits := quotaNote(cqName, cohort, name, need[name], quota)
 		if worse(state, l.State) {
 			l.State = state
 		}
+		short = short || waits
 		notes = append(notes, note)
 	}
 	l.Detail = fmt.Sprintf("ClusterQueue %s: %s", cqName, strings.Join(notes, "; "))
+	// In a cohort, quota free in the ClusterQueue may be lent to a peer:
+	// only the cohort's count says whether the run fits.
+	if (short || cohort != "") && l.State == OK {
+		v, err := admission(ctx, c, in, l, cq, cohort, need)
+		if err != nil {
+			return l, err
+		}
+		l.Detail += ": " + v
+	}
 	return l, nil
 }
 
@@ -93,26 +101,35 @@ func queueDemand(pods []PodShape, referencedBy []string) corev1.ResourceList {
 }
 
 // quotaNote judges one resource the run asks for against the
-// ClusterQueue's quota of it.
-func quotaNote(cqName, cohort string, name corev1.ResourceName, want resource.Quantity, quota map[corev1.ResourceName]flavorQuota) (State, string) {
+// ClusterQueue's quota of it, in one wording: what the run needs, then what
+// is free of the nominal quota. waits is true when the free quota does not
+// hold it (admission then says what Kueue does).
+func quotaNote(cqName, cohort string, name corev1.ResourceName, want resource.Quantity, quota map[corev1.ResourceName]flavorQuota) (State, string, bool) {
 	q, covered := quota[name]
 	switch {
 	case !covered:
-		return Missing, fmt.Sprintf("ClusterQueue %s covers no %s (the run asks %s): Kueue never admits it; expected %s among a resource group's coveredResources", cqName, name, want.String(), name)
+		return Missing, fmt.Sprintf("ClusterQueue %s covers no %s (the run needs %s): Kueue never admits it; expected %s among a resource group's coveredResources", cqName, name, amount(want), name), false
 	case q.invalid != "":
-		return CannotTell, fmt.Sprintf("ClusterQueue %s's %s: cannot tell whether the run's %s %s fit", cqName, q.invalid, want.String(), name)
+		return CannotTell, fmt.Sprintf("ClusterQueue %s's %s: cannot tell whether the run's %s %s fit", cqName, q.invalid, amount(want), name), false
 	case want.Cmp(q.nominal) > 0 && cohort == "":
-		return Missing, fmt.Sprintf("the run asks %s %s, more than ClusterQueue %s's whole nominal quota %s and it is in no cohort to borrow from: Kueue never admits it", want.String(), name, cqName, q.nominal.String())
-	case want.Cmp(q.nominal) > 0:
-		return OK, fmt.Sprintf("the run asks %s %s, more than ClusterQueue %s's nominal quota %s: admitted only by borrowing from cohort %s", want.String(), name, cqName, q.nominal.String(), cohort)
+		return Missing, fmt.Sprintf("the run needs %s %s, more than ClusterQueue %s's whole nominal quota %s and it is in no cohort to borrow from: Kueue never admits it", amount(want), name, cqName, amount(q.nominal)), false
 	}
 	free := q.nominal.DeepCopy()
 	free.Sub(q.reserved)
 	left := nonNegative(free)
-	if want.Cmp(free) > 0 {
-		return OK, fmt.Sprintf("needs %s %s, %s free of %s now: queued until other Workloads finish", want.String(), name, left.String(), q.nominal.String())
+	return OK, fmt.Sprintf("needs %s %s; %s of %s free", amount(want), name, amount(left), amount(q.nominal)), want.Cmp(free) > 0
+}
+
+// plainUpTo bounds what amount writes plainly (its milli-units fit int64).
+var plainUpTo = resource.MustParse("1P")
+
+// amount is a quantity as a person reads it: a whole count of a decimal
+// resource plainly (1000 cpu, not 1k), anything else as Kubernetes writes it.
+func amount(q resource.Quantity) string {
+	if q.Format == resource.DecimalSI && q.Cmp(plainUpTo) < 0 && q.MilliValue()%1000 == 0 {
+		return strconv.FormatInt(q.Value(), 10)
 	}
-	return OK, fmt.Sprintf("%s %s of %s free", want.String(), name, left.String())
+	return q.String()
 }
 
 // flavorQuota is a resource's nominal quota summed over flavors and what
@@ -122,6 +139,10 @@ func quotaNote(cqName, cohort string, name corev1.ResourceName, want resource.Qu
 type flavorQuota struct {
 	nominal, reserved resource.Quantity
 	invalid           string
+	// borrowing sums the flavors' borrowingLimit when every flavor has one
+	// (limited); one flavor without a limit lets the queue borrow freely.
+	borrowing        resource.Quantity
+	limited, unbound bool
 }
 
 // add adds one value of the ClusterQueue's (field names it) to sum, or
@@ -159,6 +180,12 @@ func readQuota(cq *unstructured.Unstructured) map[corev1.ResourceName]flavorQuot
 				name, _ := rm["name"].(string)
 				q := out[corev1.ResourceName(name)]
 				q.add(&q.nominal, "spec nominalQuota of "+name, rm["nominalQuota"])
+				if lim, ok := rm["borrowingLimit"]; ok && !q.unbound {
+					q.limited = true
+					q.add(&q.borrowing, "spec borrowingLimit of "+name, lim)
+				} else {
+					q.limited, q.unbound = false, true
+				}
 				out[corev1.ResourceName(name)] = q
 			}
 		}

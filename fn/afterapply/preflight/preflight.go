@@ -64,6 +64,8 @@ type Input struct {
 	// Queues are the Kueue LocalQueues the runs are labelled with, keyed
 	// "namespace/Kind/name".
 	Queues map[string]string
+	// Priorities are the WorkloadPriorityClasses of the same objects.
+	Priorities map[string]string
 }
 
 // Space is one namespace of the input.

@@ -2,7 +2,9 @@
 // scheduler.kueue beside kind kai): the profile keys it owns
 // (scheduler.queue under kind kueue, scheduler.workloadPriorityClass,
 // scheduler.kueue), which of them name Kueue's admission, and how it judges
-// them. The labels Kueue reads are fn/core/vocab's.
+// them; and what Kueue does with a run's Workload: the flavors it admits a
+// pod set on (Admit) and whom it preempts to admit it (Predict). The labels
+// Kueue reads are fn/core/vocab's.
 package kueue
 
 import (
