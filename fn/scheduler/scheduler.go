@@ -44,6 +44,10 @@ type Integration interface {
 	// Pod applies it to one pod template (at field, for errors).
 	Pod(p Profile, field string, t *corev1.PodTemplateSpec) error
 
+	// OwnerManagedBy is the spec.managedBy of that object: "" leaves it
+	// to KubeRay on the cluster it is applied to.
+	OwnerManagedBy(p Profile) string
+
 	// CheckObjects is what it refuses or says of the objects a build made
 	// (typed, as fn/engine/manifest returns them), at check's Objects gate.
 	CheckObjects(file string, objs []any) diag.List
@@ -79,6 +83,9 @@ type Profile struct {
 	WorkloadPriorityClass *string
 	// Topology is KAI's run-wide topology constraint.
 	Topology *Topology
+	// Dispatch is scheduler.dispatch: how Kueue's admitted object reaches
+	// a cluster, under kind kueue.
+	Dispatch *string
 	// Kueue is Kueue's admission beside KAI's placement (kind kai).
 	Kueue *KueueBeside
 	// Labels and Annotations are the profile's own; Clusters each kuberay
@@ -103,6 +110,7 @@ type Topology struct {
 type KueueBeside struct {
 	Queue                 string
 	WorkloadPriorityClass *string
+	Dispatch              *string
 }
 
 // Part is one kuberay role's cluster (Name is the role) or one

@@ -33,6 +33,9 @@ func (Integration) ProfileLabels(scheduler.Profile) (map[string]string, []string
 // OwnerLabels: none.
 func (Integration) OwnerLabels(scheduler.Profile) map[string]string { return nil }
 
+// OwnerManagedBy: KubeRay on the cluster the run is applied to.
+func (Integration) OwnerManagedBy(scheduler.Profile) string { return "" }
+
 // OwnerAnnotations: none.
 func (Integration) OwnerAnnotations(scheduler.Profile) map[string]string { return nil }
 

@@ -83,6 +83,17 @@ func OwnerAnnotations(p scheduler.Profile) map[string]string {
 	return out
 }
 
+// OwnerManagedBy is the spec.managedBy of the object a queueing
+// controller admits: the first integration's that sets one ("" for none).
+func OwnerManagedBy(p scheduler.Profile) string {
+	for _, s := range All() {
+		if by := s.OwnerManagedBy(p); by != "" {
+			return by
+		}
+	}
+	return ""
+}
+
 // Pod applies every integration to one pod template, in registry order.
 func Pod(p scheduler.Profile, field string, t *corev1.PodTemplateSpec) error {
 	for _, s := range All() {

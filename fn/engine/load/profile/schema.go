@@ -68,6 +68,9 @@ type Scheduler struct {
 	// Ours, Kueue only: the WorkloadPriorityClass of the run's Workload
 	// (the kueue.x-k8s.io/priority-class label beside the queue name).
 	WorkloadPriorityClass *string `json:"workloadPriorityClass"`
+	// Ours, Kueue only: multikueue has MultiKueue dispatch the admitted
+	// object to a worker cluster (fn/scheduler/kueue's Dispatch).
+	Dispatch *string `json:"dispatch"`
 	// Ours, beside kind kai: Kueue admits the run against its quota while
 	// KAI places its pods (docs/profiles.md, "KAI and Kueue together").
 	Kueue *SchedulerKueue `json:"kueue"`
@@ -103,6 +106,7 @@ func (in *Infra) NamesKAIScheduler() bool {
 type SchedulerKueue struct {
 	Queue                 string  `json:"queue"`
 	WorkloadPriorityClass *string `json:"workloadPriorityClass"`
+	Dispatch              *string `json:"dispatch"`
 }
 
 // KueueAdmission is Kueue's part of the scheduler, whichever way the profile
@@ -130,12 +134,12 @@ func (in *Infra) SchedulerView() scheduler.Profile {
 // View is the scheduler: keys alone, as the integrations read them (what
 // the rest of the profile says left out).
 func (s Scheduler) View() scheduler.Profile {
-	p := scheduler.Profile{Kind: s.Kind, Queue: s.Queue, PriorityClassName: s.PriorityClassName, WorkloadPriorityClass: s.WorkloadPriorityClass}
+	p := scheduler.Profile{Kind: s.Kind, Queue: s.Queue, PriorityClassName: s.PriorityClassName, WorkloadPriorityClass: s.WorkloadPriorityClass, Dispatch: s.Dispatch}
 	if t := s.Topology; t != nil {
 		p.Topology = &scheduler.Topology{Topology: t.Topology, RequiredPlacement: t.RequiredPlacement, PreferredPlacement: t.PreferredPlacement}
 	}
 	if k := s.Kueue; k != nil {
-		p.Kueue = &scheduler.KueueBeside{Queue: k.Queue, WorkloadPriorityClass: k.WorkloadPriorityClass}
+		p.Kueue = &scheduler.KueueBeside{Queue: k.Queue, WorkloadPriorityClass: k.WorkloadPriorityClass, Dispatch: k.Dispatch}
 	}
 	return p
 }
