@@ -1,8 +1,8 @@
 // Package kueue is the Kueue integration (scheduler.kind: kueue, or
 // scheduler.kueue beside kind kai): the profile keys it owns
 // (scheduler.queue under kind kueue, scheduler.workloadPriorityClass,
-// scheduler.dispatch, scheduler.kueue), which of them name Kueue's admission, and how it judges
-// them; and what Kueue does with a run's Workload: the flavors it admits a
+// scheduler.dispatch, scheduler.kueue), which of them name Kueue's
+// admission, and how it judges them; and what Kueue does with a run's Workload: the flavors it admits a
 // pod set on (Admit) and whom it preempts to admit it (Predict). The labels
 // Kueue reads are fn/core/vocab's.
 package kueue
@@ -75,10 +75,11 @@ var DispatchModes = []string{DispatchMultiKueue}
 // the run stays on the cluster it is applied to.
 func Dispatch(p scheduler.Profile) (value *string, field string) {
 	if p.Kind == kaiKind {
-		if p.Kueue == nil {
-			return nil, "scheduler.kueue.dispatch"
+		var d *string
+		if p.Kueue != nil {
+			d = p.Kueue.Dispatch
 		}
-		return p.Kueue.Dispatch, "scheduler.kueue.dispatch"
+		return d, "scheduler.kueue.dispatch"
 	}
 	return p.Dispatch, "scheduler.dispatch"
 }
@@ -187,7 +188,7 @@ func (Integration) OwnerLabels(p scheduler.Profile) map[string]string {
 
 // OwnerManagedBy: MultiKueue's controller name when the profile
 // dispatches the run (KubeRay v1.5.0 then leaves the RayJob or RayCluster
-// to MultiKueue on the manager; the copy on the worker has none).
+// on the manager to MultiKueue).
 func (Integration) OwnerManagedBy(p scheduler.Profile) string {
 	if MultiKueue(p) {
 		return vocab.MultiKueueControllerName
