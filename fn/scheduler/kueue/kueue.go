@@ -2,9 +2,10 @@
 // scheduler.kueue beside kind kai): the profile keys it owns
 // (scheduler.queue under kind kueue, scheduler.workloadPriorityClass,
 // scheduler.dispatch, scheduler.kueue), which of them name Kueue's
-// admission, and how it judges them; and what Kueue does with a run's Workload: the flavors it admits a
-// pod set on (Admit) and whom it preempts to admit it (Predict). The labels
-// Kueue reads are fn/core/vocab's.
+// admission, and how it judges them; and what Kueue does with a run's
+// Workload: the flavors it admits a pod set on (Admit) and whom it
+// preempts to admit it (Predict). The labels Kueue reads are
+// fn/core/vocab's.
 package kueue
 
 import (
