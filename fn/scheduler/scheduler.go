@@ -47,6 +47,10 @@ type Integration interface {
 	// CheckObjects is what it refuses or says of the objects a build made
 	// (typed, as fn/engine/manifest returns them), at check's Objects gate.
 	CheckObjects(file string, objs []any) diag.List
+
+	// StatusReads are what the status command lists for it and how it
+	// reads each object (status.go).
+	StatusReads() []StatusRead
 }
 
 // FieldError is a profile setting that contradicts what the scheduler

@@ -41,3 +41,6 @@ func (Integration) Pod(scheduler.Profile, string, *corev1.PodTemplateSpec) error
 
 // CheckObjects: nothing to judge.
 func (Integration) CheckObjects(string, []any) diag.List { return nil }
+
+// StatusReads: the default scheduler holds nothing but the pods.
+func (Integration) StatusReads() []scheduler.StatusRead { return nil }

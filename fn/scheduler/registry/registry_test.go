@@ -2,7 +2,7 @@ package registry
 
 import (
 	"fmt"
-	"testing"
+		"testing"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/stretchr/testify/require"
@@ -143,4 +143,14 @@ func TestCheckObjects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Status reads go in API group order whatever the registry's: Kueue's
+// Workloads, then KAI's PodGroups (their refused lists print that way).
+func TestStatusReadsOrder(t *testing.T) {
+	var got []string
+	for _, r := range StatusReads() {
+		got = append(got, r.Resource.Group+"/"+r.Resource.Resource)
+	}
+	require.Equal(t, []string{"kueue.x-k8s.io/workloads", "scheduling.run.ai/podgroups"}, got)
 }
