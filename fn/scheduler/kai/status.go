@@ -20,9 +20,11 @@ var podGroups = schema.GroupVersionResource{Group: vocab.KAIGroup, Version: voca
 // default_grouper.go CalcPodGroupLabels).
 func (Integration) StatusReads() []scheduler.StatusRead {
 	return []scheduler.StatusRead{{
-		Resource:  podGroups,
-		Selector:  func(run string, _ []string) (string, bool) { return run, true },
-		Admission: func(u *unstructured.Unstructured, _ map[string]string) (scheduler.Admission, bool) { return podGroupAdmission(u), true },
+		Resource: podGroups,
+		Selector: func(run string, _ []string) (string, bool) { return run, true },
+		Admission: func(u *unstructured.Unstructured, _ map[string]string) (scheduler.Admission, bool) {
+			return podGroupAdmission(u), true
+		},
 	}}
 }
 

@@ -2,7 +2,7 @@ package registry
 
 import (
 	"fmt"
-		"testing"
+	"testing"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/stretchr/testify/require"
