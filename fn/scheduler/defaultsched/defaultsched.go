@@ -44,3 +44,6 @@ func (Integration) CheckObjects(string, []any) diag.List { return nil }
 
 // StatusReads: the default scheduler holds nothing but the pods.
 func (Integration) StatusReads() []scheduler.StatusRead { return nil }
+
+// CheckProfile: nothing of the profile's own beyond Validate.
+func (Integration) CheckProfile(string, scheduler.Profile) diag.List { return nil }

@@ -121,6 +121,16 @@ func CheckObjects(file string, objs []any) diag.List {
 	return ds
 }
 
+// CheckProfile is every integration's word on the profile's own labels
+// and pod templates, in registry order.
+func CheckProfile(file string, p scheduler.Profile) diag.List {
+	var ds diag.List
+	for _, s := range All() {
+		ds = append(ds, s.CheckProfile(file, p)...)
+	}
+	return ds
+}
+
 // StatusReads are every integration's status reads, by API group and
 // resource: the order of their lines (a refused list's Problem among them)
 // never depends on the registry's.
