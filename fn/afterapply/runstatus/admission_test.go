@@ -1,9 +1,12 @@
 package runstatus
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The states that hold a run back wait; describeAdmission is one line.
@@ -35,4 +38,24 @@ func TestValidUID(t *testing.T) {
 	} {
 		assert.Equal(t, want, validUID(uid), "%q", uid)
 	}
+}
+
+// When RBAC refuses both schedulers' lists, their Problem lines come in
+// API group order (Kueue's Workloads, then KAI's PodGroups), whatever the
+// registry's order.
+func TestAdmissionRefusalsInOrder(t *testing.T) {
+	c := conn(t, fakeCluster{
+		jobsPath: list("ray.io/v1", "RayJob", job("j", "u-1", "r", "", "", "Running")),
+		"/apis/kueue.x-k8s.io/v1beta2/namespaces/ml/workloads":     status(403, "Forbidden"),
+		"/apis/scheduling.run.ai/v2alpha2/namespaces/ml/podgroups": status(403, "Forbidden"),
+	})
+	r, err := Collect(context.Background(), c, "ml", "r", time.Now())
+	require.NoError(t, err)
+	var got []string
+	for _, p := range r.Problems {
+		if p.Reason == "Forbidden" {
+			got = append(got, p.Object)
+		}
+	}
+	assert.Equal(t, []string{"workloads", "podgroups"}, got)
 }
