@@ -51,6 +51,13 @@ type Integration interface {
 	// CheckObjects is what it refuses or says of the objects a build made
 	// (typed, as fn/engine/manifest returns them), at check's Objects gate.
 	CheckObjects(file string, objs []any) diag.List
+	// CheckProfile is what it says of the profile's own labels and pod
+	// templates, at check's Inputs gate.
+	CheckProfile(file string, p Profile) diag.List
+
+	// StatusReads are what the status command lists for it and how it
+	// reads each object (status.go).
+	StatusReads() []StatusRead
 }
 
 // FieldError is a profile setting that contradicts what the scheduler
@@ -119,6 +126,22 @@ type Part struct {
 	Name        string
 	Labels      map[string]string
 	Annotations map[string]string
+	// Templates are a cluster's pod templates, head first.
+	Templates []Template
+}
+
+// Template is one pod template of the profile at its field path.
+type Template struct {
+	Field string
+	Pod   *corev1.PodTemplateSpec
+}
+
+// NameOf is the scheduler a pod goes to.
+func NameOf(spec *corev1.PodSpec) string {
+	if spec.SchedulerName == "" {
+		return corev1.DefaultSchedulerName
+	}
+	return spec.SchedulerName
 }
 
 // QueueSet reports a non-empty scheduler.queue.

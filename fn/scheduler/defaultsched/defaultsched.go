@@ -44,3 +44,9 @@ func (Integration) Pod(scheduler.Profile, string, *corev1.PodTemplateSpec) error
 
 // CheckObjects: nothing to judge.
 func (Integration) CheckObjects(string, []any) diag.List { return nil }
+
+// StatusReads: the default scheduler holds nothing but the pods.
+func (Integration) StatusReads() []scheduler.StatusRead { return nil }
+
+// CheckProfile: nothing of the profile's own beyond Validate.
+func (Integration) CheckProfile(string, scheduler.Profile) diag.List { return nil }

@@ -163,3 +163,13 @@ func TestCheckObjects(t *testing.T) {
 		})
 	}
 }
+
+// Status reads go in API group order whatever the registry's: Kueue's
+// Workloads, then KAI's PodGroups (their refused lists print that way).
+func TestStatusReadsOrder(t *testing.T) {
+	var got []string
+	for _, r := range StatusReads() {
+		got = append(got, r.Resource.Group+"/"+r.Resource.Resource)
+	}
+	require.Equal(t, []string{"kueue.x-k8s.io/workloads", "scheduling.run.ai/podgroups"}, got)
+}

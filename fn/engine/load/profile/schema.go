@@ -121,7 +121,15 @@ func (in *Infra) SchedulerView() scheduler.Profile {
 	p := in.Scheduler.View()
 	p.Labels, p.Annotations, p.Suspend, p.NamesKAI = in.Labels, in.Annotations, in.Launch.RayJob.Suspend, in.NamesKAIScheduler()
 	for _, rc := range in.Kuberay.ByRole() {
-		p.Clusters = append(p.Clusters, scheduler.Part{Name: rc.Role, Labels: rc.Cluster.Labels, Annotations: rc.Cluster.Annotations})
+		part := scheduler.Part{Name: rc.Role, Labels: rc.Cluster.Labels, Annotations: rc.Cluster.Annotations}
+		if spec := rc.Cluster.Spec; spec != nil {
+			base := "kuberay." + rc.Role + ".spec"
+			part.Templates = append(part.Templates, scheduler.Template{Field: base + ".headGroupSpec.template", Pod: &spec.HeadGroupSpec.Template})
+			for i := range spec.WorkerGroupSpecs {
+				part.Templates = append(part.Templates, scheduler.Template{Field: fmt.Sprintf("%s.workerGroupSpecs[%d].template", base, i), Pod: &spec.WorkerGroupSpecs[i].Template})
+			}
+		}
+		p.Clusters = append(p.Clusters, part)
 	}
 	for _, k := range tree.SortedKeys(in.Deployments) {
 		if d := in.Deployments[k]; d != nil {
