@@ -52,6 +52,9 @@ func runs(t *testing.T) []fixtures.Run {
 		if stoppedRun(g.Objs) {
 			continue // nothing starts it: TestStoppedRunStaysStopped
 		}
+		if fixtures.Dispatched(g.Objs) {
+			continue // MultiKueue's, not this cluster's KubeRay's: tests/multicluster
+		}
 		out = append(out, fixtures.Run{Name: "golden-" + g.Case + "-" + g.Mode, Objs: g.Objs})
 	}
 	for _, p := range fixtures.Shipped(t) {

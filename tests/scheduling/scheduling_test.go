@@ -54,7 +54,8 @@ func goldenRuns(t *testing.T) []fixtures.Run {
 	t.Helper()
 	var out []fixtures.Run
 	for _, g := range fixtures.Goldens(t, "rayjob") {
-		if !strings.Contains(testenv.ReadFile(t, filepath.Join(g.Dir, "run.yaml")), "/profiles/") {
+		// A run MultiKueue dispatches is placed on a worker (tests/multicluster).
+		if !strings.Contains(testenv.ReadFile(t, filepath.Join(g.Dir, "run.yaml")), "/profiles/") && !fixtures.Dispatched(g.Objs) {
 			out = append(out, fixtures.Run{Name: "golden-" + g.Case, Objs: g.Objs})
 		}
 	}
