@@ -25,6 +25,9 @@ type Admission struct {
 	Queue   string `json:"queue,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Worker is the worker cluster MultiKueue dispatched a Workload to (on
+	// a manager cluster; multikueue.go).
+	Worker string `json:"worker,omitempty"`
 }
 
 // Admission states.
@@ -147,6 +150,7 @@ func workloadAdmission(owner string, wl *unstructured.Unstructured) Admission {
 			a.Message = "no quota reserved yet"
 		}
 	}
+	dispatch(&a, wl)
 	return a
 }
 
@@ -195,6 +199,9 @@ func (a Admission) describe() string {
 	s := fmt.Sprintf("%s %s %s", a.Object, a.Kind, a.State)
 	if a.Queue != "" {
 		s += " (queue " + a.Queue + ")"
+	}
+	if a.Worker != "" {
+		s += " on worker cluster " + a.Worker
 	}
 	if d := strings.TrimSpace(strings.Trim(a.Reason+": "+a.Message, ": ")); d != "" {
 		s += ": " + d
