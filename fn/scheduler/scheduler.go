@@ -44,9 +44,20 @@ type Integration interface {
 	// Pod applies it to one pod template (at field, for errors).
 	Pod(p Profile, field string, t *corev1.PodTemplateSpec) error
 
+	// OwnerManagedBy is the spec.managedBy of that object: "" leaves it
+	// to KubeRay on the cluster it is applied to.
+	OwnerManagedBy(p Profile) string
+
 	// CheckObjects is what it refuses or says of the objects a build made
 	// (typed, as fn/engine/manifest returns them), at check's Objects gate.
 	CheckObjects(file string, objs []any) diag.List
+	// CheckProfile is what it says of the profile's own labels and pod
+	// templates, at check's Inputs gate.
+	CheckProfile(file string, p Profile) diag.List
+
+	// StatusReads are what the status command lists for it and how it
+	// reads each object (status.go).
+	StatusReads() []StatusRead
 }
 
 // FieldError is a profile setting that contradicts what the scheduler
@@ -79,6 +90,9 @@ type Profile struct {
 	WorkloadPriorityClass *string
 	// Topology is KAI's run-wide topology constraint.
 	Topology *Topology
+	// Dispatch is scheduler.dispatch: how Kueue's admitted object reaches
+	// a cluster, under kind kueue.
+	Dispatch *string
 	// Kueue is Kueue's admission beside KAI's placement (kind kai).
 	Kueue *KueueBeside
 	// Labels and Annotations are the profile's own; Clusters each kuberay
@@ -103,6 +117,7 @@ type Topology struct {
 type KueueBeside struct {
 	Queue                 string
 	WorkloadPriorityClass *string
+	Dispatch              *string
 }
 
 // Part is one kuberay role's cluster (Name is the role) or one
@@ -111,6 +126,22 @@ type Part struct {
 	Name        string
 	Labels      map[string]string
 	Annotations map[string]string
+	// Templates are a cluster's pod templates, head first.
+	Templates []Template
+}
+
+// Template is one pod template of the profile at its field path.
+type Template struct {
+	Field string
+	Pod   *corev1.PodTemplateSpec
+}
+
+// NameOf is the scheduler a pod goes to.
+func NameOf(spec *corev1.PodSpec) string {
+	if spec.SchedulerName == "" {
+		return corev1.DefaultSchedulerName
+	}
+	return spec.SchedulerName
 }
 
 // QueueSet reports a non-empty scheduler.queue.

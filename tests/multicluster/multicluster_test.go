@@ -74,17 +74,9 @@ func renderState(t *testing.T, name, ns string, state runparams.State) run {
 	r.Name, r.State = name, state
 	req := fixtures.Request(e, r)
 	req.Namespace = ns
+	// The profile's scheduler.kueue.dispatch: multikueue writes the
+	// RayJob's spec.managedBy.
 	docs := fixtures.Render(t, req)
-	for i := range docs {
-		if docs[i].Kind == "RayJob" {
-			spec, _ := docs[i].Data["spec"].(map[string]any)
-			if spec["managedBy"] == nil {
-				// The profile key that writes it (the Kueue integration's)
-				// is not built yet: write what it will write.
-				spec["managedBy"] = vocab.MultiKueueControllerName
-			}
-		}
-	}
 	objsAny := make([]any, len(docs))
 	for i := range docs {
 		objsAny[i] = docs[i]

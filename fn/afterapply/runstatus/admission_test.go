@@ -1,70 +1,31 @@
 package runstatus
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
+	"github.com/stretchr/testify/require"
 )
 
-func unstructuredOf(t *testing.T, y string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
-// A Workload's most decisive condition wins; a PodGroup's last scheduling
-// condition says why KAI has not placed the gang.
-func TestAdmissionStates(t *testing.T) {
-	cond := func(typ, status string) string {
-		return "{type: " + typ + ", status: '" + status + "', reason: R" + typ + ", message: m}"
-	}
-	wl := func(conds ...string) string {
-		s := "metadata: {name: w}\nspec: {queueName: lab}\nstatus: {admission: {clusterQueue: cq}, conditions: ["
-		for i, c := range conds {
-			if i > 0 {
-				s += ", "
-			}
-			s += c
-		}
-		return s + "]}"
-	}
-	pg := "metadata: {name: pg, ownerReferences: [{kind: RayJob, name: j, apiVersion: ray.io/v1, uid: u}]}\nspec: {queue: rl}\n"
+// The states that hold a run back wait; describeAdmission is one line.
+func TestAdmissionWaits(t *testing.T) {
 	for _, tc := range []struct {
-		name, obj string
-		workload  bool
-		want      Admission
-		waits     bool
+		state string
+		waits bool
 	}{
-		{"no condition yet", wl(), true, Admission{Object: "RayJob/j", Kind: "Workload", Name: "w", State: AdmissionQueued, Queue: "lab", Message: "no quota reserved yet"}, true},
-		{"quota reserved", wl(cond("QuotaReserved", "True")), true, Admission{Object: "RayJob/j", Kind: "Workload", Name: "w", State: AdmissionReserved, Queue: "lab", Reason: "RQuotaReserved", Message: "m"}, true},
-		{"admitted", wl(cond("QuotaReserved", "True"), cond("Admitted", "True")), true, Admission{Object: "RayJob/j", Kind: "Workload", Name: "w", State: AdmissionAdmitted, Queue: "lab", Reason: "RAdmitted", Message: "by ClusterQueue cq"}, false},
-		{"evicted over admitted", wl(cond("Admitted", "True"), cond("Evicted", "True")), true, Admission{Object: "RayJob/j", Kind: "Workload", Name: "w", State: AdmissionEvicted, Queue: "lab", Reason: "REvicted", Message: "m"}, true},
-		{"preempted over evicted", wl(cond("Evicted", "True"), cond("Preempted", "True")), true, Admission{Object: "RayJob/j", Kind: "Workload", Name: "w", State: AdmissionPreempted, Queue: "lab", Reason: "RPreempted", Message: "m"}, true},
-		{"finished over all", wl(cond("Preempted", "True"), cond("Finished", "True")), true, Admission{Object: "RayJob/j", Kind: "Workload", Name: "w", State: AdmissionFinished, Queue: "lab", Reason: "RFinished", Message: "m"}, false},
-		{"PodGroup placed", pg + "status: {schedulingConditions: [{status: 'False'}]}", false, Admission{Object: "RayJob/j", Kind: "PodGroup", Name: "pg", State: AdmissionScheduled, Queue: "rl"}, false},
-		{"PodGroup unschedulable", pg + "status: {schedulingConditions: [{status: 'False'}, {status: 'True', reason: NotReady, reasons: [{message: a}, {message: b}]}]}", false,
-			Admission{Object: "RayJob/j", Kind: "PodGroup", Name: "pg", State: AdmissionUnschedulable, Queue: "rl", Reason: "NotReady", Message: "a; b"}, true},
+		{AdmissionQueued, true}, {AdmissionReserved, true}, {AdmissionAdmitted, false}, {AdmissionEvicted, true},
+		{AdmissionPreempted, true}, {AdmissionFinished, false}, {AdmissionScheduled, false}, {AdmissionUnschedulable, true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var got Admission
-			if tc.workload {
-				got = workloadAdmission("RayJob/j", unstructuredOf(t, tc.obj))
-			} else {
-				got = podGroupAdmission(unstructuredOf(t, tc.obj))
-			}
-			assert.Equal(t, tc.want, got)
-			_, waits := waiting([]Admission{got})
+		t.Run(tc.state, func(t *testing.T) {
+			_, waits := waiting([]Admission{{Object: "RayJob/j", Kind: "Workload", State: tc.state}})
 			assert.Equal(t, tc.waits, waits)
 		})
 	}
 	assert.Equal(t, "RayJob/j Workload queued (queue lab): Pending: no quota",
-		Admission{Object: "RayJob/j", Kind: "Workload", State: AdmissionQueued, Queue: "lab", Reason: "Pending", Message: "no quota"}.describe())
-	assert.Equal(t, "RayJob/j PodGroup scheduled", Admission{Object: "RayJob/j", Kind: "PodGroup", State: AdmissionScheduled}.describe())
+		describeAdmission(Admission{Object: "RayJob/j", Kind: "Workload", State: AdmissionQueued, Queue: "lab", Reason: "Pending", Message: "no quota"}))
+	assert.Equal(t, "RayJob/j PodGroup scheduled", describeAdmission(Admission{Object: "RayJob/j", Kind: "PodGroup", State: AdmissionScheduled}))
 }
 
 // Only a UID a server could have made goes into a label selector.
@@ -77,4 +38,24 @@ func TestValidUID(t *testing.T) {
 	} {
 		assert.Equal(t, want, validUID(uid), "%q", uid)
 	}
+}
+
+// When RBAC refuses both schedulers' lists, their Problem lines come in
+// API group order (Kueue's Workloads, then KAI's PodGroups), whatever the
+// registry's order.
+func TestAdmissionRefusalsInOrder(t *testing.T) {
+	c := conn(t, fakeCluster{
+		jobsPath: list("ray.io/v1", "RayJob", job("j", "u-1", "r", "", "", "Running")),
+		"/apis/kueue.x-k8s.io/v1beta2/namespaces/ml/workloads":     status(403, "Forbidden"),
+		"/apis/scheduling.run.ai/v2alpha2/namespaces/ml/podgroups": status(403, "Forbidden"),
+	})
+	r, err := Collect(context.Background(), c, "ml", "r", time.Now())
+	require.NoError(t, err)
+	var got []string
+	for _, p := range r.Problems {
+		if p.Reason == "Forbidden" {
+			got = append(got, p.Object)
+		}
+	}
+	assert.Equal(t, []string{"workloads", "podgroups"}, got)
 }

@@ -104,7 +104,7 @@ func judge(r Report) (Verdict, string) {
 		switch rayv1.JobDeploymentStatus(j.JobDeploymentStatus) {
 		case rayv1.JobDeploymentStatusSuspended, rayv1.JobDeploymentStatusSuspending:
 			if a, ok := waiting(r.Admissions); ok {
-				return Queued, fmt.Sprintf("RayJob %s is %s, held by its queue: %s", j.Name, j.JobDeploymentStatus, a.describe())
+				return Queued, fmt.Sprintf("RayJob %s is %s, held by its queue: %s", j.Name, j.JobDeploymentStatus, describeAdmission(a))
 			}
 			return Suspended, fmt.Sprintf("RayJob %s is %s", j.Name, j.JobDeploymentStatus)
 		case rayv1.JobDeploymentStatusRunning:
@@ -117,7 +117,7 @@ func judge(r Report) (Verdict, string) {
 			return Stuck, fmt.Sprintf("RayJob %s is %s: %s", j.Name, orDash(j.JobDeploymentStatus), describe(blocking[0]))
 		}
 		if a, ok := waiting(r.Admissions); ok {
-			return Queued, fmt.Sprintf("RayJob %s is %s, held by its queue: %s", j.Name, orDash(j.JobDeploymentStatus), a.describe())
+			return Queued, fmt.Sprintf("RayJob %s is %s, held by its queue: %s", j.Name, orDash(j.JobDeploymentStatus), describeAdmission(a))
 		}
 		return Progressing, fmt.Sprintf("RayJob %s is %s; no obstacle found yet", j.Name, orDash(j.JobDeploymentStatus))
 	}
@@ -145,7 +145,7 @@ func judge(r Report) (Verdict, string) {
 		return Running, fmt.Sprintf("%d RayCluster(s) ready", ready)
 	}
 	if a, ok := waiting(r.Admissions); ok && len(r.RayClusters) > 0 {
-		return Queued, fmt.Sprintf("%d of %d RayCluster(s) ready, held by a queue: %s", ready, len(r.RayClusters), a.describe())
+		return Queued, fmt.Sprintf("%d of %d RayCluster(s) ready, held by a queue: %s", ready, len(r.RayClusters), describeAdmission(a))
 	}
 	if len(r.RayClusters) > 0 {
 		return Progressing, fmt.Sprintf("%d of %d RayCluster(s) ready; no obstacle found yet", ready, len(r.RayClusters))

@@ -79,7 +79,7 @@ func (r Report) Text() string {
 		fmt.Fprintf(&b, "Deployment %s: %d/%d ready\n", clean(d.Name), d.Ready, d.Desired)
 	}
 	for _, a := range r.Admissions {
-		fmt.Fprintf(&b, "%s\n", clean(a.describe()))
+		fmt.Fprintf(&b, "%s\n", clean(describeAdmission(a)))
 	}
 	for _, o := range r.Others {
 		fmt.Fprintf(&b, "%s %s\n", clean(o.Kind), clean(o.Name))

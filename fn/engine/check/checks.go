@@ -17,6 +17,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/effective"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -47,7 +48,7 @@ func Inputs(in Input) diag.List {
 		return ds
 	}
 	inert(&ds, f, infra)
-	kueueAlone(&ds, f, infra)
+	ds = append(ds, registry.CheckProfile(f, infra.SchedulerView())...)
 	if in.Recipe != nil {
 		driverVsRecipe(&ds, f, in.Recipe)
 		if recipeCounts(&ds, infra, in.Recipe) {

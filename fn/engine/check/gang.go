@@ -13,6 +13,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -39,7 +40,7 @@ func Gangs(file string, objs []any) diag.List {
 			}
 		case *appsv1.Deployment:
 			ref := "Deployment/" + t.Name
-			schedulers[schedulerOf(&t.Spec.Template.Spec)] = append(schedulers[schedulerOf(&t.Spec.Template.Spec)], ref)
+			schedulers[scheduler.NameOf(&t.Spec.Template.Spec)] = append(schedulers[scheduler.NameOf(&t.Spec.Template.Spec)], ref)
 			keylessExists(&ds, file, "output "+ref+" spec.template.spec.tolerations", ref, t.Spec.Template.Spec.Tolerations)
 		}
 	}
@@ -117,7 +118,7 @@ func rayGang(ds *diag.List, file string, r GangReport, schedulers map[string][]s
 	}
 	seen, warned := map[string]bool{}, map[string]bool{}
 	for i, t := range templates {
-		s := schedulerOf(&t.Spec)
+		s := scheduler.NameOf(&t.Spec)
 		if !seen[s] {
 			seen[s] = true
 			schedulers[s] = append(schedulers[s], ref)
@@ -194,13 +195,6 @@ func keylessExists(ds *diag.List, file, field, what string, tols []corev1.Tolera
 		}
 	}
 	return false
-}
-
-func schedulerOf(spec *corev1.PodSpec) string {
-	if spec.SchedulerName == "" {
-		return corev1.DefaultSchedulerName
-	}
-	return spec.SchedulerName
 }
 
 func schedulerList(seen map[string]bool) string { return strings.Join(tree.SortedKeys(seen), ", ") }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 )
 
 // Under kind kueue alone: KAI's queue labels are dropped (a warning each)
@@ -37,8 +37,7 @@ func TestKueueAlone(t *testing.T) {
 			[]string{"info p.yaml " + w + "[0].template.spec.schedulerName"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var ds diag.List
-			kueueAlone(&ds, "p.yaml", infraOf(t, tc.profile))
+			ds := registry.CheckProfile("p.yaml", infraOf(t, tc.profile).SchedulerView())
 			require.Equal(t, tc.want, found(ds), "%v", ds)
 		})
 	}

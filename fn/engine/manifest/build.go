@@ -52,6 +52,10 @@ func Build(bi Input) ([]any, diag.List) {
 	case runparams.RayCluster:
 		render = b.rayClusterMode
 	case runparams.Dev:
+		if err := dispatchable(b.in, p.Mode, nil); err != nil {
+			b.ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
+			return nil, b.ds
+		}
 		pod := b.devPod() // before b.ds is read: it may warn
 		return []any{pod}, b.ds
 	default:
@@ -65,6 +69,9 @@ func Build(bi Input) ([]any, diag.List) {
 	}
 	b.in = in
 	out, err := render()
+	if err == nil {
+		err = dispatchable(b.in, p.Mode, out)
+	}
 	if err != nil {
 		b.ds.Errorf(file, fieldOf(err), "%s", msgOf(err))
 		return nil, b.ds

@@ -31,6 +31,9 @@ import (
 //     and a pod KAI does not place keeps none of KAI's topology annotations;
 //   - scheduler.kueue beside kind kai: KAI's keys and Kueue's labels, each
 //     as above (Kueue admits, KAI places);
+//   - scheduler.dispatch (scheduler.kueue.dispatch beside KAI): multikueue
+//     puts MultiKueue's spec.managedBy on the object Kueue admits, and
+//     refuses what MultiKueue cannot dispatch whole (dispatch.go);
 //   - placement.nodeSelector / tolerations: on every GPU worker;
 //   - scheduler.topology (ours): the gang's topology constraint on the
 //     RayJob (rayjob mode) or RayCluster (raycluster mode);

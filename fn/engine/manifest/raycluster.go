@@ -98,7 +98,7 @@ func (b *builder) draObjects(id identity, c *profile.Cluster, claims []draClaim)
 }
 
 func (b *builder) newRayCluster(id identity, role string, c *profile.Cluster, spec *rayv1.RayClusterSpec) *rayv1.RayCluster {
-	return &rayv1.RayCluster{
+	rc := &rayv1.RayCluster{
 		TypeMeta: metav1.TypeMeta{APIVersion: vocab.RayAPIVersion, Kind: "RayCluster"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        b.clusterName(role, c),
@@ -108,4 +108,6 @@ func (b *builder) newRayCluster(id identity, role string, c *profile.Cluster, sp
 		},
 		Spec: *spec,
 	}
+	rc.Spec.ManagedBy = managedBy(b.in)
+	return rc
 }

@@ -57,6 +57,7 @@ func (b *builder) newRayJob(id identity, name string, c *profile.Cluster, spec *
 			RayClusterSpec:           spec,
 		},
 	}
+	job.Spec.ManagedBy = managedBy(in)
 	if opts.ActiveDeadlineSeconds != nil {
 		job.Spec.ActiveDeadlineSeconds = ptr(int32(*opts.ActiveDeadlineSeconds)) //nolint:gosec // G115: profile validation bounds it to MaxInt32
 	}

@@ -117,10 +117,13 @@ type checkJSON struct {
 	Profile   string `json:"profile,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 	// DeclaredPodSecurity is the profile's podSecurity key ("" when unset).
-	DeclaredPodSecurity string                `json:"declaredPodSecurity,omitempty"`
-	PodSecurity         *podsecurity.Report   `json:"podSecurity"`
-	Prerequisites       []prereq.Prerequisite `json:"prerequisites"`
-	Findings            []finding             `json:"findings"`
+	DeclaredPodSecurity string              `json:"declaredPodSecurity,omitempty"`
+	PodSecurity         *podsecurity.Report `json:"podSecurity"`
+	// Destinations: where each object goes, when MultiKueue dispatches
+	// the run (absent otherwise).
+	Destinations  *Destinations         `json:"destinations,omitempty"`
+	Prerequisites []prereq.Prerequisite `json:"prerequisites"`
+	Findings      []finding             `json:"findings"`
 }
 
 type finding struct {
@@ -137,6 +140,7 @@ func WriteJSON(w io.Writer, res *pipeline.Result, f Facts) error {
 	if out.Prerequisites == nil {
 		out.Prerequisites = []prereq.Prerequisite{}
 	}
+	out.Destinations = DestinationsOf(res.Docs)
 	if res.Profile != nil {
 		out.Profile, out.Namespace = res.Profile.File, res.Profile.Infra.Namespace
 	}

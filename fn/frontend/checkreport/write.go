@@ -53,6 +53,7 @@ func Write(w io.Writer, res *pipeline.Result, opts Options) error {
 	if res.Profile != nil {
 		Summary(w, res)
 	}
+	DestinationsOf(res.Docs).Print(w)
 	facts.Print(w)
 	fmt.Fprintln(w)
 	Findings(w, res.Diags)

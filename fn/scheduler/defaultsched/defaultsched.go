@@ -33,6 +33,9 @@ func (Integration) ProfileLabels(scheduler.Profile) (map[string]string, []string
 // OwnerLabels: none.
 func (Integration) OwnerLabels(scheduler.Profile) map[string]string { return nil }
 
+// OwnerManagedBy: KubeRay on the cluster the run is applied to.
+func (Integration) OwnerManagedBy(scheduler.Profile) string { return "" }
+
 // OwnerAnnotations: none.
 func (Integration) OwnerAnnotations(scheduler.Profile) map[string]string { return nil }
 
@@ -41,3 +44,9 @@ func (Integration) Pod(scheduler.Profile, string, *corev1.PodTemplateSpec) error
 
 // CheckObjects: nothing to judge.
 func (Integration) CheckObjects(string, []any) diag.List { return nil }
+
+// StatusReads: the default scheduler holds nothing but the pods.
+func (Integration) StatusReads() []scheduler.StatusRead { return nil }
+
+// CheckProfile: nothing of the profile's own beyond Validate.
+func (Integration) CheckProfile(string, scheduler.Profile) diag.List { return nil }

@@ -108,6 +108,9 @@ func (Integration) ProfileLabels(p scheduler.Profile) (map[string]string, []stri
 // OwnerLabels: KAI reads its queue from the profile's labels.
 func (Integration) OwnerLabels(scheduler.Profile) map[string]string { return nil }
 
+// OwnerManagedBy: KubeRay on the cluster the run is applied to.
+func (Integration) OwnerManagedBy(scheduler.Profile) string { return "" }
+
 // OwnerAnnotations are scheduler.topology as the annotations of the object
 // KAI's pod-grouper makes the PodGroup for (the RayJob, or the RayCluster
 // in raycluster mode): the PodGroup's own constraint, binding every pod of
@@ -152,3 +155,6 @@ func (Integration) Pod(p scheduler.Profile, field string, t *corev1.PodTemplateS
 // CheckObjects: KAI's gangs are reported by check with the pod-group model
 // preflight places (fn/engine/check/gang.go, fn/analyse/placement).
 func (Integration) CheckObjects(string, []any) diag.List { return nil }
+
+// CheckProfile: nothing of the profile's own beyond Validate.
+func (Integration) CheckProfile(string, scheduler.Profile) diag.List { return nil }

@@ -1,10 +1,11 @@
 // Package kueue is the Kueue integration (scheduler.kind: kueue, or
 // scheduler.kueue beside kind kai): the profile keys it owns
 // (scheduler.queue under kind kueue, scheduler.workloadPriorityClass,
-// scheduler.kueue), which of them name Kueue's admission, and how it judges
-// them; and what Kueue does with a run's Workload: the flavors it admits a
-// pod set on (Admit) and whom it preempts to admit it (Predict). The labels
-// Kueue reads are fn/core/vocab's.
+// scheduler.dispatch, scheduler.kueue), which of them name Kueue's
+// admission, and how it judges them; and what Kueue does with a run's
+// Workload: the flavors it admits a pod set on (Admit) and whom it
+// preempts to admit it (Predict). The labels Kueue reads are
+// fn/core/vocab's.
 package kueue
 
 import (
@@ -60,6 +61,38 @@ func Fields(p scheduler.Profile) (queue, priorityClass string) {
 	return "scheduler.queue", "scheduler.workloadPriorityClass"
 }
 
+// DispatchMultiKueue is the dispatch value that has Kueue's MultiKueue
+// copy the admitted object to a worker cluster.
+const DispatchMultiKueue = "multikueue"
+
+// DispatchModes are the values dispatch accepts.
+var DispatchModes = []string{DispatchMultiKueue}
+
+// Dispatch is how the object Kueue admits reaches a cluster and the key
+// that says it. The key sits beside the LocalQueue it goes with, as the
+// priority class does (scheduler.dispatch under kind kueue,
+// scheduler.kueue.dispatch beside KAI): the queue decides whether the run
+// is dispatched, and a string leaves room for another dispatcher. nil:
+// the run stays on the cluster it is applied to.
+func Dispatch(p scheduler.Profile) (value *string, field string) {
+	if p.Kind == kaiKind {
+		var d *string
+		if p.Kueue != nil {
+			d = p.Kueue.Dispatch
+		}
+		return d, "scheduler.kueue.dispatch"
+	}
+	return p.Dispatch, "scheduler.dispatch"
+}
+
+// MultiKueue reports whether Kueue admits the run and MultiKueue
+// dispatches it.
+func MultiKueue(p scheduler.Profile) bool {
+	d, _ := Dispatch(p)
+	_, _, ok := Admission(p)
+	return ok && d != nil && *d == DispatchMultiKueue
+}
+
 // Validate: a Kueue run names a LocalQueue (a DNS-1123 subdomain, as
 // Kueue's own validation of the kueue.x-k8s.io/queue-name label requires),
 // never starts suspended by the profile's hand (Kueue's webhook suspends it
@@ -82,9 +115,15 @@ func (Integration) Validate(p scheduler.Profile, r scheduler.Reporter) {
 	if p.Kueue != nil && p.Kind == kaiKind && p.Kueue.Queue == "" {
 		r.Errorf("scheduler.kueue.queue", "is empty; expected the LocalQueue in the run's namespace that admits the run")
 	}
+	if p.Dispatch != nil && p.Kind != Kind {
+		r.Errorf("scheduler.dispatch", "is set but scheduler.kind is %q; expected kind kueue with a queue (dispatch is how Kueue's admitted object reaches a cluster), or scheduler.kueue.dispatch beside KAI", p.Kind)
+	}
 	queue, pc, ok := Admission(p)
 	if !ok {
 		return
+	}
+	if d, field := Dispatch(p); d != nil && *d != DispatchMultiKueue {
+		r.Errorf(field, "found %q; expected %s (Kueue's MultiKueue copies the admitted RayJob or RayCluster to a worker cluster), or unset to run on the cluster it is applied to", *d, DispatchMultiKueue)
 	}
 	qField, pcField := Fields(p)
 	for _, e := range validation.IsDNS1123Subdomain(queue) {
@@ -146,6 +185,16 @@ func (Integration) OwnerLabels(p scheduler.Profile) map[string]string {
 		out[vocab.KueuePriorityClassLabel] = *pc
 	}
 	return out
+}
+
+// OwnerManagedBy: MultiKueue's controller name when the profile
+// dispatches the run (KubeRay v1.5.0 then leaves the RayJob or RayCluster
+// on the manager to MultiKueue).
+func (Integration) OwnerManagedBy(p scheduler.Profile) string {
+	if MultiKueue(p) {
+		return vocab.MultiKueueControllerName
+	}
+	return ""
 }
 
 // OwnerAnnotations: Kueue reads none of ours.

@@ -4,6 +4,9 @@
 package registry
 
 import (
+	"slices"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
@@ -83,6 +86,17 @@ func OwnerAnnotations(p scheduler.Profile) map[string]string {
 	return out
 }
 
+// OwnerManagedBy is the spec.managedBy of the object a queueing
+// controller admits: the first integration's that sets one ("" for none).
+func OwnerManagedBy(p scheduler.Profile) string {
+	for _, s := range All() {
+		if by := s.OwnerManagedBy(p); by != "" {
+			return by
+		}
+	}
+	return ""
+}
+
 // Pod applies every integration to one pod template, in registry order.
 func Pod(p scheduler.Profile, field string, t *corev1.PodTemplateSpec) error {
 	for _, s := range All() {
@@ -116,4 +130,28 @@ func CheckObjects(file string, objs []any) diag.List {
 		ds = append(ds, s.CheckObjects(file, objs)...)
 	}
 	return ds
+}
+
+// CheckProfile is every integration's word on the profile's own labels
+// and pod templates, in registry order.
+func CheckProfile(file string, p scheduler.Profile) diag.List {
+	var ds diag.List
+	for _, s := range All() {
+		ds = append(ds, s.CheckProfile(file, p)...)
+	}
+	return ds
+}
+
+// StatusReads are every integration's status reads, by API group and
+// resource: the order of their lines (a refused list's Problem among them)
+// never depends on the registry's.
+func StatusReads() []scheduler.StatusRead {
+	var out []scheduler.StatusRead
+	for _, s := range All() {
+		out = append(out, s.StatusReads()...)
+	}
+	slices.SortStableFunc(out, func(a, b scheduler.StatusRead) int {
+		return strings.Compare(a.Resource.Group+"/"+a.Resource.Resource, b.Resource.Group+"/"+b.Resource.Resource)
+	})
+	return out
 }

@@ -53,6 +53,11 @@ func TestValidate(t *testing.T) {
 			}},
 		{name: "Kueue beside KAI names its LocalQueue", p: scheduler.Profile{Kind: "kai", Queue: q("rl"), Kueue: &scheduler.KueueBeside{}},
 			want: []string{"scheduler.kueue.queue: is empty; expected the LocalQueue in the run's namespace that admits the run"}},
+		{name: "dispatch needs Kueue alone", p: scheduler.Profile{Kind: "kai", Queue: q("rl"), Dispatch: q("multikueue")},
+			want: []string{`scheduler.dispatch: is set but scheduler.kind is "kai"; expected kind kueue with a queue (dispatch is how Kueue's admitted object reaches a cluster), or scheduler.kueue.dispatch beside KAI`}},
+		{name: "dispatch names MultiKueue", p: scheduler.Profile{Kind: "kai", Queue: q("rl"), Kueue: &scheduler.KueueBeside{Queue: "lab", Dispatch: q("argo")}},
+			want: []string{`scheduler.kueue.dispatch: found "argo"; expected multikueue (Kueue's MultiKueue copies the admitted RayJob or RayCluster to a worker cluster), or unset to run on the cluster it is applied to`}},
+		{name: "dispatch under kueue", p: scheduler.Profile{Kind: "kueue", Queue: q("lab"), Dispatch: q("multikueue")}},
 		{name: "scheduler.kueue needs kind kai", p: scheduler.Profile{Kind: "default", Kueue: &scheduler.KueueBeside{Queue: "lab"}},
 			want: []string{`scheduler.kueue: is set but scheduler.kind is "default"; expected kind kai (scheduler.kueue is Kueue's admission beside KAI's placement); for Kueue alone write scheduler: {kind: kueue, queue: Q}`}},
 	}
@@ -77,6 +82,7 @@ func TestRender(t *testing.T) {
 		owner       map[string]string
 		annotations map[string]string
 		podSched    string
+		managedBy   string
 	}{
 		{name: "default", p: scheduler.Profile{Kind: "default"}},
 		{name: "kai", p: scheduler.Profile{Kind: "kai", Queue: q("rl"), Topology: topo},
@@ -90,9 +96,22 @@ func TestRender(t *testing.T) {
 			set:      map[string]string{"kai.scheduler/queue": "rl"},
 			owner:    map[string]string{"kueue.x-k8s.io/queue-name": "lab"},
 			podSched: "kai-scheduler"},
+		{name: "kueue dispatched by MultiKueue", p: scheduler.Profile{Kind: "kueue", Queue: q("lab"), Dispatch: q("multikueue")},
+			drop:      []string{"kai.scheduler/queue"},
+			owner:     map[string]string{"kueue.x-k8s.io/queue-name": "lab"},
+			managedBy: "kueue.x-k8s.io/multikueue"},
+		{name: "kueue beside kai dispatched by MultiKueue", p: scheduler.Profile{Kind: "kai", Queue: q("rl"), Kueue: &scheduler.KueueBeside{Queue: "lab", Dispatch: q("multikueue")}},
+			set:       map[string]string{"kai.scheduler/queue": "rl"},
+			owner:     map[string]string{"kueue.x-k8s.io/queue-name": "lab"},
+			podSched:  "kai-scheduler",
+			managedBy: "kueue.x-k8s.io/multikueue"},
+		{name: "dispatch without Kueue's admission writes nothing", p: scheduler.Profile{Kind: "kai", Queue: q("rl"), Dispatch: q("multikueue")},
+			set:      map[string]string{"kai.scheduler/queue": "rl"},
+			podSched: "kai-scheduler"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.managedBy, OwnerManagedBy(c.p))
 			set, drop, err := ProfileLabels(c.p)
 			require.NoError(t, err)
 			require.Equal(t, c.set, set)
@@ -143,4 +162,14 @@ func TestCheckObjects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Status reads go in API group order whatever the registry's: Kueue's
+// Workloads, then KAI's PodGroups (their refused lists print that way).
+func TestStatusReadsOrder(t *testing.T) {
+	var got []string
+	for _, r := range StatusReads() {
+		got = append(got, r.Resource.Group+"/"+r.Resource.Resource)
+	}
+	require.Equal(t, []string{"kueue.x-k8s.io/workloads", "scheduling.run.ai/podgroups"}, got)
 }

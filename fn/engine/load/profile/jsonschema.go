@@ -321,6 +321,8 @@ func plain(v any) any {
 var enums = map[string][]string{
 	"podSecurity":                      PodSecurityLevels,
 	"scheduler.kind":                   SchedulerKinds,
+	"scheduler.dispatch":               DispatchModes,
+	"scheduler.kueue.dispatch":         DispatchModes,
 	"placement.tolerations[].operator": Operators,
 	"placement.tolerations[].effect":   Effects,
 	"networking.nccl_net":              NCCLNets,

@@ -68,6 +68,9 @@ type Scheduler struct {
 	// Ours, Kueue only: the WorkloadPriorityClass of the run's Workload
 	// (the kueue.x-k8s.io/priority-class label beside the queue name).
 	WorkloadPriorityClass *string `json:"workloadPriorityClass"`
+	// Ours, Kueue only: multikueue has MultiKueue dispatch the admitted
+	// object to a worker cluster (fn/scheduler/kueue's Dispatch).
+	Dispatch *string `json:"dispatch"`
 	// Ours, beside kind kai: Kueue admits the run against its quota while
 	// KAI places its pods (docs/profiles.md, "KAI and Kueue together").
 	Kueue *SchedulerKueue `json:"kueue"`
@@ -103,6 +106,7 @@ func (in *Infra) NamesKAIScheduler() bool {
 type SchedulerKueue struct {
 	Queue                 string  `json:"queue"`
 	WorkloadPriorityClass *string `json:"workloadPriorityClass"`
+	Dispatch              *string `json:"dispatch"`
 }
 
 // KueueAdmission is Kueue's part of the scheduler, whichever way the profile
@@ -117,7 +121,15 @@ func (in *Infra) SchedulerView() scheduler.Profile {
 	p := in.Scheduler.View()
 	p.Labels, p.Annotations, p.Suspend, p.NamesKAI = in.Labels, in.Annotations, in.Launch.RayJob.Suspend, in.NamesKAIScheduler()
 	for _, rc := range in.Kuberay.ByRole() {
-		p.Clusters = append(p.Clusters, scheduler.Part{Name: rc.Role, Labels: rc.Cluster.Labels, Annotations: rc.Cluster.Annotations})
+		part := scheduler.Part{Name: rc.Role, Labels: rc.Cluster.Labels, Annotations: rc.Cluster.Annotations}
+		if spec := rc.Cluster.Spec; spec != nil {
+			base := "kuberay." + rc.Role + ".spec"
+			part.Templates = append(part.Templates, scheduler.Template{Field: base + ".headGroupSpec.template", Pod: &spec.HeadGroupSpec.Template})
+			for i := range spec.WorkerGroupSpecs {
+				part.Templates = append(part.Templates, scheduler.Template{Field: fmt.Sprintf("%s.workerGroupSpecs[%d].template", base, i), Pod: &spec.WorkerGroupSpecs[i].Template})
+			}
+		}
+		p.Clusters = append(p.Clusters, part)
 	}
 	for _, k := range tree.SortedKeys(in.Deployments) {
 		if d := in.Deployments[k]; d != nil {
@@ -130,12 +142,12 @@ func (in *Infra) SchedulerView() scheduler.Profile {
 // View is the scheduler: keys alone, as the integrations read them (what
 // the rest of the profile says left out).
 func (s Scheduler) View() scheduler.Profile {
-	p := scheduler.Profile{Kind: s.Kind, Queue: s.Queue, PriorityClassName: s.PriorityClassName, WorkloadPriorityClass: s.WorkloadPriorityClass}
+	p := scheduler.Profile{Kind: s.Kind, Queue: s.Queue, PriorityClassName: s.PriorityClassName, WorkloadPriorityClass: s.WorkloadPriorityClass, Dispatch: s.Dispatch}
 	if t := s.Topology; t != nil {
 		p.Topology = &scheduler.Topology{Topology: t.Topology, RequiredPlacement: t.RequiredPlacement, PreferredPlacement: t.PreferredPlacement}
 	}
 	if k := s.Kueue; k != nil {
-		p.Kueue = &scheduler.KueueBeside{Queue: k.Queue, WorkloadPriorityClass: k.WorkloadPriorityClass}
+		p.Kueue = &scheduler.KueueBeside{Queue: k.Queue, WorkloadPriorityClass: k.WorkloadPriorityClass, Dispatch: k.Dispatch}
 	}
 	return p
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
@@ -33,6 +34,7 @@ const (
 
 var (
 	SchedulerKinds  = registry.Kinds()
+	DispatchModes   = schedkueue.DispatchModes
 	WorkspaceKinds  = []string{"lustre", "pvc", "hostPath", "rayUpload", "auto"}
 	HFCacheKinds    = []string{"lustre", "pvc", "emptyDir", "none"}
 	CheckpointKinds = []string{"lustre", "pvc", "none"}
