@@ -34,6 +34,9 @@ type Admission struct {
 	Queue   string `json:"queue,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Worker is the worker cluster MultiKueue dispatched a Workload to (on
+	// a manager cluster; kueue/multikueue.go).
+	Worker string `json:"worker,omitempty"`
 }
 
 // Admission states.

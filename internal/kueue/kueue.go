@@ -105,11 +105,12 @@ type Options struct {
 }
 
 // multiKueueConfig is the manager's multiKueue section: a short garbage
-// collection interval and worker-lost timeout, so a test sees them act.
+// collection interval and worker-lost timeout, so a test sees them act
+// (the multicluster tier's lost worker waits out the timeout).
 const multiKueueConfig = `multiKueue:
   gcInterval: 30s
   origin: nrl-manager
-  workerLostTimeout: 2m
+  workerLostTimeout: 15s
 `
 
 // Start installs Kueue's objects from dir/kueue.yaml into env's API server

@@ -5,7 +5,8 @@
 // v1.5.0's reconcilers in-process, as internal/kueue's tier). It installs
 // what a platform team installs on the manager: one kubeconfig Secret per
 // worker in kueue-system (key "kubeconfig", the worker's API server with
-// embedded client certificate, which Kueue's validation requires), a
+// embedded client certificate, which Kueue's validation requires; reached
+// through a relay the tests can cut, lost.go), a
 // MultiKueueCluster per worker naming it, a MultiKueueConfig listing them
 // and the AdmissionCheck whose controller is MultiKueue's.
 //
@@ -57,6 +58,8 @@ type Fleet struct {
 	// Clusters is how long the clusters took to start (API servers,
 	// KubeRay, Kueue; in parallel); Up until MultiKueue was connected too.
 	Clusters, Up time.Duration
+	// relays carry the manager's requests to each worker (Lose).
+	relays []*relay
 }
 
 // Start starts the manager and workers worker clusters (in parallel),
@@ -112,10 +115,15 @@ func (f *Fleet) connect(ctx context.Context) error {
 	m := f.Manager.Env
 	var names []any
 	for _, w := range f.Workers {
-		_, kc, err := w.Env.Server.AsUser(User)
+		_, direct, err := w.Env.Server.AsUser(User)
 		if err != nil {
 			return err
 		}
+		r, kc, err := viaRelay(direct)
+		if err != nil {
+			return fmt.Errorf("the kubeconfig of %s: %w", w.Name, err)
+		}
+		f.relays = append(f.relays, r)
 		secret := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: kueue.Namespace, Name: w.Name + "-kubeconfig"},
 			Data:       map[string][]byte{"kubeconfig": kc},
@@ -232,6 +240,9 @@ func activeCondition(ctx context.Context, env *operator.Env, kind, name string) 
 // Stop stops every started cluster.
 func (f *Fleet) Stop() error {
 	var errs []error
+	for _, r := range f.relays {
+		r.cut()
+	}
 	for _, c := range append([]Cluster{f.Manager}, f.Workers...) {
 		if c.Kueue != nil {
 			errs = append(errs, c.Kueue.Stop())

@@ -59,10 +59,19 @@ type run struct {
 // render renders the MultiKueue GB300 profile (16 GPUs) as run name in ns.
 func render(t *testing.T, name, ns string) run {
 	t.Helper()
+	r := renderState(t, name, ns, "")
+	require.NotNil(t, r.job)
+	return r
+}
+
+// renderState is render in state ("" is running); a stopped run has no
+// job object.
+func renderState(t *testing.T, name, ns string, state runparams.State) run {
+	t.Helper()
 	e := fixtures.ShippedProfile(t, "gb300-qwen3-30b-math-4n-4gpu")
 	e.Profile = filepath.Join(testenv.RepoRoot(t), "tests", "multicluster", "testdata", "multikueue.infra.yaml")
 	r := fixtures.As(runparams.RayJob)
-	r.Name = name
+	r.Name, r.State = name, state
 	req := fixtures.Request(e, r)
 	req.Namespace = ns
 	// The profile's scheduler.kueue.dispatch: multikueue writes the
@@ -86,11 +95,18 @@ func render(t *testing.T, name, ns string) run {
 			out.job = objs[0]
 		case rendered.Worker:
 			out.bundle = append(out.bundle, objs[0])
+		case rendered.OneCluster:
+			if state != runparams.Stopped {
+				t.Fatalf("%s %s: not dispatched by MultiKueue", docs[i].Kind, docs[i].Name)
+			}
+			// A stopped run has no job object left to say it is
+			// dispatched (until the profile key that writes managedBy
+			// lands): the rest stays the workers' bundle.
+			out.bundle = append(out.bundle, objs[0])
 		default:
 			t.Fatalf("%s %s: not dispatched by MultiKueue", docs[i].Kind, docs[i].Name)
 		}
 	}
-	require.NotNil(t, out.job)
 	return out
 }
 
@@ -296,19 +312,27 @@ func clusterOf(t *testing.T, f *multicluster.Fleet, ns string, job *rayv1.RayJob
 	t.Helper()
 	var name string
 	require.NoError(t, operator.Wait(context.Background(), waitFor, "the manager's Workload to name its worker", func(ctx context.Context) (bool, string, error) {
-		l := &unstructured.UnstructuredList{}
-		l.SetAPIVersion(vocab.KueueAPIVersion)
-		l.SetKind("WorkloadList")
-		if err := f.Manager.Env.Server.Client.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{vocab.KueueJobUIDLabel: string(job.UID)}); err != nil {
-			return false, "", err
-		}
-		if len(l.Items) != 1 {
-			return false, "no Workload yet", nil
-		}
-		name, _, _ = unstructured.NestedString(l.Items[0].Object, "status", "clusterName")
-		return name != "", "status.clusterName unset", nil
+		var err error
+		name, err = workloadCluster(ctx, f, ns, job)
+		return name != "", "status.clusterName unset", err
 	}))
 	return name
+}
+
+// workloadCluster is the status.clusterName of the manager's Workload for
+// job ("" while it has none, or no Workload).
+func workloadCluster(ctx context.Context, f *multicluster.Fleet, ns string, job *rayv1.RayJob) (string, error) {
+	l := &unstructured.UnstructuredList{}
+	l.SetAPIVersion(vocab.KueueAPIVersion)
+	l.SetKind("WorkloadList")
+	if err := f.Manager.Env.Server.Client.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{vocab.KueueJobUIDLabel: string(job.UID)}); err != nil {
+		return "", err
+	}
+	if len(l.Items) != 1 {
+		return "", nil
+	}
+	name, _, _ := unstructured.NestedString(l.Items[0].Object, "status", "clusterName")
+	return name, nil
 }
 
 func tail(s string) string {

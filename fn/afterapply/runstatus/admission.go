@@ -99,6 +99,9 @@ func describeAdmission(a Admission) string {
 	if a.Queue != "" {
 		s += " (queue " + a.Queue + ")"
 	}
+	if a.Worker != "" {
+		s += " on worker cluster " + a.Worker
+	}
 	if d := strings.TrimSpace(strings.Trim(a.Reason+": "+a.Message, ": ")); d != "" {
 		s += ": " + d
 	}

@@ -80,6 +80,7 @@ func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.
 	r.Problems = append(r.Problems, podProblems(r.Pods)...)
 	sortReport(&r)
 	r.Verdict, r.Summary = judge(r)
+	followDispatch(&r)
 	return r, nil
 }
 

@@ -82,5 +82,6 @@ func workloadAdmission(owner string, wl *unstructured.Unstructured) scheduler.Ad
 			a.Message = "no quota reserved yet"
 		}
 	}
+	dispatch(&a, wl)
 	return a
 }
