@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // A runs repository's Flux objects (render-all --flux SOURCE;
@@ -121,7 +122,7 @@ func ShippedKustomization() []byte {
 	return FluxKustomization(KustomizationSpec{
 		Run: "exp-7", Namespace: DefaultFluxNamespace, Interval: DefaultFluxInterval, Source: "team-a-runs",
 		Path:         "./" + path.Join(FluxDir, "exp-7"),
-		HealthChecks: []ObjectRef{{APIVersion: "ray.io/v1", Kind: "RayJob", Namespace: "team-a", Name: "exp-7"}},
+		HealthChecks: []ObjectRef{{APIVersion: vocab.RayAPIVersion, Kind: "RayJob", Namespace: "team-a", Name: "exp-7"}},
 	})
 }
 
@@ -174,24 +175,12 @@ func (f Flux) Files(res *Result) map[string][]byte {
 // rayRefs are the RayJobs and RayClusters of a render, in its order.
 func rayRefs(data []byte) []ObjectRef {
 	var out []ObjectRef
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var doc struct {
-			APIVersion string `yaml:"apiVersion"`
-			Kind       string `yaml:"kind"`
-			Metadata   struct {
-				Name      string `yaml:"name"`
-				Namespace string `yaml:"namespace"`
-			} `yaml:"metadata"`
-		}
-		if err := dec.Decode(&doc); err != nil {
-			// io.EOF; render-all's own output always decodes.
-			return out
-		}
-		if strings.HasPrefix(doc.APIVersion, "ray.io/") && (doc.Kind == "RayJob" || doc.Kind == "RayCluster") {
+	for _, doc := range headers(data) {
+		if strings.HasPrefix(doc.APIVersion, vocab.RayGroup+"/") && (doc.Kind == "RayJob" || doc.Kind == "RayCluster") {
 			out = append(out, ObjectRef{APIVersion: doc.APIVersion, Kind: doc.Kind, Namespace: doc.Metadata.Namespace, Name: doc.Metadata.Name})
 		}
 	}
+	return out
 }
 
 // fluxRun is the run a Flux file belongs to: flux/<run>/kustomization.yaml

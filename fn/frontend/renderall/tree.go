@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -198,24 +197,36 @@ func SharedObjects(res *Result, committed map[string][]byte) []Shared {
 	return out
 }
 
+// header is what render-all reads of a rendered document: its type and
+// identity.
+type header struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	Metadata   struct {
+		Name      string `yaml:"name"`
+		Namespace string `yaml:"namespace"`
+	} `yaml:"metadata"`
+}
+
+// headers are the documents of a manifest, up to the first that does not
+// decode (render-all's own output always decodes).
+func headers(data []byte) []header {
+	var out []header
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var h header
+		if err := dec.Decode(&h); err != nil {
+			return out
+		}
+		out = append(out, h)
+	}
+}
+
 // objectIDs are the documents of a manifest as kustomize tells them apart:
 // group, kind, namespace and name.
 func objectIDs(data []byte) []string {
 	var ids []string
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var doc struct {
-			APIVersion string `yaml:"apiVersion"`
-			Kind       string `yaml:"kind"`
-			Metadata   struct {
-				Name      string `yaml:"name"`
-				Namespace string `yaml:"namespace"`
-			} `yaml:"metadata"`
-		}
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) || err != nil {
-			return ids
-		}
+	for _, doc := range headers(data) {
 		if doc.Kind == "" {
 			continue
 		}
@@ -229,6 +240,7 @@ func objectIDs(data []byte) []string {
 		}
 		ids = append(ids, id)
 	}
+	return ids
 }
 
 // kustomizationRuns are the runs whose manifest the kustomization lists:
