@@ -58,6 +58,9 @@ test: vet lint build image race
 	@command -v podman >/dev/null && { command -v runc >/dev/null || test -x /usr/sbin/runc; } || \
 	  echo "make test: podman or runc not installed: the container tier (tests/container) is skipped$${CI:+ and fails, CI=true}$${NRL_REQUIRE_PODMAN:+ and fails, NRL_REQUIRE_PODMAN is set}; apt-get install podman runc"
 	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_REQUIRE_APISERVER=1 NRL_IMAGE_TAR=$(CURDIR)/dist/nrl-k8s-image.tar $(GO) test -count=1 -vet=off ./...
+	@# The multicluster tier last, alone: its three API servers and Kueue
+	@# managers (2.7 GB) never share the machine with the other tiers.
+	$(MAKE) multicluster-test
 
 # The race detector over every package whose tests run goroutines, found
 # from the code by hack/racepkgs (`go run ./hack/racepkgs -v` says why each
@@ -100,9 +103,10 @@ kueue-test:
 
 # The multicluster tier: a MultiKueue manager and two workers (three API
 # servers, three Kueue managers, KubeRay in-process per worker;
-# internal/multicluster). Opt-in: docs/multicluster.md says why.
+# internal/multicluster). `make test` runs it last, alone; `go test ./...`
+# skips it without NRL_MULTICLUSTER=1.
 multicluster-test:
-	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_MULTICLUSTER=1 NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v -timeout 10m ./tests/multicluster
+	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_MULTICLUSTER=1 NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -vet=off -v -timeout 10m ./tests/multicluster
 
 # Only the Flux tier: runs reconciled as Flux's kustomize-controller
 # reconciles one Kustomization per run (fluxcd/pkg/ssa), against KubeRay's
