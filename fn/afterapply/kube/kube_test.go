@@ -13,6 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
+
+	schedkai "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kai"
+	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
 )
 
 // fakeServer answers the paths the tests ask for, behind a proxy prefix
@@ -206,7 +209,7 @@ func TestListFiltersWhatTheSelectorDoesNotMatch(t *testing.T) {
 			{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{"name":"unlabelled"}}]}`),
 	}}
 	c := connect(t, f)
-	items, _, err := c.List(context.Background(), KueueWorkloads, "ml", "kueue.x-k8s.io/job-uid in (u-1,u-3)")
+	items, _, err := c.List(context.Background(), schedkueue.Workloads, "ml", "kueue.x-k8s.io/job-uid in (u-1,u-3)")
 	require.NoError(t, err)
 	require.Len(t, items, 1)
 	assert.Equal(t, "mine", items[0].GetName())
@@ -224,11 +227,11 @@ func TestAnswersOfAnotherKindAreRefused(t *testing.T) {
 	}}
 	c := connect(t, f)
 	ctx := context.Background()
-	_, _, err := c.List(ctx, KueueWorkloads, "ml", "")
+	_, _, err := c.List(ctx, schedkueue.Workloads, "ml", "")
 	require.ErrorIs(t, err, ErrServer)
 	assert.ErrorContains(t, err, `expected workloads of kueue.x-k8s.io/v1beta2, found kind "Secret" of "v1"`)
 	assert.NotContains(t, err.Error(), "c2VjcmV0")
-	_, _, err = c.List(ctx, KAIPodGroups, "ml", "")
+	_, _, err = c.List(ctx, schedkai.PodGroups, "ml", "")
 	require.ErrorIs(t, err, ErrServer)
 	assert.ErrorContains(t, err, `found kind "RayJob"`)
 	_, _, err = c.Get(ctx, KueueClusterQueues, "", "cq")

@@ -43,7 +43,7 @@ func admission(ctx context.Context, c *kube.Conn, in Input, l Line, cq *unstruct
 			}
 		}
 	}
-	wls, out, err := c.List(ctx, kube.KueueWorkloads, "", "")
+	wls, out, err := c.List(ctx, schedkueue.Workloads, "", "")
 	if out != kube.Found && (out != kube.NotFound || err != nil) {
 		return queuedUntil + " (cannot tell whether Kueue preempts: " + readFailure("Workloads", out, err) + ")", passUnreachable(err)
 	}

@@ -31,9 +31,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
-// GPUResource is the resource the summary counts.
-const GPUResource = corev1.ResourceName("nvidia.com/gpu")
-
 // Render is a set of runs by name: a whole output tree, or one file.
 type Render map[string]*RunFacts
 

@@ -11,8 +11,8 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
-// podGroups are KAI's PodGroups.
-var podGroups = schema.GroupVersionResource{Group: vocab.KAIGroup, Version: vocab.KAIPodGroupVersion, Resource: "podgroups"}
+// PodGroups are KAI's PodGroups: what status lists.
+var PodGroups = schema.GroupVersionResource{Group: vocab.KAIGroup, Version: vocab.KAIPodGroupVersion, Resource: "podgroups"}
 
 // StatusReads: the run's PodGroups, by the run's own selector (KAI copies
 // the top owner's labels, the run's instance label among them, onto the
@@ -20,7 +20,7 @@ var podGroups = schema.GroupVersionResource{Group: vocab.KAIGroup, Version: voca
 // default_grouper.go CalcPodGroupLabels).
 func (Integration) StatusReads() []scheduler.StatusRead {
 	return []scheduler.StatusRead{{
-		Resource: podGroups,
+		Resource: PodGroups,
 		Selector: func(run string, _ []string) (string, bool) { return run, true },
 		Admission: func(u *unstructured.Unstructured, _ map[string]string) (scheduler.Admission, bool) {
 			return podGroupAdmission(u), true

@@ -10,15 +10,15 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
-// workloads are Kueue's Workloads.
-var workloads = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "workloads"}
+// Workloads are Kueue's Workloads: what status and preflight list.
+var Workloads = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "workloads"}
 
 // StatusReads: the Workloads of the run's RayJobs and RayClusters, by
 // their UIDs (Kueue labels a Workload with its job's); none to read
 // without one.
 func (Integration) StatusReads() []scheduler.StatusRead {
 	return []scheduler.StatusRead{{
-		Resource: workloads,
+		Resource: Workloads,
 		Selector: func(_ string, uids []string) (string, bool) {
 			return vocab.KueueJobUIDLabel + " in (" + strings.Join(uids, ",") + ")", len(uids) > 0
 		},
