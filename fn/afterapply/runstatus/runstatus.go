@@ -72,6 +72,9 @@ type Report struct {
 	Admissions []Admission `json:"admissions,omitempty"`
 	// Problems are the causes found, newest last.
 	Problems []Problem `json:"problems,omitempty"`
+	// Worker is the run on the worker cluster MultiKueue dispatched it to
+	// (on a manager, with Follow).
+	Worker *WorkerRun `json:"worker,omitempty"`
 	// podsUnread: the run's Pods were not read (a listing), so the
 	// summary says nothing of them.
 	podsUnread bool

@@ -90,6 +90,7 @@ func (r Report) Text() string {
 			fmt.Fprintf(&b, "  %s %s: %s\n", clean(p.Object), clean(p.Reason), clean(p.Message))
 		}
 	}
+	b.WriteString(r.Worker.text())
 	return b.String()
 }
 

@@ -21,6 +21,10 @@ type WatchOptions struct {
 	Interval time.Duration
 	// Out receives the reports, Log what the watch says about itself.
 	Out, Log io.Writer
+	// Workers are connections to the worker clusters of a MultiKueue
+	// manager, by MultiKueueCluster name: a dispatched run is followed to
+	// its worker (Follow).
+	Workers map[string]*kube.Conn
 }
 
 // MaxFailedPolls is how many polls in a row may fail within a watch.
@@ -40,6 +44,9 @@ func Watch(ctx context.Context, c *kube.Conn, o WatchOptions) (Verdict, error) {
 	failed := 0
 	for {
 		r, err := Collect(ctx, c, o.Namespace, o.Run, time.Now())
+		if err == nil {
+			Follow(ctx, &r, o.Workers, time.Now())
+		}
 		switch {
 		case err != nil && ctx.Err() != nil && verdict != nil:
 			// --timeout (or ^C) ended a poll: the last verdict decides.

@@ -14,11 +14,12 @@ import (
 func preflightCmd() *cobra.Command {
 	var f runFlags
 	var cf clusterFlags
+	var wf workerFlags
 	var files []string
 	var format string
 	var nodes, requireAll bool
 	c := &cobra.Command{
-		Use:   "preflight (RECIPE [OVERRIDES...] --infra INFRA | -f RENDERED.yaml) [--kubeconfig F] [--context C] [-o text|json]",
+		Use:   "preflight (RECIPE [OVERRIDES...] --infra INFRA | -f RENDERED.yaml) [--kubeconfig F] [--context C] [--worker NAME=CONTEXT...] [-o text|json]",
 		Short: "Check, read-only, that the namespace holds what the run needs before it is applied",
 		Long: `Ask the cluster, without changing anything, whether the run's prerequisites
 hold: the namespace exists and the Pod Security level it enforces admits the
@@ -37,6 +38,19 @@ bound and the claims already allocated; KAI's runs all or nothing, Kueue's
 with their flavors' node labels. The run is rendered from RECIPE and INFRA as render
 does, or read from -f (any rendered output: a committed manifest,
 helm template, - for stdin).
+
+A run MultiKueue dispatches (scheduler.dispatch: multikueue) is asked of two
+kinds of cluster. The manager (--context): the namespace, the run's
+LocalQueue and quota, the job object's API, and the MultiKueue setup behind
+the queue: its ClusterQueue carries an AdmissionCheck with controllerName
+kueue.x-k8s.io/multikueue, Active, naming a MultiKueueConfig whose
+MultiKueueClusters are Active with their kubeconfig Secrets present (metadata
+only). Each worker (--worker NAME=CONTEXT, NAME its MultiKueueCluster's name,
+CONTEXT your kubeconfig's context for it; repeatable): every line above, as
+for one cluster. The report ends with the workers that can take the run now
+and why each other cannot (a missing line, quota it must queue for, not
+listed or not Active on the manager, no answer). Exit 1 when the manager
+misses something or no worker asked can take the run.
 
 One line per prerequisite: ok, missing or cannot tell (with why: no
 permission to read, a namespace without an enforce label). Exit 0 when none
@@ -69,6 +83,16 @@ the API server fails (5xx) or its answer is no answer.`,
 				}
 			}
 			in.Nodes = nodes
+			workers, err := wf.connect(&cf)
+			if err != nil {
+				return err
+			}
+			if preflight.Dispatched(docs) {
+				return preflightAcross(cmd.Context(), cmd, conn, workers, in, docs, format, requireAll)
+			}
+			if len(workers) > 0 {
+				return notDispatched()
+			}
 			rep, err := preflight.Run(cmd.Context(), conn, in)
 			if err != nil {
 				if kube.Stops(err) || errors.Is(err, kube.ErrAccess) {
@@ -87,6 +111,7 @@ the API server fails (5xx) or its answer is no answer.`,
 	}
 	f.register(c)
 	cf.register(c)
+	wf.register(c)
 	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "rendered manifests to check instead of rendering RECIPE (repeatable; - for stdin)")
 	c.Flags().StringVarP(&format, "output", "o", "text", "text or json")
 	c.Flags().BoolVar(&nodes, "nodes", false, "also place every pod on the nodes, after what already runs, as its scheduler would (needs permission to list nodes, pods, ResourceSlices and ResourceClaims)")

@@ -17,11 +17,12 @@ import (
 
 func statusCmd() *cobra.Command {
 	var cf clusterFlags
+	var wf workerFlags
 	var namespace, format string
 	var watch bool
 	var interval, timeout time.Duration
 	c := &cobra.Command{
-		Use:   "status [RUN] [-n NAMESPACE] [--watch] [-o text|json]",
+		Use:   "status [RUN] [-n NAMESPACE] [--watch] [--worker NAME=CONTEXT...] [-o text|json]",
 		Short: "Explain a run on the cluster: RayJob, RayClusters, Pods, and why it is stuck (read-only)",
 		Long: `Read, never change, everything of the run labelled app.kubernetes.io/instance=RUN
 (the run name: --name, a NemoRLRun's metadata.name, the Helm release name) that
@@ -32,6 +33,13 @@ each RayCluster's state and conditions, the Pods by phase with the reason a Pod
 is missing or Pending (KubeRay's FailedToCreate* Events: Pod Security, a
 missing ServiceAccount; Unschedulable; claims not allocated), DRA claims, the
 head Service, and for a finished RayJob whether its RayCluster is gone.
+
+On a MultiKueue manager a dispatched run's Pods are on the worker its
+Workload names (status.clusterName): with --worker NAME=CONTEXT (NAME the
+MultiKueueCluster's name, CONTEXT your kubeconfig's context for it;
+repeatable) status reads the run there too and reports it under "On worker
+cluster NAME", its verdict deciding; a worker not given or not answering is
+said, not an error.
 
 Exit codes: 0 running, succeeded, progressing or suspended; 1 failed, or
 stuck with a known cause; 2 usage, kubeconfig or connection errors (a
@@ -55,6 +63,10 @@ or 2, 4, 5 as above. At most 1000 runs are listed (more is said on stderr).`,
 			if err != nil {
 				return err
 			}
+			workers, err := wf.connect(&cf)
+			if err != nil {
+				return err
+			}
 			if namespace == "" {
 				namespace = conn.Namespace
 			}
@@ -66,8 +78,8 @@ or 2, 4, 5 as above. At most 1000 runs are listed (more is said on stderr).`,
 				defer cancel()
 			}
 			if len(args) == 0 {
-				if watch {
-					return usageError{fmt.Errorf("--watch: expected a RUN to watch")}
+				if watch || len(workers) > 0 {
+					return usageError{fmt.Errorf("--watch, --worker: expected a RUN to watch or follow")}
 				}
 				return listRuns(ctx, cmd, conn, namespace, format)
 			}
@@ -75,7 +87,7 @@ or 2, 4, 5 as above. At most 1000 runs are listed (more is said on stderr).`,
 				return usageError{err}
 			}
 			v, err := runstatus.Watch(ctx, conn, runstatus.WatchOptions{Namespace: namespace, Run: args[0], Format: format,
-				Watch: watch, Interval: interval, Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()})
+				Watch: watch, Interval: interval, Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr(), Workers: byName(workers)})
 			if err != nil {
 				return clusterError(cmd.ErrOrStderr(), err)
 			}
@@ -83,6 +95,7 @@ or 2, 4, 5 as above. At most 1000 runs are listed (more is said on stderr).`,
 		},
 	}
 	cf.register(c)
+	wf.register(c)
 	c.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace of the run (default: the kubeconfig context's)")
 	c.Flags().StringVarP(&format, "output", "o", "text", "text or json")
 	c.Flags().BoolVarP(&watch, "watch", "w", false, "poll until the run succeeds (and its cluster is cleaned up) or fails; print each change")
