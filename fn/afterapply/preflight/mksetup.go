@@ -143,10 +143,10 @@ func (s *setup) cluster(ctx context.Context, c *kube.Conn, name string) ([]Line,
 	// Metadata only: the worker's credentials never reach this process.
 	_, out, err = c.GetMetadata(ctx, kube.Secrets, schedkueue.SystemNamespace, secret)
 	sl.State, sl.Detail = verdict(out, err)
-	switch {
-	case sl.State == OK:
+	switch sl.State {
+	case OK:
 		sl.Detail = "exists (metadata only: its data is never read; the MultiKueueCluster's Active condition says Kueue connects with it)"
-	case sl.State == Missing:
+	case Missing:
 		sl.Detail = "not found in " + schedkueue.SystemNamespace + " (Kueue's namespace unless its Configuration sets another)"
 	}
 	return []Line{l, sl}, passUnreachable(err)

@@ -21,43 +21,7 @@ func preflightCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "preflight (RECIPE [OVERRIDES...] --infra INFRA | -f RENDERED.yaml) [--kubeconfig F] [--context C] [--worker NAME=CONTEXT...] [-o text|json]",
 		Short: "Check, read-only, that the namespace holds what the run needs before it is applied",
-		Long: `Ask the cluster, without changing anything, whether the run's prerequisites
-hold: the namespace exists and the Pod Security level it enforces admits the
-run's pods; every ServiceAccount, PersistentVolumeClaim (Bound), Secret (its
-metadata only: no secret value is read) and ConfigMap the run references
-exists; the APIs it uses are served (ray.io/v1 RayJob/RayCluster, the
-ComputeDomain CRD, resource.k8s.io/v1); the DeviceClasses its claims name
-exist (the ComputeDomain channel's included); every extended resource the
-pods request (nvidia.com/gpu, rdma/*) has a source, a node that advertises
-it or a DeviceClass with that extendedResourceName; the KAI queue exists;
-with --nodes, every pod of the input (heads included; runs in one or several
-namespaces, one after another) is placed on the nodes as the scheduler its
-pods name would place it: node affinity, taints, cordon, every requested
-resource and the DRA devices claimed on each node, after the pods already
-bound and the claims already allocated; KAI's runs all or nothing, Kueue's
-with their flavors' node labels. The run is rendered from RECIPE and INFRA as render
-does, or read from -f (any rendered output: a committed manifest,
-helm template, - for stdin).
-
-A run MultiKueue dispatches (scheduler.dispatch: multikueue) is asked of two
-kinds of cluster. The manager (--context): the namespace, the run's
-LocalQueue and quota, the job object's API, and the MultiKueue setup behind
-the queue: its ClusterQueue carries an AdmissionCheck with controllerName
-kueue.x-k8s.io/multikueue, Active, naming a MultiKueueConfig whose
-MultiKueueClusters are Active with their kubeconfig Secrets present (metadata
-only). Each worker (--worker NAME=CONTEXT, NAME its MultiKueueCluster's name,
-CONTEXT your kubeconfig's context for it; repeatable): every line above, as
-for one cluster. The report ends with the workers that can take the run now
-and why each other cannot (a missing line, quota it must queue for, not
-listed or not Active on the manager, no answer). Exit 1 when the manager
-misses something or no worker asked can take the run.
-
-One line per prerequisite: ok, missing or cannot tell (with why: no
-permission to read, a namespace without an enforce label). Exit 0 when none
-is missing (with --require-all: when every one is ok), 1 when one is
-missing, 2 on usage, kubeconfig or connection errors (a redirect is refused,
-never followed), 4 when the cluster refuses the credentials (401), 5 when
-the API server fails (5xx) or its answer is no answer.`,
+		Long:  preflightLong,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
 				return usageError{fmt.Errorf("-o %s: expected text or json", format)}
@@ -141,3 +105,42 @@ func preflightDocs(cmd *cobra.Command, f *runFlags, files, args []string) ([]ren
 	}
 	return res.Docs, nil
 }
+
+// preflightLong is preflight's --help.
+const preflightLong = `Ask the cluster, without changing anything, whether the run's prerequisites
+hold: the namespace exists and the Pod Security level it enforces admits the
+run's pods; every ServiceAccount, PersistentVolumeClaim (Bound), Secret (its
+metadata only: no secret value is read) and ConfigMap the run references
+exists; the APIs it uses are served (ray.io/v1 RayJob/RayCluster, the
+ComputeDomain CRD, resource.k8s.io/v1); the DeviceClasses its claims name
+exist (the ComputeDomain channel's included); every extended resource the
+pods request (nvidia.com/gpu, rdma/*) has a source, a node that advertises
+it or a DeviceClass with that extendedResourceName; the KAI queue exists;
+with --nodes, every pod of the input (heads included; runs in one or several
+namespaces, one after another) is placed on the nodes as the scheduler its
+pods name would place it: node affinity, taints, cordon, every requested
+resource and the DRA devices claimed on each node, after the pods already
+bound and the claims already allocated; KAI's runs all or nothing, Kueue's
+with their flavors' node labels. The run is rendered from RECIPE and INFRA as render
+does, or read from -f (any rendered output: a committed manifest,
+helm template, - for stdin).
+
+A run MultiKueue dispatches (scheduler.dispatch: multikueue) is asked of two
+kinds of cluster. The manager (--context): the namespace, the run's
+LocalQueue and quota, the job object's API, and the MultiKueue setup behind
+the queue: its ClusterQueue carries an AdmissionCheck with controllerName
+kueue.x-k8s.io/multikueue, Active, naming a MultiKueueConfig whose
+MultiKueueClusters are Active with their kubeconfig Secrets present (metadata
+only). Each worker (--worker NAME=CONTEXT, NAME its MultiKueueCluster's name,
+CONTEXT your kubeconfig's context for it; repeatable): every line above, as
+for one cluster. The report ends with the workers that can take the run now
+and why each other cannot (a missing line, quota it must queue for, not
+listed or not Active on the manager, no answer). Exit 1 when the manager
+misses something or no worker asked can take the run.
+
+One line per prerequisite: ok, missing or cannot tell (with why: no
+permission to read, a namespace without an enforce label). Exit 0 when none
+is missing (with --require-all: when every one is ok), 1 when one is
+missing, 2 on usage, kubeconfig or connection errors (a redirect is refused,
+never followed), 4 when the cluster refuses the credentials (401), 5 when
+the API server fails (5xx) or its answer is no answer.`
