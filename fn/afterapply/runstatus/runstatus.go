@@ -10,6 +10,10 @@
 // The label is the run's identity (docs/run-identity.md): it is the same on
 // runs applied by kubectl, kustomize, kpt and Helm. app.kubernetes.io/managed-by
 // is not (Helm rewrites it), so it is never used to find objects.
+//
+// On a MultiKueue manager a dispatched run's Pods are on a worker: Follow
+// reads the run there too, through a connection the user gave for it
+// (multikueue.go).
 package runstatus
 
 import (

@@ -136,7 +136,8 @@ CONTEXT your kubeconfig's context for it; repeatable): every line above, as
 for one cluster. The report ends with the workers that can take the run now
 and why each other cannot (a missing line, quota it must queue for, not
 listed or not Active on the manager, no answer). Exit 1 when the manager
-misses something or no worker asked can take the run.
+misses something or no worker asked can take the run (with --require-all:
+also when a line of any cluster is not ok or a worker cannot take it).
 
 One line per prerequisite: ok, missing or cannot tell (with why: no
 permission to read, a namespace without an enforce label). Exit 0 when none
