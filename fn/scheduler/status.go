@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -37,6 +39,10 @@ type Admission struct {
 	// Worker is the worker cluster MultiKueue dispatched a Workload to (on
 	// a manager cluster; kueue/multikueue.go).
 	Worker string `json:"worker,omitempty"`
+	// HoldsQuota: evicted, yet the quota is still reserved (Kueue releases
+	// it once the job reads inactive); EvictedAt is when it was evicted.
+	HoldsQuota bool      `json:"holdsQuota,omitempty"`
+	EvictedAt  time.Time `json:"-"`
 }
 
 // Admission states.

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,7 +177,7 @@ func dispatched(t *testing.T, f *multicluster.Fleet, ns, name string) int {
 		}
 		at = on[0]
 		return true, "", nil
-	}), "the manager's Kueue log:\n%s", tail(f.Manager.Kueue.Log()))
+	}), "the manager's Kueue log on %s:\n%s", ns, kueueLog(f, ns))
 	return at
 }
 
@@ -335,9 +336,19 @@ func workloadCluster(ctx context.Context, f *multicluster.Fleet, ns string, job 
 	return name, nil
 }
 
-func tail(s string) string {
-	if len(s) > 6000 {
-		return "..." + s[len(s)-6000:]
+// kueueLog is the manager's Kueue log lines that name namespace ns or
+// report an error, the last 4,000 bytes of them: what a failure in CI
+// needs, small enough that the test's own message above it is kept.
+func kueueLog(f *multicluster.Fleet, ns string) string {
+	var keep []string
+	for _, l := range strings.Split(f.Manager.Kueue.Log(), "\n") {
+		if strings.Contains(l, `"`+ns+`"`) || strings.Contains(l, `"level":"error"`) {
+			keep = append(keep, l)
+		}
+	}
+	s := strings.Join(keep, "\n")
+	if len(s) > 4000 {
+		return "..." + s[len(s)-4000:]
 	}
 	return s
 }

@@ -83,7 +83,7 @@ func TestMultiKueueStopInGit(t *testing.T) {
 			return false, "", err
 		}
 		return err != nil && len(pods.Items) == 0, fmt.Sprintf("RayJob: %v; %d Pods", err, len(pods.Items)), nil
-	}), "the manager's Kueue log:\n%s", tail(f.Manager.Kueue.Log()))
+	}), "the manager's Kueue log on %s:\n%s", ns, kueueLog(f, ns))
 	t.Logf("stopped on %s %s after the sync", w.Name, time.Since(begin).Round(time.Millisecond))
 
 	assert.Equal(t, at, dispatched(t, f, ns, second.job.GetName()), "the second run took the freed quota")

@@ -80,6 +80,7 @@ func Collect(ctx context.Context, c *kube.Conn, namespace, run string, now time.
 	r.Problems = append(r.Problems, podProblems(r.Pods)...)
 	sortReport(&r)
 	r.Verdict, r.Summary = judge(r)
+	heldAfterEviction(&r, now)
 	followDispatch(&r)
 	return r, nil
 }
@@ -317,6 +318,9 @@ func rayJob(j *rayv1.RayJob, ownCluster bool, now time.Time) RayJob {
 	}
 	if len(j.Spec.ClusterSelector) > 0 {
 		out.ClusterSelector = selectorText(j.Spec.ClusterSelector)
+	}
+	if j.Spec.ManagedBy != nil {
+		out.ManagedBy = *j.Spec.ManagedBy
 	}
 	finished := j.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusComplete || j.Status.JobDeploymentStatus == rayv1.JobDeploymentStatusFailed
 	if finished && j.Spec.ShutdownAfterJobFinishes && len(j.Spec.ClusterSelector) == 0 {

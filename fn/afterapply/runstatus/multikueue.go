@@ -6,7 +6,10 @@ import (
 	"strings"
 	"time"
 
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
 )
 
@@ -20,6 +23,58 @@ func followDispatch(r *Report) {
 	if a, ok := dispatchedTo(r); ok {
 		r.Summary += fmt.Sprintf("; %s was dispatched by MultiKueue to worker cluster %s: its Pods are there", a.Object, a.Worker)
 	}
+}
+
+// holdGrace is how long an evicted Workload of a dispatched RayJob may
+// keep its quota before status calls the run stuck: while the worker
+// answers, MultiKueue deactivates its copy and mirrors the Suspended status
+// back within seconds.
+const holdGrace = 30 * time.Second
+
+// heldAfterEviction says when a dispatched RayJob's Workload was evicted on
+// the manager but keeps its quota for good. Kueue v0.17.0 releases the
+// quota of an evicted Workload only once its job reads inactive
+// (pkg/controller/jobframework/reconciler.go, "handle eviction";
+// pkg/controller/jobs/rayjob/rayjob_controller.go IsActive: neither New nor
+// Suspended). On a manager no KubeRay runs: the RayJob's status is
+// MultiKueue's copy of the worker's (rayjob_multikueue_adapter.go
+// copyJobStatus). When that worker stops answering after its status was
+// copied (any run that started), the copy changes only if another worker
+// admits the run's copy (MultiKueue then mirrors that one, suspended):
+// with no room elsewhere the Workload is never requeued
+// (kubernetes-sigs/kueue#15380, open in December 2026).
+func heldAfterEviction(r *Report, now time.Time) {
+	if r.Verdict != Queued { // the evicted Workload is what holds the run back
+		return
+	}
+	for _, j := range r.RayJobs {
+		if j.ManagedBy != vocab.MultiKueueControllerName || j.Deleting || !mirroredActive(j.JobDeploymentStatus) {
+			continue
+		}
+		for _, a := range r.Admissions {
+			if a.Object != "RayJob/"+j.Name || a.State != AdmissionEvicted || !a.HoldsQuota || a.EvictedAt.IsZero() || now.Sub(a.EvictedAt) < holdGrace {
+				continue
+			}
+			r.Verdict = Stuck
+			r.Summary = fmt.Sprintf("RayJob %s: Kueue evicted its Workload %s %s ago (%s) but the Workload keeps its quota: "+
+				"Kueue requeues it once this RayJob reads inactive, and its status here (%s) is MultiKueue's copy of a worker's, "+
+				"last from the worker that ran it, which no longer reports (Kueue v0.17.0, kubernetes-sigs/kueue#15380). "+
+				"It changes only when that worker answers again or another worker admits the run's copy; "+
+				"deleting this RayJob on the manager (its Workload with it) and letting Git recreate it queues the run afresh",
+				clean(j.Name), clean(a.Name), now.Sub(a.EvictedAt).Round(time.Second), clean(strings.Trim(a.Reason+": "+a.Message, ": ")), orDash(j.JobDeploymentStatus))
+			return
+		}
+	}
+}
+
+// mirroredActive: a RayJob status Kueue counts as active (IsActive) that is
+// not final.
+func mirroredActive(s string) bool {
+	switch rayv1.JobDeploymentStatus(s) {
+	case rayv1.JobDeploymentStatusNew, rayv1.JobDeploymentStatusSuspended, rayv1.JobDeploymentStatusComplete, rayv1.JobDeploymentStatusFailed:
+		return false
+	}
+	return true
 }
 
 // dispatchedTo is the admission of a run MultiKueue dispatched from this

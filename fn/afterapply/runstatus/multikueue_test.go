@@ -32,6 +32,45 @@ func TestFollowDispatch(t *testing.T) {
 	}
 }
 
+// A dispatched RayJob whose Workload was evicted but keeps its quota past
+// the grace is stuck, and the summary says why and what ends it; anything
+// else keeps judge's verdict.
+func TestHeldAfterEviction(t *testing.T) {
+	now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	report := func(managedBy, deployment string, evictedFor time.Duration, holds bool) Report {
+		return Report{Verdict: Queued, Summary: "queued",
+			RayJobs: []RayJob{{Name: "x", JobDeploymentStatus: deployment, ManagedBy: managedBy}},
+			Admissions: []Admission{{Object: "RayJob/x", Kind: "Workload", Name: "wl", State: AdmissionEvicted,
+				Reason: "AdmissionCheck", Message: "At least one admission check is false", HoldsQuota: holds, EvictedAt: now.Add(-evictedFor)}}}
+	}
+	const mk = "kueue.x-k8s.io/multikueue"
+	for _, tc := range []struct {
+		name string
+		r    Report
+		want Verdict
+	}{
+		{"held for a minute, the copy Initializing", report(mk, "Initializing", time.Minute, true), Stuck},
+		{"within the grace", report(mk, "Initializing", 10*time.Second, true), Queued},
+		{"the quota released", report(mk, "Initializing", time.Minute, false), Queued},
+		{"the copy reads Suspended", report(mk, "Suspended", time.Minute, true), Queued},
+		{"not dispatched", report("", "Initializing", time.Minute, true), Queued},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			heldAfterEviction(&tc.r, now)
+			assert.Equal(t, tc.want, tc.r.Verdict)
+			if tc.want == Stuck {
+				assert.Equal(t, "RayJob x: Kueue evicted its Workload wl 1m0s ago (AdmissionCheck: At least one admission check is false) "+
+					"but the Workload keeps its quota: Kueue requeues it once this RayJob reads inactive, and its status here (Initializing) "+
+					"is MultiKueue's copy of a worker's, last from the worker that ran it, which no longer reports (Kueue v0.17.0, "+
+					"kubernetes-sigs/kueue#15380). It changes only when that worker answers again or another worker admits the run's copy; "+
+					"deleting this RayJob on the manager (its Workload with it) and letting Git recreate it queues the run afresh", tc.r.Summary)
+			} else {
+				assert.Equal(t, "queued", tc.r.Summary)
+			}
+		})
+	}
+}
+
 // unschedulablePod is a Pending Pod of run1's RayCluster the scheduler
 // found no node for; its message is the worker's, hostile.
 func unschedulablePod(name string) string {

@@ -93,6 +93,9 @@ type RayJob struct {
 	Message             string `json:"message,omitempty"`
 	RayClusterName      string `json:"rayClusterName,omitempty"`
 	ClusterSelector     string `json:"clusterSelector,omitempty"`
+	// ManagedBy is spec.managedBy: MultiKueue's name on a manager, whose
+	// copy's status is the worker's, mirrored.
+	ManagedBy string `json:"managedBy,omitempty"`
 	// Stopped: the spec stops it (runparams.StateFromSpec: suspended
 	// without a Kueue queue), whatever vocab.StateAnnotation says.
 	Stopped bool `json:"stopped,omitempty"`

@@ -2,6 +2,7 @@ package kueue
 
 import (
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,7 +33,10 @@ func (Integration) StatusReads() []scheduler.StatusRead {
 	}}
 }
 
-type condition struct{ status, reason, message string }
+type condition struct {
+	status, reason, message string
+	since                   time.Time // lastTransitionTime; zero when unreadable
+}
 
 // conditions are an object's status.conditions by type.
 func conditions(u *unstructured.Unstructured) map[string]condition {
@@ -45,6 +49,9 @@ func conditions(u *unstructured.Unstructured) map[string]condition {
 		cond.status, _ = m["status"].(string)
 		cond.reason, _ = m["reason"].(string)
 		cond.message, _ = m["message"].(string)
+		if t, ok := m["lastTransitionTime"].(string); ok {
+			cond.since, _ = time.Parse(time.RFC3339, t)
+		}
 		if typ != "" {
 			out[typ] = cond
 		}
@@ -69,6 +76,10 @@ func workloadAdmission(owner string, wl *unstructured.Unstructured) scheduler.Ad
 		set(scheduler.AdmissionPreempted, conds["Preempted"])
 	case conds["Evicted"].status == "True":
 		set(scheduler.AdmissionEvicted, conds["Evicted"])
+		// Evicted, the quota stays reserved until the job reads inactive
+		// (jobframework reconciler.go, "handle eviction").
+		a.HoldsQuota = conds["QuotaReserved"].status == "True"
+		a.EvictedAt = conds["Evicted"].since
 	case conds["Admitted"].status == "True":
 		set(scheduler.AdmissionAdmitted, conds["Admitted"])
 		if cq, _, _ := unstructured.NestedString(wl.Object, "status", "admission", "clusterQueue"); cq != "" {

@@ -2,6 +2,7 @@ package kueue
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,6 +46,12 @@ func TestWorkloadAdmission(t *testing.T) {
 		{"quota reserved", wl(cond("QuotaReserved", "True")), w(scheduler.AdmissionReserved, "RQuotaReserved", "m")},
 		{"admitted", wl(cond("QuotaReserved", "True"), cond("Admitted", "True")), w(scheduler.AdmissionAdmitted, "RAdmitted", "by ClusterQueue cq")},
 		{"evicted over admitted", wl(cond("Admitted", "True"), cond("Evicted", "True")), w(scheduler.AdmissionEvicted, "REvicted", "m")},
+		{"evicted, the quota still reserved", wl(cond("QuotaReserved", "True"), "{type: Evicted, status: 'True', reason: AdmissionCheck, message: m, lastTransitionTime: '2026-12-07T10:00:00Z'}"),
+			func() scheduler.Admission {
+				a := w(scheduler.AdmissionEvicted, "AdmissionCheck", "m")
+				a.HoldsQuota, a.EvictedAt = true, time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+				return a
+			}()},
 		{"preempted over evicted", wl(cond("Evicted", "True"), cond("Preempted", "True")), w(scheduler.AdmissionPreempted, "RPreempted", "m")},
 		{"finished over all", wl(cond("Preempted", "True"), cond("Finished", "True")), w(scheduler.AdmissionFinished, "RFinished", "m")},
 	} {
