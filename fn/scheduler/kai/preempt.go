@@ -45,6 +45,12 @@ func (r Resources) add(o Resources, sign float64) Resources {
 	return Resources{r.GPU + sign*o.GPU, r.CPU + sign*o.CPU, r.Memory + sign*o.Memory}
 }
 
+// Add is r plus o.
+func (r Resources) Add(o Resources) Resources { return r.add(o, 1) }
+
+// Sub is r less o.
+func (r Resources) Sub(o Resources) Resources { return r.add(o, -1) }
+
 // Queue is a KAI Queue's spec: its parent, priority (KAI's default 100)
 // and per resource its quota (deserved), limit and overQuotaWeight.
 type Queue struct {

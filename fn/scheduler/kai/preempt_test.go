@@ -58,7 +58,7 @@ func TestPredict(t *testing.T) {
 			jobs: []Job{pinned}, run: pending("new", "a", 50, 16, 9)},
 		{name: "the lowest priority first, then the newest", total: 24, queues: []Queue{q("a", 24, 1)},
 			jobs: []Job{running("old-low", "a", 10, 8, 0), running("new-low", "a", 10, 8, 5), running("mid", "a", 40, 8, 1)},
-			run: pending("new", "a", 50, 8, 9), admitted: true, evict: []string{"new-low"}},
+			run:  pending("new", "a", 50, 8, 9), admitted: true, evict: []string{"new-low"}},
 		{name: "queued behind a pending gang it does not outrank", total: 16, queues: []Queue{q("a", 16, 1)},
 			jobs: []Job{running("same", "a", 50, 16, 0), pending("waiting", "a", 60, 8, 1)}, run: pending("new", "a", 50, 16, 9), ahead: []string{"waiting"}},
 		{name: "reclaims what another queue holds over its deserved quota", total: 16, queues: []Queue{q("a", 8, 1), q("b", 8, 1)},
@@ -79,7 +79,7 @@ func TestPredict(t *testing.T) {
 			run: pending("new", "a", 100, 16, 9), why: "non-preemptible (priority 100 or more) and over the deserved quota of queue a"},
 		{name: "reclaims between departments, from the one over its share", total: 16,
 			queues: []Queue{q("d1", 8, 1), q("d2", 8, 1), parent("a", "d1", 8), parent("b", "d2", 8)},
-			jobs: []Job{running("borrower", "b", 10, 16, 0)}, run: pending("new", "a", 10, 8, 9), admitted: true, reclaim: []string{"borrower"}},
+			jobs:   []Job{running("borrower", "b", 10, 16, 0)}, run: pending("new", "a", 10, 8, 9), admitted: true, reclaim: []string{"borrower"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
