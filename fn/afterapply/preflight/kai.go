@@ -70,10 +70,11 @@ func kaiNeeds(need, total, free schedkai.Resources) string {
 			continue
 		}
 		q := func(v float64) string {
+			v = min(max(v, 0), 1e15) // within int64 in milli-units
 			if r.format == resource.BinarySI {
-				return amount(*resource.NewQuantity(int64(max(v, 0)), r.format))
+				return amount(*resource.NewQuantity(int64(v), r.format))
 			}
-			return amount(*resource.NewMilliQuantity(int64(max(v, 0)*1000/r.scale), r.format))
+			return amount(*resource.NewMilliQuantity(int64(v*1000/r.scale), r.format))
 		}
 		parts = append(parts, fmt.Sprintf("needs %s %s; %s of %s free", q(r.need), r.name, q(r.fre), q(r.tot)))
 	}
@@ -122,9 +123,14 @@ func sortedJobQueues(m map[string][]schedkai.Job) []string {
 	return out
 }
 
-// kaiRunPriority is the run's priority as KAI's pod grouper sets it: the
-// owner's priorityClassName label, else the pods' spec.priorityClassName,
-// a class the cluster lacks being train's; and its preemptibility.
+// kaiPriorityLabel names a priority class on a pod (or its owner) for
+// KAI's pod grouper, before the pod's spec.priorityClassName.
+const kaiPriorityLabel = "priorityClassName"
+
+// kaiRunPriority is the run's priority as KAI's pod grouper sets it
+// (defaultgrouper calcPodGroupPriorityClass): the pods' priorityClassName
+// label, else their spec.priorityClassName, a class the cluster lacks
+// being train's; and its preemptibility.
 func kaiRunPriority(in Input, l Line, classes map[string]int32) (int32, bool) {
 	owners := map[string]bool{}
 	for _, r := range l.ReferencedBy {
@@ -134,7 +140,10 @@ func kaiRunPriority(in Input, l Line, classes map[string]int32) (int32, bool) {
 	class := ""
 	for _, ps := range in.Pods {
 		if owners[ps.Object] && class == "" {
-			class = ps.Spec.PriorityClassName
+			class = ps.Meta.Labels[kaiPriorityLabel]
+			if class == "" {
+				class = ps.Spec.PriorityClassName
+			}
 		}
 	}
 	v, ok := classes[class]

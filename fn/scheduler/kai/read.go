@@ -30,7 +30,7 @@ func QueueOf(u *unstructured.Unstructured) (Queue, error) {
 	q.Parent, _, _ = unstructured.NestedString(u.Object, "spec", "parentQueue")
 	if p, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "priority"); ok {
 		n, ok := number(p)
-		if !ok || n != float64(int(n)) {
+		if !ok || n < -1e9 || n > 1e9 || n != float64(int(n)) {
 			return q, fmt.Errorf("Queue %s spec.priority is %v; expected an integer", q.Name, p)
 		}
 		q.Priority = int(n)
