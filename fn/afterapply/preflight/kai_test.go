@@ -51,25 +51,29 @@ func TestKAIQueuePrediction(t *testing.T) {
 		pods    []map[string]any
 		deny    string
 		want    string
+		label   string // the head pods' priorityClassName label
 	}{
 		{"free GPUs: admitted", 2, []map[string]any{kaiQueue("team", 16, -1)}, nil, nil, "",
-			"needs 10 cpu; 200 of 200 free; needs 16 nvidia.com/gpu; 16 of 16 free: admitted now"},
+			"needs 10 cpu; 200 of 200 free; needs 16 nvidia.com/gpu; 16 of 16 free: admitted now", ""},
 		{"a lower priority gang of the queue: preempted", 2, []map[string]any{kaiQueue("team", 16, -1)},
 			[]map[string]any{podGroup("low", "a", "team", "low", 16, true)}, full, "",
-			"needs 16 nvidia.com/gpu; 0 of 16 free: admitted now by preempting RayJob low (priority 10)"},
+			"needs 16 nvidia.com/gpu; 0 of 16 free: admitted now by preempting RayJob low (priority 10)", ""},
 		{"an equal priority holds it, a higher one waits: queued behind it", 2, []map[string]any{kaiQueue("team", 16, -1)},
 			[]map[string]any{podGroup("same", "a", "team", "high", 16, true), podGroup("waiting", "a", "team", "top", 8, false)}, full, "",
-			": queued behind RayJob waiting (priority 90)"},
+			": queued behind RayJob waiting (priority 90)", ""},
 		{"another queue over its share: reclaimed", 1, []map[string]any{kaiQueue("team", 8, -1), kaiQueue("other", 8, -1)},
 			[]map[string]any{podGroup("big", "b", "other", "top", 16, true)}, full, "",
-			"0 of 16 free: admitted now by reclaiming from queue other (RayJob b/big (priority 90))"},
+			"0 of 16 free: admitted now by reclaiming from queue other (RayJob b/big (priority 90))", ""},
 		{"the queue's limit", 2, []map[string]any{kaiQueue("team", 16, 8)}, nil, nil, "",
-			"pending while it is over the limit of queue team (priority 50)"},
+			"pending while it is over the limit of queue team (priority 50)", ""},
 		{"nothing to take: queued", 2, []map[string]any{kaiQueue("team", 16, -1)},
 			[]map[string]any{podGroup("same", "a", "team", "high", 16, true)}, full, "",
-			"queued until running PodGroups finish (priority 50"},
+			"queued until running PodGroups finish (priority 50", ""},
 		{"PodGroups unreadable: says so", 2, []map[string]any{kaiQueue("team", 16, -1)}, nil, nil, "/apis/scheduling.run.ai/v2alpha2/podgroups",
-			"cannot tell what KAI does with the run: the PodGroups could not be read (access refused (403 Forbidden)"},
+			"cannot tell what KAI does with the run: the PodGroups could not be read (access refused (403 Forbidden)", ""},
+		{"the pods' priorityClassName label before their spec's: it preempts", 2, []map[string]any{kaiQueue("team", 16, -1)},
+			[]map[string]any{podGroup("same", "a", "team", "high", 16, true)}, full, "",
+			"admitted now by preempting RayJob same (priority 50)", "top"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,6 +102,9 @@ func TestKAIQueuePrediction(t *testing.T) {
 			docs[0].Data["metadata"].(map[string]any)["labels"] = map[string]any{"kai.scheduler/queue": "team"}
 			rc := docs[0].Data["spec"].(map[string]any)["rayClusterSpec"].(map[string]any)
 			rc["headGroupSpec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["priorityClassName"] = "high"
+			if tc.label != "" {
+				rc["headGroupSpec"].(map[string]any)["template"].(map[string]any)["metadata"] = map[string]any{"labels": map[string]any{"priorityClassName": tc.label}}
+			}
 			in, err := InputOf(docs, "", "a")
 			require.NoError(t, err)
 			rep, err := Run(context.Background(), c, in)
