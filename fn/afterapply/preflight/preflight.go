@@ -296,7 +296,7 @@ func check(ctx context.Context, c *kube.Conn, in Input, nsOut map[string]kube.Ou
 			return line, err
 		}
 	}
-	return objectLine(ctx, c, in, nsOut, l)
+	return objectLine(ctx, c, in, nsOut, l, k)
 }
 
 // crdLine checks a CustomResourceDefinition prerequisite: n.Name is
@@ -353,7 +353,7 @@ func resourceOf(kind string) string {
 
 // objectLine reads the prerequisite's object: it exists, and a PVC is
 // Bound, a LocalQueue's ClusterQueue admits the run.
-func objectLine(ctx context.Context, c *kube.Conn, in Input, nsOut map[string]kube.Outcome, l Line) (Line, error) {
+func objectLine(ctx context.Context, c *kube.Conn, in Input, nsOut map[string]kube.Outcome, l Line, k *cache) (Line, error) {
 	gv, err := schema.ParseGroupVersion(l.APIVersion)
 	if err != nil {
 		l.State, l.Detail = CannotTell, fmt.Sprintf("apiVersion %q: %v", l.APIVersion, err)
@@ -377,6 +377,8 @@ func objectLine(ctx context.Context, c *kube.Conn, in Input, nsOut map[string]ku
 	switch {
 	case out == kube.Found && l.Kind == "LocalQueue":
 		return localQueueLine(ctx, c, in, l, u)
+	case out == kube.Found && l.Kind == "Queue":
+		return kaiQueueLine(ctx, c, in, l, k)
 	case out != kube.Found:
 		if l.Kind == "DeviceClass" && l.State == Missing {
 			l.Detail = "not found: claims naming it are never allocated (is the DRA driver installed?)"

@@ -44,6 +44,9 @@ type RunDiff struct {
 	ObjectsAdded, ObjectsRemoved, ObjectsChanged []string
 	Scheduling                                   []FieldChange
 	DRA                                          []FieldChange
+	// Preemption says, per priority class change, whom the run may now
+	// preempt (priority.go).
+	Preemption []string
 	// Admission are the run's objects that do not create their pods at
 	// once ("RayJob/x: queued: …"), as the run is now: their pods are
 	// counted all the same.
@@ -129,6 +132,7 @@ func Diff(old, cur Render) *Summary {
 			}
 		}
 		d.Scheduling = fieldChanges(o.Scheduling, c.Scheduling)
+		d.Preemption = preemptionLines(n, d.Scheduling, cur)
 		for _, k := range tree.SortedKeys(c.Scheduling) {
 			if ref, ok := strings.CutSuffix(k, " admission"); ok {
 				d.Admission = append(d.Admission, ref+": "+c.Scheduling[k])

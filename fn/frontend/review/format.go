@@ -56,6 +56,7 @@ func (s *Summary) Text() string {
 		rows("objects", objs)
 		rows("security", d.SecurityLines())
 		rows("scheduling", changeLines(d.Scheduling))
+		rows("preemption", d.Preemption)
 		rows("DRA", changeLines(d.DRA))
 		rows("warnings", warningLines(d))
 		for _, e := range d.Entrypoints {
@@ -301,6 +302,12 @@ func (d RunDiff) markdownBlock() string {
 		for _, c := range section.changes {
 			ref, field, _ := strings.Cut(c.Key, " ")
 			row(section.name+": "+code(ref)+" "+plain(field), codeOrNone(c.Before), codeOrNone(c.After))
+		}
+	}
+	if len(d.Preemption) > 0 {
+		b.WriteString("\nPreemption:\n\n")
+		for _, l := range d.Preemption {
+			fmt.Fprintf(&b, "- %s\n", plain(l))
 		}
 	}
 	if len(d.WarningsAdded)+len(d.WarningsResolved) > 0 {

@@ -68,7 +68,7 @@ func showWhoWaits(stderr io.Writer, j judged) {
 		return
 	}
 	fmt.Fprintf(stderr, "%s: scheduling (who waits, who is preempted):\n", j.run)
-	for _, l := range changeLines(s.Runs[0].Scheduling) {
+	for _, l := range append(changeLines(s.Runs[0].Scheduling), s.Runs[0].Preemption...) {
 		fmt.Fprintf(stderr, "  %s\n", safetext.Inline(l))
 	}
 }
