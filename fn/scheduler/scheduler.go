@@ -58,6 +58,9 @@ type Integration interface {
 	// StatusReads are what the status command lists for it and how it
 	// reads each object (status.go).
 	StatusReads() []StatusRead
+
+	// What preflight reads of the cluster for it (preflight.go).
+	Preflighter
 }
 
 // FieldError is a profile setting that contradicts what the scheduler

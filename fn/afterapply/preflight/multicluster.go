@@ -158,12 +158,10 @@ func judgeWorker(w *WorkerReport, s *setup) {
 	w.CanTake = len(w.WhyNot) == 0
 }
 
-// waitsForQuota reads the verdict the LocalQueue line ends with when the
-// free quota does not hold the run and Kueue would neither borrow nor
-// preempt for it (preempt.go's admission): the run is queued there.
-func waitsForQuota(l Line) bool {
-	return l.State == OK && (strings.Contains(l.Detail, ": "+queuedUntil) || strings.Contains(l.Detail, ": queued behind "))
-}
+// waitsForQuota: the LocalQueue line says the free quota does not hold the
+// run and Kueue would neither borrow nor preempt for it (Line.Waits, set by
+// the Kueue integration): the run is queued there.
+func waitsForQuota(l Line) bool { return l.State == OK && l.Waits }
 
 // lineRef is how a line names its object: "Kind namespace/name".
 func lineRef(l Line) string {

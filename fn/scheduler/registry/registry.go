@@ -4,10 +4,12 @@
 package registry
 
 import (
+	"context"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/defaultsched"
@@ -154,4 +156,28 @@ func StatusReads() []scheduler.StatusRead {
 		return strings.Compare(a.Resource.Group+"/"+a.Resource.Resource, b.Resource.Group+"/"+b.Resource.Resource)
 	})
 	return out
+}
+
+// PreflightObject is the judgement of a found prerequisite object by the
+// first integration that owns it; ok false when none does.
+func PreflightObject(ctx context.Context, r scheduler.Reader, run scheduler.PreflightRun, l scheduler.Line, u *unstructured.Unstructured) (scheduler.Line, bool, error) {
+	for _, s := range All() {
+		if out, ok, err := s.PreflightObject(ctx, r, run, l, u); ok || err != nil {
+			return out, ok, err
+		}
+	}
+	return l, false, nil
+}
+
+// PreflightAdmit is the run's pod sets as every integration admits them,
+// in registry order.
+func PreflightAdmit(ctx context.Context, r scheduler.Reader, run scheduler.PreflightRun) ([]scheduler.PodSet, error) {
+	for _, s := range All() {
+		pods, err := s.PreflightAdmit(ctx, r, run)
+		if err != nil {
+			return nil, err
+		}
+		run.Pods = pods
+	}
+	return run.Pods, nil
 }
