@@ -11,7 +11,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
-	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
@@ -82,7 +82,7 @@ func RunAcross(ctx context.Context, manager *kube.Conn, workers []Worker, in Inp
 		wr := WorkerReport{Name: w.Name}
 		r, err := Run(ctx, w.Conn, in)
 		if err != nil {
-			wr.Error = schedkueue.Bound(firstLine(err))
+			wr.Error = scheduler.Bound(firstLine(err))
 		} else {
 			wr.Report = r
 		}

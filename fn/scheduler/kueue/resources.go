@@ -7,10 +7,17 @@ import (
 )
 
 // Kueue's resources preflight reads (sigs.k8s.io/kueue v0.17.0 serves and
-// stores v1beta2).
+// stores v1beta2), the manager's MultiKueue objects among them.
 var (
-	LocalQueues             = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "localqueues"}
-	ClusterQueues           = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "clusterqueues"}
-	ResourceFlavors         = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "resourceflavors"}
-	WorkloadPriorityClasses = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "workloadpriorityclasses"}
+	LocalQueues             = resourceOf("localqueues")
+	ClusterQueues           = resourceOf("clusterqueues")
+	ResourceFlavors         = resourceOf("resourceflavors")
+	WorkloadPriorityClasses = resourceOf("workloadpriorityclasses")
+	AdmissionChecks         = resourceOf("admissionchecks")
+	MultiKueueConfigs       = resourceOf("multikueueconfigs")
+	MultiKueueClusters      = resourceOf("multikueueclusters")
 )
+
+func resourceOf(name string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: name}
+}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/defaultsched"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kai"
@@ -180,4 +181,41 @@ func PreflightAdmit(ctx context.Context, r scheduler.Reader, run scheduler.Prefl
 		run.Pods = pods
 	}
 	return run.Pods, nil
+}
+
+// Admission is the queue and priority class of the object a queueing
+// integration admits (the first that does); ok false when none does.
+func Admission(p scheduler.Profile) (queue string, priority *string, ok bool) {
+	for _, s := range All() {
+		if a, is := s.(scheduler.Admitter); is {
+			if queue, priority, ok = a.Admission(p); ok {
+				return queue, priority, true
+			}
+		}
+	}
+	return "", nil, false
+}
+
+// DispatchModes are every dispatch value the queueing integrations accept.
+func DispatchModes() []string {
+	var out []string
+	for _, s := range All() {
+		if a, is := s.(scheduler.Admitter); is {
+			out = append(out, a.DispatchModes()...)
+		}
+	}
+	return out
+}
+
+// Dispatchable is the first refusal of a build a queueing integration
+// cannot send whole to another cluster (nil: none refuses).
+func Dispatchable(p scheduler.Profile, mode runparams.Mode, objs []any) error {
+	for _, s := range All() {
+		if a, is := s.(scheduler.Admitter); is {
+			if err := a.Dispatchable(p, mode, objs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
