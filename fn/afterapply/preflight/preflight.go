@@ -6,7 +6,8 @@
 // will put every pod, on the cluster as it is now (fn/analyse/placement:
 // devices per node, what already runs, KAI's gangs, Kueue's flavors).
 // Which prerequisites a run has is fn/analyse/prereq's rule; this package
-// only asks the cluster about each. A run MultiKueue dispatches is asked of
+// only asks the cluster about each, and hands a scheduler's own objects
+// (Kueue's LocalQueue, its flavors) to its integration (integrations.go). A run MultiKueue dispatches is asked of
 // its manager (the MultiKueue setup behind its queue) and of each worker
 // given, as one cluster (multicluster.go).
 package preflight
