@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
 
@@ -58,6 +59,9 @@ type Integration interface {
 	// StatusReads are what the status command lists for it and how it
 	// reads each object (status.go).
 	StatusReads() []StatusRead
+
+	// What preflight reads of the cluster for it (preflight.go).
+	Preflighter
 }
 
 // FieldError is a profile setting that contradicts what the scheduler
@@ -146,3 +150,16 @@ func NameOf(spec *corev1.PodSpec) string {
 
 // QueueSet reports a non-empty scheduler.queue.
 func (p Profile) QueueSet() bool { return p.Queue != nil && *p.Queue != "" }
+
+// Admitter is an integration that admits the run's object through a queue
+// of its own (Kueue), however the profile names it.
+type Admitter interface {
+	// Admission is the queue and priority class of the object it admits;
+	// ok is false when the profile does not call on it.
+	Admission(p Profile) (queue string, priority *string, ok bool)
+	// DispatchModes are the values its dispatch key accepts.
+	DispatchModes() []string
+	// Dispatchable refuses a build it cannot send whole to another
+	// cluster (MultiKueue), a *FieldError at the key that asks for it.
+	Dispatchable(p Profile, mode runparams.Mode, objs []any) error
+}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -56,3 +57,21 @@ const (
 	AdmissionUnschedulable = "unschedulable"
 	AdmissionScheduled     = "scheduled"
 )
+
+// MaxReported bounds each text a cluster reports about another (a
+// MultiKueue manager's admission check message, a worker's error): the
+// manager relays what a worker told it, and neither is trusted to keep it
+// short.
+const MaxReported = 300
+
+// Bound cuts s to MaxReported bytes at a rune boundary, marking the cut.
+func Bound(s string) string {
+	if len(s) <= MaxReported {
+		return s
+	}
+	cut := MaxReported
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}

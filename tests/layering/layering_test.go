@@ -9,6 +9,7 @@ package layering_test
 import (
 	"fmt"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -88,6 +89,33 @@ var layers = []layer{
 	{prefix: "fn/cmd/", may: []string{"fn/", "charts"}},
 }
 
+// integrations are the scheduler folders: the rest of fn/ reaches a
+// scheduler through fn/scheduler (the interface) and fn/scheduler/registry,
+// so adding one touches its folder and the registry alone.
+var integrations = []string{"fn/scheduler/kai", "fn/scheduler/kueue", "fn/scheduler/defaultsched"}
+
+// direct are the packages outside fn/scheduler/ that still import an
+// integration, and which: each entry is a move into that integration
+// still to make, and none may be added.
+var direct = map[string][]string{
+	"fn/afterapply/preflight": {"fn/scheduler/kueue"}, // the manager's MultiKueue setup (mksetup.go)
+	"fn/frontend/chartgen":    {"fn/scheduler/kueue"}, // Kueue's chart knobs (knobs.go)
+}
+
+// throughRegistry reports an import of an integration from outside
+// fn/scheduler/ that direct does not list.
+func throughRegistry(rel, target string) bool {
+	if matches(rel, "fn/scheduler/") || slices.Contains(direct[rel], target) {
+		return false
+	}
+	for _, i := range integrations {
+		if matches(target, i) {
+			return true
+		}
+	}
+	return false
+}
+
 type pkg struct {
 	path          string
 	imports, deps []string
@@ -150,6 +178,8 @@ func violations(pkgs []pkg) []string {
 			}
 			if !allowed {
 				bad = append(bad, fmt.Sprintf("%s imports %s: layer %s may import only %v", rel, target, l.prefix, l.may))
+			} else if throughRegistry(rel, target) {
+				bad = append(bad, fmt.Sprintf("%s imports %s: a scheduler integration is reached through fn/scheduler/registry", rel, target))
 			}
 		}
 		for _, d := range p.deps {
@@ -167,6 +197,16 @@ func violations(pkgs []pkg) []string {
 func TestLayering(t *testing.T) {
 	pkgs := listPackages(t)
 	require.Empty(t, violations(pkgs), "find the importer with `go list -deps -f '{{.ImportPath}}: {{.Imports}}' ./fn/...`")
+	// direct only shrinks: an import moved into its integration leaves it.
+	imports := map[string][]string{}
+	for _, p := range pkgs {
+		imports[strings.TrimPrefix(p.path, module)] = p.imports
+	}
+	for rel, targets := range direct {
+		for _, target := range targets {
+			require.Contains(t, imports[rel], module+target, "%s no longer imports %s: drop it from direct", rel, target)
+		}
+	}
 }
 
 // The table can fail: each forbidden edge the layering names is reported.
@@ -189,6 +229,8 @@ func TestLayeringRefuses(t *testing.T) {
 		{"the NemoRLRun type imports the pipeline", pkg{path: module + "fn/core/runspec", imports: []string{module + "fn/engine/pipeline"}}, "fn/core/runspec imports fn/engine/pipeline"},
 		{"the core imports an analyser", pkg{path: module + "fn/core/rendered", imports: []string{module + "fn/analyse/kai"}}, "fn/core/rendered imports fn/analyse/kai"},
 		{"a package in no layer", pkg{path: module + "fn/misc"}, "fn/misc: in no layer"},
+		{"check imports an integration", pkg{path: module + "fn/engine/check", imports: []string{module + "fn/scheduler/kai"}}, "fn/engine/check imports fn/scheduler/kai: a scheduler integration is reached through fn/scheduler/registry"},
+		{"preflight imports KAI's", pkg{path: module + "fn/afterapply/preflight", imports: []string{module + "fn/scheduler/kai"}}, "fn/afterapply/preflight imports fn/scheduler/kai"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := violations([]pkg{tc.p})

@@ -460,9 +460,4 @@ var (
 	ResourceSlices  = schema.GroupVersionResource{Group: vocab.DRAGroup, Version: vocab.DRAVersion, Resource: "resourceslices"}
 	ComputeDomains  = schema.GroupVersionResource{Group: vocab.ComputeDomainGroup, Version: vocab.ComputeDomainVersion, Resource: "computedomains"}
 	KAIQueues       = schema.GroupVersionResource{Group: vocab.KAIGroup, Version: vocab.KAIQueueVersion, Resource: "queues"}
-	// Kueue's (sigs.k8s.io/kueue v0.17.0 serves and stores v1beta2).
-	KueueLocalQueues   = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "localqueues"}
-	KueueClusterQueues = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "clusterqueues"}
-	KueueFlavors       = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "resourceflavors"}
-	KueuePriorities    = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "workloadpriorityclasses"}
 )

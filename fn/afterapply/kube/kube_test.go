@@ -234,13 +234,13 @@ func TestAnswersOfAnotherKindAreRefused(t *testing.T) {
 	_, _, err = c.List(ctx, schedkai.PodGroups, "ml", "")
 	require.ErrorIs(t, err, ErrServer)
 	assert.ErrorContains(t, err, `found kind "RayJob"`)
-	_, _, err = c.Get(ctx, KueueClusterQueues, "", "cq")
+	_, _, err = c.Get(ctx, schedkueue.ClusterQueues, "", "cq")
 	require.ErrorIs(t, err, ErrServer)
 	assert.ErrorContains(t, err, `found kind "ConfigMap"`)
-	_, _, err = c.Get(ctx, KueueClusterQueues, "", "other")
+	_, _, err = c.Get(ctx, schedkueue.ClusterQueues, "", "other")
 	require.ErrorIs(t, err, ErrServer)
 	assert.ErrorContains(t, err, `expected clusterqueues other, found ClusterQueue "cq"`)
-	_, _, err = c.Get(ctx, KueueLocalQueues, "ml", "lq")
+	_, _, err = c.Get(ctx, schedkueue.LocalQueues, "ml", "lq")
 	require.ErrorIs(t, err, ErrServer)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
 // gaps are the reads placement depends on that failed. notes are what
@@ -29,17 +30,12 @@ type gaps struct {
 // failed reports whether a read failed (refused, or an answer that is no
 // list) rather than found nothing: an API that is not served (404) has
 // no objects, which is an answer.
-func failed(out kube.Outcome, err error) bool {
-	return out == kube.Forbidden || err != nil
-}
+func failed(out kube.Outcome, err error) bool { return scheduler.Failed(outcome(out), err) }
 
 // readFailure names a failed read and why: access refused (the error
 // says "access refused (403 Forbidden)"), or an error.
 func readFailure(what string, out kube.Outcome, err error) string {
-	if out == kube.Forbidden {
-		return fmt.Sprintf("%s could not be read (%s)", what, firstLine(err))
-	}
-	return fmt.Sprintf("%s could not be read (error: %s)", what, firstLine(err))
+	return scheduler.ReadFailure(what, outcome(out), err)
 }
 
 // fleetOf is the cluster as the scheduler sees it for the input: every
@@ -175,7 +171,7 @@ func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement
 		if n == nil {
 			return
 		}
-		req := podRequests(&p)
+		req := placement.PodRequests(&p)
 		req[corev1.ResourcePods] = placement.Quantity(1)
 		for name, q := range req {
 			have := n.Free[name]
@@ -205,7 +201,7 @@ func aheadOf(pending []*corev1.Pod) []placement.Run {
 	})
 	runs := make([]placement.Run, 0, len(pending))
 	for _, p := range pending {
-		req := podRequests(p)
+		req := placement.PodRequests(p)
 		req[corev1.ResourcePods] = placement.Quantity(1)
 		name := "Pod " + p.Namespace + "/" + p.Name
 		pod := workload.Pod{Object: name, Namespace: p.Namespace, Count: 1, Meta: p.ObjectMeta, Spec: p.Spec}

@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	schedkai "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kai"
 )
 
@@ -34,7 +36,7 @@ const kaiTrainClass = "train"
 // exists).
 func kaiQueueLine(ctx context.Context, c *kube.Conn, in Input, l Line, k *cache) (Line, error) {
 	l.State = OK
-	need := schedkai.FromList(queueDemand(in.Pods, l.ReferencedBy))
+	need := schedkai.FromList(scheduler.Demand(in.Pods, l.ReferencedBy))
 	if need.GPU <= 0 && need.CPU <= 0 && need.Memory <= 0 {
 		return l, nil
 	}
@@ -72,9 +74,9 @@ func kaiNeeds(need, total, free schedkai.Resources) string {
 		q := func(v float64) string {
 			v = min(max(v, 0), 1e15) // within int64 in milli-units
 			if r.format == resource.BinarySI {
-				return amount(*resource.NewQuantity(int64(v), r.format))
+				return scheduler.Amount(*resource.NewQuantity(int64(v), r.format))
 			}
-			return amount(*resource.NewMilliQuantity(int64(v*1000/r.scale), r.format))
+			return scheduler.Amount(*resource.NewMilliQuantity(int64(v*1000/r.scale), r.format))
 		}
 		parts = append(parts, fmt.Sprintf("needs %s %s; %s of %s free", q(r.need), r.name, q(r.fre), q(r.tot)))
 	}
@@ -175,7 +177,7 @@ func kaiCluster(ctx context.Context, c *kube.Conn, in Input, k *cache) (kaiState
 		return st, readFailure("the PriorityClasses", out, err), err
 	}
 	for i := range pcs {
-		if v, ok := int32Of(pcs[i].Object["value"]); ok {
+		if v, ok := scheduler.Int32Of(pcs[i].Object["value"]); ok {
 			st.classes[pcs[i].GetName()] = v
 		}
 	}
@@ -252,7 +254,7 @@ func kaiRoom(ctx context.Context, c *kube.Conn, in Input, k *cache, cl *schedkai
 		if kube.Decode(u, &p) != nil || !ready[p.Spec.NodeName] || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || ours[p.Namespace+"/"+p.Labels[vocab.InstanceLabel]] {
 			return
 		}
-		req := schedkai.FromList(podRequests(&p))
+		req := schedkai.FromList(placement.PodRequests(&p))
 		if p.Spec.SchedulerName == vocab.KAISchedulerName {
 			used = used.Add(req)
 		} else {

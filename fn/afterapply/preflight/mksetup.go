@@ -25,7 +25,7 @@ func readSetup(ctx context.Context, c *kube.Conn, in Input) (*setup, []Line, err
 	var lines []Line
 	for _, q := range queuesOf(in) {
 		ns, name, _ := strings.Cut(q, "/")
-		lq, out, err := c.Get(ctx, kube.KueueLocalQueues, ns, name)
+		lq, out, err := c.Get(ctx, schedkueue.LocalQueues, ns, name)
 		if kube.Stops(err) {
 			return nil, nil, err
 		}
@@ -50,7 +50,7 @@ func readSetup(ctx context.Context, c *kube.Conn, in Input) (*setup, []Line, err
 func (s *setup) queue(ctx context.Context, c *kube.Conn, q, cqName string) ([]Line, error) {
 	l := Line{Need: Need{Kind: "ClusterQueue", APIVersion: vocab.KueueAPIVersion, Name: cqName,
 		Why: "LocalQueue " + q + " admits through it; MultiKueue dispatches only what a MultiKueue AdmissionCheck gates"}}
-	cq, out, err := c.Get(ctx, kube.KueueClusterQueues, "", cqName)
+	cq, out, err := c.Get(ctx, schedkueue.ClusterQueues, "", cqName)
 	if out != kube.Found {
 		l.State, l.Detail = verdict(out, err)
 		return []Line{l}, passUnreachable(err)

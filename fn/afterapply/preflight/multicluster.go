@@ -11,7 +11,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
-	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
@@ -82,7 +82,7 @@ func RunAcross(ctx context.Context, manager *kube.Conn, workers []Worker, in Inp
 		wr := WorkerReport{Name: w.Name}
 		r, err := Run(ctx, w.Conn, in)
 		if err != nil {
-			wr.Error = schedkueue.Bound(firstLine(err))
+			wr.Error = scheduler.Bound(firstLine(err))
 		} else {
 			wr.Report = r
 		}
@@ -158,12 +158,10 @@ func judgeWorker(w *WorkerReport, s *setup) {
 	w.CanTake = len(w.WhyNot) == 0
 }
 
-// waitsForQuota reads the verdict the LocalQueue line ends with when the
-// free quota does not hold the run and Kueue would neither borrow nor
-// preempt for it (preempt.go's admission): the run is queued there.
-func waitsForQuota(l Line) bool {
-	return l.State == OK && (strings.Contains(l.Detail, ": "+queuedUntil) || strings.Contains(l.Detail, ": queued behind "))
-}
+// waitsForQuota: the LocalQueue line says the free quota does not hold the
+// run and Kueue would neither borrow nor preempt for it (Line.Waits, set by
+// the Kueue integration): the run is queued there.
+func waitsForQuota(l Line) bool { return l.State == OK && l.Waits }
 
 // lineRef is how a line names its object: "Kind namespace/name".
 func lineRef(l Line) string {

@@ -247,17 +247,17 @@ func TestAcrossWorkerUnreachable(t *testing.T) {
 }
 
 // A worker waits for quota when the LocalQueue line's Kueue prediction
-// queues the run; admitted now (by borrowing or preempting) is room.
+// queues the run (Line.Waits); admitted now (by borrowing or preempting)
+// is room, and a line that is not ok is judged as missing, not as waiting.
 func TestWaitsForQuota(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		line  Line
 		waits bool
 	}{
-		{"free now", Line{State: OK, Detail: "ClusterQueue cq: needs 8 nvidia.com/gpu; 16 of 16 free"}, false},
-		{"queued until", Line{State: OK, Detail: "ClusterQueue cq: needs 8 nvidia.com/gpu; 0 of 16 free: " + queuedUntil}, true},
-		{"queued behind", Line{State: OK, Detail: "ClusterQueue cq: needs 8 nvidia.com/gpu; 0 of 16 free: queued behind RayJob/x"}, true},
-		{"preempting", Line{State: OK, Detail: "ClusterQueue cq: needs 8 nvidia.com/gpu; 0 of 16 free: admitted now by preempting RayJob/x"}, false},
+		{"free now", Line{State: OK}, false},
+		{"queued", Line{State: OK, Waits: true}, true},
+		{"not ok", Line{State: Missing, Waits: true}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.waits, waitsForQuota(tc.line)) })
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
@@ -33,7 +34,7 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 	if err != nil {
 		return nil, err
 	}
-	admitted, err := admittedShapes(ctx, c, in)
+	admitted, err := registry.PreflightAdmit(ctx, reader{c}, in.run())
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +207,7 @@ func runsOf(in Input) ([]placement.Run, [][]PodShape) {
 	all := make([]placement.Shape, len(in.Pods))
 	for i, ps := range in.Pods {
 		pod := ps.AsPod()
-		all[i] = placement.Shape{Pod: ps.Pod, Requests: podRequests(pod), Claims: in.claimsOf(pod)}
+		all[i] = placement.Shape{Pod: ps.Pod, Requests: placement.PodRequests(pod), Claims: in.claimsOf(pod)}
 		all[i].Requests[corev1.ResourcePods] = placement.Quantity(1)
 	}
 	runs, index := placement.RunsOf(all, in.Gangs)

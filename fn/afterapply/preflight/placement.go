@@ -6,26 +6,16 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
-// PodShape is one kind of pod the input's objects make and how many, as
-// KubeRay creates them (workload.Pod, the pod-group model check and
-// placement share), with what Kueue's admission does to it.
-type PodShape struct {
-	workload.Pod
-	// Kueue says what Kueue's admission changes in the pods (the flavors'
-	// node labels), or why it refuses them (KueueRefuses).
-	Kueue        string
-	KueueRefuses bool
-	// KueueUnread names the Kueue object that could not be read and why:
-	// how Kueue changes the pod set is unknown, so is where it goes.
-	KueueUnread string
-}
+// PodShape is one kind of pod the input's objects make and how many, with
+// what a queueing integration's admission does to it.
+type PodShape = scheduler.PodSet
 
 // PodShapes lists every pod the objects of the input make, every run of it
 // together, in object order, with the Ray clusters they ask for (read
@@ -73,7 +63,3 @@ func reasons(why map[string]int) string {
 }
 
 func sortedNames(l corev1.ResourceList) []corev1.ResourceName { return placement.SortedNames(l) }
-
-func podRequestsOf(p *corev1.Pod) corev1.ResourceList {
-	return resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
-}

@@ -6,7 +6,8 @@
 // will put every pod, on the cluster as it is now (fn/analyse/placement:
 // devices per node, what already runs, KAI's gangs, Kueue's flavors).
 // Which prerequisites a run has is fn/analyse/prereq's rule; this package
-// only asks the cluster about each. A run MultiKueue dispatches is asked of
+// only asks the cluster about each, and hands a scheduler's own objects
+// (Kueue's LocalQueue, its flavors) to its integration (integrations.go). A run MultiKueue dispatches is asked of
 // its manager (the MultiKueue setup behind its queue) and of each worker
 // given, as one cluster (multicluster.go).
 package preflight
@@ -27,19 +28,21 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/podsecurity"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 )
 
 // State is a prerequisite's verdict.
-type State string
+type State = scheduler.State
 
 const (
-	OK         State = "ok"
-	Missing    State = "missing"
-	CannotTell State = "cannot tell"
+	OK         = scheduler.OK
+	Missing    = scheduler.Missing
+	CannotTell = scheduler.CannotTell
 )
 
 // Need is one prerequisite, as fn/analyse/prereq lists it.
-type Need = prereq.Prerequisite
+type Need = scheduler.Need
 
 // Input is what the runs ask of their namespaces.
 type Input struct {
@@ -80,11 +83,7 @@ type Space struct {
 }
 
 // Line is one prerequisite's verdict.
-type Line struct {
-	Need
-	State  State  `json:"state"`
-	Detail string `json:"detail,omitempty"`
-}
+type Line = scheduler.Line
 
 // Report is every verdict, in the order of Input.Needs after the namespace
 // and Pod Security lines.
@@ -217,16 +216,7 @@ const nodeListBytes = 64 << 20
 type Outcome = kube.Outcome
 
 func verdict(out kube.Outcome, err error) (State, string) {
-	switch out {
-	case kube.Found:
-		return OK, ""
-	case kube.Forbidden:
-		return CannotTell, "no permission to read it: " + firstLine(err)
-	}
-	if err != nil {
-		return CannotTell, firstLine(err)
-	}
-	return Missing, "not found"
+	return scheduler.Verdict(outcome(out), err)
 }
 
 // podSecurityLine compares the level the namespace enforces
@@ -325,7 +315,7 @@ func crdLine(ctx context.Context, c *kube.Conn, in Input, l Line, k *cache) (Lin
 // schedulerAPILine asks whether KAI's Queue API or Kueue's API serves the
 // prerequisite's resource: done when it does not (the line says so).
 func schedulerAPILine(ctx context.Context, c *kube.Conn, l Line, k *cache) (Line, bool, error) {
-	gv, plural := kube.KueueLocalQueues.GroupVersion().String(), resourceOf(l.Kind)
+	gv, plural := vocab.KueueAPIVersion, resourceOf(l.Kind)
 	why := "Kueue's API (" + gv + ") is not served: is Kueue installed? Without it nothing unsuspends the run, and with the label and no Kueue the RayJob runs at once, unqueued"
 	if l.Kind == "Queue" {
 		gv = kube.KAIQueues.GroupVersion().String()
@@ -374,9 +364,13 @@ func objectLine(ctx context.Context, c *kube.Conn, in Input, nsOut map[string]ku
 	}
 	u, out, err := c.Get(ctx, gv.WithResource(resourceOf(l.Kind)), ns, l.Name)
 	l.State, l.Detail = verdict(out, err)
+	if out == kube.Found {
+		// A scheduler's own object (Kueue's LocalQueue) is its integration's to judge.
+		if judged, ok, err := registry.PreflightObject(ctx, reader{c}, in.run(), l, u); ok || err != nil {
+			return judged, err
+		}
+	}
 	switch {
-	case out == kube.Found && l.Kind == "LocalQueue":
-		return localQueueLine(ctx, c, in, l, u)
 	case out == kube.Found && l.Kind == "Queue":
 		return kaiQueueLine(ctx, c, in, l, k)
 	case out != kube.Found:
@@ -412,11 +406,7 @@ func optional(l Line) Line {
 	return l
 }
 
-// worse orders states: missing over cannot tell over ok.
-func worse(a, b State) bool {
-	rank := map[State]int{OK: 0, CannotTell: 1, Missing: 2}
-	return rank[a] > rank[b]
-}
+func worse(a, b State) bool { return scheduler.Worse(a, b) }
 
 // versionsOf lists the run's apiVersions in group, sorted and unique.
 func versionsOf(group string, apiVersions []string) []string {
@@ -487,10 +477,4 @@ func orNone(s string) string {
 	return s
 }
 
-func firstLine(err error) string {
-	if err == nil {
-		return ""
-	}
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
-}
+func firstLine(err error) string { return scheduler.FirstLine(err) }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 )
 
 // extendedResourceLine says where an extended resource the pods request
@@ -83,7 +84,7 @@ func readNode(u *unstructured.Unstructured) (*corev1.Node, string) {
 func badAllocatable(n *corev1.Node) string {
 	for _, name := range sortedNames(n.Status.Allocatable) {
 		q := n.Status.Allocatable[name]
-		if err := inRange(q, q.String()); err != nil {
+		if err := placement.InRange(q, q.String()); err != nil {
 			return fmt.Sprintf("node %s's allocatable %s %s", n.Name, name, err)
 		}
 	}

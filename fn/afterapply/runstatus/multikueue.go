@@ -10,7 +10,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
-	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
 // followDispatch says, on a manager cluster, where a dispatched run's Pods
@@ -124,7 +124,7 @@ func Follow(ctx context.Context, r *Report, workers map[string]*kube.Conn, now t
 	wr, err := Collect(ctx, c, r.Namespace, r.Run, now)
 	if err != nil {
 		first, _, _ := strings.Cut(err.Error(), "\n")
-		r.Worker.Note = "not read: the worker did not answer: " + schedkueue.Bound(first)
+		r.Worker.Note = "not read: the worker did not answer: " + scheduler.Bound(first)
 		return
 	}
 	r.Worker.Report = &wr

@@ -12,6 +12,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/entrypoint"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -276,4 +277,19 @@ func (b *builder) deploymentObjects() ([]any, error) {
 		}
 	}
 	return out, nil
+}
+
+// managedBy is spec.managedBy of the object a queueing controller admits,
+// as the scheduler integrations say (nil: KubeRay's own).
+func managedBy(in *profile.Infra) *string {
+	if by := registry.OwnerManagedBy(in.Scheduler.View()); by != "" {
+		return &by
+	}
+	return nil
+}
+
+// dispatchable refuses a run its queueing integration cannot dispatch
+// whole (fn/scheduler/kueue/dispatch.go: MultiKueue's).
+func dispatchable(in *profile.Infra, mode runparams.Mode, objs []any) error {
+	return schedulerError(registry.Dispatchable(in.Scheduler.View(), mode, objs))
 }

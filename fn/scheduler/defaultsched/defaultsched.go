@@ -4,7 +4,10 @@
 package defaultsched
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
@@ -50,3 +53,13 @@ func (Integration) StatusReads() []scheduler.StatusRead { return nil }
 
 // CheckProfile: nothing of the profile's own beyond Validate.
 func (Integration) CheckProfile(string, scheduler.Profile) diag.List { return nil }
+
+// PreflightObject: no prerequisite object is its to judge.
+func (Integration) PreflightObject(_ context.Context, _ scheduler.Reader, _ scheduler.PreflightRun, l scheduler.Line, _ *unstructured.Unstructured) (scheduler.Line, bool, error) {
+	return l, false, nil
+}
+
+// PreflightAdmit: it admits no pod set (the pods go as rendered).
+func (Integration) PreflightAdmit(_ context.Context, _ scheduler.Reader, run scheduler.PreflightRun) ([]scheduler.PodSet, error) {
+	return run.Pods, nil
+}

@@ -4,8 +4,9 @@
 // scheduler.dispatch, scheduler.kueue), which of them name Kueue's
 // admission, and how it judges them; and what Kueue does with a run's
 // Workload: the flavors it admits a pod set on (Admit) and whom it
-// preempts to admit it (Predict). The labels Kueue reads are
-// fn/core/vocab's.
+// preempts to admit it (Predict); and what preflight reads of Kueue (a
+// LocalQueue's quota, its flavors, the Workloads it may preempt). The
+// labels Kueue reads are fn/core/vocab's.
 package kueue
 
 import (

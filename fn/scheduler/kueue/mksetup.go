@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
@@ -14,13 +13,6 @@ import (
 // clusterqueue_types.go): the readers preflight judges the manager with.
 // The objects come from a cluster and are read by name, never trusted to
 // hold what they should.
-
-// The manager's MultiKueue objects (cluster-scoped).
-var (
-	AdmissionChecks    = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "admissionchecks"}
-	MultiKueueConfigs  = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "multikueueconfigs"}
-	MultiKueueClusters = schema.GroupVersionResource{Group: vocab.KueueGroup, Version: vocab.KueueVersion, Resource: "multikueueclusters"}
-)
 
 // SystemNamespace is where Kueue's manager runs unless its Configuration
 // says otherwise, and so where MultiKueue reads a worker's kubeconfig
@@ -95,7 +87,3 @@ func KubeconfigSecret(mkc *unstructured.Unstructured) (secret, elsewhere string)
 	}
 	return kc["location"], ""
 }
-
-// Bound cuts a text a cluster reported to the length a line reports (a
-// worker's error read through the manager's command), marking the cut.
-func Bound(s string) string { return bound(s) }

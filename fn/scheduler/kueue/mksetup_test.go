@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
 func TestMultiKueueSetupReaders(t *testing.T) {
@@ -54,7 +56,7 @@ func TestMultiKueueSetupReaders(t *testing.T) {
 			map[string]any{"type": "Active", "status": "False", "reason": "BadConfig", "message": strings.Repeat("x", 5000)}}}}))
 		assert.False(t, active)
 		assert.True(t, strings.HasPrefix(why, "BadConfig: xxx"), why)
-		assert.LessOrEqual(t, len(why), 2*maxReported+10)
+		assert.LessOrEqual(t, len(why), 2*scheduler.MaxReported+10)
 		active, why = Active(u(map[string]any{}))
 		assert.False(t, active)
 		assert.Equal(t, "no Active condition yet", why)

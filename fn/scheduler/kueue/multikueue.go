@@ -3,18 +3,12 @@ package kueue
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
-
-// maxReported bounds each text a manager reports about a worker (an
-// admission check's message): the manager relays what a worker told it,
-// and neither is trusted to keep it short.
-const maxReported = 300
 
 // dispatch reads where MultiKueue sent a Workload on a manager cluster:
 // status.clusterName, the MultiKueueCluster whose copy reserved quota
@@ -47,14 +41,4 @@ func dispatch(a *scheduler.Admission, wl *unstructured.Unstructured) {
 	}
 }
 
-// bound cuts s to maxReported bytes at a rune boundary, marking the cut.
-func bound(s string) string {
-	if len(s) <= maxReported {
-		return s
-	}
-	cut := maxReported
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+func bound(s string) string { return scheduler.Bound(s) }

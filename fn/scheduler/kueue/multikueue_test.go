@@ -32,7 +32,7 @@ func TestDispatch(t *testing.T) {
 			message: "admission check mk Retry: Reserving remote lost"},
 		{name: "a worker's long message is bounded", state: scheduler.AdmissionQueued,
 			status:         map[string]any{"admissionChecks": []any{map[string]any{"name": "mk", "state": "Pending", "message": long}}},
-			messageMaxSize: maxReported + 64},
+			messageMaxSize: scheduler.MaxReported + 64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := scheduler.Admission{State: tc.state}

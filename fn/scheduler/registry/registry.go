@@ -4,11 +4,14 @@
 package registry
 
 import (
+	"context"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/defaultsched"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kai"
@@ -154,4 +157,65 @@ func StatusReads() []scheduler.StatusRead {
 		return strings.Compare(a.Resource.Group+"/"+a.Resource.Resource, b.Resource.Group+"/"+b.Resource.Resource)
 	})
 	return out
+}
+
+// PreflightObject is the judgement of a found prerequisite object by the
+// first integration that owns it; ok false when none does.
+func PreflightObject(ctx context.Context, r scheduler.Reader, run scheduler.PreflightRun, l scheduler.Line, u *unstructured.Unstructured) (scheduler.Line, bool, error) {
+	for _, s := range All() {
+		if out, ok, err := s.PreflightObject(ctx, r, run, l, u); ok || err != nil {
+			return out, ok, err
+		}
+	}
+	return l, false, nil
+}
+
+// PreflightAdmit is the run's pod sets as every integration admits them,
+// in registry order.
+func PreflightAdmit(ctx context.Context, r scheduler.Reader, run scheduler.PreflightRun) ([]scheduler.PodSet, error) {
+	for _, s := range All() {
+		pods, err := s.PreflightAdmit(ctx, r, run)
+		if err != nil {
+			return nil, err
+		}
+		run.Pods = pods
+	}
+	return run.Pods, nil
+}
+
+// Admission is the queue and priority class of the object a queueing
+// integration admits (the first that does); ok false when none does.
+func Admission(p scheduler.Profile) (queue string, priority *string, ok bool) {
+	for _, s := range All() {
+		if a, is := s.(scheduler.Admitter); is {
+			if queue, priority, ok = a.Admission(p); ok {
+				return queue, priority, true
+			}
+		}
+	}
+	return "", nil, false
+}
+
+// DispatchModes are every dispatch value the queueing integrations accept.
+func DispatchModes() []string {
+	var out []string
+	for _, s := range All() {
+		if a, is := s.(scheduler.Admitter); is {
+			out = append(out, a.DispatchModes()...)
+		}
+	}
+	return out
+}
+
+// Dispatchable is the first refusal of a build a queueing integration
+// cannot send whole to another cluster (nil: none refuses).
+func Dispatchable(p scheduler.Profile, mode runparams.Mode, objs []any) error {
+	for _, s := range All() {
+		if a, is := s.(scheduler.Admitter); is {
+			if err := a.Dispatchable(p, mode, objs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

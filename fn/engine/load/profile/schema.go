@@ -15,7 +15,7 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
-	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
@@ -110,9 +110,9 @@ type SchedulerKueue struct {
 }
 
 // KueueAdmission is Kueue's part of the scheduler, whichever way the profile
-// says it (fn/scheduler/kueue's Admission).
+// says it (registry.Admission).
 func (s Scheduler) KueueAdmission() (queue string, priority *string, ok bool) {
-	return schedkueue.Admission(s.View())
+	return registry.Admission(s.View())
 }
 
 // SchedulerView is what the scheduler integrations (fn/scheduler) read of

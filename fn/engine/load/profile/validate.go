@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
@@ -34,7 +33,7 @@ const (
 
 var (
 	SchedulerKinds  = registry.Kinds()
-	DispatchModes   = schedkueue.DispatchModes
+	DispatchModes   = registry.DispatchModes()
 	WorkspaceKinds  = []string{"lustre", "pvc", "hostPath", "rayUpload", "auto"}
 	HFCacheKinds    = []string{"lustre", "pvc", "emptyDir", "none"}
 	CheckpointKinds = []string{"lustre", "pvc", "none"}

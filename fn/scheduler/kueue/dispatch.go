@@ -1,4 +1,4 @@
-package manifest
+package kueue
 
 import (
 	"fmt"
@@ -7,33 +7,29 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
-	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
-// managedBy is spec.managedBy of the object a queueing controller admits,
-// as the scheduler integrations say (nil: KubeRay's own).
-func managedBy(in *profile.Infra) *string {
-	if by := registry.OwnerManagedBy(in.Scheduler.View()); by != "" {
-		return &by
-	}
-	return nil
+// Admission is Kueue's (the package's Admission).
+func (Integration) Admission(p scheduler.Profile) (queue string, priority *string, ok bool) {
+	return Admission(p)
 }
 
-// dispatchable refuses a MultiKueue run that MultiKueue cannot dispatch
+// DispatchModes are the values dispatch accepts.
+func (Integration) DispatchModes() []string { return DispatchModes }
+
+// Dispatchable refuses a MultiKueue run that MultiKueue cannot dispatch
 // whole: it copies each object Kueue admits, alone, to whichever worker
 // admits it, and every other object goes to every worker
 // (rendered.Destinations). So the run is one RayJob that creates its own
 // cluster (rayjob mode), or one RayCluster with nothing submitted to it.
-func dispatchable(in *profile.Infra, mode runparams.Mode, objs []any) error {
-	view := in.Scheduler.View()
-	if !schedkueue.MultiKueue(view) {
+func (Integration) Dispatchable(p scheduler.Profile, mode runparams.Mode, objs []any) error {
+	if !MultiKueue(p) {
 		return nil
 	}
-	d, field := schedkueue.Dispatch(view)
+	d, field := Dispatch(p)
 	refuse := func(why string) error {
-		return errAt(field, "is %s but %s; expected rayjob mode (one RayJob that creates its own cluster), or a profile without %s", *d, why, field)
+		return scheduler.Errorf(field, "is %s but %s; expected rayjob mode (one RayJob that creates its own cluster), or a profile without %s", *d, why, field)
 	}
 	if mode == runparams.Dev {
 		return refuse("dev mode renders a Pod, which Kueue does not admit and MultiKueue does not dispatch")

@@ -1,4 +1,4 @@
-package preflight
+package kueue
 
 import (
 	"context"
@@ -8,20 +8,22 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
-	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
-// admittedShapes is the input's pod groups as Kueue starts them: a run
+// PreflightAdmit is the input's pod groups as Kueue starts them: a run
 // labelled with a LocalQueue has every pod set changed as Kueue changes it
-// on admission (schedkueue.Admit: the nodeLabels and tolerations of
+// on admission (Admit: the nodeLabels and tolerations of
 // the flavors assigned to it, the CPU head's included), the change said in
 // the group's Kueue note. A queue, ClusterQueue or flavor that does not
 // exist leaves the pods as rendered (the LocalQueue line says why); one
 // whose read failed leaves how Kueue changes them unknown (KueueUnread).
-func admittedShapes(ctx context.Context, c *kube.Conn, in Input) ([]PodShape, error) {
-	out := make([]PodShape, len(in.Pods))
+func (Integration) PreflightAdmit(ctx context.Context, c scheduler.Reader, in scheduler.PreflightRun) ([]scheduler.PodSet, error) {
+	out := make([]scheduler.PodSet, len(in.Pods))
 	copy(out, in.Pods)
 	queues := map[string]*queueFlavors{}
 	for i, ps := range out {
@@ -46,7 +48,7 @@ func admittedShapes(ctx context.Context, c *kube.Conn, in Input) ([]PodShape, er
 			out[i].KueueUnread = qf.unread
 			continue
 		}
-		adm, err := schedkueue.Admit(&ps.Spec, podRequests(ps.AsPod()), qf.groups, qf.flavors)
+		adm, err := Admit(&ps.Spec, placement.PodRequests(ps.AsPod()), qf.groups, qf.flavors)
 		if err != nil {
 			out[i].Kueue = fmt.Sprintf("Kueue cannot admit this pod set through ClusterQueue %s: %v", qf.clusterQueue, err)
 			out[i].KueueRefuses = true
@@ -60,7 +62,7 @@ func admittedShapes(ctx context.Context, c *kube.Conn, in Input) ([]PodShape, er
 
 // admissionNote says what Kueue adds to the pod set: the labels of each
 // flavor assigned that the pod did not select already.
-func admissionNote(before *corev1.PodSpec, adm schedkueue.Admitted, qf *queueFlavors) string {
+func admissionNote(before *corev1.PodSpec, adm Admitted, qf *queueFlavors) string {
 	var added []string
 	for _, name := range adm.Flavors {
 		var labels []string
@@ -83,44 +85,44 @@ func admissionNote(before *corev1.PodSpec, adm schedkueue.Admitted, qf *queueFla
 // unread, which read of it failed and why.
 type queueFlavors struct {
 	clusterQueue string
-	groups       []schedkueue.ResourceGroup
-	flavors      map[string]schedkueue.Flavor
+	groups       []ResourceGroup
+	flavors      map[string]Flavor
 	unread       string
 }
 
 // readQueueFlavors reads the LocalQueue, its ClusterQueue's resource
 // groups and their ResourceFlavors; nil when one does not exist, unread
 // set when one could not be read.
-func readQueueFlavors(ctx context.Context, c *kube.Conn, ns, name string) (*queueFlavors, error) {
-	lq, out, err := c.Get(ctx, kube.KueueLocalQueues, ns, name)
-	if kube.Stops(err) {
+func readQueueFlavors(ctx context.Context, c scheduler.Reader, ns, name string) (*queueFlavors, error) {
+	lq, out, err := c.Get(ctx, LocalQueues, ns, name)
+	if c.Stops(err) {
 		return nil, err
 	}
-	if failed(out, err) {
-		return &queueFlavors{unread: readFailure("Kueue's LocalQueue "+ns+"/"+name, out, err)}, nil
+	if scheduler.Failed(out, err) {
+		return &queueFlavors{unread: scheduler.ReadFailure("Kueue's LocalQueue "+ns+"/"+name, out, err)}, nil
 	}
-	if out != kube.Found {
+	if out != scheduler.Found {
 		return nil, nil
 	}
 	cqName, _, _ := unstructured.NestedString(lq.Object, "spec", "clusterQueue")
 	if cqName == "" {
 		return nil, nil
 	}
-	cq, out, err := c.Get(ctx, kube.KueueClusterQueues, "", cqName)
-	if kube.Stops(err) {
+	cq, out, err := c.Get(ctx, ClusterQueues, "", cqName)
+	if c.Stops(err) {
 		return nil, err
 	}
-	if failed(out, err) {
-		return &queueFlavors{unread: readFailure("Kueue's ClusterQueue "+cqName, out, err)}, nil
+	if scheduler.Failed(out, err) {
+		return &queueFlavors{unread: scheduler.ReadFailure("Kueue's ClusterQueue "+cqName, out, err)}, nil
 	}
-	if out != kube.Found {
+	if out != scheduler.Found {
 		return nil, nil
 	}
-	qf := &queueFlavors{clusterQueue: cqName, flavors: map[string]schedkueue.Flavor{}}
+	qf := &queueFlavors{clusterQueue: cqName, flavors: map[string]Flavor{}}
 	groups, _, _ := unstructured.NestedSlice(cq.Object, "spec", "resourceGroups")
 	for _, g := range groups {
 		gm, _ := g.(map[string]any)
-		var rg schedkueue.ResourceGroup
+		var rg ResourceGroup
 		covered, _, _ := unstructured.NestedStringSlice(gm, "coveredResources")
 		for _, r := range covered {
 			rg.Covered = append(rg.Covered, corev1.ResourceName(r))
@@ -158,15 +160,15 @@ func readQueueFlavors(ctx context.Context, c *kube.Conn, ns, name string) (*queu
 // readFlavor reads a ResourceFlavor's nodeLabels, nodeTaints and
 // tolerations; nil when it does not exist, unread saying why when it
 // could not be read.
-func readFlavor(ctx context.Context, c *kube.Conn, name string) (*schedkueue.Flavor, string, error) {
-	u, out, err := c.Get(ctx, kube.KueueFlavors, "", name)
-	if kube.Stops(err) {
+func readFlavor(ctx context.Context, c scheduler.Reader, name string) (*Flavor, string, error) {
+	u, out, err := c.Get(ctx, ResourceFlavors, "", name)
+	if c.Stops(err) {
 		return nil, "", err
 	}
-	if failed(out, err) {
-		return nil, readFailure("Kueue's ResourceFlavor "+name, out, err), nil
+	if scheduler.Failed(out, err) {
+		return nil, scheduler.ReadFailure("Kueue's ResourceFlavor "+name, out, err), nil
 	}
-	if out != kube.Found {
+	if out != scheduler.Found {
 		return nil, "", nil
 	}
 	var rf struct {
@@ -176,8 +178,8 @@ func readFlavor(ctx context.Context, c *kube.Conn, name string) (*schedkueue.Fla
 			Tolerations []corev1.Toleration `json:"tolerations"`
 		} `json:"spec"`
 	}
-	if err := kube.Decode(u, &rf); err != nil {
-		return nil, fmt.Sprintf("Kueue's ResourceFlavor %s could not be read (error: %s)", name, firstLine(err)), nil
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &rf); err != nil {
+		return nil, fmt.Sprintf("Kueue's ResourceFlavor %s could not be read (error: %s)", name, scheduler.FirstLine(err)), nil
 	}
-	return &schedkueue.Flavor{Name: name, NodeLabels: rf.Spec.NodeLabels, NodeTaints: rf.Spec.NodeTaints, Tolerations: rf.Spec.Tolerations}, "", nil
+	return &Flavor{Name: name, NodeLabels: rf.Spec.NodeLabels, NodeTaints: rf.Spec.NodeTaints, Tolerations: rf.Spec.Tolerations}, "", nil
 }

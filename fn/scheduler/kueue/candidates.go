@@ -1,9 +1,8 @@
-package preflight
+package kueue
 
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"time"
@@ -11,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
-	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // queuedUntil is the verdict when nothing frees quota for the run but
@@ -20,21 +19,21 @@ import (
 const queuedUntil = "queued until other Workloads finish"
 
 // admission is what Kueue does with a run the ClusterQueue's free quota
-// does not hold (schedkueue.Predict, Kueue's classical preemption): admit
+// does not hold (Predict, Kueue's classical preemption): admit
 // it by borrowing from the cohort, by preempting named Workloads, or leave
 // it queued, behind the pending Workloads of its LocalQueue it does not
-// outrank. It reads the run's WorkloadPriorityClass, the cohort's
+// outrank (waits: the run is left queued). It reads the run's WorkloadPriorityClass, the cohort's
 // ClusterQueues and every Workload (their spec.priority and usage).
-func admission(ctx context.Context, c *kube.Conn, in Input, l Line, cq *unstructured.Unstructured, cohort string, need corev1.ResourceList) (string, error) {
+func admission(ctx context.Context, c scheduler.Reader, in scheduler.PreflightRun, l scheduler.Line, cq *unstructured.Unstructured, cohort string, need corev1.ResourceList) (string, bool, error) {
 	prio, why, err := runPriority(ctx, c, in, l)
 	if why != "" || err != nil {
-		return queuedUntil + " (cannot tell whether Kueue preempts: " + why + ")", passUnreachable(err)
+		return queuedUntil + " (cannot tell whether Kueue preempts: " + why + ")", true, passStops(c, err)
 	}
 	queues := []*unstructured.Unstructured{cq}
 	if cohort != "" {
-		all, out, err := c.List(ctx, kube.KueueClusterQueues, "", "")
-		if out != kube.Found {
-			return queuedUntil + " (cannot tell whether Kueue preempts: " + readFailure("the cohort's ClusterQueues", out, err) + ")", passUnreachable(err)
+		all, out, err := c.List(ctx, ClusterQueues, "", "")
+		if out != scheduler.Found {
+			return queuedUntil + " (cannot tell whether Kueue preempts: " + scheduler.ReadFailure("the cohort's ClusterQueues", out, err) + ")", true, passStops(c, err)
 		}
 		queues = queues[:0]
 		for i := range all {
@@ -43,38 +42,38 @@ func admission(ctx context.Context, c *kube.Conn, in Input, l Line, cq *unstruct
 			}
 		}
 	}
-	wls, out, err := c.List(ctx, schedkueue.Workloads, "", "")
-	if out != kube.Found && (out != kube.NotFound || err != nil) {
-		return queuedUntil + " (cannot tell whether Kueue preempts: " + readFailure("Workloads", out, err) + ")", passUnreachable(err)
+	wls, out, err := c.List(ctx, Workloads, "", "")
+	if out != scheduler.Found && (out != scheduler.NotFound || err != nil) {
+		return queuedUntil + " (cannot tell whether Kueue preempts: " + scheduler.ReadFailure("Workloads", out, err) + ")", true, passStops(c, err)
 	}
 	co, pending := cohortOfWorkloads(queues, wls, l, in.Queues)
-	p := schedkueue.Predict(co, cq.GetName(), prio, milli(need))
+	p := Predict(co, cq.GetName(), prio, milli(need))
 	switch {
 	case len(p.Preempt) > 0:
-		return "admitted now by preempting " + names(p.Preempt), nil
+		return "admitted now by preempting " + names(p.Preempt), false, nil
 	case p.Admitted && p.Borrowing:
-		return "admitted now by borrowing from cohort " + cohort, nil
+		return "admitted now by borrowing from cohort " + cohort, false, nil
 	case p.Admitted:
-		return "admitted now", nil
+		return "admitted now", false, nil
 	}
-	var ahead []schedkueue.QueuedWorkload
+	var ahead []QueuedWorkload
 	for _, w := range pending {
 		if w.Priority >= prio {
 			ahead = append(ahead, w)
 		}
 	}
 	if len(ahead) > 0 {
-		return "queued behind " + names(ahead), nil
+		return "queued behind " + names(ahead), true, nil
 	}
-	return queuedUntil, nil
+	return queuedUntil, true, nil
 }
 
 // runPriority is the value of the WorkloadPriorityClass the run's objects
 // queued in l name (0 without one, as Kueue defaults it; a pod
 // PriorityClass Kueue would fall back to is not read).
-func runPriority(ctx context.Context, c *kube.Conn, in Input, l Line) (int32, string, error) {
+func runPriority(ctx context.Context, c scheduler.Reader, in scheduler.PreflightRun, l scheduler.Line) (int32, string, error) {
 	class := ""
-	for _, key := range sortedKeys(in.Queues) {
+	for _, key := range tree.SortedKeys(in.Queues) {
 		if in.Queues[key] == l.Name && strings.HasPrefix(key, l.Namespace+"/") && in.Priorities[key] != "" {
 			class = in.Priorities[key]
 		}
@@ -82,11 +81,11 @@ func runPriority(ctx context.Context, c *kube.Conn, in Input, l Line) (int32, st
 	if class == "" {
 		return 0, "", nil
 	}
-	u, out, err := c.Get(ctx, kube.KueuePriorities, "", class)
-	if out != kube.Found {
-		return 0, readFailure("WorkloadPriorityClass "+class, out, err), err
+	u, out, err := c.Get(ctx, WorkloadPriorityClasses, "", class)
+	if out != scheduler.Found {
+		return 0, scheduler.ReadFailure("WorkloadPriorityClass "+class, out, err), err
 	}
-	v, ok := int32Of(u.Object["value"])
+	v, ok := scheduler.Int32Of(u.Object["value"])
 	if !ok {
 		return 0, "WorkloadPriorityClass " + class + "'s value is not a 32-bit integer", nil
 	}
@@ -106,24 +105,24 @@ func cohortOf(cq *unstructured.Unstructured) string {
 // Workloads pending in l's LocalQueue. The run's own Workloads (it was
 // applied already) are no candidates: Kueue never preempts a Workload for
 // itself.
-func cohortOfWorkloads(queues []*unstructured.Unstructured, wls []unstructured.Unstructured, l Line, own map[string]string) (schedkueue.Cohort, []schedkueue.QueuedWorkload) {
-	var co schedkueue.Cohort
+func cohortOfWorkloads(queues []*unstructured.Unstructured, wls []unstructured.Unstructured, l scheduler.Line, own map[string]string) (Cohort, []QueuedWorkload) {
+	var co Cohort
 	in := map[string]bool{}
 	for _, q := range queues {
 		in[q.GetName()] = true
 		co.Queues = append(co.Queues, modelQueue(q))
 	}
-	var pending []schedkueue.QueuedWorkload
+	var pending []QueuedWorkload
 	for i := range wls {
 		w := &wls[i]
-		if condition(w, "Finished") || ownedBy(w, own) {
+		if hasCondition(w, "Finished") || ownedBy(w, own) {
 			continue
 		}
 		qw := modelWorkload(w, l.Namespace)
 		switch {
-		case condition(w, "QuotaReserved") && in[qw.ClusterQueue]:
+		case hasCondition(w, "QuotaReserved") && in[qw.ClusterQueue]:
 			co.Admitted = append(co.Admitted, qw)
-		case !condition(w, "QuotaReserved") && w.GetNamespace() == l.Namespace && nestedString(w, "spec", "queueName") == l.Name:
+		case !hasCondition(w, "QuotaReserved") && w.GetNamespace() == l.Namespace && nestedString(w, "spec", "queueName") == l.Name:
 			pending = append(pending, qw)
 		}
 	}
@@ -131,8 +130,8 @@ func cohortOfWorkloads(queues []*unstructured.Unstructured, wls []unstructured.U
 	return co, pending
 }
 
-func modelQueue(q *unstructured.Unstructured) schedkueue.ClusterQueue {
-	out := schedkueue.ClusterQueue{Name: q.GetName(), Nominal: map[corev1.ResourceName]int64{}, BorrowingLimit: map[corev1.ResourceName]int64{}, Reserved: map[corev1.ResourceName]int64{}}
+func modelQueue(q *unstructured.Unstructured) ClusterQueue {
+	out := ClusterQueue{Name: q.GetName(), Nominal: map[corev1.ResourceName]int64{}, BorrowingLimit: map[corev1.ResourceName]int64{}, Reserved: map[corev1.ResourceName]int64{}}
 	for name, fq := range readQuota(q) {
 		out.Nominal[name] = fq.nominal.MilliValue()
 		out.Reserved[name] = fq.reserved.MilliValue()
@@ -141,9 +140,9 @@ func modelQueue(q *unstructured.Unstructured) schedkueue.ClusterQueue {
 		}
 	}
 	p := func(f ...string) string { return nestedString(q, append([]string{"spec", "preemption"}, f...)...) }
-	out.Preemption = schedkueue.Preemption{WithinClusterQueue: p("withinClusterQueue"), ReclaimWithinCohort: p("reclaimWithinCohort"), BorrowWithinCohort: p("borrowWithinCohort", "policy")}
+	out.Preemption = Preemption{WithinClusterQueue: p("withinClusterQueue"), ReclaimWithinCohort: p("reclaimWithinCohort"), BorrowWithinCohort: p("borrowWithinCohort", "policy")}
 	t, _, _ := unstructured.NestedFieldNoCopy(q.Object, "spec", "preemption", "borrowWithinCohort", "maxPriorityThreshold")
-	if t32, ok := int32Of(t); ok {
+	if t32, ok := scheduler.Int32Of(t); ok {
 		out.Preemption.MaxPriorityThreshold = &t32
 	}
 	return out
@@ -151,7 +150,7 @@ func modelQueue(q *unstructured.Unstructured) schedkueue.ClusterQueue {
 
 // modelWorkload is a Workload as the preemptor weighs it, named by the
 // object it admits (its namespace too when not the run's).
-func modelWorkload(w *unstructured.Unstructured, ns string) schedkueue.QueuedWorkload {
+func modelWorkload(w *unstructured.Unstructured, ns string) QueuedWorkload {
 	name := "Workload " + w.GetName()
 	if refs := w.GetOwnerReferences(); len(refs) > 0 {
 		name = refs[0].Kind + " " + refs[0].Name
@@ -159,10 +158,10 @@ func modelWorkload(w *unstructured.Unstructured, ns string) schedkueue.QueuedWor
 	if w.GetNamespace() != ns {
 		name = strings.Replace(name, " ", " "+w.GetNamespace()+"/", 1)
 	}
-	out := schedkueue.QueuedWorkload{Name: name, ClusterQueue: nestedString(w, "status", "admission", "clusterQueue"), Created: w.GetCreationTimestamp().Time, Usage: map[corev1.ResourceName]int64{}}
+	out := QueuedWorkload{Name: name, ClusterQueue: nestedString(w, "status", "admission", "clusterQueue"), Created: w.GetCreationTimestamp().Time, Usage: map[corev1.ResourceName]int64{}}
 	p, _, _ := unstructured.NestedFieldNoCopy(w.Object, "spec", "priority")
-	out.Priority, _ = int32Of(p) // Kueue's default: 0
-	out.Evicted = condition(w, "Evicted")
+	out.Priority, _ = scheduler.Int32Of(p) // Kueue's default: 0
+	out.Evicted = hasCondition(w, "Evicted")
 	out.Reserved = conditionTime(w, "QuotaReserved")
 	sets, _, _ := unstructured.NestedSlice(w.Object, "status", "admission", "podSetAssignments")
 	for _, s := range sets {
@@ -189,15 +188,7 @@ func ownedBy(w *unstructured.Unstructured, objs map[string]string) bool {
 }
 
 // int32Of reads a priority: an integer that fits int32, as Kueue's are.
-func int32Of(v any) (int32, bool) {
-	n, ok := v.(int64)
-	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
-		return 0, false
-	}
-	return int32(n), true
-}
-
-func condition(w *unstructured.Unstructured, typ string) bool {
+func hasCondition(w *unstructured.Unstructured, typ string) bool {
 	conds, _, _ := unstructured.NestedSlice(w.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
@@ -226,7 +217,7 @@ func nestedString(u *unstructured.Unstructured, f ...string) string {
 }
 
 // names lists Workloads as a report says them: "RayJob low (priority 10)".
-func names(ws []schedkueue.QueuedWorkload) string {
+func names(ws []QueuedWorkload) string {
 	out := make([]string, len(ws))
 	for i, w := range ws {
 		out[i] = fmt.Sprintf("%s (priority %d)", w.Name, w.Priority)
@@ -240,14 +231,5 @@ func milli(l corev1.ResourceList) map[corev1.ResourceName]int64 {
 	for n, q := range l {
 		out[n] = q.MilliValue()
 	}
-	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

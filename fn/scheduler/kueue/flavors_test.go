@@ -1,14 +1,78 @@
-package preflight
+package kueue
 
 import (
 	"context"
 	"testing"
 
+	"errors"
+
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
+
+// fakeReader answers gets of the objects in gets, keyed by path
+// (/apis/GROUP/VERSION[/namespaces/NS]/RESOURCE/NAME), and lists of
+// lists, refuses the path deny as the API server's 403 does, and finds
+// nothing else.
+type fakeReader struct {
+	deny  string
+	gets  map[string]map[string]any
+	lists map[string][]map[string]any
+}
+
+func pathOf(gvr schema.GroupVersionResource, ns, name string) string {
+	p := "/apis/" + gvr.Group + "/" + gvr.Version
+	if ns != "" {
+		p += "/namespaces/" + ns
+	}
+	p += "/" + gvr.Resource
+	if name != "" {
+		p += "/" + name
+	}
+	return p
+}
+
+func (f fakeReader) Get(_ context.Context, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, scheduler.Outcome, error) {
+	p := pathOf(gvr, ns, name)
+	if p == f.deny {
+		return nil, scheduler.Forbidden, errors.New("access refused (403 Forbidden): denied by the test")
+	}
+	if o, ok := f.gets[p]; ok {
+		return &unstructured.Unstructured{Object: o}, scheduler.Found, nil
+	}
+	return nil, scheduler.NotFound, nil
+}
+
+func (f fakeReader) List(_ context.Context, gvr schema.GroupVersionResource, ns, _ string) ([]unstructured.Unstructured, scheduler.Outcome, error) {
+	p := pathOf(gvr, ns, "")
+	if p == f.deny {
+		return nil, scheduler.Forbidden, errors.New("access refused (403 Forbidden): denied by the test")
+	}
+	items, ok := f.lists[p]
+	if !ok {
+		return nil, scheduler.NotFound, nil
+	}
+	out := make([]unstructured.Unstructured, len(items))
+	for i, o := range items {
+		out[i] = unstructured.Unstructured{Object: o}
+	}
+	return out, scheduler.Found, nil
+}
+
+func (fakeReader) Stops(error) bool { return false }
+
+// obj is an object of kind at apiVersion with metadata and more fields.
+func obj(apiVersion, kind string, metadata, more map[string]any) map[string]any {
+	o := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": metadata}
+	for k, v := range more {
+		o[k] = v
+	}
+	return o
+}
 
 // A LocalQueue's flavors are read through its ClusterQueue, each flavor
 // once; any object absent leaves nothing to assign (nil), any read refused
@@ -42,8 +106,8 @@ func TestReadQueueFlavors(t *testing.T) {
 		unread     string
 	}{
 		{"found", "", all(toCQ, product), &queueFlavors{clusterQueue: "cq",
-			groups:  []schedkueue.ResourceGroup{{Covered: []corev1.ResourceName{"cpu"}, Flavors: []string{"gb300"}}, {Covered: []corev1.ResourceName{"nvidia.com/gpu"}, Flavors: []string{"gb300"}}},
-			flavors: map[string]schedkueue.Flavor{"gb300": {Name: "gb300", NodeLabels: map[string]string{"product": "GB300"}}}}, ""},
+			groups:  []ResourceGroup{{Covered: []corev1.ResourceName{"cpu"}, Flavors: []string{"gb300"}}, {Covered: []corev1.ResourceName{"nvidia.com/gpu"}, Flavors: []string{"gb300"}}},
+			flavors: map[string]Flavor{"gb300": {Name: "gb300", NodeLabels: map[string]string{"product": "GB300"}}}}, ""},
 		{"no LocalQueue", "", nil, nil, ""},
 		// the ClusterQueue collection answers too: a get with no name would find it
 		{"LocalQueue names no ClusterQueue", "", map[string]map[string]any{lqPath: lq(map[string]any{}), cqPath: cq, "/apis/kueue.x-k8s.io/v1beta2/clusterqueues": cq, rfPath: rf(product)}, nil, ""},
@@ -55,7 +119,7 @@ func TestReadQueueFlavors(t *testing.T) {
 		{"ResourceFlavor undecodable", "", all(toCQ, map[string]any{"nodeLabels": "GB300"}), nil, "Kueue's ResourceFlavor gb300 could not be read (error: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := readQueueFlavors(context.Background(), deniedCluster(t, tc.deny, nil, tc.gets), "a", "lab")
+			got, err := readQueueFlavors(context.Background(), fakeReader{deny: tc.deny, gets: tc.gets}, "a", "lab")
 			require.NoError(t, err)
 			if tc.unread == "" {
 				require.Equal(t, tc.want, got)
@@ -71,7 +135,7 @@ func TestReadQueueFlavors(t *testing.T) {
 // The note names each assigned flavor's labels the pod did not select
 // already, sorted, and nothing when Kueue adds none.
 func TestAdmissionNote(t *testing.T) {
-	qf := &queueFlavors{clusterQueue: "cq", flavors: map[string]schedkueue.Flavor{
+	qf := &queueFlavors{clusterQueue: "cq", flavors: map[string]Flavor{
 		"cpu": {NodeLabels: map[string]string{"pool": "cpu"}},
 		"gpu": {NodeLabels: map[string]string{"product": "GB300", "pool": "gpu"}},
 	}}
@@ -88,7 +152,7 @@ func TestAdmissionNote(t *testing.T) {
 		{"two flavors", nil, []string{"cpu", "gpu"}, "Kueue (ClusterQueue cq) adds ResourceFlavor cpu's nodeLabels pool=cpu and ResourceFlavor gpu's nodeLabels pool=gpu, product=GB300 to this pod set's nodeSelector, as it does for every pod set whose resources a flavor covers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := admissionNote(&corev1.PodSpec{NodeSelector: tc.selector}, schedkueue.Admitted{Flavors: tc.flavors}, qf)
+			got := admissionNote(&corev1.PodSpec{NodeSelector: tc.selector}, Admitted{Flavors: tc.flavors}, qf)
 			require.Equal(t, tc.want, got)
 		})
 	}

@@ -1,9 +1,8 @@
-package preflight
+package kueue
 
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -11,7 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
 // What a LocalQueue line checks, read as Kueue v0.17.0 defines the objects
@@ -25,35 +25,45 @@ import (
 // quota is free now (status.flavorsReservation); a run the free quota does
 // not hold says what Kueue does then: borrow, preempt, or queue (admission).
 
+// PreflightObject judges a found LocalQueue against the pods of the
+// objects that name it; any other prerequisite is not Kueue's to judge.
+func (Integration) PreflightObject(ctx context.Context, r scheduler.Reader, run scheduler.PreflightRun, l scheduler.Line, u *unstructured.Unstructured) (scheduler.Line, bool, error) {
+	if l.Kind != "LocalQueue" {
+		return l, false, nil
+	}
+	l, err := localQueueLine(ctx, r, run, l, u)
+	return l, true, err
+}
+
 // localQueueLine judges a found LocalQueue against the pods of the objects
 // that name it.
-func localQueueLine(ctx context.Context, c *kube.Conn, in Input, l Line, lq *unstructured.Unstructured) (Line, error) {
+func localQueueLine(ctx context.Context, c scheduler.Reader, in scheduler.PreflightRun, l scheduler.Line, lq *unstructured.Unstructured) (scheduler.Line, error) {
 	cqName, _, _ := unstructured.NestedString(lq.Object, "spec", "clusterQueue")
 	if cqName == "" {
-		l.State, l.Detail = Missing, "has no spec.clusterQueue: Kueue admits nothing from it"
+		l.State, l.Detail = scheduler.Missing, "has no spec.clusterQueue: Kueue admits nothing from it"
 		return l, nil
 	}
-	cq, out, err := c.Get(ctx, kube.KueueClusterQueues, "", cqName)
-	if kube.Stops(err) {
+	cq, out, err := c.Get(ctx, ClusterQueues, "", cqName)
+	if c.Stops(err) {
 		return l, err
 	}
-	if out != kube.Found {
-		st, d := verdict(out, err)
+	if out != scheduler.Found {
+		st, d := scheduler.Verdict(out, err)
 		l.State, l.Detail = st, fmt.Sprintf("points at ClusterQueue %s: %s; its Workloads stay pending", cqName, d)
-		if st == Missing {
+		if st == scheduler.Missing {
 			l.Detail = fmt.Sprintf("points at ClusterQueue %s, which does not exist: its Workloads stay pending", cqName)
 		}
-		return l, passUnreachable(err)
+		return l, passStops(c, err)
 	}
-	need := queueDemand(in.Pods, l.ReferencedBy)
+	need := scheduler.Demand(in.Pods, l.ReferencedBy)
 	quota := readQuota(cq)
 	cohort := cohortOf(cq)
-	l.State = OK
+	l.State = scheduler.OK
 	var notes []string
 	short := false
-	for _, name := range sortedNames(need) {
+	for _, name := range placement.SortedNames(need) {
 		state, note, waits := quotaNote(cqName, cohort, name, need[name], quota)
-		if worse(state, l.State) {
+		if scheduler.Worse(state, l.State) {
 			l.State = state
 		}
 		short = short || waits
@@ -62,74 +72,35 @@ func localQueueLine(ctx context.Context, c *kube.Conn, in Input, l Line, lq *uns
 	l.Detail = fmt.Sprintf("ClusterQueue %s: %s", cqName, strings.Join(notes, "; "))
 	// In a cohort, quota free in the ClusterQueue may be lent to a peer:
 	// only the cohort's count says whether the run fits.
-	if (short || cohort != "") && l.State == OK {
-		v, err := admission(ctx, c, in, l, cq, cohort, need)
+	if (short || cohort != "") && l.State == scheduler.OK {
+		v, waits, err := admission(ctx, c, in, l, cq, cohort, need)
 		if err != nil {
 			return l, err
 		}
 		l.Detail += ": " + v
+		l.Waits = waits
 	}
 	return l, nil
-}
-
-// queueDemand sums the requests of every pod owned by an object that names
-// the queue (ReferencedBy entries start with the object's "Kind/name"),
-// each pod's requests as the API server defaults them (a limit without a
-// request is the request), which is what Kueue's Workload counts.
-func queueDemand(pods []PodShape, referencedBy []string) corev1.ResourceList {
-	owners := map[string]bool{}
-	for _, r := range referencedBy {
-		owner, _, _ := strings.Cut(r, " ")
-		owners[owner] = true
-	}
-	total := corev1.ResourceList{}
-	for _, s := range pods {
-		if !owners[s.Object] {
-			continue
-		}
-		for name, q := range podRequests(s.AsPod()) {
-			if q.IsZero() {
-				continue
-			}
-			q.Mul(s.Count)
-			sum := total[name]
-			sum.Add(q)
-			total[name] = sum
-		}
-	}
-	return total
 }
 
 // quotaNote judges one resource the run asks for against the
 // ClusterQueue's quota of it, in one wording: what the run needs, then what
 // is free of the nominal quota. waits is true when the free quota does not
 // hold it (admission then says what Kueue does).
-func quotaNote(cqName, cohort string, name corev1.ResourceName, want resource.Quantity, quota map[corev1.ResourceName]flavorQuota) (State, string, bool) {
+func quotaNote(cqName, cohort string, name corev1.ResourceName, want resource.Quantity, quota map[corev1.ResourceName]flavorQuota) (scheduler.State, string, bool) {
 	q, covered := quota[name]
 	switch {
 	case !covered:
-		return Missing, fmt.Sprintf("ClusterQueue %s covers no %s (the run needs %s): Kueue never admits it; expected %s among a resource group's coveredResources", cqName, name, amount(want), name), false
+		return scheduler.Missing, fmt.Sprintf("ClusterQueue %s covers no %s (the run needs %s): Kueue never admits it; expected %s among a resource group's coveredResources", cqName, name, scheduler.Amount(want), name), false
 	case q.invalid != "":
-		return CannotTell, fmt.Sprintf("ClusterQueue %s's %s: cannot tell whether the run's %s %s fit", cqName, q.invalid, amount(want), name), false
+		return scheduler.CannotTell, fmt.Sprintf("ClusterQueue %s's %s: cannot tell whether the run's %s %s fit", cqName, q.invalid, scheduler.Amount(want), name), false
 	case want.Cmp(q.nominal) > 0 && cohort == "":
-		return Missing, fmt.Sprintf("the run needs %s %s, more than ClusterQueue %s's whole nominal quota %s and it is in no cohort to borrow from: Kueue never admits it", amount(want), name, cqName, amount(q.nominal)), false
+		return scheduler.Missing, fmt.Sprintf("the run needs %s %s, more than ClusterQueue %s's whole nominal quota %s and it is in no cohort to borrow from: Kueue never admits it", scheduler.Amount(want), name, cqName, scheduler.Amount(q.nominal)), false
 	}
 	free := q.nominal.DeepCopy()
 	free.Sub(q.reserved)
 	left := nonNegative(free)
-	return OK, fmt.Sprintf("needs %s %s; %s of %s free", amount(want), name, amount(left), amount(q.nominal)), want.Cmp(free) > 0
-}
-
-// plainUpTo bounds what amount writes plainly (its milli-units fit int64).
-var plainUpTo = resource.MustParse("1P")
-
-// amount is a quantity as a person reads it: a whole count of a decimal
-// resource plainly (1000 cpu, not 1k), anything else as Kubernetes writes it.
-func amount(q resource.Quantity) string {
-	if q.Format == resource.DecimalSI && q.Cmp(plainUpTo) < 0 && q.MilliValue()%1000 == 0 {
-		return strconv.FormatInt(q.Value(), 10)
-	}
-	return q.String()
+	return scheduler.OK, fmt.Sprintf("needs %s %s; %s of %s free", scheduler.Amount(want), name, scheduler.Amount(left), scheduler.Amount(q.nominal)), want.Cmp(free) > 0
 }
 
 // flavorQuota is a resource's nominal quota summed over flavors and what
@@ -206,10 +177,6 @@ func readQuota(cq *unstructured.Unstructured) map[corev1.ResourceName]flavorQuot
 	return out
 }
 
-// maxQuantity bounds a quota value: 10^18 (1E) of any unit is more than
-// any cluster holds (an exabyte of memory, a million million GPUs).
-var maxQuantity = resource.MustParse("1E")
-
 // quantityOf reads a quantity written as a string or a number. Anything
 // else, a negative value or one over maxQuantity (a hostile or broken
 // answer) is an error naming the value: counted, it would make "80 free
@@ -234,19 +201,7 @@ func quantityOf(v any) (resource.Quantity, error) {
 	default:
 		return q, fmt.Errorf("is %s: expected a quantity", kindOf(v))
 	}
-	return q, inRange(q, show(v))
-}
-
-// inRange refuses a quantity of the server's no cluster has: negative, or
-// over maxQuantity. shown is the value as the answer wrote it.
-func inRange(q resource.Quantity, shown string) error {
-	switch {
-	case q.Sign() < 0:
-		return fmt.Errorf("is %s: negative, expected a quantity from 0 to %s", shown, maxQuantity.String())
-	case q.Cmp(maxQuantity) > 0:
-		return fmt.Errorf("is %s: absurd, expected a quantity from 0 to %s", shown, maxQuantity.String())
-	}
-	return nil
+	return q, placement.InRange(q, show(v))
 }
 
 // show is a value of the answer as it was written: a string as is, a
@@ -280,31 +235,11 @@ func nonNegative(q resource.Quantity) resource.Quantity {
 	return q
 }
 
-// podRequests is the pod's requests as the API server defaults them before
-// anyone counts them: a container limit without a request is its request
-// (core/v1 defaulting), then component-helpers' PodRequests (init
-// containers, sidecars, overhead).
-func podRequests(pod *corev1.Pod) corev1.ResourceList {
-	p := pod.DeepCopy()
-	defaultRequests := func(cs []corev1.Container) {
-		for i := range cs {
-			r := &cs[i].Resources
-			names := make([]string, 0, len(r.Limits))
-			for n := range r.Limits {
-				names = append(names, string(n))
-			}
-			sort.Strings(names)
-			for _, n := range names {
-				if _, ok := r.Requests[corev1.ResourceName(n)]; !ok {
-					if r.Requests == nil {
-						r.Requests = corev1.ResourceList{}
-					}
-					r.Requests[corev1.ResourceName(n)] = r.Limits[corev1.ResourceName(n)]
-				}
-			}
-		}
+// passStops is err when it ends the preflight, else nil (the line says
+// what the read found).
+func passStops(c scheduler.Reader, err error) error {
+	if c.Stops(err) {
+		return err
 	}
-	defaultRequests(p.Spec.Containers)
-	defaultRequests(p.Spec.InitContainers)
-	return podRequestsOf(p)
+	return nil
 }

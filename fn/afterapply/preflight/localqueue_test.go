@@ -51,31 +51,32 @@ func TestLocalQueuePreemption(t *testing.T) {
 		workloads []map[string]any
 		deny      string
 		want      string
+		waits     bool
 	}{
 		{"a lower priority run holds the quota: preempted", clusterQueue("cq", "", 16, lower), nil,
 			[]map[string]any{kueueWorkload("low", "a", "cq", 10, 16, true)},
-			"", "ClusterQueue cq: needs 10 cpu; 1494 of 1504 free; needs 16 nvidia.com/gpu; 0 of 16 free: admitted now by preempting RayJob low (priority 10)"},
+			"", "ClusterQueue cq: needs 10 cpu; 1494 of 1504 free; needs 16 nvidia.com/gpu; 0 of 16 free: admitted now by preempting RayJob low (priority 10)", false},
 		{"every lower one it needs, named with its namespace", clusterQueue("cq", "", 16, lower), nil,
 			[]map[string]any{kueueWorkload("low", "a", "cq", 10, 8, true), kueueWorkload("other", "b", "cq", 20, 8, true)},
-			"", "admitted now by preempting RayJob low (priority 10), RayJob b/other (priority 20)"},
+			"", "admitted now by preempting RayJob low (priority 10), RayJob b/other (priority 20)", false},
 		{"the run's own Workload is no candidate", clusterQueue("cq", "", 16, lower), nil,
 			[]map[string]any{kueueWorkload("j", "a", "cq", 10, 16, true)},
-			"", "0 of 16 free: queued until other Workloads finish"},
+			"", "0 of 16 free: queued until other Workloads finish", true},
 		{"no preemption policy: queued until others finish", clusterQueue("cq", "", 16, nil), nil,
 			[]map[string]any{kueueWorkload("low", "a", "cq", 10, 16, true)},
-			"", "0 of 16 free: queued until other Workloads finish"},
+			"", "0 of 16 free: queued until other Workloads finish", true},
 		{"a higher priority one holds it: queued", clusterQueue("cq", "", 16, lower), nil,
 			[]map[string]any{kueueWorkload("top", "a", "cq", 5000, 16, true)},
-			"", ": queued until other Workloads finish"},
+			"", ": queued until other Workloads finish", true},
 		{"a pending run it does not outrank: queued behind it", clusterQueue("cq", "", 16, lower), nil,
 			[]map[string]any{kueueWorkload("top", "a", "cq", 5000, 16, true), kueueWorkload("waiting", "a", "", 2000, 0, false)},
-			"", ": queued behind RayJob waiting (priority 2000)"},
+			"", ": queued behind RayJob waiting (priority 2000)", true},
 		{"an idle cohort: borrows", clusterQueue("cq", "co", 8, nil),
 			[]map[string]any{clusterQueue("cq", "co", 8, nil), clusterQueue("idle", "co", 8, nil)}, nil,
-			"", "needs 16 nvidia.com/gpu; 8 of 8 free: admitted now by borrowing from cohort co"},
+			"", "needs 16 nvidia.com/gpu; 8 of 8 free: admitted now by borrowing from cohort co", false},
 		{"Workloads unreadable: says so", clusterQueue("cq", "", 16, lower), nil,
 			[]map[string]any{kueueWorkload("low", "a", "cq", 10, 16, true)},
-			kq + "/workloads", "queued until other Workloads finish (cannot tell whether Kueue preempts: Workloads could not be read (access refused (403 Forbidden)"},
+			kq + "/workloads", "queued until other Workloads finish (cannot tell whether Kueue preempts: Workloads could not be read (access refused (403 Forbidden)", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,6 +117,7 @@ func TestLocalQueuePreemption(t *testing.T) {
 			require.NotNil(t, line, "a LocalQueue line")
 			assert.Equal(t, OK, line.State, line.Detail)
 			assert.Contains(t, line.Detail, tc.want)
+			assert.Equal(t, tc.waits, line.Waits, "the run waits for quota")
 		})
 	}
 }

@@ -1,0 +1,44 @@
+package preflight
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+)
+
+// reader is the connection as the scheduler integrations read it
+// (scheduler.Reader): what they ask of the cluster for preflight goes
+// through it, so they link no client.
+type reader struct{ c *kube.Conn }
+
+func (r reader) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, scheduler.Outcome, error) {
+	u, out, err := r.c.Get(ctx, gvr, ns, name)
+	return u, outcome(out), err
+}
+
+func (r reader) List(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]unstructured.Unstructured, scheduler.Outcome, error) {
+	items, out, err := r.c.List(ctx, gvr, ns, selector)
+	return items, outcome(out), err
+}
+
+func (reader) Stops(err error) bool { return kube.Stops(err) }
+
+// outcome is a read's outcome in the integrations' terms.
+func outcome(out kube.Outcome) scheduler.Outcome {
+	switch out {
+	case kube.Found:
+		return scheduler.Found
+	case kube.Forbidden:
+		return scheduler.Forbidden
+	}
+	return scheduler.NotFound
+}
+
+// run is what the integrations' preflight reads of the input.
+func (in Input) run() scheduler.PreflightRun {
+	return scheduler.PreflightRun{Pods: in.Pods, Queues: in.Queues, Priorities: in.Priorities}
+}
