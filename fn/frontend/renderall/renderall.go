@@ -7,7 +7,8 @@
 //	                          worker bundle; manifests/<run>.yaml then holds
 //	                          the manager's objects (workers.go)
 //	DIR/flux/<run>/, DIR/flux-runs/<run>.yaml  with --flux, the run's Flux
-//	                          Kustomization and what it builds (flux.go)
+//	                          Kustomization and what it builds (flux.go);
+//	                          DIR/flux-workers/<run>.yaml its worker bundle's
 //
 // One file per run, not per object: a reviewer reads one file per run, and it
 // is byte-identical to what the CLI, the KRM function and the chart emit for
