@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argohealth"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/argosync"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
@@ -30,6 +31,7 @@ type appSpec struct {
 		SyncPolicy struct {
 			Automated struct {
 				Prune, SelfHeal bool
+				AllowEmpty      bool `json:"allowEmpty"`
 			} `json:"automated"`
 			SyncOptions []string `json:"syncOptions"`
 		} `json:"syncPolicy"`
@@ -47,18 +49,21 @@ func readYAML(t *testing.T, file string, into any) {
 // ignore exactly the fields of the managers it observed writing into a
 // run, apply server-side and only what is out of sync, keep the ignored
 // fields at sync, never self-heal, prune what Git no longer renders (a
-// stopped Kueue run's RayJob; each Application holds one run), and delete
-// the run's objects with the Application.
+// stopped Kueue run's RayJob; each Application holds one run), all of it
+// when nothing is left (a removed run; a stopped run MultiKueue dispatches,
+// on the manager), and delete the run's objects with the Application. The
+// workers' ApplicationSet has the same settings.
 func TestArgoCDApplicationSettings(t *testing.T) {
 	var app appSpec
-	var set struct {
+	var set, workers struct {
 		Spec struct {
 			Template appSpec `json:"template"`
 		} `json:"spec"`
 	}
 	readYAML(t, "application.yaml", &app)
 	readYAML(t, "applicationset.yaml", &set)
-	for name, a := range map[string]appSpec{"application.yaml": app, "applicationset.yaml": set.Spec.Template} {
+	readYAML(t, "applicationset-workers.yaml", &workers)
+	for name, a := range map[string]appSpec{"application.yaml": app, "applicationset.yaml": set.Spec.Template, "applicationset-workers.yaml": workers.Spec.Template} {
 		assert.Contains(t, a.Metadata.Finalizers, "resources-finalizer.argocd.argoproj.io", name)
 		kinds := map[string]bool{}
 		for _, d := range a.Spec.IgnoreDifferences {
@@ -72,7 +77,76 @@ func TestArgoCDApplicationSettings(t *testing.T) {
 		}
 		assert.False(t, a.Spec.SyncPolicy.Automated.SelfHeal, "%s: self-heal re-creates a deleted run", name)
 		assert.True(t, a.Spec.SyncPolicy.Automated.Prune, "%s: a stopped Kueue run's RayJob is deleted by pruning", name)
+		assert.True(t, a.Spec.SyncPolicy.Automated.AllowEmpty, "%s: a run with no object left here is pruned whole", name)
 	}
+}
+
+// argoSet is what tests read of an ApplicationSet: its generators and
+// where its template syncs from and to.
+type argoSet struct {
+	Spec struct {
+		Generators []struct {
+			Git    *gitGen `json:"git"`
+			Matrix *struct {
+				Generators []struct {
+					Git      *gitGen `json:"git"`
+					Clusters *struct {
+						Selector struct {
+							MatchLabels map[string]string `json:"matchLabels"`
+						} `json:"selector"`
+					} `json:"clusters"`
+				} `json:"generators"`
+			} `json:"matrix"`
+		} `json:"generators"`
+		Template struct {
+			Metadata struct{ Name string } `json:"metadata"`
+			Spec     struct {
+				Destination struct{ Server, Namespace string } `json:"destination"`
+				Source      struct {
+					RepoURL   string `json:"repoURL"`
+					Path      string
+					Directory struct{ Include string }
+				} `json:"source"`
+			} `json:"spec"`
+		} `json:"template"`
+	} `json:"spec"`
+}
+
+type gitGen struct {
+	RepoURL     string `json:"repoURL"`
+	Revision    string
+	Directories []struct{ Path string }
+}
+
+// The workers' ApplicationSet gives every run folder an Application on
+// each Argo CD cluster labelled a MultiKueue worker (a matrix of the git
+// directories and clusters generators), syncing the run's worker bundle
+// where render-all writes it, from the repository and run folders the
+// manager's ApplicationSet reads.
+func TestArgoCDWorkerApplicationSet(t *testing.T) {
+	var mgr, w argoSet
+	readYAML(t, "applicationset.yaml", &mgr)
+	readYAML(t, "applicationset-workers.yaml", &w)
+	require.Len(t, mgr.Spec.Generators, 1)
+	require.Len(t, w.Spec.Generators, 1)
+	m := w.Spec.Generators[0].Matrix
+	require.NotNil(t, m, "a matrix generator")
+	require.Len(t, m.Generators, 2)
+	require.NotNil(t, m.Generators[0].Git)
+	assert.Equal(t, mgr.Spec.Generators[0].Git, m.Generators[0].Git, "the manager's run folders")
+	require.NotNil(t, m.Generators[1].Clusters)
+	assert.Equal(t, map[string]string{"nemo-rl.nvidia.com/multikueue-worker": "true"}, m.Generators[1].Clusters.Selector.MatchLabels)
+
+	ws, ms := w.Spec.Template, mgr.Spec.Template
+	assert.Equal(t, "{{.server}}", ws.Spec.Destination.Server, "each worker cluster")
+	assert.Equal(t, ms.Spec.Destination.Namespace, ws.Spec.Destination.Namespace)
+	assert.Equal(t, ms.Spec.Source.RepoURL, ws.Spec.Source.RepoURL)
+	assert.Equal(t, renderall.ManifestsDir, ms.Spec.Source.Path)
+	assert.Equal(t, renderall.ManifestsDir+"/"+renderall.WorkersDir, ws.Spec.Source.Path, "render-all's worker bundles")
+	assert.Equal(t, ms.Spec.Source.Directory, ws.Spec.Source.Directory, "the run's own file")
+	assert.Equal(t, "{{.path.basename}}.yaml", ws.Spec.Source.Directory.Include)
+	assert.Contains(t, ws.Metadata.Name, "{{.path.basename}}")
+	assert.Contains(t, ws.Metadata.Name, "{{.nameNormalized}}", "one Application per run and worker")
 }
 
 // The shipped Flux objects (gitops/flux) carry the settings docs/gitops.md

@@ -60,8 +60,19 @@ func TestMultiKueueStopInGit(t *testing.T) {
 	for _, wk := range f.Workers {
 		require.NoError(t, wk.Env.Sync(ctx, ns, argosync.Manager, first.bundle, stopped.bundle), wk.Name)
 	}
+	stoppedOn(t, f, w, ns, first.job.GetName(), rc)
+
+	assert.Equal(t, at, dispatched(t, f, ns, second.job.GetName()), "the second run took the freed quota")
+}
+
+// stoppedOn waits, once the manager's RayJob name was pruned, until its
+// copy on worker w and the Pods of its cluster rc are gone, and asserts
+// the manager's RayJob stays gone.
+func stoppedOn(t *testing.T, f *multicluster.Fleet, w multicluster.Cluster, ns, name, rc string) {
+	t.Helper()
+	ctx := context.Background()
 	begin := time.Now()
-	require.NoError(t, operator.Wait(ctx, waitFor, "the first run's RayJob and Pods to go from "+w.Name, func(ctx context.Context) (bool, string, error) {
+	require.NoError(t, operator.Wait(ctx, waitFor, "the run's RayJob and Pods to go from "+w.Name, func(ctx context.Context) (bool, string, error) {
 		// What kube-controller-manager's garbage collector does on both
 		// sides: the manager's Workload of the pruned RayJob, the worker's
 		// RayCluster of the deleted RayJob and its Pods.
@@ -74,7 +85,7 @@ func TestMultiKueueStopInGit(t *testing.T) {
 		if err := w.Env.CollectOrphans(ctx, ns); err != nil {
 			return false, "", err
 		}
-		err := w.Env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: first.job.GetName()}, &rayv1.RayJob{})
+		err := w.Env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &rayv1.RayJob{})
 		if client.IgnoreNotFound(err) != nil {
 			return false, "", err
 		}
@@ -85,9 +96,7 @@ func TestMultiKueueStopInGit(t *testing.T) {
 		return err != nil && len(pods.Items) == 0, fmt.Sprintf("RayJob: %v; %d Pods", err, len(pods.Items)), nil
 	}), "the manager's Kueue log on %s:\n%s", ns, kueueLog(f, ns))
 	t.Logf("stopped on %s %s after the sync", w.Name, time.Since(begin).Round(time.Millisecond))
-
-	assert.Equal(t, at, dispatched(t, f, ns, second.job.GetName()), "the second run took the freed quota")
-	err = f.Manager.Env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: first.job.GetName()}, &rayv1.RayJob{})
+	err := f.Manager.Env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &rayv1.RayJob{})
 	assert.True(t, apierrors.IsNotFound(err), "the stopped run's RayJob is back on the manager: %v", err)
 }
 

@@ -34,12 +34,20 @@ func Dispatched(d Doc) bool {
 // workers; otherwise all to one cluster. It is the one rule of which
 // object goes where.
 func Destinations(docs []Doc) []Destination {
-	out := make([]Destination, len(docs))
 	multi := false
 	for _, d := range docs {
 		multi = multi || Dispatched(d)
 	}
-	if !multi {
+	return RunDestinations(docs, multi)
+}
+
+// RunDestinations is Destinations for a run whose profile says whether
+// MultiKueue dispatches it (dispatched): a stopped dispatched run renders
+// no job object, yet its documents are still the workers' bundle, and the
+// manager gets none.
+func RunDestinations(docs []Doc, dispatched bool) []Destination {
+	out := make([]Destination, len(docs))
+	if !dispatched {
 		return out
 	}
 	for i, d := range docs {

@@ -42,3 +42,26 @@ func TestDestinations(t *testing.T) {
 		})
 	}
 }
+
+// A run its profile dispatches goes to the workers whole when its render
+// holds no job object (stopped); a job object dispatches whatever the
+// caller says.
+func TestRunDestinations(t *testing.T) {
+	cm := rendered.FromData(map[string]any{"kind": "ConfigMap", "metadata": map[string]any{"name": "r"}})
+	job := rendered.FromData(map[string]any{"kind": "RayJob", "metadata": map[string]any{"name": "r"}, "spec": map[string]any{"managedBy": vocab.MultiKueueControllerName}})
+	cases := []struct {
+		name       string
+		docs       []rendered.Doc
+		dispatched bool
+		want       []rendered.Destination
+	}{
+		{"stopped dispatched run: all to the workers", []rendered.Doc{cm}, true, []rendered.Destination{rendered.Worker}},
+		{"not dispatched: one cluster", []rendered.Doc{cm}, false, []rendered.Destination{rendered.OneCluster}},
+		{"dispatched with its job", []rendered.Doc{cm, job}, true, []rendered.Destination{rendered.Worker, rendered.Manager}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, rendered.RunDestinations(tc.docs, tc.dispatched))
+		})
+	}
+}

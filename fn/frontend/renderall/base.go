@@ -19,16 +19,19 @@ type Base struct {
 	From string
 	// Known is false when no base could be found: the checkout's own
 	// committed manifests and allow-list stand in, and the gate says so.
-	Known     bool
+	Known bool
+	// Manifests are the runs' committed manifests, each with its worker
+	// bundle joined (Join), as Result.Whole holds a render.
 	Manifests map[string][]byte
 	// Allow is the base's allow-list (nil: none); AllowData its bytes, so
 	// a pull request's change to it can be shown.
 	Allow     *Allow
 	AllowData []byte
 	// FluxRuns are the runs with a folder below the base's FluxDir, and
-	// FluxBuild reads one's kustomization.yaml there (nil, nil: none).
+	// FluxBuild reads a file there by its path below FluxDir
+	// (<run>/kustomization.yaml; nil, nil: none).
 	FluxRuns  []string
-	FluxBuild func(run string) ([]byte, error)
+	FluxBuild func(file string) ([]byte, error)
 }
 
 // BaseEnv names the environment variables CI sets to the branch a pull
@@ -79,33 +82,17 @@ func BaseFromRevision(dir, ref, why string) (Base, error) {
 	if why != "" {
 		b.From += ", from " + why
 	}
-	mdir := path.Join(rel, ManifestsDir)
-	entries, err := rev.ReadDir(mdir)
-	if err != nil {
-		return Base{}, err
-	}
 	var budget source.RenderBudget
-	var manifests []source.TreeEntry
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name, Ext) || !e.Regular {
-			continue // a symlink in the base is not a manifest either
-		}
-		name := path.Join(mdir, e.Name)
-		if e.Size > source.MaxRenderSize {
-			return Base{}, fmt.Errorf("%s at %s: over the %d-byte limit", name, ref, source.MaxRenderSize)
-		}
-		if err := budget.Take(name, e.Size); err != nil {
-			return Base{}, err
-		}
-		manifests = append(manifests, e)
-	}
-	blobs, err := rev.ReadBlobs(manifests)
+	mdir := path.Join(rel, ManifestsDir)
+	manifests, err := manifestsAt(rev, ref, mdir, &budget)
 	if err != nil {
 		return Base{}, err
 	}
-	for name, data := range blobs {
-		b.Manifests[strings.TrimSuffix(name, Ext)] = data
+	workers, err := manifestsAt(rev, ref, path.Join(mdir, WorkersDir), &budget)
+	if err != nil {
+		return Base{}, err
 	}
+	b.Manifests = JoinAll(manifests, workers)
 	if b.FluxRuns, b.FluxBuild, err = fluxRunsAt(rev, rel); err != nil {
 		return Base{}, err
 	}
@@ -123,6 +110,40 @@ func BaseFromRevision(dir, ref, why string) (Base, error) {
 	return b, nil
 }
 
+// manifestsAt reads the *.yaml files of dir at a revision, keyed by run.
+func manifestsAt(rev source.Revision, ref, dir string, budget *source.RenderBudget) (map[string][]byte, error) {
+	entries, err := rev.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var manifests []source.TreeEntry
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name, Ext) || !e.Regular {
+			continue // a symlink in the base is not a manifest either
+		}
+		name := path.Join(dir, e.Name)
+		if e.Size > source.MaxRenderSize {
+			return nil, fmt.Errorf("%s at %s: over the %d-byte limit", name, ref, source.MaxRenderSize)
+		}
+		if err := budget.Take(name, e.Size); err != nil {
+			return nil, err
+		}
+		manifests = append(manifests, e)
+	}
+	out := map[string][]byte{}
+	if len(manifests) == 0 {
+		return out, nil
+	}
+	blobs, err := rev.ReadBlobs(manifests)
+	if err != nil {
+		return nil, err
+	}
+	for name, data := range blobs {
+		out[strings.TrimSuffix(name, Ext)] = data
+	}
+	return out, nil
+}
+
 // BaseFromDir reads the base from a checkout of the base branch (the runs
 // repository at dir), under the same rules as the repository itself.
 func BaseFromDir(dir string) (Base, error) {
@@ -134,6 +155,11 @@ func BaseFromDir(dir string) (Base, error) {
 	if b.Manifests, _, _, err = ReadManifests(disk, filepath.Join(dir, ManifestsDir)); err != nil {
 		return Base{}, err
 	}
+	workers, _, _, err := ReadManifests(disk, filepath.Join(dir, ManifestsDir, WorkersDir))
+	if err != nil {
+		return Base{}, err
+	}
+	b.Manifests = JoinAll(b.Manifests, workers)
 	if b.FluxRuns, b.FluxBuild, err = fluxRunsOnDisk(disk, dir); err != nil {
 		return Base{}, err
 	}

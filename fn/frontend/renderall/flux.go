@@ -30,6 +30,11 @@ const (
 	FluxDir = "flux"
 	// FluxRunsDir holds flux-runs/<run>.yaml: the run's Kustomization.
 	FluxRunsDir = "flux-runs"
+	// FluxWorkersDir holds flux-workers/<run>.yaml for a run MultiKueue
+	// dispatches: the Kustomization of its worker bundle
+	// (flux/<run>/workers/), which every worker's own Flux applies from a
+	// parent on this folder, while the manager's parent is on FluxRunsDir.
+	FluxWorkersDir = "flux-workers"
 	// DefaultFluxNamespace and DefaultFluxInterval are the shipped
 	// Kustomization's (gitops/flux/kustomization.yaml).
 	DefaultFluxNamespace = "flux-system"
@@ -85,6 +90,8 @@ type KustomizationSpec struct {
 	// render leaves its RayJob out: a check of an absent object would
 	// never pass).
 	HealthChecks []ObjectRef
+	// Workers: the Kustomization of a dispatched run's worker bundle.
+	Workers bool
 }
 
 // FluxKustomization is a run's Flux Kustomization: kustomizationBody's
@@ -105,6 +112,13 @@ func FluxKustomization(k KustomizationSpec) []byte {
 # path holds one kustomization.yaml: the run's manifest, or nothing once the
 # run is state: removed. Not edited by hand: render-all rewrites it.
 `
+	if k.Workers {
+		header = fluxMark + `: the worker bundle of a
+# run MultiKueue dispatches, applied by every worker's Flux (docs/multicluster.md,
+# "Delivery"). Its path holds one kustomization.yaml: the bundle, or nothing
+# once the run is state: removed. Not edited by hand: render-all rewrites it.
+`
+	}
 	body := strings.NewReplacer("{{run}}", k.Run, "{{namespace}}", k.Namespace, "{{interval}}", k.Interval,
 		"{{source}}", k.Source, "{{path}}", k.Path, "{{healthChecks}}", hc.String()).Replace(kustomizationBody)
 	return []byte(header + body)
@@ -131,18 +145,38 @@ func ShippedKustomization() []byte {
 // object it applied. kustomize-controller builds without kustomize's load
 // restrictions, so the file may reach manifests/.
 func FluxBuild(run string, removed bool) []byte {
+	if removed {
+		return fluxBuild(run, "", "# The run is state: removed: its Kustomization prunes every object of it.",
+			"# Delete runs/"+run+"/ in a later commit, once Flux has applied this one.")
+	}
+	return fluxBuild(run, "../../"+ManifestsDir+"/"+run+Ext)
+}
+
+// FluxWorkersBuild is flux/<run>/workers/kustomization.yaml: the run's
+// worker bundle, or nothing when it has none (removed, or no longer
+// dispatched), so every worker's Kustomization prunes it.
+func FluxWorkersBuild(run string, bundle bool) []byte {
+	if !bundle {
+		return fluxBuild(run, "", "# The run has no worker bundle (state: removed, or not dispatched by MultiKueue):",
+			"# every worker's Kustomization prunes what it applied.")
+	}
+	return fluxBuild(run, "../../../"+ManifestsDir+"/"+WorkersDir+"/"+run+Ext)
+}
+
+// fluxBuild is a kustomization.yaml listing resource ("": nothing), its
+// header saying why with notes.
+func fluxBuild(run, resource string, notes ...string) []byte {
 	var b strings.Builder
 	b.WriteString(fluxMark + ": what run " + run + "'s Flux\n")
 	b.WriteString("# Kustomization applies. Not edited by hand: render-all rewrites it.\n")
-	if removed {
-		b.WriteString("# The run is state: removed: its Kustomization prunes every object of it.\n")
-		b.WriteString("# Delete runs/" + run + "/ in a later commit, once Flux has applied this one.\n")
+	for _, n := range notes {
+		b.WriteString(n + "\n")
 	}
 	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n")
-	if removed {
+	if resource == "" {
 		b.WriteString("resources: []\n")
 	} else {
-		b.WriteString("resources:\n- ../../" + ManifestsDir + "/" + run + Ext + "\n")
+		b.WriteString("resources:\n- " + resource + "\n")
 	}
 	return []byte(b.String())
 }
@@ -152,10 +186,19 @@ func fluxPaths(run string) (build, kustomization string) {
 	return path.Join(FluxDir, run, KustomizationFile), path.Join(FluxRunsDir, run+Ext)
 }
 
+// fluxWorkerPaths are the two Flux files of a run's worker bundle.
+func fluxWorkerPaths(run string) (build, kustomization string) {
+	return path.Join(FluxDir, run, WorkersDir, KustomizationFile), path.Join(FluxWorkersDir, run+Ext)
+}
+
 // Files are the Flux files of every run that rendered or is removed,
 // keyed by path relative to the runs repository. A failed run has none:
-// its committed files are kept, as its manifest is.
-func (f Flux) Files(res *Result) map[string][]byte {
+// its committed files are kept, as its manifest is. A run MultiKueue
+// dispatches also has its worker bundle's; once it has no bundle (removed,
+// or no longer dispatched) they stay, with an empty build, while committed
+// (committed: the Flux files as ReadFlux reads them), so the workers prune
+// it; they go with the run.
+func (f Flux) Files(res *Result, committed map[string][]byte) map[string][]byte {
 	out := map[string][]byte{}
 	for _, run := range res.Runs {
 		data, rendered := res.Files[run]
@@ -164,9 +207,23 @@ func (f Flux) Files(res *Result) map[string][]byte {
 		}
 		build, ks := fluxPaths(run)
 		out[build] = FluxBuild(run, res.Removed[run])
+		if rendered && len(data) == 0 {
+			out[build] = fluxBuild(run, "", "# MultiKueue dispatches the run and it is stopped: the manager holds none of",
+				"# its objects (its RayJob pruned stops it on its worker).")
+		}
 		out[ks] = FluxKustomization(KustomizationSpec{
 			Run: run, Namespace: f.Namespace, Interval: f.Interval, Source: f.Source,
 			Path: "./" + path.Join(f.RepoPath, FluxDir, run), HealthChecks: rayRefs(data),
+		})
+		wbuild, wks := fluxWorkerPaths(run)
+		_, bundle := res.Workers[run]
+		if _, had := committed[wks]; !bundle && !had {
+			continue
+		}
+		out[wbuild] = FluxWorkersBuild(run, bundle)
+		out[wks] = FluxKustomization(KustomizationSpec{
+			Run: run, Namespace: f.Namespace, Interval: f.Interval, Source: f.Source,
+			Path: "./" + path.Join(f.RepoPath, FluxDir, run, WorkersDir), Workers: true,
 		})
 	}
 	return out
@@ -183,14 +240,16 @@ func rayRefs(data []byte) []ObjectRef {
 	return out
 }
 
-// fluxRun is the run a Flux file belongs to: flux/<run>/kustomization.yaml
-// or flux-runs/<run>.yaml; "" for any other path.
+// fluxRun is the run a Flux file belongs to: flux/<run>/kustomization.yaml,
+// flux/<run>/workers/kustomization.yaml, flux-runs/<run>.yaml or
+// flux-workers/<run>.yaml; "" for any other path.
 func fluxRun(rel string) string {
 	parts := strings.Split(rel, "/")
 	switch {
-	case len(parts) == 3 && parts[0] == FluxDir && parts[2] == KustomizationFile:
+	case len(parts) == 3 && parts[0] == FluxDir && parts[2] == KustomizationFile,
+		len(parts) == 4 && parts[0] == FluxDir && parts[2] == WorkersDir && parts[3] == KustomizationFile:
 		return parts[1]
-	case len(parts) == 2 && parts[0] == FluxRunsDir && strings.HasSuffix(parts[1], Ext) && parts[1] != KustomizationFile:
+	case len(parts) == 2 && (parts[0] == FluxRunsDir || parts[0] == FluxWorkersDir) && strings.HasSuffix(parts[1], Ext) && parts[1] != KustomizationFile:
 		return strings.TrimSuffix(parts[1], Ext)
 	}
 	return ""
@@ -203,7 +262,7 @@ func fluxRun(rel string) string {
 // parent Kustomization (or a run's build) would apply unreviewed. A failed
 // run's files are kept, neither stale nor orphaned.
 func (f Flux) CompareFlux(shown string, committed map[string][]byte, res *Result) (drift []Drift, strays []string) {
-	want := f.Files(res)
+	want := f.Files(res, committed)
 	failed := map[string]bool{}
 	for _, n := range res.Failed() {
 		failed[n] = true
@@ -262,12 +321,17 @@ func Unremoved(base Base, res *Result) ([]string, error) {
 		if known[run] || base.FluxBuild == nil {
 			continue
 		}
-		data, err := base.FluxBuild(run)
-		if err != nil {
-			return nil, err
-		}
-		if data != nil && !emptyBuild(data) {
-			out = append(out, run)
+		// The manager's build, and the workers' of a dispatched run (a
+		// stopped one's manager build is empty, its bundle is not).
+		for _, file := range []string{path.Join(run, KustomizationFile), path.Join(run, WorkersDir, KustomizationFile)} {
+			data, err := base.FluxBuild(file)
+			if err != nil {
+				return nil, err
+			}
+			if data != nil && !emptyBuild(data) {
+				out = append(out, run)
+				break
+			}
 		}
 	}
 	return out, nil

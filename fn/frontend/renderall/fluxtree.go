@@ -22,7 +22,7 @@ func ReadFlux(disk source.Disk, dir string) (map[string][]byte, []string, error)
 	files := map[string][]byte{}
 	var strays []string
 	var budget source.RenderBudget
-	for _, top := range []string{FluxDir, FluxRunsDir} {
+	for _, top := range []string{FluxDir, FluxRunsDir, FluxWorkersDir} {
 		root := filepath.Join(dir, top)
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -122,9 +122,13 @@ func (o Options) fluxTree(res *Result) (bool, error) {
 			if err := o.Disk.RemoveFile(file); err != nil {
 				return false, err
 			}
-			// Its folder, now empty, goes too (Remove refuses a full one).
-			if dir := filepath.Dir(file); filepath.Base(filepath.Dir(dir)) == FluxDir {
-				_ = os.Remove(dir)
+			// Its folders below FluxDir, once empty, go too (Remove
+			// refuses a full one).
+			top := filepath.Join(o.Dir, FluxDir) + string(filepath.Separator)
+			for dir := filepath.Dir(file); strings.HasPrefix(dir, top); dir = filepath.Dir(dir) {
+				if os.Remove(dir) != nil {
+					break
+				}
 			}
 			fmt.Fprintf(o.Stdout, "removed %s (no run %s/%s)\n", safetext.Inline(d.File), RunsDir, safetext.Inline(d.Run))
 			continue
@@ -182,8 +186,8 @@ func fluxRunsOnDisk(disk source.Disk, dir string) ([]string, func(string) ([]byt
 			runs = append(runs, e.Name())
 		}
 	}
-	read := func(run string) ([]byte, error) {
-		data, err := disk.ReadFile(filepath.ToSlash(filepath.Join(dir, FluxDir, run, KustomizationFile)))
+	read := func(file string) ([]byte, error) {
+		data, err := disk.ReadFile(filepath.ToSlash(filepath.Join(dir, FluxDir, filepath.FromSlash(file))))
 		if errors.Is(err, source.ErrNotFound) {
 			return nil, nil
 		}
@@ -205,8 +209,8 @@ func fluxRunsAt(rev source.Revision, rel string) ([]string, func(string) ([]byte
 			runs = append(runs, e.Name)
 		}
 	}
-	read := func(run string) ([]byte, error) {
-		data, err := rev.ReadFile(path.Join(rel, FluxDir, run, KustomizationFile), source.MaxFileSize)
+	read := func(file string) ([]byte, error) {
+		data, err := rev.ReadFile(path.Join(rel, FluxDir, file), source.MaxFileSize)
 		if errors.Is(err, source.ErrNotFound) || errors.Is(err, source.ErrRefused) {
 			return nil, nil
 		}

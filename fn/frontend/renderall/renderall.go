@@ -3,8 +3,12 @@
 //
 //	DIR/runs/<run>/run.yaml   a NemoRLRun; metadata.name is <run>
 //	DIR/manifests/<run>.yaml  the run's render: exactly `nrl-k8s render`'s bytes
+//	DIR/manifests/workers/<run>.yaml  for a run MultiKueue dispatches, its
+//	                          worker bundle; manifests/<run>.yaml then holds
+//	                          the manager's objects (workers.go)
 //	DIR/flux/<run>/, DIR/flux-runs/<run>.yaml  with --flux, the run's Flux
-//	                          Kustomization and what it builds (flux.go)
+//	                          Kustomization and what it builds (flux.go);
+//	                          DIR/flux-workers/<run>.yaml its worker bundle's
 //
 // One file per run, not per object: a reviewer reads one file per run, and it
 // is byte-identical to what the CLI, the KRM function and the chart emit for
@@ -34,7 +38,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/batch"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
@@ -177,7 +180,11 @@ type Result struct {
 	// Runs are all discovered run names, sorted, rendered or not.
 	Runs []string
 	// Files maps a run name to its output; a run that failed has no entry.
+	// For a run MultiKueue dispatches it is the manager's documents (empty
+	// for a stopped one), and Workers holds the rest.
 	Files map[string][]byte
+	// Workers maps a run MultiKueue dispatches to its worker bundle.
+	Workers map[string][]byte
 	// Diags are each run's findings, warnings too, sorted.
 	Diags map[string]diag.List
 	// Removed are the runs declared state: removed (runspec.Removed): no
@@ -203,14 +210,14 @@ func (r *Result) Failed() []string {
 // depend on scheduling: each run's output is a function of its inputs.
 func Render(src source.Source, runs []RunEntry) *Result {
 	type out struct {
-		data []byte
+		data split
 		ok   bool
 		ds   diag.List
 	}
 	outs, err := batch.Render(src, len(runs), func(l *recipe.Loader, i int) batch.Output[out] {
 		ds := append(diag.List(nil), runs[i].Diags...)
 		data, ids, ok := renderRun(l, runs[i], &ds)
-		return batch.Output[out]{Value: out{data, ok, ds}, IDs: ids, Bytes: len(data)}
+		return batch.Output[out]{Value: out{data, ok, ds}, IDs: ids, Bytes: len(data.manager) + len(data.workers)}
 	})
 	if err != nil {
 		// Every run fails alike: which ones rendered before the budget
@@ -225,7 +232,7 @@ func Render(src source.Source, runs []RunEntry) *Result {
 		names[i] = r.Name
 	}
 	collisions := batch.Collisions(names, outs)
-	res := &Result{Files: map[string][]byte{}, Diags: map[string]diag.List{}, Removed: map[string]bool{}}
+	res := &Result{Files: map[string][]byte{}, Workers: map[string][]byte{}, Diags: map[string]diag.List{}, Removed: map[string]bool{}}
 	for i, r := range runs {
 		o := outs[i].Value
 		res.Runs = append(res.Runs, r.Name)
@@ -236,7 +243,10 @@ func Render(src source.Source, runs []RunEntry) *Result {
 			o.ds.Errorf(r.Path, "", "%s", m)
 		}
 		if o.ok && !o.ds.HasErrors() {
-			res.Files[r.Name] = o.data
+			res.Files[r.Name] = o.data.manager
+			if o.data.workers != nil {
+				res.Workers[r.Name] = o.data.workers
+			}
 		}
 		if len(o.ds) > 0 {
 			res.Diags[r.Name] = o.ds.Sorted()
@@ -248,9 +258,9 @@ func Render(src source.Source, runs []RunEntry) *Result {
 // removed: the run is declared state: removed, and renders nothing.
 func removed(r RunEntry) bool { return r.Spec != nil && r.Spec.IsRemoved() }
 
-func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []rendered.Identity, bool) {
+func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) (split, []rendered.Identity, bool) {
 	if r.Spec == nil || ds.HasErrors() || removed(r) {
-		return nil, nil, false
+		return split{}, nil, false
 	}
 	req := runrequest.Of(r.Spec, r.Path)
 	if req.RecipeRoot == "" && r.RecipeRoot != "" {
@@ -258,7 +268,7 @@ func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []rendered.
 	}
 	if in, ok := l.Src.(interface{ Inside(string) bool }); ok && req.RecipeRoot != "" && r.Spec.Spec.RecipeRoot != "" && !in.Inside(req.RecipeRoot) {
 		ds.Errorf(r.Path, "spec.recipeRoot", "%s", runspec.RecipeRootOutside(r.Spec.Spec.RecipeRoot))
-		return nil, nil, false
+		return split{}, nil, false
 	}
 	if res, ok := l.Src.(resolver); ok {
 		// A path the run names that the source refuses is reported at the
@@ -272,18 +282,18 @@ func renderRun(l *recipe.Loader, r RunEntry, ds *diag.List) ([]byte, []rendered.
 			}
 		}
 		if ds.HasErrors() {
-			return nil, nil, false
+			return split{}, nil, false
 		}
 	}
 	pr := pipeline.Render(l, req)
 	*ds = append(*ds, pr.Diags...)
 	if pr.Diags.HasErrors() {
-		return nil, nil, false
+		return split{}, nil, false
 	}
-	data, err := emit.Stream(pr.Docs)
+	data, err := splitRender(pr)
 	if err != nil {
 		ds.Errorf(r.Path, "", "emit: %v", err)
-		return nil, nil, false
+		return split{}, nil, false
 	}
 	// Identities only: the documents themselves are in data.
 	return data, rendered.Identities(pr.Docs), true
@@ -312,6 +322,10 @@ const (
 	Orphan Change = "orphan"
 	// Gone: a committed manifest of a run declared state: removed.
 	Gone Change = "removed"
+	// Elsewhere: the run renders no object for this file's cluster (a
+	// stopped run MultiKueue dispatches has none for the manager; a run
+	// it does not dispatch has no worker bundle).
+	Elsewhere Change = "elsewhere"
 )
 
 // Drift is one output file that is not what render-all would write.
@@ -396,6 +410,11 @@ func Compare(outDir string, committed map[string][]byte, res *Result) []Drift {
 		old, hasOld := committed[n]
 		cur, hasNew := res.Files[n]
 		switch {
+		case hasNew && len(cur) == 0:
+			// A run with no object here has no file here.
+			if hasOld {
+				out = append(out, Drift{Run: n, Change: Elsewhere, File: file, Diff: UnifiedDiff("a/"+file, "/dev/null", old, nil)})
+			}
 		case hasOld && hasNew:
 			if string(old) == string(cur) {
 				continue

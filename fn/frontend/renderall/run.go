@@ -79,8 +79,14 @@ func Run(o Options) (failed bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	workers, wRefused, wUntracked, err := ReadManifests(o.Disk, filepath.Join(o.Out, WorkersDir))
+	if err != nil {
+		return false, err
+	}
 	shown := DisplayDir(o.Dir, o.Out)
+	shownWorkers := path.Join(shown, WorkersDir)
 	reportTree(stderr, shown, refused, untracked)
+	reportTree(stderr, shownWorkers, wRefused, wUntracked)
 	strays, err := Strays(o.Disk, o.Out, res, committed, o.Kustomization)
 	if err != nil {
 		return false, err
@@ -89,6 +95,11 @@ func Run(o Options) (failed bool, err error) {
 	var drift []Drift
 	for _, d := range Compare(shown, committed, res) {
 		if !RefusedRun(refused, d.Run) {
+			drift = append(drift, d)
+		}
+	}
+	for _, d := range CompareWorkers(shownWorkers, workers, res) {
+		if !RefusedRun(wRefused, d.Run) {
 			drift = append(drift, d)
 		}
 	}
@@ -105,17 +116,17 @@ func Run(o Options) (failed bool, err error) {
 	}
 	gateFailed := false
 	if o.Check {
-		if gateFailed, err = o.printDrift(drift, res, committed); err != nil {
+		if gateFailed, err = o.printDrift(drift, res, JoinAll(committed, workers)); err != nil {
 			return false, err
 		}
-	} else if err := o.writeDrift(drift, res, len(runsFailed)); err != nil {
+	} else if err := o.writeDrift(shown, drift, res, len(runsFailed)); err != nil {
 		return false, err
 	}
 	if len(runsFailed) > 0 {
 		fmt.Fprintf(stderr, "%d run(s) failed to render, their manifests were left as they are: %s\n", len(runsFailed), strings.Join(runsFailed, ", "))
 	}
 	// staleKustomization: stale under Check, or unbuildable in any mode.
-	return len(runsFailed) > 0 || len(refused) > 0 || (o.Check && len(drift)+len(strays) > 0) || staleKustomization || fluxFailed || gateFailed, nil
+	return len(runsFailed) > 0 || len(refused)+len(wRefused) > 0 || (o.Check && len(drift)+len(strays) > 0) || staleKustomization || fluxFailed || gateFailed, nil
 }
 
 // reportTree says which files of the output tree were not read.
@@ -246,17 +257,21 @@ func (o Options) readBase(committed map[string][]byte) (Base, error) {
 
 // writeDrift is render-all without Check: it writes what is stale or
 // missing and removes what is orphaned.
-func (o Options) writeDrift(drift []Drift, res *Result, failed int) error {
+func (o Options) writeDrift(shown string, drift []Drift, res *Result, failed int) error {
 	wdisk := o.writeDisk()
 	for _, d := range drift {
-		file := filepath.Join(o.Out, d.Run+Ext)
-		if d.Change == Orphan || d.Change == Gone {
+		// d.File is below shown: the output directory or its WorkersDir.
+		file := filepath.Join(o.Out, filepath.FromSlash(strings.TrimPrefix(d.File, shown+"/")))
+		if d.Change == Orphan || d.Change == Gone || d.Change == Elsewhere {
 			if err := wdisk.RemoveFile(file); err != nil {
 				return err
 			}
 			why := fmt.Sprintf("no run %s/%s", RunsDir, d.Run)
-			if d.Change == Gone {
+			switch d.Change {
+			case Gone:
 				why = "the run is state: " + runspec.Removed
+			case Elsewhere:
+				why = "the run renders no object for this cluster"
 			}
 			fmt.Fprintf(o.Stdout, "removed %s (%s)\n", d.File, why)
 			continue

@@ -95,7 +95,9 @@ func Strays(disk source.Disk, out string, res *Result, committed map[string][]by
 }
 
 // straysBelow is every tracked file, symlink or other entry below the
-// subfolder dir of out, at any depth, none followed: no run writes there.
+// subfolder dir of out, at any depth, none followed: no run writes there,
+// but for the worker bundles at the top of WorkersDir (judged as a run's
+// manifest is, by CompareWorkers).
 func straysBelow(disk source.Disk, out, dir string) ([]Stray, error) {
 	var strays []Stray
 	err := filepath.WalkDir(filepath.Join(out, dir), func(p string, d fs.DirEntry, err error) error {
@@ -111,6 +113,9 @@ func straysBelow(disk source.Disk, out, dir string) ([]Stray, error) {
 		rel, err := filepath.Rel(out, p)
 		if err != nil {
 			return err
+		}
+		if name, ok := strings.CutPrefix(filepath.ToSlash(rel), WorkersDir+"/"); ok && !strings.Contains(name, "/") && strings.HasSuffix(name, Ext) && name != KustomizationFile {
+			return nil
 		}
 		strays = append(strays, Stray{Path: filepath.ToSlash(rel), nested: true, link: d.Type()&fs.ModeSymlink != 0})
 		return nil

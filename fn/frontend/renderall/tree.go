@@ -53,6 +53,8 @@ func DescribeChange(c Change) string {
 		return "missing (the run renders, nothing is committed): render-all would write it"
 	case Gone:
 		return "the run is state: removed, so it renders no object: render-all would remove it"
+	case Elsewhere:
+		return "the run renders no object for this cluster (MultiKueue dispatches it, or no longer does): render-all would remove it"
 	default:
 		return "orphaned (its run no longer exists): render-all would remove it"
 	}
@@ -251,6 +253,9 @@ func kustomizationRuns(res *Result, committed map[string][]byte) []string {
 	for _, run := range res.Runs {
 		if res.Removed[run] {
 			continue
+		}
+		if data, ok := res.Files[run]; ok && len(data) == 0 {
+			continue // no object for this cluster, no file
 		}
 		if _, ok := res.Files[run]; !ok {
 			if _, kept := committed[run]; !kept {

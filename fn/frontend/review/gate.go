@@ -106,10 +106,10 @@ func (j judged) diff() (RunDiff, bool) {
 func judgeAll(res *renderall.Result, base renderall.Base) []judged {
 	var todo []string
 	for _, n := range res.Runs {
-		data, ok := res.Files[n]
-		if !ok {
+		if _, ok := res.Files[n]; !ok {
 			continue
 		}
+		data := res.Whole(n)
 		if b, ok := base.Manifests[n]; ok && bytes.Equal(b, data) {
 			continue
 		}
@@ -119,7 +119,7 @@ func judgeAll(res *renderall.Result, base renderall.Base) []judged {
 		return func(i int) judged {
 			n := todo[i]
 			j := judged{run: n}
-			if j.cur, j.err = Parse(n, n, res.Files[n]); j.err != nil {
+			if j.cur, j.err = Parse(n, n, res.Whole(n)); j.err != nil {
 				return j
 			}
 			if b, ok := base.Manifests[n]; ok {

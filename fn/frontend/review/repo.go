@@ -55,7 +55,7 @@ func readRunsRepo(root string, untracked bool) (Render, map[string][]string, err
 			// A removed run renders nothing: absent, as a deleted one.
 			continue
 		}
-		r, err := Parse(n, file, res.Files[n])
+		r, err := Parse(n, file, res.Whole(n))
 		if err != nil {
 			return nil, nil, err
 		}
