@@ -35,10 +35,11 @@ func TestStatusFollowsTheRun(t *testing.T) {
 	require.NotEmpty(t, run)
 
 	var st runstatus.Report
-	require.NoError(t, operator.Wait(ctx, waitFor, "status on the manager to name the worker", func(ctx context.Context) (bool, string, error) {
+	require.NoError(t, operator.Wait(ctx, waitFor, "status on the manager to name the worker, admitted", func(ctx context.Context) (bool, string, error) {
 		var err error
 		st, err = runstatus.Collect(ctx, connTo(t, f.Manager.Env, ns), ns, run, time.Now())
-		return len(st.Admissions) == 1 && st.Admissions[0].Worker != "", st.Summary, err
+		// MultiKueue names the worker as it reserves there; admitted follows.
+		return len(st.Admissions) == 1 && st.Admissions[0].Worker != "" && st.Admissions[0].State == runstatus.AdmissionAdmitted, st.Summary, err
 	}))
 	t.Logf("status on the manager:\n%s", st.Text())
 	a := st.Admissions[0]
