@@ -162,7 +162,7 @@ func Create(ctx context.Context, env *operator.Env, f Fleet) (func(), error) {
 		made []client.Object
 	)
 	cleanup := func() {
-		each(len(made), func(i int) error { return c.Delete(context.Background(), made[i]) })
+		_ = each(len(made), func(i int) error { return c.Delete(context.Background(), made[i]) }) // gone already: nothing to delete
 	}
 	err := each(len(f.Nodes), func(i int) error {
 		objs, err := createNode(ctx, c, f.Nodes[i])
