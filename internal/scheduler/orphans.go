@@ -2,14 +2,11 @@ package scheduler
 
 import (
 	"context"
-	"time"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
@@ -22,16 +19,8 @@ import (
 // the cluster and create a Pod after the test looked for the last time; an
 // informer sees that Pod arrive.
 func collectOrphans(ctx context.Context, env *operator.Env) error {
-	cs, err := kubernetes.NewForConfig(env.Server.Config)
-	if err != nil {
-		return err
-	}
-	lw := cache.NewFilteredListWatchFromClient(cs.CoreV1().RESTClient(), "pods", corev1.NamespaceAll,
-		func(o *metav1.ListOptions) { o.LabelSelector = "ray.io/cluster" })
-	inf := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 10*time.Minute, cache.Indexers{})
-	check := func(obj any) {
-		p, ok := obj.(*corev1.Pod)
-		if !ok || p.DeletionTimestamp != nil {
+	return onPods(ctx, env, func(o *metav1.ListOptions) { o.LabelSelector = "ray.io/cluster" }, func(p *corev1.Pod) {
+		if p.DeletionTimestamp != nil {
 			return
 		}
 		for _, ref := range p.OwnerReferences {
@@ -44,13 +33,5 @@ func collectOrphans(ctx context.Context, env *operator.Env) error {
 				_ = env.Client.Delete(ctx, p, client.GracePeriodSeconds(0)) // gone meanwhile: nothing to collect
 			}
 		}
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    check,
-		UpdateFunc: func(_, obj any) { check(obj) },
-	}); err != nil {
-		return err
-	}
-	go inf.Run(ctx.Done())
-	return nil
+	})
 }

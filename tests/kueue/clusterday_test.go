@@ -92,15 +92,7 @@ func (d *day) spent(name string, since time.Time) {
 // temporary file named in the log unless set); at least 99% of the
 // predictions must hold.
 func TestClusterDayQueued(t *testing.T) {
-	if os.Getenv("NRL_CLUSTER_DAY") == "" {
-		t.Skip("opt-in: NRL_CLUSTER_DAY=1 creates a 1,050-node cluster")
-	}
-	n := 200
-	if v := os.Getenv("NRL_CLUSTER_DAY_RUNS"); v != "" {
-		var err error
-		n, err = strconv.Atoi(v)
-		require.NoError(t, err, "NRL_CLUSTER_DAY_RUNS: a number of runs")
-	}
+	n := streamRuns(t, "NRL_CLUSTER_DAY_RUNS", 200)
 	begin := time.Now()
 	d := &day{t: t, env: startDay(t)}
 	d.report.Nodes = 250*4 + 40 + dayH100
@@ -112,6 +104,20 @@ func TestClusterDayQueued(t *testing.T) {
 	for d.finishDue(-1) {
 	}
 	require.GreaterOrEqual(t, d.report.Percent(), 99.0, "preflight's agreement with what happened")
+}
+
+// streamRuns skips a stream unless NRL_CLUSTER_DAY is set, and returns
+// how many runs it has: $env, or n.
+func streamRuns(t *testing.T, env string, n int) int {
+	if os.Getenv("NRL_CLUSTER_DAY") == "" {
+		t.Skip("opt-in: NRL_CLUSTER_DAY=1 creates a 1,050-node cluster")
+	}
+	if v := os.Getenv(env); v != "" {
+		var err error
+		n, err = strconv.Atoi(v)
+		require.NoError(t, err, "%s: a number of runs", env)
+	}
+	return n
 }
 
 // write logs the report as a table and writes it as JSON to the file
