@@ -72,11 +72,7 @@ func (d *day) admit(r *dayRun, tick int) {
 	happened := said
 	// Admitted once KubeRay has created the cluster (RayClusterOf says why
 	// the name alone is not enough).
-	t0 := time.Now()
 	cluster, err := d.env.RayClusterOf(ctx, r.ns, r.job, waitFor)
-	d.spent("admit.cluster", t0)
-	t0 = time.Now()
-	defer d.spent("admit.bound", t0)
 	r.cluster = cluster
 	admission := time.Since(r.applied)
 	if err != nil {
@@ -246,21 +242,15 @@ func (d *day) finishDue(tick int) bool {
 		due = due[:1]
 	}
 	for _, r := range due {
-		t0 := time.Now()
 		d.finish(r)
-		d.spent("finish", t0)
-		t0 = time.Now()
 		d.settle(r.team)
-		d.spent("finish.settle", t0)
 		for _, q := range d.runs {
 			if q.team == r.team && q.queued && q.due < 0 && !rayJob(d.t, d.env, q.ns, q.job).Spec.Suspend {
 				d.admit(q, max(tick, 0))
 			}
 		}
 	}
-	t0 := time.Now()
 	d.bindRest(max(tick, 0), tick < 0 && len(due) == 0)
-	d.spent("bindRest", t0)
 	if tick < 0 && len(due) == 0 {
 		if slices.ContainsFunc(d.runs, func(r *dayRun) bool { return !r.finished && r.due >= 0 }) {
 			return true // a partly placed run bound the rest: it runs now
@@ -277,18 +267,12 @@ func (d *day) finishDue(tick int) bool {
 // (remove).
 func (d *day) finish(r *dayRun) {
 	t, ctx := d.t, context.Background()
-	t0 := time.Now()
-	defer func() { d.spent("finish.podsgone", t0) }()
 	require.NoError(t, operator.Wait(ctx, waitFor, "KubeRay to submit "+r.name+"'s job", func(context.Context) (bool, string, error) {
 		return slices.ContainsFunc(d.env.Dashboard.Submissions(r.ns), func(s operator.Submission) bool { return s.RayJob == r.job && s.Cluster == r.cluster }), "not submitted", nil
 	}))
-	d.spent("finish.submitted", t0)
-	t0 = time.Now()
 	require.NoError(t, d.env.EndJob(ctx, r.ns, r.job, r.cluster, rayv1.JobStatusSucceeded))
 	_, err := d.env.WaitForJobDeploymentStatus(ctx, r.ns, r.job, rayv1.JobDeploymentStatusComplete, waitFor)
 	require.NoError(t, err)
-	d.spent("finish.complete", t0)
-	t0 = time.Now()
 	d.remove(r)
 }
 

@@ -62,16 +62,7 @@ type day struct {
 	env    *operator.Env
 	runs   []*dayRun
 	report scheduler.DayReport
-	fleet  scheduler.FleetSnapshot  // the fleet's reads, answered once
-	phase  map[string]time.Duration // PROFILE
-}
-
-// PROFILE
-func (d *day) spent(name string, since time.Time) {
-	if d.phase == nil {
-		d.phase = map[string]time.Duration{}
-	}
-	d.phase[name] += time.Since(since)
+	fleet  scheduler.FleetSnapshot // the fleet's reads, answered once
 }
 
 // TestClusterDayQueued is the queued half of the cluster-day tier (a day on
@@ -126,7 +117,6 @@ func (d *day) write(begin time.Time, env, file string) {
 	t := d.t
 	d.report.Wall = time.Since(begin)
 	t.Log("\n" + d.report.Table())
-	t.Logf("PROFILE %v", d.phase)
 	path := os.Getenv(env)
 	if path == "" {
 		dir, err := os.MkdirTemp("", "nrl-clusterday-")
@@ -215,10 +205,7 @@ func (d *day) submit(i int) {
 	team := string(dayTeams[i%len(dayTeams)])
 	r := &dayRun{name: fmt.Sprintf("kday-%03d", i), team: team, ns: "kday-" + team, lasts: 2 + (i*7)%6, due: -1}
 	r.docs, r.objs, r.job = renderFor(t, r.name, r.ns, fmt.Sprintf("user-%s%d", team, i%3))
-	t0 := time.Now()
 	d.settle(team)
-	d.spent("submit.settle", t0)
-	t0 = time.Now()
 	in, err := preflight.InputOf(r.docs, "", r.ns)
 	require.NoError(t, err)
 	in.Nodes = true
@@ -226,13 +213,9 @@ func (d *day) submit(i int) {
 	require.NoError(t, err)
 	rep, err := preflight.Run(context.Background(), c, in)
 	require.NoError(t, err)
-	d.spent("submit.preflight", t0)
-	t0 = time.Now()
 	r.queued, r.placed = readPreflight(t, rep, r.job)
 	require.NoError(t, d.env.Apply(context.Background(), r.ns, r.objs))
-	d.spent("submit.apply", t0)
 	r.applied = time.Now()
-	defer d.spent("submit.admit", r.applied)
 	d.runs = append(d.runs, r)
 	if r.queued {
 		d.predict(r, "admission", "queued", d.waitQueued(r))

@@ -142,15 +142,11 @@ func (w *week) submit(i int) {
 	}
 	r.docs, r.objs, r.job = renderFor(t, r.name, r.ns, fmt.Sprintf("user-%s%d", team, i%3))
 	withPriority(r.docs, r.objs, r.class)
-	t0 := time.Now()
 	w.settle()
-	w.spent("submit.settle", t0)
-	t0 = time.Now()
 	in, err := preflight.InputOf(r.docs, "", r.ns)
 	require.NoError(t, err)
 	rep, err := preflight.Run(context.Background(), conn(t, w.env, r.ns), in)
 	require.NoError(t, err)
-	w.spent("submit.preflight", t0)
 	detail := lineOf(t, rep, "LocalQueue").Detail
 	said := w.said(detail)
 	before := w.holding()
@@ -162,9 +158,7 @@ func (w *week) submit(i int) {
 	w.report.Runs = append(w.report.Runs, scheduler.DayRun{Run: r.name, Team: team, Priority: r.priority, Queued: strings.HasPrefix(said, "queued")})
 	w.runs = append(w.runs, r)
 	w.byJob[r.job] = r
-	t0 = time.Now()
 	st := w.settle()
-	w.spent("submit.decided", t0)
 	by := w.preemptors(st)
 	happened := "queued"
 	if st.held[r.name] {
@@ -286,15 +280,11 @@ func (w *week) events(tick int) bool {
 			w.finish(r.dayRun)
 		}
 		r.running = false
-		t0 := time.Now()
 		st := w.settle()
 		for victim, by := range w.preemptors(st) {
 			w.t.Logf("run %s preempted by %s, which Kueue admitted as %s's quota freed", victim, strings.Join(by, ", "), r.name)
 		}
-		w.spent("event.settle", t0)
-		t0 = time.Now()
 		w.refresh(max(tick, 0), st)
-		w.spent("event.refresh", t0)
 	}
 	if tick < 0 && len(due) == 0 {
 		for _, r := range w.runs {
