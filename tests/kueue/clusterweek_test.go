@@ -61,7 +61,6 @@ type weekRun struct {
 	running   bool
 	preempted int // evictions by preemption seen (its Workload's status.schedulingStats)
 	uid       string
-	by        map[string]int // its preemptions seen, by the preemptor's RayJob UID
 }
 
 // kueueState is what Kueue decided for the week's runs: which hold quota,
@@ -69,7 +68,7 @@ type weekRun struct {
 type kueueState struct {
 	held      map[string]bool
 	preempted map[string]int
-	workload  map[string]string
+	preemptor map[string]string // the last preemptor's RayJob UID
 }
 
 // week is the week's stream: the day's, its runs with priorities.
@@ -354,7 +353,7 @@ func (w *week) start(r *weekRun, tick int) {
 // preemption pending), and no pending run fits the cohort's free quota
 // (Kueue would admit it); it returns what Kueue decided.
 func (w *week) settle() kueueState {
-	held, preempted, workloads := map[string]bool{}, map[string]int{}, map[string]string{}
+	held, preempted, preemptor := map[string]bool{}, map[string]int{}, map[string]string{}
 	cohort := 0
 	for _, n := range weekQuota {
 		cohort += n
@@ -362,6 +361,7 @@ func (w *week) settle() kueueState {
 	require.NoError(w.t, operator.Wait(context.Background(), waitFor, "Kueue to settle the cohort", func(ctx context.Context) (bool, string, error) {
 		clear(held)
 		clear(preempted)
+		clear(preemptor)
 		l := &unstructured.UnstructuredList{}
 		l.SetAPIVersion(vocab.KueueAPIVersion)
 		l.SetKind("WorkloadList")
@@ -378,7 +378,9 @@ func (w *week) settle() kueueState {
 			r := w.byJob[refs[0].Name]
 			seen++
 			preempted[r.name] = preemptions(wl)
-			workloads[r.name] = wl.GetName()
+			if _, msg := conditionOf(wl, "Preempted"); jobUIDRE.MatchString(msg) {
+				preemptor[r.name] = jobUIDRE.FindStringSubmatch(msg)[1]
+			}
 			reserved, msg := conditionOf(wl, "QuotaReserved")
 			evicted, _ := conditionOf(wl, "Evicted")
 			switch {
@@ -404,49 +406,35 @@ func (w *week) settle() kueueState {
 		}
 		return w.counted(ctx, held, pending)
 	}))
-	return kueueState{held: held, preempted: preempted, workload: workloads}
+	return kueueState{held: held, preempted: preempted, preemptor: preemptor}
 }
 
-// jobUIDRE is the preemptor's RayJob UID in the message of Kueue's
-// Preempted Event (v0.17.0 pkg/scheduler/preemption/preemption.go,
-// preemptionMessage).
+// jobUIDRE is the preemptor's RayJob UID in the message of a Workload's
+// Preempted condition (Kueue v0.17.0 pkg/scheduler/preemption/
+// preemption.go, preemptionMessage), which readmission keeps after
+// "Previously: " (pkg/workload/workload.go, resetActiveCondition).
 var jobUIDRE = regexp.MustCompile(`Preempted to accommodate a workload \(UID: [^,]*, JobUID: ([^)]*)\)`)
 
 // preemptors is, for each run Kueue preempted since the harness last
-// looked, the runs that preempted it, read from the Preempted Events Kueue
-// records on its Workload (recorded apart from the status: waited for).
+// looked, the runs that preempted it: the last one, named by its Preempted
+// condition, and one unnamed for each earlier one (Kueue's Preempted
+// Events would name them, but its event spam filter drops a Workload's
+// events past 25).
 func (w *week) preemptors(st kueueState) map[string][]string {
 	out := map[string][]string{}
 	for _, q := range w.runs {
-		if q.finished || st.preempted[q.name] <= q.preempted {
+		n := st.preempted[q.name] - q.preempted
+		if q.finished || n <= 0 {
 			continue
 		}
-		by := map[string]int{}
-		require.NoError(w.t, operator.Wait(context.Background(), waitFor, "Kueue's Preempted Events of "+q.name, func(ctx context.Context) (bool, string, error) {
-			var l corev1.EventList
-			if err := w.env.Client.List(ctx, &l, client.InNamespace(q.ns), client.MatchingFields{"involvedObject.name": st.workload[q.name], "reason": "Preempted"}); err != nil {
-				return false, "", err
-			}
-			clear(by)
-			total := 0
-			for _, e := range l.Items {
-				if m := jobUIDRE.FindStringSubmatch(e.Message); m != nil {
-					by[m[1]] += int(max(e.Count, 1))
-					total += int(max(e.Count, 1))
-				}
-			}
-			return total >= st.preempted[q.name], fmt.Sprintf("%d Events of %d preemptions", total, st.preempted[q.name]), nil
-		}))
-		for uid, n := range by {
-			if n > q.by[uid] {
-				name := "RayJob UID " + uid
-				if p := w.byUID[uid]; p != nil {
-					name = p.name
-				}
-				out[q.name] = append(out[q.name], name)
-			}
+		last := "RayJob UID " + st.preemptor[q.name]
+		if p := w.byUID[st.preemptor[q.name]]; p != nil {
+			last = p.name
 		}
-		q.by = by
+		for range n - 1 {
+			out[q.name] = append(out[q.name], "an earlier preemptor")
+		}
+		out[q.name] = append(out[q.name], last)
 	}
 	return out
 }
