@@ -325,7 +325,14 @@ func (w *week) refresh(tick int, st kueueState) {
 // all its Pods (the cohort's quota is the pool: all must), and records it.
 func (w *week) start(r *weekRun, tick int) {
 	cluster, err := w.env.RayClusterOf(context.Background(), r.ns, r.job, waitFor)
-	require.NoError(w.t, err)
+	if err != nil {
+		job := rayJob(w.t, w.env, r.ns, r.job)
+		var conds []any
+		if wl, err := kueue.Workload(context.Background(), w.env, job, time.Second); err == nil {
+			conds, _, _ = unstructured.NestedSlice(wl.Object, "status", "conditions")
+		}
+		w.t.Fatalf("%v; RayJob %s suspend %v, deployment %q; its Workload's conditions %v", err, r.job, job.Spec.Suspend, job.Status.JobDeploymentStatus, conds)
+	}
 	r.cluster = cluster
 	run := &w.report.Runs[r.rep]
 	if run.Admission == 0 {
