@@ -17,7 +17,7 @@ ifeq ($(filter -trimpath,$(GOFLAGS)),)
 export GOFLAGS := $(strip -trimpath $(GOFLAGS))
 endif
 
-.PHONY: all build test race unit golden fmt vet lint image fuzz bench manifests chart tools apiserver kueue apiserver-test operator-test scheduling-test cluster-day-test kueue-test multicluster-test flux-test clean
+.PHONY: all build test race unit golden fmt vet lint image fuzz bench manifests chart tools apiserver kueue apiserver-test operator-test scheduling-test cluster-day-test cluster-week-test kueue-test multicluster-test flux-test clean
 
 all: build
 
@@ -95,6 +95,11 @@ scheduling-test:
 # each starts its own API server with a thousand nodes.
 cluster-day-test:
 	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_CLUSTER_DAY=1 NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -p 1 -v -timeout 60m -run 'TestClusterDay' ./tests/scheduling ./tests/kueue
+
+# The week beside the day (tests/kueue TestClusterWeekQueued): priorities,
+# a cohort, preemption, runs stopped in Git; opt-in by the same variable.
+cluster-week-test:
+	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_CLUSTER_DAY=1 NRL_REQUIRE_APISERVER=1 $(GO) test -count=1 -v -timeout 30m -run 'TestClusterWeekQueued' ./tests/kueue
 
 # Only the Kueue tier: Kueue v0.17.0's own manager (webhooks, Workloads,
 # admission) beside KubeRay's reconcilers (tests/kueue, internal/kueue).

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,9 @@ import (
 	"github.com/ray-project/kuberay/ray-operator/controllers/ray/utils/dashboardclient"
 	utiltypes "github.com/ray-project/kuberay/ray-operator/controllers/ray/utils/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
@@ -125,4 +129,20 @@ func (c *clusterDashboard) SubmitJob(_ context.Context, rj *rayv1.RayJob) (strin
 		RayJob: rj.Name, JobID: rj.Status.JobId, Entrypoint: rj.Spec.Entrypoint,
 	})
 	return rj.Status.JobId, nil
+}
+
+// EndedAnnotation is what EndJob writes on a RayJob to wake KubeRay.
+const EndedAnnotation = "test.nrl-k8s.dev/ray-job-ended"
+
+// EndJob ends the Ray job of RayJob ns/job on cluster with status
+// (Dashboard.Finish) and wakes KubeRay's RayJob reconciler by annotating
+// the RayJob: it reads the dashboard when an event or its requeue comes
+// (RayJobDefaultRequeueDuration, 3 s, in KubeRay v1.5.0's
+// controllers/ray/rayjob_controller.go), and a dashboard does not send
+// events. Without the annotation a run ends 1.5 s later on average.
+func (e *Env) EndJob(ctx context.Context, ns, job, cluster string, status rayv1.JobStatus) error {
+	e.Dashboard.Finish(ns, cluster, status)
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, EndedAnnotation, status)
+	rj := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job}}
+	return e.Client.Patch(ctx, rj, client.RawPatch(types.MergePatchType, patch))
 }

@@ -9,18 +9,22 @@ import (
 	"time"
 )
 
-// DayRun is one run of a cluster day as it happened: its team, when Kueue
-// admitted it and the scheduler bound all its Pods (after apply), the GPUs
-// its bound Pods held while some of its Pods waited, and the NVLink racks
-// its Pods span.
+// DayRun is one run of a cluster day (or week) as it happened: its team
+// and priority, when Kueue first admitted it and the scheduler bound all
+// its Pods (after apply), the GPUs its bound Pods held while some of its
+// Pods waited, the NVLink racks its Pods span, how often Kueue preempted
+// it and whether Git stopped it.
 type DayRun struct {
 	Run        string        `json:"run"`
 	Team       string        `json:"team"`
+	Priority   int32         `json:"priority,omitempty"`
 	Queued     bool          `json:"queued"`
 	Admission  time.Duration `json:"admissionNs"`
 	AllBound   time.Duration `json:"allBoundNs"`
 	PartlyHeld int64         `json:"gpusHeldWhilePartlyPlaced"`
 	Racks      int           `json:"racks"`
+	Preempted  int           `json:"preempted,omitempty"`
+	Stopped    bool          `json:"stoppedInGit,omitempty"`
 }
 
 // Prediction is one thing preflight said of a run before it was applied
@@ -64,10 +68,10 @@ func (r *DayReport) Percent() float64 {
 func (r *DayReport) Table() string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "RUN\tTEAM\tQUEUED\tADMITTED\tALL BOUND\tGPUS HELD PARTLY\tRACKS")
+	fmt.Fprintln(w, "RUN\tTEAM\tPRIORITY\tQUEUED\tADMITTED\tALL BOUND\tGPUS HELD PARTLY\tRACKS\tPREEMPTED\tSTOPPED")
 	for _, x := range r.Runs {
-		fmt.Fprintf(w, "%s\t%s\t%t\t%s\t%s\t%d\t%d\n", x.Run, x.Team, x.Queued,
-			x.Admission.Round(time.Millisecond), x.AllBound.Round(time.Millisecond), x.PartlyHeld, x.Racks)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%t\t%s\t%s\t%d\t%d\t%d\t%t\n", x.Run, x.Team, x.Priority, x.Queued,
+			x.Admission.Round(time.Millisecond), x.AllBound.Round(time.Millisecond), x.PartlyHeld, x.Racks, x.Preempted, x.Stopped)
 	}
 	_ = w.Flush()
 	for _, p := range r.Predictions {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/fields"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -19,23 +19,31 @@ import (
 // A watch, not a poll: on 1,000 nodes and hundreds of Pods a list every
 // 100 ms would cost the API server more than the run it serves.
 func markReady(ctx context.Context, env *operator.Env) error {
+	return onPods(ctx, env, func(o *metav1.ListOptions) { o.FieldSelector = "spec.nodeName!=" }, func(p *corev1.Pod) {
+		if p.Spec.NodeName == "" || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodRunning {
+			return
+		}
+		_ = env.MarkRunningReady(ctx, []corev1.Pod{*p}) // gone meanwhile: nothing to mark
+	})
+}
+
+// onPods calls fn with each Pod the selection (tweak) holds, as it is
+// added or changed, until ctx ends.
+func onPods(ctx context.Context, env *operator.Env, tweak func(*metav1.ListOptions), fn func(*corev1.Pod)) error {
 	cs, err := kubernetes.NewForConfig(env.Server.Config)
 	if err != nil {
 		return err
 	}
-	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "pods", corev1.NamespaceAll,
-		fields.OneTermNotEqualSelector("spec.nodeName", ""))
+	lw := cache.NewFilteredListWatchFromClient(cs.CoreV1().RESTClient(), "pods", corev1.NamespaceAll, tweak)
 	inf := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 10*time.Minute, cache.Indexers{})
-	mark := func(obj any) {
-		p, ok := obj.(*corev1.Pod)
-		if !ok || p.Spec.NodeName == "" || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodRunning {
-			return
+	call := func(obj any) {
+		if p, ok := obj.(*corev1.Pod); ok {
+			fn(p)
 		}
-		_ = env.MarkRunningReady(ctx, []corev1.Pod{*p}) // gone meanwhile: nothing to mark
 	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    mark,
-		UpdateFunc: func(_, obj any) { mark(obj) },
+		AddFunc:    call,
+		UpdateFunc: func(_, obj any) { call(obj) },
 	}); err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ clientConnection:
 leaderElection:
   leaderElect: false
 podInitialBackoffSeconds: 1
-podMaxBackoffSeconds: 2
+podMaxBackoffSeconds: %d
 profiles:
   - schedulerName: default-scheduler
   - schedulerName: kai-scheduler
@@ -80,6 +80,13 @@ type Options struct {
 	// would (markReady), so KubeRay submits the run's job and a test can
 	// end it (operator.Dashboard.Finish).
 	MarkReady bool
+	// ShortBackoff retries a waiting Pod within ClusterDayBackoff of the
+	// event that may let it fit (podMaxBackoffSeconds 1, not 2): a cluster
+	// day waits that long after each run it ends.
+	ShortBackoff bool
+	// CollectOrphans deletes the Pods of deleted RayClusters as the
+	// garbage collector would (collectOrphans).
+	CollectOrphans bool
 }
 
 // Start runs kube-scheduler from assets against env's API server, and the
@@ -103,7 +110,11 @@ func StartWith(env *operator.Env, assets string, opts Options) (*Scheduler, erro
 		return nil, err
 	}
 	cfg := filepath.Join(dir, "scheduler.yaml")
-	text := fmt.Appendf(nil, config, kc)
+	backoff := 2
+	if opts.ShortBackoff {
+		backoff = 1
+	}
+	text := fmt.Appendf(nil, config, kc, backoff)
 	if opts.PercentageOfNodesToScore > 0 {
 		text = fmt.Appendf(text, "percentageOfNodesToScore: %d\n", opts.PercentageOfNodesToScore)
 	}
@@ -122,6 +133,12 @@ func StartWith(env *operator.Env, assets string, opts Options) (*Scheduler, erro
 		if err := markReady(ctx, env); err != nil {
 			cancel()
 			return nil, errors.Join(fmt.Errorf("the Running/Ready stand-in: %w", err), s.cmd.Wait())
+		}
+	}
+	if opts.CollectOrphans {
+		if err := collectOrphans(ctx, env); err != nil {
+			cancel()
+			return nil, errors.Join(fmt.Errorf("the garbage collector stand-in: %w", err), s.cmd.Wait())
 		}
 	}
 	go func() {
@@ -146,6 +163,10 @@ func (s *Scheduler) Stop() error {
 	return err
 }
 
+// ClusterDayBackoff is the longest a Pod waits to be retried under
+// Options.ShortBackoff.
+const ClusterDayBackoff = time.Second
+
 // standInPeriod is how often the stand-ins look for work.
 const standInPeriod = 100 * time.Millisecond
 
@@ -163,10 +184,11 @@ var shared = fixtures.Env[*Scheduler]{
 
 // sharedOptions: the cluster-day tier (NRL_CLUSTER_DAY set, make
 // cluster-day-test) scores a tenth of the nodes, as a 1,000-node cluster
-// is run; the other tiers keep the scheduler's defaults.
+// is run, and retries waiting Pods sooner; the other tiers keep the
+// scheduler's defaults.
 func sharedOptions() Options {
 	if os.Getenv("NRL_CLUSTER_DAY") != "" {
-		return Options{PercentageOfNodesToScore: 10}
+		return Options{PercentageOfNodesToScore: 10, ShortBackoff: true}
 	}
 	return Options{}
 }

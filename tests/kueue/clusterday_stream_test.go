@@ -262,27 +262,45 @@ func (d *day) finishDue(tick int) bool {
 	return len(due) > 0
 }
 
-// finish ends r as a run ends: its Ray job succeeds, KubeRay completes
-// the RayJob (Kueue then frees its quota), and the RayJob, its cluster,
-// Pods and Workload go (no garbage collector runs here).
+// finish ends r as a run ends: its Ray job succeeds (Env.EndJob), KubeRay
+// completes the RayJob (Kueue then frees its quota), and the run goes
+// (remove).
 func (d *day) finish(r *dayRun) {
 	t, ctx := d.t, context.Background()
 	require.NoError(t, operator.Wait(ctx, waitFor, "KubeRay to submit "+r.name+"'s job", func(context.Context) (bool, string, error) {
-		return len(d.env.Dashboard.Submissions(r.ns)) > 0 && slices.ContainsFunc(d.env.Dashboard.Submissions(r.ns), func(s operator.Submission) bool { return s.RayJob == r.job }), "not submitted", nil
+		return slices.ContainsFunc(d.env.Dashboard.Submissions(r.ns), func(s operator.Submission) bool { return s.RayJob == r.job && s.Cluster == r.cluster }), "not submitted", nil
 	}))
-	d.env.Dashboard.Finish(r.ns, r.cluster, rayv1.JobStatusSucceeded)
+	require.NoError(t, d.env.EndJob(ctx, r.ns, r.job, r.cluster, rayv1.JobStatusSucceeded))
 	_, err := d.env.WaitForJobDeploymentStatus(ctx, r.ns, r.job, rayv1.JobDeploymentStatusComplete, waitFor)
 	require.NoError(t, err)
+	d.remove(r)
+}
+
+// remove deletes r as Git stopping it would have it go: the RayJob, its
+// cluster, Pods and Workload (no garbage collector runs here).
+func (d *day) remove(r *dayRun) {
+	t, ctx := d.t, context.Background()
 	job := rayJob(t, d.env, r.ns, r.job)
 	wl, err := kueue.Workload(ctx, d.env, job, waitFor)
 	require.NoError(t, err)
 	require.NoError(t, client.IgnoreNotFound(d.env.Client.Delete(ctx, job)))
-	require.NoError(t, client.IgnoreNotFound(d.env.Client.Delete(ctx, &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: r.cluster}})))
+	if r.cluster != "" {
+		require.NoError(t, client.IgnoreNotFound(d.env.Client.Delete(ctx, &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: r.cluster}})))
+	}
 	require.NoError(t, client.IgnoreNotFound(d.env.Server.Client.Delete(ctx, wl)))
-	require.NoError(t, operator.Wait(ctx, waitFor, r.name+"'s pods gone", func(ctx context.Context) (bool, string, error) {
-		// Deleted again each round: KubeRay may create a Pod for the
-		// cluster between one deletion and its informer seeing the
-		// RayCluster go, and no garbage collector collects it here.
+	d.podsGone(r)
+	r.finished = true
+}
+
+// podsGone deletes the Pods of r's cluster until none is left, as the
+// garbage collector would once KubeRay deleted the RayCluster: KubeRay may
+// create a Pod between one deletion and its informer seeing the
+// RayCluster go, so they are deleted again each round.
+func (d *day) podsGone(r *dayRun) {
+	if r.cluster == "" {
+		return
+	}
+	require.NoError(d.t, operator.Wait(context.Background(), waitFor, r.name+"'s pods gone", func(ctx context.Context) (bool, string, error) {
 		if err := d.env.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(r.ns), client.MatchingLabels{"ray.io/cluster": r.cluster}, client.GracePeriodSeconds(0)); err != nil {
 			return false, "", err
 		}
@@ -290,7 +308,6 @@ func (d *day) finish(r *dayRun) {
 		err := d.env.Client.List(ctx, &l, client.InNamespace(r.ns), client.MatchingLabels{"ray.io/cluster": r.cluster})
 		return err == nil && len(l.Items) == 0, fmt.Sprintf("%d pods", len(l.Items)), err
 	}))
-	r.finished = true
 }
 
 // explainMissingPods logs what the harness saw of an admitted run whose

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
@@ -61,6 +62,7 @@ type day struct {
 	env    *operator.Env
 	runs   []*dayRun
 	report scheduler.DayReport
+	fleet  scheduler.FleetSnapshot // the fleet's reads, answered once
 }
 
 // TestClusterDayQueued is the queued half of the cluster-day tier (a day on
@@ -81,19 +83,11 @@ type day struct {
 // temporary file named in the log unless set); at least 99% of the
 // predictions must hold.
 func TestClusterDayQueued(t *testing.T) {
-	if os.Getenv("NRL_CLUSTER_DAY") == "" {
-		t.Skip("opt-in: NRL_CLUSTER_DAY=1 creates a 1,050-node cluster")
-	}
-	n := 200
-	if v := os.Getenv("NRL_CLUSTER_DAY_RUNS"); v != "" {
-		var err error
-		n, err = strconv.Atoi(v)
-		require.NoError(t, err, "NRL_CLUSTER_DAY_RUNS: a number of runs")
-	}
+	n := streamRuns(t, "NRL_CLUSTER_DAY_RUNS", 200)
 	begin := time.Now()
 	d := &day{t: t, env: startDay(t)}
 	d.report.Nodes = 250*4 + 40 + dayH100
-	t.Cleanup(func() { d.write(begin) }) // a day that fails part way is reported as far as it went
+	t.Cleanup(func() { d.write(begin, "NRL_CLUSTER_DAY_REPORT", "clusterday.json") }) // a day that fails part way is reported as far as it went
 	for i := range n {
 		d.finishDue(i)
 		d.submit(i)
@@ -103,20 +97,34 @@ func TestClusterDayQueued(t *testing.T) {
 	require.GreaterOrEqual(t, d.report.Percent(), 99.0, "preflight's agreement with what happened")
 }
 
-// write logs the report as a table and writes it as JSON to
-// NRL_CLUSTER_DAY_REPORT, or to a temporary file it names.
-func (d *day) write(begin time.Time) {
+// streamRuns skips a stream unless NRL_CLUSTER_DAY is set, and returns
+// how many runs it has: $env, or n.
+func streamRuns(t *testing.T, env string, n int) int {
+	if os.Getenv("NRL_CLUSTER_DAY") == "" {
+		t.Skip("opt-in: NRL_CLUSTER_DAY=1 creates a 1,050-node cluster")
+	}
+	if v := os.Getenv(env); v != "" {
+		var err error
+		n, err = strconv.Atoi(v)
+		require.NoError(t, err, "%s: a number of runs", env)
+	}
+	return n
+}
+
+// write logs the report as a table and writes it as JSON to the file
+// $env names, or to a temporary file it names.
+func (d *day) write(begin time.Time, env, file string) {
 	t := d.t
 	d.report.Wall = time.Since(begin)
 	t.Log("\n" + d.report.Table())
-	path := os.Getenv("NRL_CLUSTER_DAY_REPORT")
+	path := os.Getenv(env)
 	if path == "" {
 		dir, err := os.MkdirTemp("", "nrl-clusterday-")
 		if err != nil {
 			t.Error(err)
 			return
 		}
-		path = filepath.Join(dir, "clusterday.json")
+		path = filepath.Join(dir, file)
 	}
 	if err := d.report.Write(path); err != nil {
 		t.Error(err)
@@ -125,22 +133,42 @@ func (d *day) write(begin time.Time) {
 	t.Logf("report written to %s", path)
 }
 
-// startDay starts the scheduler as the tier runs it, creates the fleet and
-// the teams' queues.
-func startDay(t *testing.T) *operator.Env {
+// dayFleet is the fleet the day and the week share, created once a test
+// binary (1,050 Nodes and 2,000 ResourceSlices are a fifth of a day's
+// requests). Its Nodes go with the API server: a test of this binary run
+// after the day, with NRL_CLUSTER_DAY set, sees them.
+var dayFleet = fixtures.Env[scheduler.Fleet]{
+	Name: "the cluster-day fleet",
+	Start: func(t testing.TB) (scheduler.Fleet, error) {
+		env, _ := kueue.Shared(t)
+		begin := time.Now()
+		f := scheduler.ClusterDay("kday", 250, 4, 40, dayH100)
+		if _, err := scheduler.Create(context.Background(), env, f); err != nil {
+			return f, err
+		}
+		t.Logf("%d nodes and their ResourceSlices created in %s", len(f.Nodes), time.Since(begin).Round(time.Millisecond))
+		return f, nil
+	},
+	Stop: func(scheduler.Fleet) error { return nil },
+}
+
+// startCluster starts the scheduler as the tier runs it, for this test, on
+// the shared fleet.
+func startCluster(t *testing.T) *operator.Env {
 	env, _ := kueue.Shared(t)
+	dayFleet.Get(t)
 	assets, err := apiserver.Assets()
 	require.NoError(t, err)
-	s, err := scheduler.StartWith(env, assets, scheduler.Options{PercentageOfNodesToScore: 10, MarkReady: true})
+	s, err := scheduler.StartWith(env, assets, scheduler.Options{PercentageOfNodesToScore: 10, ShortBackoff: true, MarkReady: true, CollectOrphans: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Stop() })
+	return env
+}
+
+// startDay starts the cluster and creates the teams' queues.
+func startDay(t *testing.T) *operator.Env {
+	env := startCluster(t)
 	ctx := context.Background()
-	begin := time.Now()
-	f := scheduler.ClusterDay("kday", 250, 4, 40, dayH100)
-	cleanup, err := scheduler.Create(ctx, env, f)
-	require.NoError(t, err)
-	t.Cleanup(cleanup)
-	t.Logf("%d nodes and their ResourceSlices created in %s", len(f.Nodes), time.Since(begin).Round(time.Millisecond))
 	for team, runs := range dayQuota {
 		ns := "kday-" + team
 		_, objs, _ := renderFor(t, ns, ns, "setup")
@@ -181,7 +209,9 @@ func (d *day) submit(i int) {
 	in, err := preflight.InputOf(r.docs, "", r.ns)
 	require.NoError(t, err)
 	in.Nodes = true
-	rep, err := preflight.Run(context.Background(), conn(t, d.env, r.ns), in)
+	c, err := kube.FromConfig(d.fleet.Config(d.env.Server.Config), r.ns, kube.Options{})
+	require.NoError(t, err)
+	rep, err := preflight.Run(context.Background(), c, in)
 	require.NoError(t, err)
 	r.queued, r.placed = readPreflight(t, rep, r.job)
 	require.NoError(t, d.env.Apply(context.Background(), r.ns, r.objs))

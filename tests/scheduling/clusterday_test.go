@@ -43,6 +43,7 @@ func TestClusterDay(t *testing.T) {
 			runs = append(runs, h100(t, fmt.Sprintf("day-h%02d", i)))
 		}
 	}
+	var snap scheduler.FleetSnapshot // the fleet never changes: read once
 	const window = 4
 	var slowest time.Duration
 	partial := 0
@@ -51,7 +52,7 @@ func TestClusterDay(t *testing.T) {
 			finish(t, env, runs[i-window])
 		}
 		start := time.Now()
-		rep := predict(t, env, r)
+		rep := predictWith(t, snap.Config(env.Server.Config), r)
 		took := time.Since(start)
 		slowest = max(slowest, took)
 		pods := applyAndCompare(t, env, s, rep, r)
@@ -73,7 +74,7 @@ func finish(t *testing.T, env *operator.Env, r scenarioRun) {
 		uids, err := env.PodUIDs(ctx, r.ns)
 		return err == nil && len(uids) == 0, fmt.Sprintf("%d pods", len(uids)), err
 	}))
-	time.Sleep(3 * time.Second) // past the scheduler's 2 s backoff
+	time.Sleep(scheduler.ClusterDayBackoff + 500*time.Millisecond) // past the scheduler's backoff
 }
 
 // spread is the NVLink racks (cliques) a run's bound pods span, the GPUs

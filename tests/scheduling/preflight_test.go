@@ -14,6 +14,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
@@ -258,6 +259,12 @@ func fleet(t *testing.T, env *operator.Env, f scheduler.Fleet) {
 // predict is preflight --nodes on the runs together, each in its namespace.
 func predict(t *testing.T, env *operator.Env, runs ...scenarioRun) preflight.Report {
 	t.Helper()
+	return predictWith(t, env.Server.Config, runs...)
+}
+
+// predictWith is predict reading the cluster through cfg.
+func predictWith(t *testing.T, cfg *rest.Config, runs ...scenarioRun) preflight.Report {
+	t.Helper()
 	var docs []rendered.Doc
 	for _, r := range runs {
 		for _, u := range r.objs {
@@ -266,7 +273,7 @@ func predict(t *testing.T, env *operator.Env, runs ...scenarioRun) preflight.Rep
 			docs = append(docs, rendered.FromData(c.Object))
 		}
 	}
-	c, err := kube.FromConfig(env.Server.Config, runs[0].ns, kube.Options{})
+	c, err := kube.FromConfig(cfg, runs[0].ns, kube.Options{})
 	require.NoError(t, err)
 	in, err := preflight.InputOf(docs, "", runs[0].ns)
 	require.NoError(t, err)
