@@ -5,8 +5,8 @@
 // kustomize.toolkit.fluxcd.io/name and /namespace, ApplyAllStaged with
 // spec.force, the inventory of what the last successful apply held, and
 // pruning of what left it with DeleteAll, deletionPolicy on the
-// Kustomization's deletion). It builds nothing: the objects are what
-// kustomize build of the Git path gives. The tiers use it to show what a
+// Kustomization's deletion). The objects are what kustomize build of the
+// Git path gives (Build, build.go). The tiers use it to show what a
 // commit does to a running run (tests/flux).
 //
 // Test-only.

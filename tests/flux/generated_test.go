@@ -1,7 +1,6 @@
 package flux_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -13,11 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/kustomize/api/krusty"
-	kustypes "sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fluxapply"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
@@ -140,14 +137,9 @@ type fluxTree struct {
 func (f *fluxTree) commit() (map[string]string, map[string]map[string]string) {
 	t, ctx := f.t, context.Background()
 	t.Helper()
-	o, err := renderall.Flags{Dir: f.dir, FluxSource: "runs"}.Options()
-	require.NoError(t, err)
-	var out, errb bytes.Buffer
-	o.Stdout, o.Stderr = &out, &errb
-	failed, err := renderall.Run(o)
-	require.NoError(t, err)
-	require.False(t, failed, "render-all: %s", errb.String())
-	t.Logf("render-all: %s", out.String())
+	code, out, errs := clirun.Run("render-all", f.dir, "--flux", "runs")
+	require.Equal(t, 0, code, "render-all: %s", errs)
+	t.Logf("render-all: %s", out)
 
 	// kustomize-controller's build of a folder without a kustomization.yaml:
 	// every file in it.
@@ -192,13 +184,9 @@ func (f *fluxTree) commit() (map[string]string, map[string]map[string]string) {
 // specOf is what a generated Kustomization tells the reconciler.
 func specOf(t *testing.T, ks *unstructured.Unstructured) fluxapply.Spec {
 	t.Helper()
-	prune, _, err := unstructured.NestedBool(ks.Object, "spec", "prune")
+	spec, err := fluxapply.SpecOf(ks)
 	require.NoError(t, err)
-	force, _, err := unstructured.NestedBool(ks.Object, "spec", "force")
-	require.NoError(t, err)
-	policy, _, err := unstructured.NestedString(ks.Object, "spec", "deletionPolicy")
-	require.NoError(t, err)
-	return fluxapply.Spec{Name: ks.GetName(), Namespace: ks.GetNamespace(), Prune: prune, Force: force, DeletionPolicy: policy}
+	return spec
 }
 
 // build is kustomize's build of the run's Kustomization path, without
@@ -208,16 +196,7 @@ func (f *fluxTree) build(run string) []*unstructured.Unstructured {
 	t.Helper()
 	ks, err := fixtures.Decode([]byte(testenv.ReadFile(t, filepath.Join(f.dir, renderall.FluxRunsDir, run+".yaml"))))
 	require.NoError(t, err)
-	p, _, err := unstructured.NestedString(ks[0].Object, "spec", "path")
-	require.NoError(t, err)
-	opts := krusty.MakeDefaultOptions()
-	opts.LoadRestrictions = kustypes.LoadRestrictionsNone
-	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), filepath.Join(f.dir, filepath.FromSlash(p)))
-	require.NoError(t, err)
-	data, err := m.AsYaml()
-	require.NoError(t, err)
-	// Decoded as the API server reads it (numbers as JSON numbers).
-	objs, err := fixtures.Decode(data)
+	objs, err := fluxapply.Build(f.dir, ks[0])
 	require.NoError(t, err)
 	return objs
 }

@@ -1,7 +1,6 @@
 package multicluster_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -14,12 +13,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	kustypes "sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fluxapply"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/multicluster"
@@ -118,19 +115,14 @@ func (g *gitOps) commit(state string) {
 		data += "  state: " + state + "\n"
 	}
 	write(t, g.runFile, data)
-	o, err := renderall.Flags{Dir: g.dir, FluxSource: "runs"}.Options()
-	require.NoError(t, err)
-	var out, errb bytes.Buffer
-	o.Stdout, o.Stderr = &out, &errb
-	failed, err := renderall.Run(o)
-	require.NoError(t, err)
-	require.False(t, failed, "render-all: %s", errb.String())
+	code, _, errs := clirun.Run("render-all", g.dir, "--flux", "runs")
+	require.Equal(t, 0, code, "render-all: %s", errs)
 
 	spec := g.spec(renderall.FluxRunsDir)
 	if g.manager == nil {
 		g.manager = fluxapply.New(g.f.Manager.Env.Client, spec)
 	}
-	_, err = g.manager.Reconcile(ctx, g.build(renderall.FluxRunsDir))
+	_, err := g.manager.Reconcile(ctx, g.build(renderall.FluxRunsDir))
 	require.NoError(t, err, "the manager")
 	spec = g.spec(renderall.FluxWorkersDir)
 	for i, w := range g.f.Workers {
@@ -153,12 +145,10 @@ func (g *gitOps) kustomization(dir string) *unstructured.Unstructured {
 
 // spec is what the generated Kustomization tells the reconciler.
 func (g *gitOps) spec(dir string) fluxapply.Spec {
-	ks := g.kustomization(dir)
-	prune, _, _ := unstructured.NestedBool(ks.Object, "spec", "prune")
-	force, _, _ := unstructured.NestedBool(ks.Object, "spec", "force")
-	policy, _, _ := unstructured.NestedString(ks.Object, "spec", "deletionPolicy")
-	require.True(g.t, prune, "%s: prune", dir)
-	return fluxapply.Spec{Name: ks.GetName(), Namespace: ks.GetNamespace(), Prune: prune, Force: force, DeletionPolicy: policy}
+	spec, err := fluxapply.SpecOf(g.kustomization(dir))
+	require.NoError(g.t, err)
+	require.True(g.t, spec.Prune, "%s: prune", dir)
+	return spec
 }
 
 // build is kustomize's build of the Kustomization's path, without load
@@ -166,15 +156,7 @@ func (g *gitOps) spec(dir string) fluxapply.Spec {
 func (g *gitOps) build(dir string) []*unstructured.Unstructured {
 	t := g.t
 	t.Helper()
-	p, _, err := unstructured.NestedString(g.kustomization(dir).Object, "spec", "path")
-	require.NoError(t, err)
-	opts := krusty.MakeDefaultOptions()
-	opts.LoadRestrictions = kustypes.LoadRestrictionsNone
-	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), filepath.Join(g.dir, filepath.FromSlash(p)))
-	require.NoError(t, err)
-	data, err := m.AsYaml()
-	require.NoError(t, err)
-	objs, err := fixtures.Decode(data)
+	objs, err := fluxapply.Build(g.dir, g.kustomization(dir))
 	require.NoError(t, err)
 	return objs
 }
