@@ -3,7 +3,6 @@ package preflight
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +15,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	schedkai "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kai"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
 // priorityClasses are the cluster's PriorityClasses: a KAI PodGroup's
@@ -92,7 +92,7 @@ func kaiVerdict(p schedkai.Prediction, run schedkai.Job) string {
 			byQueue[j.Queue] = append(byQueue[j.Queue], j)
 		}
 		var parts []string
-		for _, q := range sortedJobQueues(byQueue) {
+		for _, q := range tree.SortedKeys(byQueue) {
 			parts = append(parts, fmt.Sprintf("queue %s (%s)", q, jobNames(byQueue[q])))
 		}
 		return "admitted now by reclaiming from " + strings.Join(parts, ", ")
@@ -114,15 +114,6 @@ func jobNames(js []schedkai.Job) string {
 		out[i] = fmt.Sprintf("%s (priority %d)", j.Name, j.Priority)
 	}
 	return strings.Join(out, ", ")
-}
-
-func sortedJobQueues(m map[string][]schedkai.Job) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // kaiPriorityLabel names a priority class on a pod (or its owner) for

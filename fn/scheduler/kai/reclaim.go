@@ -3,6 +3,8 @@ package kai
 import (
 	"cmp"
 	"slices"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
 // reclaim is KAI's reclaim action for run (reclaim/reclaim.go): allowed
@@ -178,7 +180,7 @@ func (m *model) victimOrder(runQueue string, jobs []Job) {
 		sa, pa := key(a)
 		sb, pb := key(b)
 		return cmp.Or(
-			cmpBool(overAllocatable(sb, sb.alloc), overAllocatable(sa, sa.alloc)),
+			scheduler.CompareBool(overAllocatable(sb, sb.alloc), overAllocatable(sa, sa.alloc)),
 			cmp.Compare(pa, pb),
 			cmp.Compare(dominant(sb), dominant(sa)),
 			cmp.Compare(a.Priority, b.Priority),
@@ -218,14 +220,4 @@ func preempt(c Cluster, run Job) []Job {
 		}
 	}
 	return nil
-}
-
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
 // Kueue's preemption, as v0.17.0's classical preemptor does it, for one
@@ -301,8 +303,8 @@ func candidates(s *sim, q *ClusterQueue, prio int32, needs map[corev1.ResourceNa
 	}
 	slices.SortStableFunc(out, func(a, b candidate) int {
 		return cmp.Or(
-			cmpBool(b.wl.Evicted, a.wl.Evicted),
-			cmpBool(a.wl.ClusterQueue == q.Name, b.wl.ClusterQueue == q.Name),
+			scheduler.CompareBool(b.wl.Evicted, a.wl.Evicted),
+			scheduler.CompareBool(a.wl.ClusterQueue == q.Name, b.wl.ClusterQueue == q.Name),
 			cmp.Compare(a.wl.Priority, b.wl.Priority),
 			b.wl.Reserved.Compare(a.wl.Reserved),
 			cmp.Compare(a.wl.Name, b.wl.Name),
@@ -357,16 +359,6 @@ func usesAny(w QueuedWorkload, rs []corev1.ResourceName) bool {
 		}
 	}
 	return false
-}
-
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
 
 func sortedKeys(m map[corev1.ResourceName]int64) []corev1.ResourceName {
