@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
 )
 
 // deniedCluster answers lists, and gets of the objects in gets, by path,
@@ -112,4 +114,21 @@ func TestPlacementDeniedReads(t *testing.T) {
 		assert.Contains(t, l.Detail, "no permission")
 		assert.Len(t, lines, 1, "no pod group is judged without the nodes")
 	})
+}
+
+// lineOfKind is preflight's line of the input's object of kind (a queue)
+// on c, for run a's docs in namespace a; the test fails without one.
+func lineOfKind(t *testing.T, c *kube.Conn, docs []rendered.Doc, kind string) Line {
+	t.Helper()
+	in, err := InputOf(docs, "", "a")
+	require.NoError(t, err)
+	rep, err := Run(context.Background(), c, in)
+	require.NoError(t, err)
+	for _, l := range rep.Lines {
+		if l.Kind == kind {
+			return l
+		}
+	}
+	require.Failf(t, "no line", "a %s line among %d", kind, len(rep.Lines))
+	return Line{}
 }

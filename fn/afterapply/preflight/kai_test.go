@@ -1,11 +1,9 @@
 package preflight
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // kaiQueue is a KAI Queue deserving gpus GPUs (limit: -1 unlimited), CPU
@@ -105,17 +103,7 @@ func TestKAIQueuePrediction(t *testing.T) {
 			if tc.label != "" {
 				rc["headGroupSpec"].(map[string]any)["template"].(map[string]any)["metadata"] = map[string]any{"labels": map[string]any{"priorityClassName": tc.label}}
 			}
-			in, err := InputOf(docs, "", "a")
-			require.NoError(t, err)
-			rep, err := Run(context.Background(), c, in)
-			require.NoError(t, err)
-			var line *Line
-			for i := range rep.Lines {
-				if rep.Lines[i].Kind == "Queue" {
-					line = &rep.Lines[i]
-				}
-			}
-			require.NotNil(t, line, "a Queue line")
+			line := lineOfKind(t, c, docs, "Queue")
 			assert.Equal(t, OK, line.State, line.Detail)
 			assert.Contains(t, line.Detail, tc.want)
 		})

@@ -1,11 +1,9 @@
 package preflight
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // clusterQueue is a ClusterQueue of 1504 cpu and gpus GPUs.
@@ -104,17 +102,7 @@ func TestLocalQueuePreemption(t *testing.T) {
 			c := deniedCluster(t, tc.deny, lists, gets)
 			docs := runDocs(t, "a", "j", 2, 0)
 			docs[0].Data["metadata"].(map[string]any)["labels"] = map[string]any{"kueue.x-k8s.io/queue-name": "lab", "kueue.x-k8s.io/priority-class": "high"}
-			in, err := InputOf(docs, "", "a")
-			require.NoError(t, err)
-			rep, err := Run(context.Background(), c, in)
-			require.NoError(t, err)
-			var line *Line
-			for i := range rep.Lines {
-				if rep.Lines[i].Kind == "LocalQueue" {
-					line = &rep.Lines[i]
-				}
-			}
-			require.NotNil(t, line, "a LocalQueue line")
+			line := lineOfKind(t, c, docs, "LocalQueue")
 			assert.Equal(t, OK, line.State, line.Detail)
 			assert.Contains(t, line.Detail, tc.want)
 			assert.Equal(t, tc.waits, line.Waits, "the run waits for quota")
