@@ -1,9 +1,11 @@
 package scheduler
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -43,6 +45,19 @@ type DayReport struct {
 	Wall        time.Duration `json:"wallNs"`
 	Runs        []DayRun      `json:"runs"`
 	Predictions []Prediction  `json:"predictions"`
+	// Spent is the harness's wall time per step of a run (render,
+	// preflight, apply, waiting for Kueue or the scheduler...): where a
+	// day's minutes go, so that a slower day says which step grew.
+	Spent map[string]time.Duration `json:"spentNs,omitempty"`
+}
+
+// Time adds the wall time since begin to step's total; use as
+// defer r.Time("step", time.Now()).
+func (r *DayReport) Time(step string, begin time.Time) {
+	if r.Spent == nil {
+		r.Spent = map[string]time.Duration{}
+	}
+	r.Spent[step] += time.Since(begin)
 }
 
 // Agreement is how many predictions matched what happened, of how many.
@@ -78,6 +93,14 @@ func (r *DayReport) Table() string {
 		if !p.Agree {
 			fmt.Fprintf(&b, "DISAGREE %s %s: preflight %q, happened %q\n", p.Run, p.Kind, p.Preflight, p.Happened)
 		}
+	}
+	steps := make([]string, 0, len(r.Spent))
+	for k := range r.Spent {
+		steps = append(steps, k)
+	}
+	slices.SortFunc(steps, func(a, b string) int { return cmp.Compare(r.Spent[b], r.Spent[a]) })
+	for _, k := range steps {
+		fmt.Fprintf(&b, "spent %s in %s\n", r.Spent[k].Round(time.Millisecond), k)
 	}
 	a, n := r.Agreement()
 	fmt.Fprintf(&b, "%d runs on %d nodes in %s; %d of %d predictions as preflight said (%.1f%%)\n",

@@ -72,7 +72,9 @@ func (d *day) admit(r *dayRun, tick int) {
 	happened := said
 	// Admitted once KubeRay has created the cluster (RayClusterOf says why
 	// the name alone is not enough).
+	begin := time.Now()
 	cluster, err := d.env.RayClusterOf(ctx, r.ns, r.job, waitFor)
+	d.report.Time("wait for admission (RayCluster created)", begin)
 	r.cluster = cluster
 	admission := time.Since(r.applied)
 	if err != nil {
@@ -90,7 +92,9 @@ func (d *day) admit(r *dayRun, tick int) {
 		}
 		pending = podsPerRun - placed
 	}
+	begin = time.Now()
 	pods := d.waitBound(r, pending)
+	d.report.Time("wait for the scheduler to bind", begin)
 	if !r.queued && len(pods) < podsPerRun {
 		d.explainMissingPods(r, pods)
 	}
@@ -113,6 +117,7 @@ func (d *day) admit(r *dayRun, tick int) {
 // running from tick (the rest bound when a finished run freed nodes);
 // wait: wait for one to (the day draining, nothing else runs).
 func (d *day) bindRest(tick int, wait bool) {
+	defer d.report.Time("bind the rest of partly placed runs", time.Now())
 	for _, r := range d.runs {
 		if !r.partial {
 			continue
@@ -243,7 +248,9 @@ func (d *day) finishDue(tick int) bool {
 	}
 	for _, r := range due {
 		d.finish(r)
+		begin := time.Now()
 		d.settle(r.team)
+		d.report.Time("settle (Kueue decided on the team's runs)", begin)
 		for _, q := range d.runs {
 			if q.team == r.team && q.queued && q.due < 0 && !rayJob(d.t, d.env, q.ns, q.job).Spec.Suspend {
 				d.admit(q, max(tick, 0))
@@ -267,13 +274,19 @@ func (d *day) finishDue(tick int) bool {
 // (remove).
 func (d *day) finish(r *dayRun) {
 	t, ctx := d.t, context.Background()
+	begin := time.Now()
 	require.NoError(t, operator.Wait(ctx, waitFor, "KubeRay to submit "+r.name+"'s job", func(context.Context) (bool, string, error) {
 		return slices.ContainsFunc(d.env.Dashboard.Submissions(r.ns), func(s operator.Submission) bool { return s.RayJob == r.job && s.Cluster == r.cluster }), "not submitted", nil
 	}))
+	d.report.Time("wait for KubeRay to submit the job", begin)
+	begin = time.Now()
 	require.NoError(t, d.env.EndJob(ctx, r.ns, r.job, r.cluster, rayv1.JobStatusSucceeded))
 	_, err := d.env.WaitForJobDeploymentStatus(ctx, r.ns, r.job, rayv1.JobDeploymentStatusComplete, waitFor)
 	require.NoError(t, err)
+	d.report.Time("end the job (KubeRay completes the RayJob)", begin)
+	begin = time.Now()
 	d.remove(r)
+	d.report.Time("remove the run", begin)
 }
 
 // remove deletes r as Git stopping it would have it go: the RayJob, its

@@ -204,8 +204,13 @@ func (d *day) submit(i int) {
 	t := d.t
 	team := string(dayTeams[i%len(dayTeams)])
 	r := &dayRun{name: fmt.Sprintf("kday-%03d", i), team: team, ns: "kday-" + team, lasts: 2 + (i*7)%6, due: -1}
+	begin := time.Now()
 	r.docs, r.objs, r.job = renderFor(t, r.name, r.ns, fmt.Sprintf("user-%s%d", team, i%3))
+	d.report.Time("render", begin)
+	begin = time.Now()
 	d.settle(team)
+	d.report.Time("settle (Kueue decided on the team's runs)", begin)
+	begin = time.Now()
 	in, err := preflight.InputOf(r.docs, "", r.ns)
 	require.NoError(t, err)
 	in.Nodes = true
@@ -214,11 +219,16 @@ func (d *day) submit(i int) {
 	rep, err := preflight.Run(context.Background(), c, in)
 	require.NoError(t, err)
 	r.queued, r.placed = readPreflight(t, rep, r.job)
+	d.report.Time("preflight", begin)
+	begin = time.Now()
 	require.NoError(t, d.env.Apply(context.Background(), r.ns, r.objs))
 	r.applied = time.Now()
+	d.report.Time("apply", begin)
 	d.runs = append(d.runs, r)
 	if r.queued {
+		begin = time.Now()
 		d.predict(r, "admission", "queued", d.waitQueued(r))
+		d.report.Time("wait for Kueue to queue", begin)
 		return
 	}
 	d.admit(r, i)
