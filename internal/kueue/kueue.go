@@ -439,7 +439,7 @@ var shared = fixtures.Env[tier]{
 			return tier{}, fixtures.Missing(err)
 		}
 		begin := time.Now()
-		env, err := operator.StartWith(assets, apiserver.Options{AggregatorRouting: true})
+		env, err := operator.StartWith(assets, apiserver.Options{AggregatorRouting: true, MemoryLimit: TierMemoryLimit})
 		if err != nil {
 			return tier{}, err
 		}
@@ -452,6 +452,12 @@ var shared = fixtures.Env[tier]{
 	},
 	Stop: func(s tier) error { return errors.Join(s.k.Stop(), s.env.Stop()) },
 }
+
+// TierMemoryLimit is the shared API server's soft memory limit: the
+// cluster day and week (1,050 nodes, 2,000 ResourceSlices, a day's
+// Events) keep about 500 MB live in it; the tier's other tests stay far
+// below it, where the limit changes nothing.
+const TierMemoryLimit = "900MiB"
 
 // Shared is the package's operator-tier Env with Kueue beside KubeRay,
 // started once (an API server of its own, with aggregator routing);

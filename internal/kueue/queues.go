@@ -3,10 +3,12 @@ package kueue
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
@@ -105,3 +107,30 @@ func PriorityClass(ctx context.Context, env *operator.Env, name string, value in
 	}
 	return nil
 }
+
+// RefreshedAnnotation is what RefreshStatus writes on a ClusterQueue.
+const RefreshedAnnotation = "test.nrl-k8s.dev/status-refreshed"
+
+// RefreshStatus has Kueue write ClusterQueue cq's status now. Kueue
+// reconciles a ClusterQueue a second after a Workload of it changes
+// (constants.UpdatesBatchPeriod, pkg/controller/core/
+// clusterqueue_controller.go in v0.17.0), but at once when the
+// ClusterQueue itself changes (its Update handler returns true): a
+// changed annotation wakes it, and the status it writes is its cache's
+// counts as they are. Neither the queue manager nor the cache acts on a
+// change outside the spec (UpdateClusterQueue requeues nothing unless
+// the spec changed), so what Kueue decides is unchanged; a harness waiting
+// for the status to show a decision waits for the decision, not the
+// batch period.
+func RefreshStatus(ctx context.Context, env *operator.Env, cq string) error {
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"%d"}}}`, RefreshedAnnotation, refreshes.Add(1))
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(vocab.KueueAPIVersion)
+	u.SetKind("ClusterQueue")
+	u.SetName(cq)
+	return env.Server.Client.Patch(ctx, u, client.RawPatch(types.MergePatchType, patch))
+}
+
+// refreshes makes each RefreshStatus's annotation new (an unchanged
+// object sends no event).
+var refreshes atomic.Int64

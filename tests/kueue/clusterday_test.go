@@ -283,8 +283,11 @@ func readPreflight(t *testing.T, rep preflight.Report, job string) (queued bool,
 // ClusterQueue still counts its quota reserved and has not admitted the
 // next run, and a preflight asked then says "queued" of a run Kueue
 // admits a second later.
+// Until they match, the ClusterQueue is refreshed every few polls
+// (kueue.RefreshStatus): its status would otherwise follow a second late.
 func reserving(t *testing.T, env *operator.Env, cq string, n, pending int) {
 	t.Helper()
+	polls := 0
 	require.NoError(t, operator.Wait(context.Background(), waitFor, fmt.Sprintf("ClusterQueue %s reserving for %d Workloads, %d pending", cq, n, pending), func(ctx context.Context) (bool, string, error) {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion("kueue.x-k8s.io/v1beta2")
@@ -294,6 +297,14 @@ func reserving(t *testing.T, env *operator.Env, cq string, n, pending int) {
 		}
 		got, _, _ := unstructured.NestedInt64(u.Object, "status", "reservingWorkloads")
 		waiting, _, _ := unstructured.NestedInt64(u.Object, "status", "pendingWorkloads")
-		return got == int64(n) && waiting == int64(pending), fmt.Sprintf("%d reserving, %d pending", got, waiting), nil
+		done := got == int64(n) && waiting == int64(pending)
+		if polls++; !done && polls%refreshEvery == 1 {
+			return false, "", kueue.RefreshStatus(ctx, env, cq)
+		}
+		return done, fmt.Sprintf("%d reserving, %d pending", got, waiting), nil
 	}))
 }
+
+// refreshEvery is how many polls (100 ms each) a harness waits between
+// refreshes of a ClusterQueue's status.
+const refreshEvery = 2

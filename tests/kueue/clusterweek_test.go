@@ -77,6 +77,7 @@ type week struct {
 	runs  []*weekRun
 	byJob map[string]*weekRun
 	byUID map[string]*weekRun
+	polls int // counted's, to refresh a ClusterQueue's status every few
 }
 
 // TestClusterWeekQueued is a week on the shared 1,000-node cluster of
@@ -479,6 +480,9 @@ func (w *week) counted(ctx context.Context, held map[string]bool, pending map[st
 		got, _, _ := unstructured.NestedInt64(cq.Object, "status", "reservingWorkloads")
 		waiting, _, _ := unstructured.NestedInt64(cq.Object, "status", "pendingWorkloads")
 		if got != reserving[team] || waiting != pending[team] {
+			if w.polls++; w.polls%refreshEvery == 1 {
+				return false, "", kueue.RefreshStatus(ctx, w.env, cq.GetName())
+			}
 			return false, fmt.Sprintf("ClusterQueue %s counts %d reserving, %d pending; its Workloads %d, %d", cq.GetName(), got, waiting, reserving[team], pending[team]), nil
 		}
 	}

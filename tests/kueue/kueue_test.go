@@ -188,7 +188,7 @@ func TestOverQuotaStaysQueued(t *testing.T) {
 
 	line := localQueueLine(t, env, docs, ns)
 	assert.Equal(t, preflight.Missing, line.State, line.Detail)
-	assert.Contains(t, line.Detail, "16 nvidia.com/gpu, more than ClusterQueue lab-8's whole nominal quota 8")
+	assert.Contains(t, line.Detail, "needs 16 nvidia.com/gpu; 8 of 8 free: more than the whole nominal quota, and ClusterQueue lab-8 is in no cohort to borrow from")
 
 	require.NoError(t, env.Apply(ctx, ns, objs))
 	job := rayJob(t, env, ns, name)

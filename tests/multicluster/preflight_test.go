@@ -66,7 +66,7 @@ func TestPreflightAcrossClusters(t *testing.T) {
 		"\nWORKER worker-1\n", "ok           LocalQueue " + ns + "/lab-queue", "needs 16 nvidia.com/gpu; 16 of 16 free",
 		"worker worker-1 can take the run now",
 		"worker worker-2 cannot take the run now:\n  LocalQueue " + ns + "/lab-queue: ClusterQueue lab-preflight: ",
-		"the run needs 16 nvidia.com/gpu, more than ClusterQueue lab-preflight's whole nominal quota 8",
+		"needs 16 nvidia.com/gpu; 8 of 8 free: more than the whole nominal quota, and ClusterQueue lab-preflight is in no cohort to borrow from",
 		"1 of 2 workers can take the run now",
 	} {
 		assert.Contains(t, out, want)

@@ -88,19 +88,21 @@ func localQueueLine(ctx context.Context, c scheduler.Reader, in scheduler.Prefli
 // is free of the nominal quota. waits is true when the free quota does not
 // hold it (admission then says what Kueue does).
 func quotaNote(cqName, cohort string, name corev1.ResourceName, want resource.Quantity, quota map[corev1.ResourceName]flavorQuota) (scheduler.State, string, bool) {
+	needs := fmt.Sprintf("needs %s %s", scheduler.Amount(want), name)
 	q, covered := quota[name]
 	switch {
 	case !covered:
-		return scheduler.Missing, fmt.Sprintf("ClusterQueue %s covers no %s (the run needs %s): Kueue never admits it; expected %s among a resource group's coveredResources", cqName, name, scheduler.Amount(want), name), false
+		return scheduler.Missing, fmt.Sprintf("%s; none covered: Kueue never admits it; expected %s among a resource group's coveredResources", needs, name), false
 	case q.invalid != "":
-		return scheduler.CannotTell, fmt.Sprintf("ClusterQueue %s's %s: cannot tell whether the run's %s %s fit", cqName, q.invalid, scheduler.Amount(want), name), false
-	case want.Cmp(q.nominal) > 0 && cohort == "":
-		return scheduler.Missing, fmt.Sprintf("the run needs %s %s, more than ClusterQueue %s's whole nominal quota %s and it is in no cohort to borrow from: Kueue never admits it", scheduler.Amount(want), name, cqName, scheduler.Amount(q.nominal)), false
+		return scheduler.CannotTell, fmt.Sprintf("%s; cannot tell what is free: %s", needs, q.invalid), false
 	}
 	free := q.nominal.DeepCopy()
 	free.Sub(q.reserved)
-	left := nonNegative(free)
-	return scheduler.OK, fmt.Sprintf("needs %s %s; %s of %s free", scheduler.Amount(want), name, scheduler.Amount(left), scheduler.Amount(q.nominal)), want.Cmp(free) > 0
+	left := fmt.Sprintf("%s; %s of %s free", needs, scheduler.Amount(nonNegative(free)), scheduler.Amount(q.nominal))
+	if want.Cmp(q.nominal) > 0 && cohort == "" {
+		return scheduler.Missing, fmt.Sprintf("%s: more than the whole nominal quota, and ClusterQueue %s is in no cohort to borrow from: Kueue never admits it", left, cqName), false
+	}
+	return scheduler.OK, left, want.Cmp(free) > 0
 }
 
 // flavorQuota is a resource's nominal quota summed over flavors and what
