@@ -155,10 +155,6 @@ func (Integration) Pod(p scheduler.Profile, field string, t *corev1.PodTemplateS
 	return nil
 }
 
-// CheckObjects: KAI's gangs are reported by check with the pod-group model
-// preflight places (fn/engine/check/gang.go, fn/analyse/placement).
-func (Integration) CheckObjects(string, []any) diag.List { return nil }
-
 // CheckProfile: nothing of the profile's own beyond Validate.
 func (Integration) CheckProfile(string, scheduler.Profile) diag.List { return nil }
 
