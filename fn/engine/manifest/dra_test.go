@@ -3,9 +3,10 @@ package manifest
 import (
 	"testing"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // Known claims of worker pods are pointed at per-cluster, per-role

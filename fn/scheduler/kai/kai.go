@@ -1,7 +1,8 @@
 // Package kai is the KAI Scheduler integration (scheduler.kind: kai): the
 // profile keys it owns (scheduler.queue as the kai.scheduler/queue label,
-// scheduler.topology) and how it judges them. The names KAI reads are
-// fn/core/vocab's; its gang model is fn/analyse/kai's.
+// scheduler.topology), how it judges them, and what check says of the
+// run's gangs (check.go). The names KAI reads are fn/core/vocab's; its gang
+// model is fn/analyse/kai's.
 package kai
 
 import (
