@@ -12,11 +12,12 @@ import (
 
 // Placement warns about where the rendered pods would land: GPU workers
 // without tolerations, heads on GPU nodes (what a scheduler's own keys
-// mean for placement is its integration's CheckObjects). It reads the objects the build made (objs: Build's typed
-// objects), after every profile key is applied, so a setting made the
-// documented way (placement.tolerations, scheduler, ...) counts the same as
-// one written into the spec, and a warning never names something the
-// output does not say.
+// mean for placement is its integration's CheckObjects). It reads the
+// objects the build made (objs: Build's typed objects), after every
+// profile key is applied, so a setting made the documented way
+// (placement.tolerations, scheduler, ...) counts the same as one written
+// into the spec, and a warning never names something the output does not
+// say.
 func Placement(file string, objs []any) diag.List {
 	var ds diag.List
 	for _, o := range objs {
