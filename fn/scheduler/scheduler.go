@@ -50,7 +50,11 @@ type Integration interface {
 	OwnerManagedBy(p Profile) string
 
 	// CheckObjects is what it refuses or says of the objects a build made
-	// (typed, as fn/engine/manifest returns them), at check's Objects gate.
+	// (typed, as fn/engine/manifest returns them), at check's Objects gate,
+	// whichever kind is selected: after check's own findings of them, in
+	// registry order. Every entry point prints findings sorted by severity,
+	// file and field (diag.List.Sorted), so that order shows only among
+	// findings at one field.
 	CheckObjects(file string, objs []any) diag.List
 	// CheckProfile is what it says of the profile's own labels and pod
 	// templates, at check's Inputs gate.

@@ -18,7 +18,7 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
-	enginecheck "github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/check"
+	schedkai "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kai"
 )
 
 // fakeCluster answers lists, and gets of the objects in gets, by path;
@@ -275,7 +275,7 @@ func TestPlacementKueueFlavorLabels(t *testing.T) {
 
 // preflight places the gang check reports, from the same computation
 // (placement.Gangs and placement.RunsOf): on the golden run-wide topology
-// case, check's structured gang (GangsOf of fn/engine/check) is preflight's run, pod set
+// case, check's structured gang (GangsOf of fn/scheduler/kai) is preflight's run, pod set
 // by pod set (count, minMember, required level), and the run-wide level is
 // preferred there, not required.
 func TestGangIsChecks(t *testing.T) {
@@ -287,7 +287,7 @@ func TestGangIsChecks(t *testing.T) {
 	for i, d := range docs {
 		objs[i] = d
 	}
-	reports := enginecheck.GangsOf(objs)
+	reports := schedkai.GangsOf(objs)
 	require.Len(t, reports, 1)
 	checked := reports[0].Run
 	require.True(t, checked.Gang, "check reports KAI's gang")

@@ -130,4 +130,10 @@ const (
 	ComputeDomainGroup      = "resource.nvidia.com"
 	ComputeDomainVersion    = "v1beta1"
 	ComputeDomainAPIVersion = ComputeDomainGroup + "/" + ComputeDomainVersion
+	// ComputeDomainClaim, RoCEClaim and InfiniBandClaim are the
+	// resourceClaims names a worker pod uses to ask for the DRA objects the
+	// build creates.
+	ComputeDomainClaim = "compute-domain-channel"
+	RoCEClaim          = "roce-channel"
+	InfiniBandClaim    = "infiniband-channel"
 )

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 )
@@ -18,7 +19,7 @@ func draSettings(ds *diag.List, f string, in *profile.Infra, rc profile.RoleClus
 	claims := false
 	for i := range spec.WorkerGroupSpecs {
 		for _, c := range spec.WorkerGroupSpecs[i].Template.Spec.ResourceClaims {
-			claims = claims || c.Name == profile.InfiniBandClaim
+			claims = claims || c.Name == vocab.InfiniBandClaim
 		}
 	}
 	if !claims {
@@ -26,9 +27,9 @@ func draSettings(ds *diag.List, f string, in *profile.Infra, rc profile.RoleClus
 	}
 	ib := in.EffectiveDRA(rc.Cluster).InfiniBand
 	if ib.Class == "" {
-		ds.Errorf(f, "dra.infiniband.deviceClassName", "is unset but kuberay.%s's workers claim %s; expected the DeviceClass of the cluster's InfiniBand DRA driver (dra.infiniband or kuberay.%s.dra.infiniband): it has no default", rc.Role, profile.InfiniBandClaim, rc.Role)
+		ds.Errorf(f, "dra.infiniband.deviceClassName", "is unset but kuberay.%s's workers claim %s; expected the DeviceClass of the cluster's InfiniBand DRA driver (dra.infiniband or kuberay.%s.dra.infiniband): it has no default", rc.Role, vocab.InfiniBandClaim, rc.Role)
 	}
 	if ib.Count == 0 {
-		ds.Errorf(f, "dra.infiniband.count", "is unset but kuberay.%s's workers claim %s; expected the InfiniBand devices per worker pod (dra.infiniband or kuberay.%s.dra.infiniband): it has no default", rc.Role, profile.InfiniBandClaim, rc.Role)
+		ds.Errorf(f, "dra.infiniband.count", "is unset but kuberay.%s's workers claim %s; expected the InfiniBand devices per worker pod (dra.infiniband or kuberay.%s.dra.infiniband): it has no default", rc.Role, vocab.InfiniBandClaim, rc.Role)
 	}
 }

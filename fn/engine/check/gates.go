@@ -15,8 +15,9 @@ import (
 // how they are scheduled and admitted, and the code source they mount.
 func Objects(file string, in *profile.Infra, objs []any) diag.List {
 	ds := Placement(file, objs)
-	ds = append(ds, Gangs(file, objs)...)
-	// Each scheduler's own checks of the objects (fn/scheduler/...: Kueue's webhooks).
+	ds = append(ds, Tolerations(file, objs)...)
+	// Each scheduler's own checks of the objects (fn/scheduler/...: KAI's
+	// gangs and topology, Kueue's webhooks).
 	ds = append(ds, registry.CheckObjects(file, objs)...)
 	return append(ds, CodeSource(file, in, objs)...)
 }

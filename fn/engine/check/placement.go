@@ -7,19 +7,17 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/capacity"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 )
 
 // Placement warns about where the rendered pods would land: GPU workers
-// without tolerations, ComputeDomain claims without KAI topology, heads on
-// GPU nodes. It reads the objects the build made (objs: Build's typed
-// objects), after every profile key is applied, so a setting made the
-// documented way (placement.tolerations, scheduler, ...) counts the same as
-// one written into the spec, and a warning never names something the
-// output does not say.
+// without tolerations, heads on GPU nodes (what a scheduler's own keys
+// mean for placement is its integration's CheckObjects). It reads the
+// objects the build made (objs: Build's typed objects), after every
+// profile key is applied, so a setting made the documented way
+// (placement.tolerations, scheduler, ...) counts the same as one written
+// into the spec, and a warning never names something the output does not
+// say.
 func Placement(file string, objs []any) diag.List {
 	var ds diag.List
 	for _, o := range objs {
@@ -35,17 +33,13 @@ func Placement(file string, objs []any) diag.List {
 	return ds
 }
 
-// segmentSuffix is what segment splitting appends to a group's name
-// (fn/engine/manifest/segments.go): the segments of one group are warned about
-// once.
-var segmentSuffix = lazyre.New(`-segment-[0-9]+$`)
-
 func placementOf(ds *diag.List, file, ref, base string, spec *rayv1.RayClusterSpec) {
 	where := "output " + ref + " " + base
 	seen := map[string]bool{}
 	for i := range spec.WorkerGroupSpecs {
 		g := &spec.WorkerGroupSpecs[i]
-		name := segmentSuffix().ReplaceAllString(g.GroupName, "")
+		// The segments of one group are warned about once.
+		name := capacity.GroupOf(g.GroupName)
 		if seen[name] {
 			continue
 		}
@@ -53,15 +47,6 @@ func placementOf(ds *diag.List, file, ref, base string, spec *rayv1.RayClusterSp
 		gf := fmt.Sprintf("%s.workerGroupSpecs[%d].template", where, i)
 		if n, _ := capacity.GPUsPerPod(&g.Template.Spec); n > 0 && len(g.Template.Spec.Tolerations) == 0 {
 			ds.Warnf(file, gf+".spec.tolerations", "worker group %q requests %d GPUs per pod and its rendered pods have no tolerations; expected tolerations for the GPU nodes' taints (placement.tolerations adds them to every GPU worker), or its pods stay Pending on tainted GPU nodes", name, n)
-		}
-		hasCD := false
-		for _, c := range g.Template.Spec.ResourceClaims {
-			hasCD = hasCD || c.Name == profile.ComputeDomainClaim
-		}
-		// A pod KAI does not place is warned about by Gangs: no annotation
-		// would constrain it.
-		if hasCD && g.Template.Spec.SchedulerName == vocab.KAISchedulerName && g.Template.Annotations[vocab.KAITopologyAnnotation] == "" {
-			ds.Warnf(file, gf+".metadata.annotations", "worker group %q claims a ComputeDomain spanning nodes but has no %s annotation; expected KAI topology so the workers land in one NVLink domain", name, vocab.KAITopologyAnnotation)
 		}
 	}
 	head := &spec.HeadGroupSpec.Template.Spec

@@ -8,14 +8,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 )
 
 // Each rule once, on the rendered RayJob or RayCluster: GPU workers
-// without tolerations (segments of one group once), a ComputeDomain under
-// KAI without topology, a head on GPU nodes or asking for GPUs.
+// without tolerations (segments of one group once), a head on GPU nodes or
+// asking for GPUs.
 func TestPlacement(t *testing.T) {
 	gpu := func(n string) corev1.PodSpec {
 		return corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
@@ -30,12 +27,6 @@ func TestPlacement(t *testing.T) {
 	}
 	cluster := func(edit func(*corev1.PodTemplateSpec, *rayv1.WorkerGroupSpec)) []any {
 		return []any{&rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: spec(edit)}}
-	}
-	cd := func(sched string, ann map[string]string) func(*corev1.PodTemplateSpec, *rayv1.WorkerGroupSpec) {
-		return func(_ *corev1.PodTemplateSpec, w *rayv1.WorkerGroupSpec) {
-			w.Template.Spec.SchedulerName, w.Template.Annotations = sched, ann
-			w.Template.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: profile.ComputeDomainClaim}}
-		}
 	}
 	const ws = "warning p.yaml output RayCluster/c spec.workerGroupSpecs[0].template"
 	const hs = "warning p.yaml output RayCluster/c spec.headGroupSpec.template.spec"
@@ -52,9 +43,6 @@ func TestPlacement(t *testing.T) {
 			WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{GroupName: "gpu-segment-0", Template: corev1.PodTemplateSpec{Spec: gpu("4")}}, {GroupName: "gpu-segment-1", Template: corev1.PodTemplateSpec{Spec: gpu("4")}}}}}}},
 			[]string{"warning p.yaml output RayJob/j spec.rayClusterSpec.workerGroupSpecs[0].template.spec.tolerations"}},
 		{"RayJob without a cluster spec", []any{&rayv1.RayJob{}}, nil},
-		{"ComputeDomain under KAI, no topology", cluster(cd(vocab.KAISchedulerName, nil)), []string{ws + ".metadata.annotations"}},
-		{"ComputeDomain under KAI, topology", cluster(cd(vocab.KAISchedulerName, map[string]string{vocab.KAITopologyAnnotation: "t"})), nil},
-		{"ComputeDomain, default scheduler", cluster(cd("", nil)), nil},
 		{"head selects GPU nodes", cluster(func(h *corev1.PodTemplateSpec, _ *rayv1.WorkerGroupSpec) {
 			h.Spec.NodeSelector = map[string]string{"nvidia.com/gpu.present": "true", "pool": "cpu"}
 		}), []string{hs + ".nodeSelector.nvidia.com/gpu.present"}},

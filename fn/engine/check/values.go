@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/effective"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
@@ -85,7 +86,7 @@ func nvlinkAcrossNodes(infra *profile.Infra) bool {
 	}
 	for _, g := range c.Spec.WorkerGroupSpecs {
 		for _, rc := range g.Template.Spec.ResourceClaims {
-			if rc.Name == profile.ComputeDomainClaim {
+			if rc.Name == vocab.ComputeDomainClaim {
 				return true
 			}
 		}

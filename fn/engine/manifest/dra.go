@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 )
 
 // draKind says which object a known claim needs.
@@ -56,11 +55,11 @@ func rewriteClaims(pods []*corev1.PodSpec, cluster, role string) []draClaim {
 			var k draKind
 			var name string
 			switch rc.Name {
-			case profile.ComputeDomainClaim:
+			case vocab.ComputeDomainClaim:
 				k, name = computeDomainKind, computeDomainName(cluster, role)
-			case profile.RoCEClaim:
+			case vocab.RoCEClaim:
 				k, name = roceKind, roceName(cluster, role)
-			case profile.InfiniBandClaim:
+			case vocab.InfiniBandClaim:
 				k, name = infinibandKind, infinibandName(cluster, role)
 			default:
 				continue

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 )
 
 // Known claims of worker pods are pointed at per-cluster, per-role
@@ -27,15 +27,15 @@ func TestRewriteClaims(t *testing.T) {
 		template  map[string]string // claim name -> resourceClaimTemplateName after the rewrite
 	}{
 		{"both claims, two workers: one object each, first-seen order",
-			[][]corev1.PodResourceClaim{claims(profile.RoCEClaim, profile.ComputeDomainClaim), claims(profile.ComputeDomainClaim)},
+			[][]corev1.PodResourceClaim{claims(vocab.RoCEClaim, vocab.ComputeDomainClaim), claims(vocab.ComputeDomainClaim)},
 			[]draKind{roceKind, computeDomainKind},
 			[]string{"roce-c-training", "compute-domain-c-training"},
-			map[string]string{profile.ComputeDomainClaim: "compute-domain-c-training", profile.RoCEClaim: "roce-c-training"}},
+			map[string]string{vocab.ComputeDomainClaim: "compute-domain-c-training", vocab.RoCEClaim: "roce-c-training"}},
 		{"InfiniBand is named for what it is, not roce-*",
-			[][]corev1.PodResourceClaim{claims(profile.InfiniBandClaim)},
+			[][]corev1.PodResourceClaim{claims(vocab.InfiniBandClaim)},
 			[]draKind{infinibandKind},
 			[]string{"infiniband-c-training"},
-			map[string]string{profile.InfiniBandClaim: "infiniband-c-training"}},
+			map[string]string{vocab.InfiniBandClaim: "infiniband-c-training"}},
 		{"an unknown claim is the user's and stays as written",
 			[][]corev1.PodResourceClaim{claims("my-gpu-claim")},
 			nil, nil, map[string]string{}},

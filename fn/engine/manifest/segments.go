@@ -39,7 +39,7 @@ func splitSegments(groups []rayv1.WorkerGroupSpec, size int32) ([]rayv1.WorkerGr
 		}
 		for i := int64(0); i < r/int64(size); i++ {
 			seg := *g.DeepCopy()
-			seg.GroupName = fmt.Sprintf("%s-segment-%d", base, i)
+			seg.GroupName = capacity.SegmentName(base, i)
 			seg.Replicas, seg.MinReplicas, seg.MaxReplicas = ptr(size), ptr(size), ptr(size)
 			out = append(out, seg)
 		}

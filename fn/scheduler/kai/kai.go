@@ -1,7 +1,8 @@
 // Package kai is the KAI Scheduler integration (scheduler.kind: kai): the
 // profile keys it owns (scheduler.queue as the kai.scheduler/queue label,
-// scheduler.topology) and how it judges them. The names KAI reads are
-// fn/core/vocab's; its gang model is fn/analyse/kai's.
+// scheduler.topology), how it judges them, and what check says of the
+// run's gangs (check.go). The names KAI reads are fn/core/vocab's; its gang
+// model is fn/analyse/kai's.
 package kai
 
 import (
@@ -154,10 +155,6 @@ func (Integration) Pod(p scheduler.Profile, field string, t *corev1.PodTemplateS
 	}
 	return nil
 }
-
-// CheckObjects: KAI's gangs are reported by check with the pod-group model
-// preflight places (fn/engine/check/gang.go, fn/analyse/placement).
-func (Integration) CheckObjects(string, []any) diag.List { return nil }
 
 // CheckProfile: nothing of the profile's own beyond Validate.
 func (Integration) CheckProfile(string, scheduler.Profile) diag.List { return nil }

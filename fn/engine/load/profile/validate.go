@@ -19,11 +19,6 @@ import (
 // Enumerations are case-sensitive, as in nrl-k8s (`KAI` is rejected).
 // Names a profile writes whose meaning the later stages share.
 const (
-	// ComputeDomainClaim and RoCEClaim are the resourceClaims names a worker
-	// pod uses to ask for the DRA objects the build stage creates.
-	ComputeDomainClaim = "compute-domain-channel"
-	RoCEClaim          = "roce-channel"
-	InfiniBandClaim    = "infiniband-channel"
 	// RecipeSourceConfigMap (launch.recipeSource) ships the checked recipe
 	// in a ConfigMap mounted into the head pod at RecipeMountPath, where
 	// every --config then points.

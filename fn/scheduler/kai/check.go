@@ -1,4 +1,4 @@
-package check
+package kai
 
 import (
 	"fmt"
@@ -12,21 +12,30 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/diag"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
 
-// Gangs says how the run's pods will be scheduled together: for KAI, the
-// PodGroup and SubGroups its pod-grouper makes (fn/analyse/kai) as an info,
-// and a warning for a ComputeDomain spanning pods no topology constraint
-// keeps together; without a gang scheduler, a warning that a multi-node run
-// can be placed in part and hold GPUs while it waits. It also warns when one
-// run's pods name different schedulers, and about key-less Exists
-// tolerations.
-func Gangs(file string, objs []any) diag.List {
+// CheckObjects says how the run's pods will be scheduled together,
+// whichever kind the profile selects: a KAI worker group claiming a
+// ComputeDomain without a topology annotation; for a Ray cluster KAI
+// places, its PodGroup and SubGroups (fn/analyse/kai) as an info and a
+// ComputeDomain no required constraint keeps together; for one it does not,
+// a multi-node run placed in part, or a ComputeDomain nothing keeps in one
+// NVLink domain; and one run's pods going to different schedulers.
+func (Integration) CheckObjects(file string, objs []any) diag.List {
 	var ds diag.List
+	for _, o := range objs {
+		switch t := o.(type) {
+		case *rayv1.RayJob:
+			if t.Spec.RayClusterSpec != nil {
+				topologyAnnotation(&ds, file, "output RayJob/"+t.Name+" spec.rayClusterSpec", t.Spec.RayClusterSpec)
+			}
+		case *rayv1.RayCluster:
+			topologyAnnotation(&ds, file, "output RayCluster/"+t.Name+" spec", &t.Spec)
+		}
+	}
 	schedulers := map[string][]string{}
 	reports := map[string]GangReport{}
 	for _, r := range GangsOf(objs) {
@@ -36,12 +45,11 @@ func Gangs(file string, objs []any) diag.List {
 		switch t := o.(type) {
 		case *rayv1.RayJob, *rayv1.RayCluster:
 			if r, ok := reports[refOf(t)]; ok {
-				rayGang(&ds, file, r, schedulers)
+				gang(&ds, file, r, schedulers)
 			}
 		case *appsv1.Deployment:
-			ref := "Deployment/" + t.Name
-			schedulers[scheduler.NameOf(&t.Spec.Template.Spec)] = append(schedulers[scheduler.NameOf(&t.Spec.Template.Spec)], ref)
-			keylessExists(&ds, file, "output "+ref+" spec.template.spec.tolerations", ref, t.Spec.Template.Spec.Tolerations)
+			s := scheduler.NameOf(&t.Spec.Template.Spec)
+			schedulers[s] = append(schedulers[s], "Deployment/"+t.Name)
 		}
 	}
 	if len(schedulers) > 1 {
@@ -52,6 +60,29 @@ func Gangs(file string, objs []any) diag.List {
 		ds.Warnf(file, "", "the run's pods go to %d schedulers: %s; a pod outside the gang scheduler escapes its queue's accounting and is placed on its own; expected one schedulerName for every pod of the run (scheduler.kind: kai sets it on every Ray and Deployment pod that names none)", len(schedulers), strings.Join(parts, "; "))
 	}
 	return ds
+}
+
+// topologyAnnotation warns about a worker group KAI places that claims a
+// ComputeDomain without a topology annotation (the segments of one group
+// once). A pod KAI does not place is gang's to warn about: no annotation
+// would constrain it.
+func topologyAnnotation(ds *diag.List, file, where string, spec *rayv1.RayClusterSpec) {
+	seen := map[string]bool{}
+	for i := range spec.WorkerGroupSpecs {
+		g := &spec.WorkerGroupSpecs[i]
+		name := capacity.GroupOf(g.GroupName)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		hasCD := false
+		for _, c := range g.Template.Spec.ResourceClaims {
+			hasCD = hasCD || c.Name == vocab.ComputeDomainClaim
+		}
+		if hasCD && g.Template.Spec.SchedulerName == vocab.KAISchedulerName && g.Template.Annotations[vocab.KAITopologyAnnotation] == "" {
+			ds.Warnf(file, fmt.Sprintf("%s.workerGroupSpecs[%d].template.metadata.annotations", where, i), "worker group %q claims a ComputeDomain spanning nodes but has no %s annotation; expected KAI topology so the workers land in one NVLink domain", name, vocab.KAITopologyAnnotation)
+		}
+	}
 }
 
 // GangReport is how one Ray cluster's pods are scheduled together, as
@@ -68,8 +99,8 @@ type GangReport struct {
 }
 
 // GangsOf is the gang report of every Ray cluster the objects ask for, in
-// object order. Objects that do not decode are Output's finding, and left
-// out here.
+// object order. Objects that do not decode are check's Output finding, and
+// left out here.
 func GangsOf(objs []any) []GangReport {
 	read, err := workload.Objects(objs)
 	if err != nil {
@@ -109,27 +140,20 @@ func refOf(o any) string {
 	return ""
 }
 
-func rayGang(ds *diag.List, file string, r GangReport, schedulers map[string][]string) {
+// gang says how one Ray cluster's pods are scheduled together, and adds
+// the schedulers its pods go to.
+func gang(ds *diag.List, file string, r GangReport, schedulers map[string][]string) {
 	ref, spec, labels := r.Cluster.Object, r.Cluster.Spec, r.Cluster.Labels
 	where := "output " + ref + " " + r.Cluster.Path
 	templates := []*corev1.PodTemplateSpec{&spec.HeadGroupSpec.Template}
 	for i := range spec.WorkerGroupSpecs {
 		templates = append(templates, &spec.WorkerGroupSpecs[i].Template)
 	}
-	seen, warned := map[string]bool{}, map[string]bool{}
-	for i, t := range templates {
-		s := scheduler.NameOf(&t.Spec)
-		if !seen[s] {
+	seen := map[string]bool{}
+	for _, t := range templates {
+		if s := scheduler.NameOf(&t.Spec); !seen[s] {
 			seen[s] = true
 			schedulers[s] = append(schedulers[s], ref)
-		}
-		f, what := where+".headGroupSpec.template.spec.tolerations", ref+" head"
-		if i > 0 {
-			g := &spec.WorkerGroupSpecs[i-1]
-			f, what = fmt.Sprintf("%s.workerGroupSpecs[%d].template.spec.tolerations", where, i-1), ref+" worker group "+segmentSuffix().ReplaceAllString(g.GroupName, "")
-		}
-		if !warned[what] {
-			warned[what] = keylessExists(ds, file, f, what, t.Spec.Tolerations)
 		}
 	}
 	gpuPods, cdGroups := int64(0), []int(nil)
@@ -139,7 +163,7 @@ func rayGang(ds *diag.List, file string, r GangReport, schedulers map[string][]s
 			gpuPods += capacity.WorkerPods(g, false)
 		}
 		for _, c := range g.Template.Spec.ResourceClaims {
-			if c.Name == profile.ComputeDomainClaim {
+			if c.Name == vocab.ComputeDomainClaim {
 				cdGroups = append(cdGroups, i)
 			}
 		}
@@ -182,19 +206,6 @@ func rayGang(ds *diag.List, file string, r GangReport, schedulers map[string][]s
 		ds.Warnf(file, where, "the ComputeDomain of %s spans %d pods in worker groups %s, and no required topology constraint keeps them in one domain: KAI applies a pod template's placement to that worker group alone (its pod-grouper makes one subgroup per group), so the groups may land in different NVLink domains; expected one worker group (segmentSize at least its replicas) with the level required on it, if they must share one domain (scheduler.topology.requiredPlacement for the whole run binds the CPU head too: only when the head's nodes are in the domain)",
 			ref, cdPods, strings.Join(cdNames, ", "))
 	}
-}
-
-// keylessExists warns about a toleration without a key and operator
-// Exists: it tolerates every taint, cordon (node.kubernetes.io/unschedulable)
-// and NotReady included.
-func keylessExists(ds *diag.List, file, field, what string, tols []corev1.Toleration) bool {
-	for _, t := range tols {
-		if t.Key == "" && t.Operator == corev1.TolerationOpExists {
-			ds.Warnf(file, field, "%s tolerates every taint ({operator: Exists} without a key), node.kubernetes.io/unschedulable and not-ready included: its pods are placed on cordoned and failing nodes; expected keyed tolerations, e.g. {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}", what)
-			return true
-		}
-	}
-	return false
 }
 
 func schedulerList(seen map[string]bool) string { return strings.Join(tree.SortedKeys(seen), ", ") }
