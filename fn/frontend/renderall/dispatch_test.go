@@ -24,14 +24,7 @@ import (
 // Flux files go. The other runs have no worker file.
 func TestRenderAllDispatchedRun(t *testing.T) {
 	tmp, repo := fixture(t)
-	write(t, filepath.Join(repo, "runs/mk/mk.infra.yaml"),
-		"defaults: [../../../../profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml]\nscheduler: {kind: kai, queue: rl, kueue: {queue: lab-queue, dispatch: multikueue}}\n")
-	runFile := filepath.Join(repo, "runs/mk/run.yaml")
-	spec := strings.Join([]string{
-		"apiVersion: nemo-rl.nvidia.com/v1alpha1", "kind: NemoRLRun", "metadata:", "  name: mk", "spec:",
-		"  recipe: ../../../../recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
-		"  profile: mk.infra.yaml", "  mode: rayjob", "  user: alice", "  namespace: rl-team", ""}, "\n")
-	write(t, runFile, spec)
+	runFile, spec := dispatchedRun(t, repo)
 	code, out, stderr := clirun.Run("render",
 		filepath.Join(tmp, "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml"),
 		"--infra", filepath.Join(repo, "runs/mk/mk.infra.yaml"),
@@ -91,4 +84,19 @@ func TestRenderAllDispatchedRun(t *testing.T) {
 	stdout = renderAll("")
 	assert.Contains(t, stdout, "removed examples/runs-repo/flux-workers/mk.yaml (no run runs/mk)\n")
 	assert.NoDirExists(t, filepath.Join(repo, "flux/mk"))
+}
+
+// dispatchedRun adds run mk, which its profile has MultiKueue dispatch, to
+// the runs repository: its run file and that file's content.
+func dispatchedRun(t *testing.T, repo string) (runFile, spec string) {
+	t.Helper()
+	write(t, filepath.Join(repo, "runs/mk/mk.infra.yaml"),
+		"defaults: [../../../../profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml]\nscheduler: {kind: kai, queue: rl, kueue: {queue: lab-queue, dispatch: multikueue}}\n")
+	runFile = filepath.Join(repo, "runs/mk/run.yaml")
+	spec = strings.Join([]string{
+		"apiVersion: nemo-rl.nvidia.com/v1alpha1", "kind: NemoRLRun", "metadata:", "  name: mk", "spec:",
+		"  recipe: ../../../../recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml",
+		"  profile: mk.infra.yaml", "  mode: rayjob", "  user: alice", "  namespace: rl-team", ""}, "\n")
+	write(t, runFile, spec)
+	return runFile, spec
 }

@@ -41,9 +41,13 @@ const (
 	DefaultFluxInterval  = "10m"
 	// fluxMark opens every Flux file render-all writes: only such a file
 	// is ever deleted (a run gone from the repository); any other file
-	// below FluxDir or FluxRunsDir is a stray.
+	// below fluxDirs is a stray.
 	fluxMark = "# Written by nrl-k8s render-all --flux"
 )
+
+// fluxDirs are the folders render-all keeps with --flux: what it reads
+// back, checks and names in its messages.
+var fluxDirs = []string{FluxDir, FluxRunsDir, FluxWorkersDir}
 
 // Flux is what --flux and its companions ask for; generation is off when
 // Source is "".
@@ -257,9 +261,9 @@ func fluxRun(rel string) string {
 
 // CompareFlux lists the Flux files that differ from what render-all
 // writes (display paths below shown, the runs repository as diff headers
-// show it), and the strays: committed files below FluxDir or FluxRunsDir
-// render-all would not write and did not write (no fluxMark), which the
-// parent Kustomization (or a run's build) would apply unreviewed. A failed
+// show it), and the strays: committed files below fluxDirs render-all
+// would not write and did not write (no fluxMark), which a parent
+// Kustomization (or a run's build) would apply unreviewed. A failed
 // run's files are kept, neither stale nor orphaned.
 func (f Flux) CompareFlux(shown string, committed map[string][]byte, res *Result) (drift []Drift, strays []string) {
 	want := f.Files(res, committed)

@@ -108,7 +108,7 @@ func TestRenderAllFluxFiles(t *testing.T) {
 	assert.Contains(t, stderr, "examples/runs-repo/flux/ultra-48n/patch.yaml: not a Flux file render-all writes")
 	code, _, stderr = clirun.Run("render-all", repo, "--flux", "team-a-runs")
 	require.Equal(t, cli.ExitOK, code, stderr)
-	assert.Contains(t, stderr, "flux-runs/extra.yaml: not a Flux file render-all writes (flux/<run>/kustomization.yaml, flux-runs/<run>.yaml, each opening with \"# Written by nrl-k8s render-all --flux\"); left alone")
+	assert.Contains(t, stderr, "flux-runs/extra.yaml: not a Flux file render-all writes (flux/<run>/kustomization.yaml, flux/<run>/workers/kustomization.yaml, flux-runs/<run>.yaml, flux-workers/<run>.yaml, each opening with \"# Written by nrl-k8s render-all --flux\"); left alone")
 	assert.FileExists(t, filepath.Join(repo, "flux-runs/extra.yaml"), "a file render-all did not write is never deleted")
 	assert.NotContains(t, testenv.ReadFile(t, edited), "prune: false")
 }
@@ -161,7 +161,7 @@ func TestRenderAllFluxRemoval(t *testing.T) {
 	// files, unchecked without --flux, are.
 	code, _, stderr = clirun.Run("render-all", repo, "--check", "--base-ref", "HEAD")
 	assert.NotContains(t, stderr, "refused: runs/")
-	assert.Contains(t, stderr, "examples/runs-repo/flux/, examples/runs-repo/flux-runs/: hold files render-all does not check without --flux; refused")
+	assert.Contains(t, stderr, "examples/runs-repo/flux/, examples/runs-repo/flux-runs/, examples/runs-repo/flux-workers/: hold files render-all does not check without --flux; refused")
 	assert.Equal(t, cli.ExitError, code)
 
 	// The removed run goes: render-all removes its Flux files.

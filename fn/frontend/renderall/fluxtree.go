@@ -14,15 +14,15 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
-// ReadFlux reads the files git tracks below dir's FluxDir and FluxRunsDir,
-// keyed by path relative to dir, at any depth. A symlink or other
-// non-regular entry is never read or followed: it is returned as a stray,
-// and so is a linked FluxDir or FluxRunsDir itself.
+// ReadFlux reads the files git tracks below dir's fluxDirs, keyed by path
+// relative to dir, at any depth. A symlink or other non-regular entry is
+// never read or followed: it is returned as a stray, and so is a linked
+// folder of fluxDirs itself.
 func ReadFlux(disk source.Disk, dir string) (map[string][]byte, []string, error) {
 	files := map[string][]byte{}
 	var strays []string
 	var budget source.RenderBudget
-	for _, top := range []string{FluxDir, FluxRunsDir, FluxWorkersDir} {
+	for _, top := range fluxDirs {
 		root := filepath.Join(dir, top)
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -80,22 +80,27 @@ func (o Options) fluxTree(res *Result) (bool, error) {
 		if len(committed)+len(strays) == 0 {
 			return false, nil
 		}
-		dirs := safetext.Inline(path.Join(shown, FluxDir) + "/, " + path.Join(shown, FluxRunsDir) + "/")
+		dirs := make([]string, len(fluxDirs))
+		for i, d := range fluxDirs {
+			dirs[i] = safetext.Inline(path.Join(shown, d) + "/")
+		}
 		if o.Check {
-			fmt.Fprintf(o.Stderr, "%s: hold files render-all does not check without --flux; refused: a Flux Kustomization applies them, so pass --flux SOURCE as the repository's render-all does (or remove them)\n", dirs)
+			fmt.Fprintf(o.Stderr, "%s: hold files render-all does not check without --flux; refused: a Flux Kustomization applies them, so pass --flux SOURCE as the repository's render-all does (or remove them)\n", strings.Join(dirs, ", "))
 			return true, nil
 		}
-		fmt.Fprintf(o.Stderr, "%s: hold files render-all keeps only with --flux SOURCE; left alone\n", dirs)
+		fmt.Fprintf(o.Stderr, "%s: hold files render-all keeps only with --flux SOURCE; left alone\n", strings.Join(dirs, ", "))
 		return false, nil
 	}
 	drift, more := o.Flux.CompareFlux(shown, committed, res)
 	strays = append(strays, more...)
 	sort.Strings(strays)
+	build, ks := fluxPaths("<run>")
+	wbuild, wks := fluxWorkerPaths("<run>")
+	what := fmt.Sprintf("not a Flux file render-all writes (%s, each opening with %q)", strings.Join([]string{build, wbuild, ks, wks}, ", "), fluxMark)
 	for _, s := range strays {
 		file := safetext.Inline(path.Join(shown, s))
-		what := fmt.Sprintf("not a Flux file render-all writes (%s/<run>/%s, %s/<run>%s, each opening with %q)", FluxDir, KustomizationFile, FluxRunsDir, Ext, fluxMark)
 		if o.Check {
-			fmt.Fprintf(o.Stderr, "%s: %s; refused: the parent Kustomization (or a run's) would apply it, so no run's review covers it (remove it, or move it out of %s/ and %s/)\n", file, what, FluxDir, FluxRunsDir)
+			fmt.Fprintf(o.Stderr, "%s: %s; refused: a parent Kustomization (or a run's) would apply it, so no run's review covers it (remove it, or move it out of %s/)\n", file, what, strings.Join(fluxDirs, "/, "))
 			continue
 		}
 		fmt.Fprintf(o.Stderr, "%s: %s; left alone (render-all --check refuses it)\n", file, what)

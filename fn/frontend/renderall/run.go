@@ -87,11 +87,11 @@ func Run(o Options) (failed bool, err error) {
 	shownWorkers := path.Join(shown, WorkersDir)
 	reportTree(stderr, shown, refused, untracked)
 	reportTree(stderr, shownWorkers, wRefused, wUntracked)
-	strays, err := Strays(o.Disk, o.Out, res, committed, o.Kustomization)
+	strays, err := Strays(o.Disk, o.Out, res, committed, workers, o.Kustomization)
 	if err != nil {
 		return false, err
 	}
-	reportStrays(stderr, shown, strays, res, committed, o.Check)
+	reportStrays(stderr, shown, strays, o.Check)
 	var drift []Drift
 	for _, d := range Compare(shown, committed, res) {
 		if !RefusedRun(refused, d.Run) {

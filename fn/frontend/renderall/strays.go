@@ -29,8 +29,10 @@ var ApplyExts = []string{".json", ".yaml", ".yml"}
 // it is one.
 type Stray struct {
 	Path string
-	// nested: below a subfolder, which no run writes; link: a symlink.
-	nested, link bool
+	// nested: below a subfolder, which no run writes; link: a symlink;
+	// foreign: a run's file (a manifest or a worker bundle) of no run
+	// that render-all did not write (Foreign).
+	nested, link, foreign bool
 }
 
 // Strays lists the files of the output directory (sorted by path) that no
@@ -42,9 +44,11 @@ type Stray struct {
 // a *.yaml one is refused as a run's manifest); and every file at any
 // depth below a subfolder, whatever its name, since a Flux Kustomization
 // (or kustomize, or `kubectl apply -R`) on the directory applies those
-// too and no run writes there. Files git does not track are not the pull
-// request's and are left out, as ReadManifests leaves them out.
-func Strays(disk source.Disk, out string, res *Result, committed map[string][]byte, kustomization bool) ([]Stray, error) {
+// too and no run writes there, but for the worker bundles (workers: as
+// ReadManifests reads WorkersDir), judged as the manifests at the top are.
+// Files git does not track are not the pull request's and are left out,
+// as ReadManifests leaves them out.
+func Strays(disk source.Disk, out string, res *Result, committed, workers map[string][]byte, kustomization bool) ([]Stray, error) {
 	entries, err := os.ReadDir(out)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -52,15 +56,19 @@ func Strays(disk source.Disk, out string, res *Result, committed map[string][]by
 	if err != nil {
 		return nil, err
 	}
+	// Keyed by path below out: one rule for both folders of runs' files.
 	foreign := map[string]bool{}
 	for _, n := range Foreign(committed, res) {
 		foreign[n+Ext] = true
+	}
+	for _, n := range Foreign(workers, res) {
+		foreign[WorkersDir+"/"+n+Ext] = true
 	}
 	var strays []Stray
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() {
-			nested, err := straysBelow(disk, out, name)
+			nested, err := straysBelow(disk, out, name, foreign)
 			if err != nil {
 				return nil, err
 			}
@@ -79,6 +87,8 @@ func Strays(disk source.Disk, out string, res *Result, committed map[string][]by
 		case !containsExt(ext):
 			continue
 		case foreign[name]:
+			strays = append(strays, Stray{Path: name, foreign: true})
+			continue
 		case name == KustomizationFile:
 			if kustomization || onlyKustomization(filepath.Join(out, name)) {
 				continue
@@ -97,8 +107,8 @@ func Strays(disk source.Disk, out string, res *Result, committed map[string][]by
 // straysBelow is every tracked file, symlink or other entry below the
 // subfolder dir of out, at any depth, none followed: no run writes there,
 // but for the worker bundles at the top of WorkersDir (judged as a run's
-// manifest is, by CompareWorkers).
-func straysBelow(disk source.Disk, out, dir string) ([]Stray, error) {
+// manifest is: by CompareWorkers, or a stray when foreign holds it).
+func straysBelow(disk source.Disk, out, dir string, foreign map[string]bool) ([]Stray, error) {
 	var strays []Stray
 	err := filepath.WalkDir(filepath.Join(out, dir), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -114,10 +124,15 @@ func straysBelow(disk source.Disk, out, dir string) ([]Stray, error) {
 		if err != nil {
 			return err
 		}
-		if name, ok := strings.CutPrefix(filepath.ToSlash(rel), WorkersDir+"/"); ok && !strings.Contains(name, "/") && strings.HasSuffix(name, Ext) && name != KustomizationFile {
+		rel = filepath.ToSlash(rel)
+		if foreign[rel] {
+			strays = append(strays, Stray{Path: rel, foreign: true})
 			return nil
 		}
-		strays = append(strays, Stray{Path: filepath.ToSlash(rel), nested: true, link: d.Type()&fs.ModeSymlink != 0})
+		if name, ok := strings.CutPrefix(rel, WorkersDir+"/"); ok && !strings.Contains(name, "/") && strings.HasSuffix(name, Ext) && name != KustomizationFile {
+			return nil
+		}
+		strays = append(strays, Stray{Path: rel, nested: true, link: d.Type()&fs.ModeSymlink != 0})
 		return nil
 	})
 	return strays, err
@@ -173,16 +188,14 @@ func onlyKustomization(file string) bool {
 // reportStrays names each stray: under check it fails the command, since
 // the pull request would have a sync of the directory apply it; otherwise
 // it is left alone.
-func reportStrays(stderr io.Writer, shown string, strays []Stray, res *Result, committed map[string][]byte, check bool) {
-	foreign := map[string]bool{}
-	for _, n := range Foreign(committed, res) {
-		foreign[n+Ext] = true
-	}
+func reportStrays(stderr io.Writer, shown string, strays []Stray, check bool) {
 	for _, st := range strays {
 		name := st.Path
 		what := "not a run's manifest (render-all writes <run>" + Ext + " and, with --kustomization, " + KustomizationFile + ")"
-		applies := fmt.Sprintf("`kubectl apply -f %s/` applies every %s file there", shown, strings.Join(ApplyExts, ", "))
+		applies := fmt.Sprintf("`kubectl apply -f %s/` applies every %s file there", path.Dir(path.Join(shown, name)), strings.Join(ApplyExts, ", "))
 		switch {
+		case st.foreign:
+			what = fmt.Sprintf("no run %s/%s, and not written by render-all (objects without the %s: %s label)", RunsDir, strings.TrimSuffix(path.Base(name), Ext), vocab.ManagedByLabel, vocab.ManagedByValue)
 		case st.nested:
 			what = fmt.Sprintf("in a subfolder of %s/, where no run writes (render-all writes <run>%s at its top)", shown, Ext)
 			applies = fmt.Sprintf("a Flux Kustomization on %s/ (or kustomize, or `kubectl apply -R`) applies the files of its subfolders", shown)
@@ -191,8 +204,6 @@ func reportStrays(stderr io.Writer, shown string, strays []Stray, res *Result, c
 			applies = fmt.Sprintf("a sync of %s/ applies what it points at", shown)
 		case name == KustomizationFile:
 			what = "holds objects other than a Kustomization, and render-all does not maintain it (no --kustomization)"
-		case foreign[name]:
-			what = fmt.Sprintf("no run %s/%s, and not written by render-all (objects without the %s: %s label)", RunsDir, strings.TrimSuffix(name, Ext), vocab.ManagedByLabel, vocab.ManagedByValue)
 		}
 		if st.nested && st.link {
 			what += ", and a symlink"
