@@ -55,7 +55,10 @@ while it holds only a Kustomization.
 (the run's manifest; nothing once the run file says state: removed) and the
 run's Kustomization in DIR/flux-runs/<run>.yaml (the settings of
 gitops/flux/kustomization.yaml, reading the GitRepository SOURCE), which one
-parent Kustomization on DIR/flux-runs applies. A run is taken out in two
+parent Kustomization on DIR/flux-runs applies. A run MultiKueue dispatches
+also gets DIR/flux/<run>/workers/kustomization.yaml (its worker bundle) and
+DIR/flux-workers/<run>.yaml, applied by each worker's own Flux (docs/
+multicluster.md). A run is taken out in two
 pull requests: state: removed (its Kustomization prunes every object), then
 the run file deleted; --check refuses deleting a run file whose state on
 the base branch is not removed, since the Kustomization orphans the run's
@@ -102,7 +105,7 @@ pod (nrl-k8s render --recipe-root). It must be inside the root.`,
 	c.Flags().BoolVar(&f.Untracked, "include-untracked", false, "in a git work tree, also read files git does not track (by default only tracked files are read)")
 	c.Flags().StringVar(&f.RecipeRoot, "recipe-root", "", "recipe root (NeMo-RL's layout, e.g. a submodule) of every run whose spec.recipeRoot is empty; inside the root")
 	c.Flags().BoolVar(&f.Kustomization, "kustomization", false, "also maintain OUT/kustomization.yaml listing every run's manifest (an overlay's base); with --check, a stale one is drift")
-	c.Flags().StringVar(&f.FluxSource, "flux", "", "also maintain each run's Flux objects, reading the GitRepository SOURCE: DIR/flux/<run>/kustomization.yaml and its Kustomization DIR/flux-runs/<run>.yaml; with --check, drift, and deleting a run file whose state was not removed is refused (docs/gitops.md, \"Flux, kustomize\")")
+	c.Flags().StringVar(&f.FluxSource, "flux", "", "also maintain each run's Flux objects, reading the GitRepository SOURCE: DIR/flux/<run>/kustomization.yaml and its Kustomization DIR/flux-runs/<run>.yaml (a dispatched run's worker bundle too: flux/<run>/workers/, flux-workers/<run>.yaml); with --check, drift, and deleting a run file whose state was not removed is refused (docs/gitops.md, \"Flux, kustomize\")")
 	c.Flags().StringVar(&f.FluxNamespace, "flux-namespace", "", "with --flux: the Kustomizations' namespace (default "+renderall.DefaultFluxNamespace+")")
 	c.Flags().StringVar(&f.FluxInterval, "flux-interval", "", "with --flux: the Kustomizations' spec.interval (default "+renderall.DefaultFluxInterval+")")
 	return c
