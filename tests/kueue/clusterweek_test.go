@@ -82,7 +82,7 @@ type week struct {
 
 // TestClusterWeekQueued is a week on the shared 1,000-node cluster of
 // TestClusterDayQueued, opt-in as the day is: a stream of
-// NRL_CLUSTER_WEEK_RUNS runs (60 unless set) of the H100 Kueue profile
+// NRL_CLUSTER_WEEK_RUNS runs (120 unless set) of the H100 Kueue profile
 // from three teams whose ClusterQueues share a cohort (borrowing, and
 // preemption within a queue, to reclaim and while borrowing), at three
 // WorkloadPriorityClasses. A run lasts a few ticks once Kueue admits it;
@@ -96,7 +96,7 @@ type week struct {
 // run, a prediction per submission; NRL_CLUSTER_WEEK_REPORT); at least
 // 99% of the predictions must hold.
 func TestClusterWeekQueued(t *testing.T) {
-	n := streamRuns(t, "NRL_CLUSTER_WEEK_RUNS", 60)
+	n := streamRuns(t, "NRL_CLUSTER_WEEK_RUNS", 120)
 	begin := time.Now()
 	w := &week{day: &day{t: t, env: startWeek(t)}, byJob: map[string]*weekRun{}, byUID: map[string]*weekRun{}}
 	w.report.Nodes = 250*4 + 40 + dayH100

@@ -159,7 +159,7 @@ func TestAcross(t *testing.T) {
 			whyNot: map[string]string{"w2": "LocalQueue a/lab: not found"}},
 		{name: "w2's quota is smaller than the run", workers: map[string]*cluster{"w1": worker("16"), "w2": worker("4")},
 			managerLine: "ok Secret kueue-system/w1-kubeconfig", takers: []string{"w1"},
-			whyNot: map[string]string{"w2": "needs 16 nvidia.com/gpu; 4 of 4 free: more than the whole nominal quota, and ClusterQueue cq is in no cohort"}},
+			whyNot: map[string]string{"w2": "needs 8 nvidia.com/gpu; 4 of 4 free: more than the whole nominal quota, and ClusterQueue cq is in no cohort"}},
 		{name: "w2 not Active on the manager", workers: map[string]*cluster{"w1": worker("16"), "w2": worker("16")},
 			manager: func(g map[string]map[string]any) {
 				g["/apis/"+kv+"/multikueueclusters/w2"]["status"] = active("False", "ClientConnectionFailed")
