@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -280,13 +281,29 @@ func (e *Env) MarkRunningReady(ctx context.Context, pods []corev1.Pod) error {
 	return nil
 }
 
+// waitTick is how often Wait polls: 100 ms unless PollEvery changed it.
+var waitTick = func() *atomic.Int64 {
+	var v atomic.Int64
+	v.Store(int64(100 * time.Millisecond))
+	return &v
+}()
+
+// PollEvery makes Wait poll every d until the returned function restores
+// the previous interval. A stream of a thousand waits (the cluster day)
+// loses half a tick to each; a test whose waits are that many polls
+// faster, at the price of more reads of the API server.
+func PollEvery(d time.Duration) (restore func()) {
+	old := waitTick.Swap(int64(d))
+	return func() { waitTick.Store(old) }
+}
+
 // Wait polls cond until it reports done, fails, or timeout passes. The
 // timeout error says what was awaited and the last state cond described,
 // so a stuck wait names what was missing.
 func Wait(ctx context.Context, timeout time.Duration, what string, cond func(context.Context) (done bool, state string, err error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tick := time.NewTicker(100 * time.Millisecond)
+	tick := time.NewTicker(time.Duration(waitTick.Load()))
 	defer tick.Stop()
 	state := "nothing observed yet"
 	for {

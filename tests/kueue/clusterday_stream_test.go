@@ -275,9 +275,17 @@ func (d *day) finishDue(tick int) bool {
 func (d *day) finish(r *dayRun) {
 	t, ctx := d.t, context.Background()
 	begin := time.Now()
-	require.NoError(t, operator.Wait(ctx, waitFor, "KubeRay to submit "+r.name+"'s job", func(context.Context) (bool, string, error) {
+	if err := operator.Wait(ctx, waitFor, "KubeRay to submit "+r.name+"'s job", func(context.Context) (bool, string, error) {
 		return slices.ContainsFunc(d.env.Dashboard.Submissions(r.ns), func(s operator.Submission) bool { return s.RayJob == r.job && s.Cluster == r.cluster }), "not submitted", nil
-	}))
+	}); err != nil {
+		d.explainMissingPods(r, nil)
+		for _, s := range d.env.Dashboard.Submissions(r.ns) {
+			if s.RayJob == r.job {
+				t.Logf("run %s: submitted to cluster %s, not %s", r.name, s.Cluster, r.cluster)
+			}
+		}
+		require.NoError(t, err)
+	}
 	d.report.Time("wait for KubeRay to submit the job", begin)
 	begin = time.Now()
 	require.NoError(t, d.env.EndJob(ctx, r.ns, r.job, r.cluster, rayv1.JobStatusSucceeded))
@@ -324,7 +332,8 @@ func (d *day) podsGone(r *dayRun) {
 }
 
 // explainMissingPods logs what the harness saw of an admitted run whose
-// cluster never had all its Pods: the RayJob's and RayCluster's state, the
+// cluster never had all its Pods (or whose job KubeRay never submitted;
+// pods nil): the RayJob's and RayCluster's state, the
 // Workload's conditions, the Events of the three, the Pods there were and
 // Kueue's log lines naming the run, so that a disagreement of the day can
 // be read back from its log.
@@ -332,14 +341,19 @@ func (d *day) explainMissingPods(r *dayRun, pods []corev1.Pod) {
 	ctx := context.Background()
 	var rc rayv1.RayCluster
 	err := d.env.Client.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: r.cluster}, &rc)
+	if pods == nil {
+		var l corev1.PodList
+		_ = d.env.Client.List(ctx, &l, client.InNamespace(r.ns), client.MatchingLabels{"ray.io/cluster": r.cluster})
+		pods = l.Items
+	}
 	names := make([]string, 0, len(pods))
 	for _, p := range pods {
-		names = append(names, p.Name+"@"+p.Spec.NodeName+" "+scheduler.UnschedulableReason(p))
+		names = append(names, fmt.Sprintf("%s@%s %s %s", p.Name, p.Spec.NodeName, p.Status.Phase, scheduler.UnschedulableReason(p)))
 	}
 	d.t.Logf("run %s: %d of %d Pods after %s; RayCluster %s (get: %v) suspend %v, conditions %v, %d of %d workers ready; Pods %v",
 		r.name, len(pods), podsPerRun, waitFor, r.cluster, err, rc.Spec.Suspend != nil && *rc.Spec.Suspend, rc.Status.Conditions, rc.Status.ReadyWorkerReplicas, rc.Status.DesiredWorkerReplicas, names)
 	job := rayJob(d.t, d.env, r.ns, r.job)
-	d.t.Logf("run %s: RayJob suspend %v, deployment %q, job %q, cluster %q", r.name, job.Spec.Suspend, job.Status.JobDeploymentStatus, job.Status.JobStatus, job.Status.RayClusterName)
+	d.t.Logf("run %s: RayJob suspend %v, deployment %q, job %q, cluster %q, message %q", r.name, job.Spec.Suspend, job.Status.JobDeploymentStatus, job.Status.JobStatus, job.Status.RayClusterName, job.Status.Message)
 	if wl, err := kueue.Workload(ctx, d.env, job, time.Second); err == nil {
 		conds, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
 		d.t.Logf("run %s: Workload %s conditions %v", r.name, wl.GetName(), conds)

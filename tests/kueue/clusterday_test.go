@@ -84,6 +84,7 @@ type day struct {
 // predictions must hold.
 func TestClusterDayQueued(t *testing.T) {
 	n := streamRuns(t, "NRL_CLUSTER_DAY_RUNS", 200)
+	t.Cleanup(operator.PollEvery(streamPoll))
 	begin := time.Now()
 	d := &day{t: t, env: startDay(t)}
 	d.report.Nodes = 250*4 + 40 + dayH100
@@ -96,6 +97,10 @@ func TestClusterDayQueued(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, d.report.Percent(), 99.0, "preflight's agreement with what happened")
 }
+
+// streamPoll is how often a stream's waits poll: each of its runs waits
+// about seven times, most of them a tick or two.
+const streamPoll = 25 * time.Millisecond
 
 // streamRuns skips a stream unless NRL_CLUSTER_DAY is set, and returns
 // how many runs it has: $env, or n.
@@ -283,11 +288,11 @@ func readPreflight(t *testing.T, rep preflight.Report, job string) (queued bool,
 // ClusterQueue still counts its quota reserved and has not admitted the
 // next run, and a preflight asked then says "queued" of a run Kueue
 // admits a second later.
-// Until they match, the ClusterQueue is refreshed every few polls
+// Until they match, the ClusterQueue is refreshed now and then
 // (kueue.RefreshStatus): its status would otherwise follow a second late.
 func reserving(t *testing.T, env *operator.Env, cq string, n, pending int) {
 	t.Helper()
-	polls := 0
+	var refreshed time.Time
 	require.NoError(t, operator.Wait(context.Background(), waitFor, fmt.Sprintf("ClusterQueue %s reserving for %d Workloads, %d pending", cq, n, pending), func(ctx context.Context) (bool, string, error) {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion("kueue.x-k8s.io/v1beta2")
@@ -298,13 +303,14 @@ func reserving(t *testing.T, env *operator.Env, cq string, n, pending int) {
 		got, _, _ := unstructured.NestedInt64(u.Object, "status", "reservingWorkloads")
 		waiting, _, _ := unstructured.NestedInt64(u.Object, "status", "pendingWorkloads")
 		done := got == int64(n) && waiting == int64(pending)
-		if polls++; !done && polls%refreshEvery == 1 {
+		if !done && time.Since(refreshed) >= refreshEvery {
+			refreshed = time.Now()
 			return false, "", kueue.RefreshStatus(ctx, env, cq)
 		}
 		return done, fmt.Sprintf("%d reserving, %d pending", got, waiting), nil
 	}))
 }
 
-// refreshEvery is how many polls (100 ms each) a harness waits between
-// refreshes of a ClusterQueue's status.
-const refreshEvery = 2
+// refreshEvery is how long a harness waits for a refreshed
+// ClusterQueue's status before it refreshes it again.
+const refreshEvery = 200 * time.Millisecond
