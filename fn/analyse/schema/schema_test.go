@@ -37,7 +37,6 @@ func TestValidate(t *testing.T) {
 			"output ComputeDomain/cd.spec.nodes", "unknown field"},
 		{"wrong type", computeDomain(map[string]any{"numNodes": "four", "channel": channel}),
 			"output ComputeDomain/cd.spec.numNodes", "must be of type integer"},
-		{"Deployment whose selector selects its template", deployment(map[string]any{"app": "a"}, map[string]any{"app": "a"}), "", ""},
 		{"Deployment whose selector misses its template", deployment(map[string]any{"app": "a"}, map[string]any{"app": "b"}),
 			"output Deployment/d.spec.template.metadata.labels", "do not match spec.selector"},
 		{"a kind nrl-k8s never renders", rendered.Doc{Kind: "Job", Name: "j", Data: map[string]any{"apiVersion": "batch/v1", "kind": "Job"}},

@@ -32,19 +32,13 @@ func TestInterpolationRules(t *testing.T) {
 		{"sibling", "g: {replicas: 64, min: '${.replicas}'}", "g.min", int64(64)},
 		{"parent's sibling", "top: 1\ng: {h: {x: '${..top2}'}, top2: 5}", "g.h.x", int64(5)},
 		{"grandparent's sibling", "p: 9\ng: {h: {x: '${...p}'}}", "g.h.x", int64(9)},
-		{"escape keeps a literal ${", `x: 'LOG=\${LOG_DIR}/a'`, "x", "LOG=${LOG_DIR}/a"},
-		{"double backslash then value", "v: 7\nx: '\\\\${v}'", "x", `\7`},
-		{"backslash elsewhere kept", `x: 'say \"hi\" \\ ${user:}'`, "x", `say \"hi\" \\ alice`},
-		{"dollar without brace untouched", "x: $KUBERAY_GEN_RAY_START_CMD $(date +%s)", "x", "$KUBERAY_GEN_RAY_START_CMD $(date +%s)"},
 		{"user resolver", "x: ${user:}-secrets", "x", "alice-secrets"},
 		{"mul", "a: 3\nx: ${mul:${a},4}", "x", int64(12)},
-		{"mul with float", "x: ${mul:2, 1.5}", "x", 3.0},
 		{"add", "a: 1\nx: ${add:${a}, 1}", "x", int64(2)},
 		{"div is true division", "x: ${div:8,2}", "x", 4.0},
 		{"max", "x: ${max:3,9,4}", "x", int64(9)},
 		{"nested in key", "sel: b\nm: {a: 1, b: 2}\nx: ${m.${sel}}", "x", int64(2)},
 		{"env", "x: ${oc.env:HF_HOME}/d", "x", "/hf/d"},
-		{"env default", "x: ${oc.env:NOPE,/tmp}", "x", "/tmp"},
 		{"env null default", "x: ${oc.env:NOPE,null}", "x", nil},
 		{"mapping reference", "a: {b: '${c}'}\nc: 1\nx: ${a}", "x", mapOf(t, "b: 1")},
 		{"chain", "a: ${b}\nb: ${c}\nc: z", "a", "z"},
@@ -74,13 +68,9 @@ func TestInterpolationErrors(t *testing.T) {
 		{"cycle", "a: ${b}\nb: ${a}", "a", "interpolation cycle"},
 		{"self", "a: ${a}", "a", "interpolation cycle"},
 		{"unknown resolver", "x: ${nope:1}", "x", "unsupported interpolation type nope"},
-		{"unset env", "x: ${oc.env:NOPE}", "x", "environment variable 'NOPE' not found"},
 		{"unclosed", "x: ${a", "x", "syntax error: unclosed interpolation"},
-		{"empty", "x: ${}", "x", "syntax error: empty interpolation"},
 		{"mandatory", "a: ???\nx: ${a}", "x", "mandatory value (???)"},
 		{"climb above root", "x: ${...a}", "x", "climbs above the root"},
-		{"mul of a string", "x: ${mul:a,2}", "x", "is a string, not a number"},
-		{"div by zero", "x: ${div:1,0}", "x", "division by zero"},
 		{"mapping into a string", "m: {a: 1}\nx: v=${m}", "x", "cannot put a mapping into a string"},
 	}
 	for _, tc := range cases {
@@ -89,12 +79,6 @@ func TestInterpolationErrors(t *testing.T) {
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.want)
 		})
-	}
-}
-
-func TestPyFloat(t *testing.T) {
-	for f, want := range map[float64]string{2: "2.0", 0.5: "0.5", 1e-05: "1e-05", 0.0001: "0.0001", 1e16: "1e+16", 123456.0: "123456.0", -3.25: "-3.25"} {
-		require.Equal(t, want, interp.PyFloat(f))
 	}
 }
 
