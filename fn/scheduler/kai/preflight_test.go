@@ -30,7 +30,7 @@ type fixtures struct {
 	more  bool
 }
 
-var refused = errors.New("access refused (403 Forbidden): denied by the test")
+var errRefused = errors.New("access refused (403 Forbidden): denied by the test")
 
 func (fixtures) Get(context.Context, schema.GroupVersionResource, string, string) (*unstructured.Unstructured, scheduler.Outcome, error) {
 	return nil, scheduler.NotFound, nil
@@ -38,7 +38,7 @@ func (fixtures) Get(context.Context, schema.GroupVersionResource, string, string
 
 func (f fixtures) List(_ context.Context, gvr schema.GroupVersionResource, _, _ string) ([]unstructured.Unstructured, scheduler.Outcome, error) {
 	if gvr.Resource == f.deny {
-		return nil, scheduler.Forbidden, refused
+		return nil, scheduler.Forbidden, errRefused
 	}
 	var out []unstructured.Unstructured
 	for _, o := range f.lists[gvr.Resource] {
@@ -49,7 +49,7 @@ func (f fixtures) List(_ context.Context, gvr schema.GroupVersionResource, _, _ 
 
 func (f fixtures) EachPod(_ context.Context, visit func(*corev1.Pod)) (bool, int, scheduler.Outcome, error) {
 	if f.deny == "pods" {
-		return false, 0, scheduler.Forbidden, refused
+		return false, 0, scheduler.Forbidden, errRefused
 	}
 	for i := range f.pods {
 		visit(&f.pods[i])
@@ -59,7 +59,7 @@ func (f fixtures) EachPod(_ context.Context, visit func(*corev1.Pod)) (bool, int
 
 func (f fixtures) Nodes(context.Context) ([]*corev1.Node, scheduler.Outcome, error) {
 	if f.deny == "nodes" {
-		return nil, scheduler.Forbidden, refused
+		return nil, scheduler.Forbidden, errRefused
 	}
 	return f.nodes, scheduler.Found, nil
 }
@@ -126,7 +126,7 @@ func run(workers int64, label string) scheduler.PreflightRun {
 // The KAI Queue line of a run says what it needs, what of the cluster is
 // free, and what KAI does: admit it, preempt a lower priority gang of its
 // queue, reclaim from a queue over its share, or leave it pending, naming
-// the gangs; a read it rests on refused or cut, it says it cannot tell.
+// the gangs; a read it rests on errRefused or cut, it says it cannot tell.
 func TestPreflightObject(t *testing.T) {
 	full := []corev1.Pod{kaiPod("p1", "n1"), kaiPod("p2", "n2")}
 	team := []map[string]any{queue("team", 16, -1)}
