@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -30,6 +31,14 @@ const (
 type Reader interface {
 	Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, Outcome, error)
 	List(ctx context.Context, gvr schema.GroupVersionResource, namespace, selector string) ([]unstructured.Unstructured, Outcome, error)
+	// EachPod visits every Pod of the cluster a page at a time, holding
+	// none past its visit (a cluster runs too many to hold at once); a Pod
+	// that does not decode is skipped. It stops after limit Pods, and more
+	// says it did.
+	EachPod(ctx context.Context, visit func(*corev1.Pod)) (more bool, limit int, out Outcome, err error)
+	// Nodes are the cluster's Nodes as preflight read them, once for all
+	// its lines (a Node it cannot read left out).
+	Nodes(ctx context.Context) ([]*corev1.Node, Outcome, error)
 	// Stops reports whether a read's error ends the whole preflight (the
 	// cluster unreachable, failing, or refusing the credentials).
 	Stops(err error) bool
@@ -76,6 +85,9 @@ type PodSet struct {
 // their pod sets, and the queue and priority labels of their objects, each
 // keyed "namespace/Kind/name".
 type PreflightRun struct {
+	// Namespace is the input's first namespace ("" for none): an object
+	// of another is named namespace/name.
+	Namespace  string
 	Pods       []PodSet
 	Queues     map[string]string
 	Priorities map[string]string
@@ -129,8 +141,8 @@ func Worse(a, b State) bool {
 // Preflighter is the part of an integration preflight calls.
 type Preflighter interface {
 	// PreflightObject judges a found prerequisite object it owns (Kueue: a
-	// LocalQueue against its ClusterQueue's quota); ok false leaves l as
-	// read.
+	// LocalQueue against its ClusterQueue's quota; KAI: its Queue against
+	// the cluster's room); ok false leaves l as read.
 	PreflightObject(ctx context.Context, r Reader, run PreflightRun, l Line, u *unstructured.Unstructured) (out Line, ok bool, err error)
 	// PreflightAdmit is the run's pod sets as it admits them (Kueue: the
 	// flavors' node labels and tolerations merged into each): run.Pods

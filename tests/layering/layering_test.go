@@ -98,10 +98,7 @@ var integrations = []string{"fn/scheduler/kai", "fn/scheduler/kueue", "fn/schedu
 // integration, and which: each entry is a move into that integration
 // still to make, and none may be added.
 var direct = map[string][]string{
-	// The manager's MultiKueue setup (mksetup.go); KAI's Queue line
-	// (kai.go), whose reads stream the cluster's Pods and share preflight's
-	// Node cache, which scheduler.Reader does not offer yet.
-	"fn/afterapply/preflight": {"fn/scheduler/kai", "fn/scheduler/kueue"},
+	"fn/afterapply/preflight": {"fn/scheduler/kueue"}, // the manager's MultiKueue setup (mksetup.go)
 	"fn/frontend/chartgen":    {"fn/scheduler/kueue"}, // Kueue's chart knobs (knobs.go)
 }
 

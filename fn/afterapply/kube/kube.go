@@ -459,5 +459,4 @@ var (
 	ClaimTemplates  = schema.GroupVersionResource{Group: vocab.DRAGroup, Version: vocab.DRAVersion, Resource: "resourceclaimtemplates"}
 	ResourceSlices  = schema.GroupVersionResource{Group: vocab.DRAGroup, Version: vocab.DRAVersion, Resource: "resourceslices"}
 	ComputeDomains  = schema.GroupVersionResource{Group: vocab.ComputeDomainGroup, Version: vocab.ComputeDomainVersion, Resource: "computedomains"}
-	KAIQueues       = schema.GroupVersionResource{Group: vocab.KAIGroup, Version: vocab.KAIQueueVersion, Resource: "queues"}
 )

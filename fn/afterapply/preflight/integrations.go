@@ -3,6 +3,7 @@ package preflight
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -12,8 +13,12 @@ import (
 
 // reader is the connection as the scheduler integrations read it
 // (scheduler.Reader): what they ask of the cluster for preflight goes
-// through it, so they link no client.
-type reader struct{ c *kube.Conn }
+// through it, so they link no client; the Nodes come from the
+// preflight's cache, read once for every line.
+type reader struct {
+	c *kube.Conn
+	k *cache
+}
 
 func (r reader) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, scheduler.Outcome, error) {
 	u, out, err := r.c.Get(ctx, gvr, ns, name)
@@ -23,6 +28,23 @@ func (r reader) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, na
 func (r reader) List(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) ([]unstructured.Unstructured, scheduler.Outcome, error) {
 	items, out, err := r.c.List(ctx, gvr, ns, selector)
 	return items, outcome(out), err
+}
+
+// EachPod streams the Pods within the bounds of a cluster-wide read.
+func (r reader) EachPod(ctx context.Context, visit func(*corev1.Pod)) (bool, int, scheduler.Outcome, error) {
+	more, out, err := r.c.Each(ctx, kube.Pods, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
+		var p corev1.Pod
+		unread(u)
+		if kube.Decode(u, &p) == nil {
+			visit(&p)
+		}
+	})
+	return more, kube.MaxClusterItems, outcome(out), err
+}
+
+func (r reader) Nodes(ctx context.Context) ([]*corev1.Node, scheduler.Outcome, error) {
+	l := r.k.nodesOf(ctx, r.c)
+	return l.nodes, outcome(l.out), l.err
 }
 
 func (reader) Stops(err error) bool { return kube.Stops(err) }
@@ -40,5 +62,5 @@ func outcome(out kube.Outcome) scheduler.Outcome {
 
 // run is what the integrations' preflight reads of the input.
 func (in Input) run() scheduler.PreflightRun {
-	return scheduler.PreflightRun{Pods: in.Pods, Queues: in.Queues, Priorities: in.Priorities}
+	return scheduler.PreflightRun{Namespace: orFirst("", in.Spaces), Pods: in.Pods, Queues: in.Queues, Priorities: in.Priorities}
 }

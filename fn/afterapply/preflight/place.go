@@ -34,7 +34,7 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 	if err != nil {
 		return nil, err
 	}
-	admitted, err := registry.PreflightAdmit(ctx, reader{c}, in.run())
+	admitted, err := registry.PreflightAdmit(ctx, reader{c, k}, in.run())
 	if err != nil {
 		return nil, err
 	}

@@ -318,7 +318,7 @@ func schedulerAPILine(ctx context.Context, c *kube.Conn, l Line, k *cache) (Line
 	gv, plural := vocab.KueueAPIVersion, resourceOf(l.Kind)
 	why := "Kueue's API (" + gv + ") is not served: is Kueue installed? Without it nothing unsuspends the run, and with the label and no Kueue the RayJob runs at once, unqueued"
 	if l.Kind == "Queue" {
-		gv = kube.KAIQueues.GroupVersion().String()
+		gv = vocab.KAIQueueAPIVersion
 		why = "KAI scheduler's Queue API (" + vocab.KAIQueueAPIVersion + ") is not served: is KAI installed? (the pods name schedulerName " + vocab.KAISchedulerName + ", and no other scheduler places them)"
 	}
 	one, err := servedLine(ctx, c, gv, plural, k)
@@ -365,14 +365,12 @@ func objectLine(ctx context.Context, c *kube.Conn, in Input, nsOut map[string]ku
 	u, out, err := c.Get(ctx, gv.WithResource(resourceOf(l.Kind)), ns, l.Name)
 	l.State, l.Detail = verdict(out, err)
 	if out == kube.Found {
-		// A scheduler's own object (Kueue's LocalQueue) is its integration's to judge.
-		if judged, ok, err := registry.PreflightObject(ctx, reader{c}, in.run(), l, u); ok || err != nil {
+		// A scheduler's own object (Kueue's LocalQueue, KAI's Queue) is its integration's to judge.
+		if judged, ok, err := registry.PreflightObject(ctx, reader{c, k}, in.run(), l, u); ok || err != nil {
 			return judged, err
 		}
 	}
 	switch {
-	case out == kube.Found && l.Kind == "Queue":
-		return kaiQueueLine(ctx, c, in, l, k)
 	case out != kube.Found:
 		if l.Kind == "DeviceClass" && l.State == Missing {
 			l.Detail = "not found: claims naming it are never allocated (is the DRA driver installed?)"

@@ -6,10 +6,7 @@
 package kai
 
 import (
-	"context"
-
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	analysekai "github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/kai"
@@ -158,13 +155,3 @@ func (Integration) Pod(p scheduler.Profile, field string, t *corev1.PodTemplateS
 
 // CheckProfile: nothing of the profile's own beyond Validate.
 func (Integration) CheckProfile(string, scheduler.Profile) diag.List { return nil }
-
-// PreflightObject: no prerequisite object is its to judge.
-func (Integration) PreflightObject(_ context.Context, _ scheduler.Reader, _ scheduler.PreflightRun, l scheduler.Line, _ *unstructured.Unstructured) (scheduler.Line, bool, error) {
-	return l, false, nil
-}
-
-// PreflightAdmit: it admits no pod set (the pods go as rendered).
-func (Integration) PreflightAdmit(_ context.Context, _ scheduler.Reader, run scheduler.PreflightRun) ([]scheduler.PodSet, error) {
-	return run.Pods, nil
-}

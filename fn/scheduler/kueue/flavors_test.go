@@ -63,6 +63,14 @@ func (f fakeReader) List(_ context.Context, gvr schema.GroupVersionResource, ns,
 	return out, scheduler.Found, nil
 }
 
+func (fakeReader) EachPod(context.Context, func(*corev1.Pod)) (bool, int, scheduler.Outcome, error) {
+	return false, 0, scheduler.NotFound, nil
+}
+
+func (fakeReader) Nodes(context.Context) ([]*corev1.Node, scheduler.Outcome, error) {
+	return nil, scheduler.NotFound, nil
+}
+
 func (fakeReader) Stops(error) bool { return false }
 
 // obj is an object of kind at apiVersion with metadata and more fields.

@@ -5,10 +5,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
@@ -23,23 +25,32 @@ func (absent) List(context.Context, schema.GroupVersionResource, string, string)
 	return nil, scheduler.NotFound, nil
 }
 
+func (absent) EachPod(context.Context, func(*corev1.Pod)) (bool, int, scheduler.Outcome, error) {
+	return false, 0, scheduler.NotFound, nil
+}
+
+func (absent) Nodes(context.Context) ([]*corev1.Node, scheduler.Outcome, error) {
+	return nil, scheduler.NotFound, nil
+}
+
 func (absent) Stops(error) bool { return false }
 
-// A LocalQueue is Kueue's to judge (its ClusterQueue is read); any other
-// prerequisite is no integration's, and its line is left as read.
+// A LocalQueue is Kueue's to judge (its ClusterQueue is read), a KAI
+// Queue KAI's (a run asking nothing: ok); any other prerequisite is no
+// integration's, and its line is left as read.
 func TestPreflightObject(t *testing.T) {
 	lq := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"clusterQueue": "cq"}}}
 	for _, tc := range []struct {
-		kind   string
-		judged bool
-		state  scheduler.State
+		kind, apiVersion string
+		judged           bool
+		state            scheduler.State
 	}{
-		{"LocalQueue", true, scheduler.Missing},
-		{"Queue", false, scheduler.OK},
-		{"PersistentVolumeClaim", false, scheduler.OK},
+		{"LocalQueue", vocab.KueueAPIVersion, true, scheduler.Missing},
+		{"Queue", vocab.KAIQueueAPIVersion, true, scheduler.OK},
+		{"PersistentVolumeClaim", "v1", false, scheduler.CannotTell},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
-			l := scheduler.Line{Need: scheduler.Need{Kind: tc.kind, Name: "q"}, State: scheduler.OK}
+			l := scheduler.Line{Need: scheduler.Need{Kind: tc.kind, APIVersion: tc.apiVersion, Name: "q"}, State: scheduler.CannotTell}
 			got, ok, err := PreflightObject(context.Background(), absent{}, scheduler.PreflightRun{}, l, lq)
 			require.NoError(t, err)
 			require.Equal(t, tc.judged, ok)

@@ -1,0 +1,54 @@
+package preflight
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+)
+
+// The reader an integration gets streams the cluster's Pods, skipping one
+// that does not decode, within a cluster-wide read's bound, and hands the
+// Nodes preflight's cache holds (read once); a refusal is Forbidden.
+func TestReader(t *testing.T) {
+	pod := func(name string, spec any) map[string]any {
+		return obj("v1", "Pod", map[string]any{"name": name, "namespace": "b"}, map[string]any{"spec": spec})
+	}
+	for _, tc := range []struct {
+		name, deny        string
+		pods, nodes       []string
+		podsOut, nodesOut scheduler.Outcome
+	}{
+		{"read", "", []string{"p1", "p2"}, []string{"n1", "n2"}, scheduler.Found, scheduler.Found},
+		{"Pods refused", "/api/v1/pods", nil, []string{"n1", "n2"}, scheduler.Forbidden, scheduler.Found},
+		{"Nodes refused", "/api/v1/nodes", []string{"p1", "p2"}, nil, scheduler.Found, scheduler.Forbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := deniedCluster(t, tc.deny, map[string][]map[string]any{
+				"/api/v1/pods":  {pod("p1", map[string]any{"nodeName": "n1"}), pod("bad", "no spec"), pod("p2", map[string]any{"nodeName": "n2"})},
+				"/api/v1/nodes": {gpuNode("n1", 8, nil), gpuNode("n2", 0, nil)},
+			}, nil)
+			k := &cache{}
+			r := reader{c, k}
+			var pods []string
+			more, limit, out, _ := r.EachPod(context.Background(), func(p *corev1.Pod) { pods = append(pods, p.Name) })
+			assert.False(t, more)
+			assert.Equal(t, kube.MaxClusterItems, limit)
+			assert.Equal(t, tc.pods, pods)
+			nodes, nodesOut, _ := r.Nodes(context.Background())
+			var names []string
+			for _, n := range nodes {
+				names = append(names, n.Name)
+			}
+			assert.Equal(t, tc.nodes, names)
+			assert.Equal(t, tc.podsOut, out)
+			assert.Equal(t, tc.nodesOut, nodesOut)
+			require.NotNil(t, k.nodes, "the Nodes are preflight's cache's")
+		})
+	}
+}
