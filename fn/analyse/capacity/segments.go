@@ -3,6 +3,8 @@ package capacity
 import (
 	"fmt"
 
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/lazyre"
 )
 
@@ -15,3 +17,18 @@ func SegmentName(base string, i int64) string { return fmt.Sprintf("%s-segment-%
 func GroupOf(name string) string { return segmentSuffix().ReplaceAllString(name, "") }
 
 var segmentSuffix = lazyre.New(`-segment-[0-9]+$`)
+
+// FirstOfEachGroup is, in order, the index of the first worker group spec
+// of each group (segments folded by GroupOf) and the group's name: what a
+// finding said once per group reads.
+func FirstOfEachGroup(specs []rayv1.WorkerGroupSpec) (index []int, name []string) {
+	seen := map[string]bool{}
+	for i := range specs {
+		g := GroupOf(specs[i].GroupName)
+		if !seen[g] {
+			seen[g] = true
+			index, name = append(index, i), append(name, g)
+		}
+	}
+	return index, name
+}

@@ -35,15 +35,10 @@ func Placement(file string, objs []any) diag.List {
 
 func placementOf(ds *diag.List, file, ref, base string, spec *rayv1.RayClusterSpec) {
 	where := "output " + ref + " " + base
-	seen := map[string]bool{}
-	for i := range spec.WorkerGroupSpecs {
-		g := &spec.WorkerGroupSpecs[i]
-		// The segments of one group are warned about once.
-		name := capacity.GroupOf(g.GroupName)
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
+	// The segments of one group are warned about once.
+	index, names := capacity.FirstOfEachGroup(spec.WorkerGroupSpecs)
+	for k, i := range index {
+		g, name := &spec.WorkerGroupSpecs[i], names[k]
 		gf := fmt.Sprintf("%s.workerGroupSpecs[%d].template", where, i)
 		if n, _ := capacity.GPUsPerPod(&g.Template.Spec); n > 0 && len(g.Template.Spec.Tolerations) == 0 {
 			ds.Warnf(file, gf+".spec.tolerations", "worker group %q requests %d GPUs per pod and its rendered pods have no tolerations; expected tolerations for the GPU nodes' taints (placement.tolerations adds them to every GPU worker), or its pods stay Pending on tainted GPU nodes", name, n)

@@ -67,14 +67,9 @@ func (Integration) CheckObjects(file string, objs []any) diag.List {
 // once). A pod KAI does not place is gang's to warn about: no annotation
 // would constrain it.
 func topologyAnnotation(ds *diag.List, file, where string, spec *rayv1.RayClusterSpec) {
-	seen := map[string]bool{}
-	for i := range spec.WorkerGroupSpecs {
-		g := &spec.WorkerGroupSpecs[i]
-		name := capacity.GroupOf(g.GroupName)
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
+	index, names := capacity.FirstOfEachGroup(spec.WorkerGroupSpecs)
+	for k, i := range index {
+		g, name := &spec.WorkerGroupSpecs[i], names[k]
 		hasCD := false
 		for _, c := range g.Template.Spec.ResourceClaims {
 			hasCD = hasCD || c.Name == vocab.ComputeDomainClaim
