@@ -161,9 +161,22 @@ type Admitter interface {
 	// Admission is the queue and priority class of the object it admits;
 	// ok is false when the profile does not call on it.
 	Admission(p Profile) (queue string, priority *string, ok bool)
+	// AdmissionKeys are the profile keys that name that queue and
+	// priority class under p's kind, and how p calls on it: what the
+	// chart's queue knobs set (fn/frontend/chartgen).
+	AdmissionKeys(p Profile) AdmissionKeys
 	// DispatchModes are the values its dispatch key accepts.
 	DispatchModes() []string
 	// Dispatchable refuses a build it cannot send whole to another
 	// cluster (MultiKueue), a *FieldError at the key that asks for it.
 	Dispatchable(p Profile, mode runparams.Mode, objs []any) error
+}
+
+// AdmissionKeys is where a profile names an Admitter's admission.
+type AdmissionKeys struct {
+	// Queue and PriorityClass are the keys' field paths.
+	Queue, PriorityClass string
+	// Selected: scheduler.kind selects it, so it admits alone. Beside:
+	// another kind places the pods and a block of its own names its queue.
+	Selected, Beside bool
 }

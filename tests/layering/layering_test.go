@@ -99,7 +99,6 @@ var integrations = []string{"fn/scheduler/kai", "fn/scheduler/kueue", "fn/schedu
 // still to make, and none may be added.
 var direct = map[string][]string{
 	"fn/afterapply/preflight": {"fn/scheduler/kueue"}, // the manager's MultiKueue setup (mksetup.go)
-	"fn/frontend/chartgen":    {"fn/scheduler/kueue"}, // Kueue's chart knobs (knobs.go)
 }
 
 // throughRegistry reports an import of an integration from outside

@@ -11,7 +11,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
-	schedkueue "github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
 )
@@ -195,7 +194,7 @@ func KnobOverrides(in *profile.Infra, k Knobs) []string {
 		out = append(out, "infra.scheduler.priorityClassName="+jsonString(k.PriorityClassName))
 	}
 	if k.WorkloadPriorityClass != "" {
-		_, key := schedkueue.Fields(in.Scheduler.View())
+		key := registry.AdmissionKeys(in.Scheduler.View()).PriorityClass
 		out = append(out, "infra."+key+"="+jsonString(k.WorkloadPriorityClass))
 	}
 	if len(k.NodeSelector) > 0 {
@@ -267,8 +266,13 @@ func knobDefaults(in *profile.Infra) KnobDefaults {
 }
 
 // kueueBesideKAI: Kueue admits beside KAI's placement, so Kueue's keys are
-// scheduler.kueue's (fn/scheduler/kueue's Beside).
-func kueueBesideKAI(in *profile.Infra) bool { return schedkueue.Beside(in.Scheduler.View()) }
+// scheduler.kueue's.
+func kueueBesideKAI(in *profile.Infra) bool {
+	return registry.AdmissionKeys(in.Scheduler.View()).Beside
+}
+
+// kueueAlone: scheduler.kind selects Kueue, which admits alone.
+func kueueAlone(in *profile.Infra) bool { return registry.AdmissionKeys(in.Scheduler.View()).Selected }
 
 // noKueueQueue says why a profile takes no kueueQueue value, "" when it
 // does: it is Kueue's queue beside KAI's only. On a KAI profile without
@@ -278,7 +282,7 @@ func noKueueQueue(in *profile.Infra) string {
 	switch {
 	case kueueBesideKAI(in):
 		return ""
-	case in.Scheduler.Kind == schedkueue.Kind:
+	case kueueAlone(in):
 		return "the profile names Kueue alone (scheduler.kind kueue): its LocalQueue is the queue value"
 	}
 	return fmt.Sprintf("the profile has no scheduler.kueue (scheduler.kind is %s): kueueQueue is Kueue's LocalQueue where KAI places and Kueue admits, and whether Kueue admits the run is the profile's choice", in.Scheduler.Kind)

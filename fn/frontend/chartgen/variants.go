@@ -488,7 +488,7 @@ func (g *gen) knobs(e Entry, mode runparams.Mode) (*knobInfo, error) {
 			ki.unavail[n] = "the profile sets env itself; add the variables there (or nrl-k8s render with infra.env)"
 		case n == KnobKueueQueue && noKueueQueue(in) != "":
 			ki.unavail[n] = noKueueQueue(in)
-		case n == KnobWorkloadPriorityClass && err != nil && in.Scheduler.Kind != "kueue" && !kueueBesideKAI(in):
+		case n == KnobWorkloadPriorityClass && err != nil && !kueueAlone(in) && !kueueBesideKAI(in):
 			ki.unavail[n] = fmt.Sprintf("the profile does not queue with Kueue (scheduler.kind is %s, no scheduler.kueue); a WorkloadPriorityClass is Kueue's (for the pods' PriorityClass: the priorityClassName value)", in.Scheduler.Kind)
 		case err != nil:
 			ki.unavail[n] = err.Error()

@@ -47,19 +47,14 @@ func Admission(p scheduler.Profile) (queue string, priority *string, ok bool) {
 	return "", nil, false
 }
 
-// Beside reports whether the profile names Kueue for admission beside KAI
-// for placement (scheduler: {kind: kai, kueue: {...}}), so Kueue's queue
-// and priority class are scheduler.kueue's keys, not scheduler.queue's.
-func Beside(p scheduler.Profile) bool { return p.Kind == kaiKind && p.Kueue != nil }
-
-// Fields are the profile keys that hold Kueue's LocalQueue and
-// WorkloadPriorityClass: scheduler.queue and scheduler.workloadPriorityClass
-// for Kueue alone, scheduler.kueue's beside KAI.
-func Fields(p scheduler.Profile) (queue, priorityClass string) {
+// AdmissionKeys: scheduler.queue and scheduler.workloadPriorityClass for
+// Kueue alone, scheduler.kueue's keys under kind kai (Beside once the
+// profile has scheduler.kueue: Kueue admits, KAI places).
+func (Integration) AdmissionKeys(p scheduler.Profile) scheduler.AdmissionKeys {
 	if p.Kind == kaiKind {
-		return "scheduler.kueue.queue", "scheduler.kueue.workloadPriorityClass"
+		return scheduler.AdmissionKeys{Queue: "scheduler.kueue.queue", PriorityClass: "scheduler.kueue.workloadPriorityClass", Beside: p.Kueue != nil}
 	}
-	return "scheduler.queue", "scheduler.workloadPriorityClass"
+	return scheduler.AdmissionKeys{Queue: "scheduler.queue", PriorityClass: "scheduler.workloadPriorityClass", Selected: p.Kind == Kind}
 }
 
 // DispatchMultiKueue is the dispatch value that has Kueue's MultiKueue
@@ -126,13 +121,13 @@ func (Integration) Validate(p scheduler.Profile, r scheduler.Reporter) {
 	if d, field := Dispatch(p); d != nil && *d != DispatchMultiKueue {
 		r.Errorf(field, "found %q; expected %s (Kueue's MultiKueue copies the admitted RayJob or RayCluster to a worker cluster), or unset to run on the cluster it is applied to", *d, DispatchMultiKueue)
 	}
-	qField, pcField := Fields(p)
+	keys := Integration{}.AdmissionKeys(p)
 	for _, e := range validation.IsDNS1123Subdomain(queue) {
-		r.Errorf(qField, "found %q; expected a LocalQueue name (DNS-1123 subdomain, the value of the %s label): %s", queue, vocab.KueueQueueLabel, e)
+		r.Errorf(keys.Queue, "found %q; expected a LocalQueue name (DNS-1123 subdomain, the value of the %s label): %s", queue, vocab.KueueQueueLabel, e)
 	}
 	if pc != nil {
 		for _, e := range validation.IsDNS1123Subdomain(*pc) {
-			r.Errorf(pcField, "found %q; expected a WorkloadPriorityClass name (DNS-1123 subdomain): %s", *pc, e)
+			r.Errorf(keys.PriorityClass, "found %q; expected a WorkloadPriorityClass name (DNS-1123 subdomain): %s", *pc, e)
 		}
 	}
 	if p.Suspend {

@@ -131,3 +131,26 @@ func fieldOf(err error) string {
 	}
 	return fe.Field
 }
+
+// Kueue's queue and priority class are scheduler.queue's keys unless KAI
+// places the pods, where scheduler.kueue holds them.
+func TestAdmissionKeys(t *testing.T) {
+	top := scheduler.AdmissionKeys{Queue: "scheduler.queue", PriorityClass: "scheduler.workloadPriorityClass"}
+	block := scheduler.AdmissionKeys{Queue: "scheduler.kueue.queue", PriorityClass: "scheduler.kueue.workloadPriorityClass"}
+	alone, beside := top, block
+	alone.Selected, beside.Beside = true, true
+	for _, tc := range []struct {
+		name string
+		p    scheduler.Profile
+		want scheduler.AdmissionKeys
+	}{
+		{"kueue alone", scheduler.Profile{Kind: Kind, Queue: ptr.To("lab")}, alone},
+		{"kai with scheduler.kueue", scheduler.Profile{Kind: kaiKind, Queue: ptr.To("rl"), Kueue: &scheduler.KueueBeside{Queue: "lab"}}, beside},
+		{"kai alone", scheduler.Profile{Kind: kaiKind, Queue: ptr.To("rl")}, block},
+		{"default", scheduler.Profile{Kind: "default"}, top},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, Integration{}.AdmissionKeys(tc.p))
+		})
+	}
+}

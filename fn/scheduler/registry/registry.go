@@ -196,6 +196,28 @@ func Admission(p scheduler.Profile) (queue string, priority *string, ok bool) {
 	return "", nil, false
 }
 
+// AdmissionKeys are where p names a queueing integration's admission: the
+// keys of the one p selects or names beside another, else the first's
+// (zero when none is registered).
+func AdmissionKeys(p scheduler.Profile) scheduler.AdmissionKeys {
+	var first *scheduler.AdmissionKeys
+	for _, s := range All() {
+		if a, is := s.(scheduler.Admitter); is {
+			k := a.AdmissionKeys(p)
+			if k.Selected || k.Beside {
+				return k
+			}
+			if first == nil {
+				first = &k
+			}
+		}
+	}
+	if first == nil {
+		return scheduler.AdmissionKeys{}
+	}
+	return *first
+}
+
 // DispatchModes are every dispatch value the queueing integrations accept.
 func DispatchModes() []string {
 	var out []string

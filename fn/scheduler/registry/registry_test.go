@@ -173,3 +173,29 @@ func TestStatusReadsOrder(t *testing.T) {
 	}
 	require.Equal(t, []string{"kueue.x-k8s.io/workloads", "scheduling.run.ai/podgroups"}, got)
 }
+
+// The chart's queue knobs find Kueue's keys through the registry, however
+// the profile names Kueue (and the top-level keys where it does not).
+func TestAdmissionKeys(t *testing.T) {
+	q := func(s string) *string { return &s }
+	cases := []struct {
+		name     string
+		p        scheduler.Profile
+		priority string
+		selected bool
+		beside   bool
+	}{
+		{name: "kueue alone", p: scheduler.Profile{Kind: "kueue", Queue: q("lab")}, priority: "scheduler.workloadPriorityClass", selected: true},
+		{name: "kueue beside kai", p: scheduler.Profile{Kind: "kai", Queue: q("rl"), Kueue: &scheduler.KueueBeside{Queue: "lab"}}, priority: "scheduler.kueue.workloadPriorityClass", beside: true},
+		{name: "kai alone", p: scheduler.Profile{Kind: "kai", Queue: q("rl")}, priority: "scheduler.kueue.workloadPriorityClass"},
+		{name: "default", p: scheduler.Profile{Kind: "default"}, priority: "scheduler.workloadPriorityClass"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := AdmissionKeys(c.p)
+			require.Equal(t, c.priority, got.PriorityClass)
+			require.Equal(t, c.selected, got.Selected)
+			require.Equal(t, c.beside, got.Beside)
+		})
+	}
+}
