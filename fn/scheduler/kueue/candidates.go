@@ -158,7 +158,7 @@ func modelWorkload(w *unstructured.Unstructured, ns string) QueuedWorkload {
 	if w.GetNamespace() != ns {
 		name = strings.Replace(name, " ", " "+w.GetNamespace()+"/", 1)
 	}
-	out := QueuedWorkload{Name: name, ClusterQueue: nestedString(w, "status", "admission", "clusterQueue"), Created: w.GetCreationTimestamp().Time, Usage: map[corev1.ResourceName]int64{}}
+	out := QueuedWorkload{Name: name, ClusterQueue: nestedString(w, "status", "admission", "clusterQueue"), Created: w.GetCreationTimestamp().Time, UID: string(w.GetUID()), Usage: map[corev1.ResourceName]int64{}}
 	p, _, _ := unstructured.NestedFieldNoCopy(w.Object, "spec", "priority")
 	out.Priority, _ = scheduler.Int32Of(p) // Kueue's default: 0
 	out.Evicted = hasCondition(w, "Evicted")

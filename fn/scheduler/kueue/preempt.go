@@ -64,6 +64,9 @@ type QueuedWorkload struct {
 	Created, Reserved time.Time
 	Evicted           bool
 	Usage             map[corev1.ResourceName]int64
+	// UID orders candidates whose quota was reserved in the same second
+	// (the API's times have seconds only), as Kueue does.
+	UID string
 }
 
 // Cohort is the ClusterQueues sharing quota (one, when the queue is in no
@@ -307,6 +310,7 @@ func candidates(s *sim, q *ClusterQueue, prio int32, needs map[corev1.ResourceNa
 			scheduler.CompareBool(a.wl.ClusterQueue == q.Name, b.wl.ClusterQueue == q.Name),
 			cmp.Compare(a.wl.Priority, b.wl.Priority),
 			b.wl.Reserved.Compare(a.wl.Reserved),
+			cmp.Compare(a.wl.UID, b.wl.UID),
 			cmp.Compare(a.wl.Name, b.wl.Name),
 		)
 	})

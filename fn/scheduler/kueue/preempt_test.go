@@ -17,6 +17,11 @@ func wl(name, cq string, prio int32, n int64, reservedMin int) QueuedWorkload {
 	return QueuedWorkload{Name: name, ClusterQueue: cq, Priority: prio, Created: at, Reserved: at, Usage: gpus(n)}
 }
 
+func withUID(w QueuedWorkload, uid string) QueuedWorkload {
+	w.UID = uid
+	return w
+}
+
 func cq(name string, nominal int64, p Preemption) ClusterQueue {
 	return ClusterQueue{Name: name, Nominal: gpus(nominal), Preemption: p}
 }
@@ -51,6 +56,8 @@ func TestPredict(t *testing.T) {
 		{"LowerOrNewerEqualPriority preempts a lower priority", Cohort{[]ClusterQueue{cq("a", 16, newerEq)}, []QueuedWorkload{wl("low", "a", 10, 16, 0)}}, 100, 16, true, false, []string{"low"}},
 		{"lowest priority first, then the newest",
 			Cohort{[]ClusterQueue{cq("a", 24, lower)}, []QueuedWorkload{wl("old-low", "a", 10, 8, 0), wl("new-low", "a", 10, 8, 5), wl("mid", "a", 50, 8, 1)}}, 100, 8, true, false, []string{"new-low"}},
+		{"reserved in the same second: the lower UID first, as Kueue orders, whatever the names",
+			Cohort{[]ClusterQueue{cq("a", 16, lower)}, []QueuedWorkload{withUID(wl("a-first-by-name", "a", 10, 8, 0), "uid-b"), withUID(wl("z-last-by-name", "a", 10, 8, 0), "uid-a")}}, 100, 8, true, false, []string{"z-last-by-name"}},
 		{"fill-back keeps the small one that need not go",
 			Cohort{[]ClusterQueue{cq("a", 16, lower)}, []QueuedWorkload{wl("small", "a", 10, 4, 5), wl("big", "a", 20, 12, 0)}}, 100, 12, true, false, []string{"big"}},
 		{"the server's reservation counts, listed Workloads or not",
