@@ -137,43 +137,6 @@ func TestPlacementExtendedResourceFromDRA(t *testing.T) {
 	assert.Contains(t, lines["Run RayJob/j"].Detail, "hold 8 nvidia.com/gpu idle")
 }
 
-// Per node, after what is already bound and allocated: two runs in two
-// namespaces, placed one after another; gpu-0's GPUs are held by a running
-// pod, gpu-1's NICs by an allocated claim; half the nodes have 8 NICs.
-func TestPlacementPerNodeAfterAllocations(t *testing.T) {
-	var nodes, slices []map[string]any
-	for i, nics := range []int{8, 8, 8, 8, 4, 4} {
-		name := "gpu-" + itoa(i)
-		nodes = append(nodes, gpuNode(name, 8, map[string]any{"pool": "gpu"}))
-		slices = append(slices, slice(name, "roce", nics))
-	}
-	nodes = append(nodes, gpuNode("cpu-0", 0, map[string]any{"pool": "cpu"}))
-	running := obj("v1", "Pod", map[string]any{"name": "other", "namespace": "z"}, map[string]any{
-		"spec":   map[string]any{"nodeName": "gpu-0", "containers": []any{map[string]any{"name": "c", "resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": 8}}}}},
-		"status": map[string]any{"phase": "Running"}})
-	var results []any
-	for i := 0; i < 8; i++ {
-		results = append(results, map[string]any{"request": "nics", "driver": "roce", "pool": "gpu-1", "device": "d" + itoa(i)})
-	}
-	claim := obj("resource.k8s.io/v1", "ResourceClaim", map[string]any{"name": "held", "namespace": "z"}, map[string]any{
-		"spec":   map[string]any{},
-		"status": map[string]any{"allocation": map[string]any{"devices": map[string]any{"results": results}}}})
-	c := fakeCluster(t, map[string][]map[string]any{
-		"/api/v1/nodes": nodes, "/apis/resource.k8s.io/v1/resourceslices": slices,
-		"/apis/resource.k8s.io/v1/deviceclasses":  {class("roce", "roce", "")},
-		"/api/v1/pods":                            {running},
-		"/apis/resource.k8s.io/v1/resourceclaims": {claim},
-	})
-	docs := append(runDocs(t, "a", "first", 1, 8), runDocs(t, "b", "second", 2, 8)...)
-	lines := nodeLines(t, c, docs)
-	first, second := lines["Nodes RayJob/first worker group gpu"], lines["Nodes RayJob/second worker group gpu"]
-	assert.Equal(t, OK, first.State, first.Detail)
-	assert.Equal(t, "a", first.Namespace, "several namespaces: each line names its own")
-	assert.Equal(t, Missing, second.State, second.Detail)
-	assert.Contains(t, second.Detail, "1 of 2 placed")
-	assert.True(t, strings.Contains(lines["Run RayJob/second"].Detail, "hold 8 nvidia.com/gpu idle"), lines["Run RayJob/second"].Detail)
-}
-
 // kaiDocs is a RayJob whose pods name KAI, its workers required in one
 // clique (their template's constraint), or the whole run (runWide: the
 // RayJob's, which KAI's PodGroup applies to the head too).
@@ -409,30 +372,6 @@ func TestPlacementReadsAThousandNodes(t *testing.T) {
 	lines := nodeLines(t, c, runDocs(t, "a", "j", 1, 0))
 	w := lines["Nodes RayJob/j worker group gpu"]
 	assert.Equal(t, OK, w.State, w.Detail)
-}
-
-// A pod already waiting for the scheduler that fits now is bound before
-// the input's pods are even created: it is placed first, and the run
-// gets what it leaves. A pod held by a scheduling gate waits on.
-func TestPlacementAfterPodsInLine(t *testing.T) {
-	waiting := func(name string, gated bool) map[string]any {
-		spec := map[string]any{"nodeSelector": map[string]any{"pool": "gpu"},
-			"containers": []any{map[string]any{"name": "c", "resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": 8}}}}}
-		if gated {
-			spec["schedulingGates"] = []any{map[string]any{"name": "example.com/gate"}}
-		}
-		return obj("v1", "Pod", map[string]any{"name": name, "namespace": "z", "creationTimestamp": "2026-01-01T00:00:00Z"},
-			map[string]any{"spec": spec, "status": map[string]any{"phase": "Pending"}})
-	}
-	c := fakeCluster(t, map[string][]map[string]any{
-		"/api/v1/nodes": {gpuNode("cpu-0", 0, map[string]any{"pool": "cpu"}), gpuNode("gpu-0", 8, map[string]any{"pool": "gpu"}), gpuNode("gpu-1", 8, map[string]any{"pool": "gpu"})},
-		"/apis/resource.k8s.io/v1/resourceslices": {}, "/apis/resource.k8s.io/v1/deviceclasses": {}, "/apis/resource.k8s.io/v1/resourceclaims": {},
-		"/api/v1/pods": {waiting("first", false), waiting("gated", true)},
-	})
-	lines := nodeLines(t, c, runDocs(t, "a", "j", 2, 0))
-	w := lines["Nodes RayJob/j worker group gpu"]
-	assert.Equal(t, Missing, w.State, w.Detail)
-	assert.Contains(t, w.Detail, "1 of 2 placed")
 }
 
 // GPUs only a DRA driver publishes, served through a DeviceClass's

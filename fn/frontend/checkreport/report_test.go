@@ -2,16 +2,13 @@ package checkreport_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/pipeline"
@@ -112,76 +109,6 @@ func TestSummaryWithNothingRendered(t *testing.T) {
 	require.NotContains(t, out, "DEFAULTS APPLIED")
 	require.NotContains(t, out, "DRA RESOURCES")
 
-	f := checkreport.FactsOf(res)
-	require.Nil(t, f.PodSecurity)
-	b.Reset()
-	f.Print(&b)
-	require.Empty(t, b.String())
-}
-
-func TestFactsPrint(t *testing.T) {
-	res := render(t)
-	f := checkreport.FactsOf(res)
-	require.NotNil(t, f.PodSecurity)
-	require.NotEmpty(t, f.Prerequisites)
-	var b bytes.Buffer
-	f.Print(&b)
-	out := b.String()
-	require.Contains(t, out, "\nPOD SECURITY\n------------\n  needs: privileged ")
-	require.Contains(t, out, "  baseline refuses RayJob/alice-raycluster-qwen3-30b-math-gb300 ")
-	require.Equal(t, 1, strings.Count(out, "    why: "), "each reason once")
-	require.Contains(t, out, "  restricted also refuses: allowPrivilegeEscalation x")
-	require.Contains(t, out, "\nPREREQUISITES (must exist before apply; nrl-k8s preflight checks them)\n")
-	require.Contains(t, out, "  CustomResourceDefinition apiextensions.k8s.io/v1 computedomains.resource.nvidia.com: ")
-}
-
-type report struct {
-	Valid         bool              `json:"valid"`
-	Profile       string            `json:"profile"`
-	Namespace     string            `json:"namespace"`
-	PodSecurity   *json.RawMessage  `json:"podSecurity"`
-	Prerequisites []json.RawMessage `json:"prerequisites"`
-	Findings      []map[string]any  `json:"findings"`
-}
-
-func TestWriteJSON(t *testing.T) {
-	t.Run("a render", func(t *testing.T) {
-		res := render(t)
-		var b bytes.Buffer
-		require.NoError(t, checkreport.WriteJSON(&b, res, checkreport.FactsOf(res)))
-		var got report
-		require.NoError(t, json.Unmarshal(b.Bytes(), &got))
-		require.True(t, got.Valid)
-		require.Equal(t, res.Profile.File, got.Profile)
-		require.Equal(t, "default", got.Namespace)
-		require.NotNil(t, got.PodSecurity)
-		require.NotEmpty(t, got.Prerequisites)
-		require.Len(t, got.Findings, len(res.Diags))
-	})
-	t.Run("nothing rendered, errors sorted first", func(t *testing.T) {
-		res := &pipeline.Result{Profile: &profile.Loaded{File: "p.yaml", Infra: &profile.Infra{Namespace: "ns"}}, Diags: diag.List{
-			{Severity: diag.Warning, File: "a.yaml", Message: "w"},
-			{Severity: diag.Error, File: "b.yaml", Field: "f", Message: "e <&>"},
-		}}
-		var b bytes.Buffer
-		require.NoError(t, checkreport.WriteJSON(&b, res, checkreport.Facts{}))
-		require.Contains(t, b.String(), `"message": "e <&>"`, "no HTML escaping")
-		require.Contains(t, b.String(), `"prerequisites": []`, "an empty list, not null")
-		require.Contains(t, b.String(), `"podSecurity": null`)
-		var got report
-		require.NoError(t, json.Unmarshal(b.Bytes(), &got))
-		require.False(t, got.Valid)
-		require.Equal(t, []map[string]any{
-			{"severity": "error", "file": "b.yaml", "field": "f", "message": "e <&>"},
-			{"severity": "warning", "file": "a.yaml", "message": "w"},
-		}, got.Findings)
-	})
-	t.Run("no profile", func(t *testing.T) {
-		var b bytes.Buffer
-		require.NoError(t, checkreport.WriteJSON(&b, &pipeline.Result{Diags: diag.List{{Severity: diag.Error, Message: "no such file"}}}, checkreport.Facts{}))
-		require.NotContains(t, b.String(), `"profile"`)
-		require.NotContains(t, b.String(), `"namespace"`)
-	})
 }
 
 // DEFAULTS APPLIED lists only values no layer of the profile (its file, a
