@@ -31,10 +31,9 @@ func podGroups(o owner) []PodGroup {
 	return out
 }
 
-// gpusPerPod sums nvidia.com/gpu over the pod's containers: the limit, else
-// the request (for extended resources the two must be equal, and a limit
-// alone implies the request). Init containers run before and release their
-// GPUs, so they do not add to what the pod holds.
+// gpusPerPod is the nvidia.com/gpu the scheduler reserves for the pod,
+// counted as capacity.GPUsPerPod counts it (an init container that asks for
+// more than the rest counts, as the scheduler's effective request does).
 func gpusPerPod(spec *corev1.PodSpec) int64 {
 	n, _ := capacity.GPUsPerPod(spec)
 	return n
