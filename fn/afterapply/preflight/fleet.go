@@ -151,10 +151,8 @@ func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement
 	}
 	own := map[types.UID]bool{}
 	var pending []*corev1.Pod
-	more, out, err := c.Each(ctx, kube.Pods, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
-		var p corev1.Pod
-		unread(u)
-		if kube.Decode(u, &p) != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
+	more, out, err := eachPod(ctx, c, func(p *corev1.Pod) {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
 			return
 		}
 		if run := p.Labels[vocab.InstanceLabel]; run != "" && ours[p.Namespace+"/"+run] {
@@ -163,7 +161,7 @@ func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement
 		}
 		if p.Spec.NodeName == "" {
 			if len(p.Spec.SchedulingGates) == 0 && len(pending) < maxPending {
-				pending = append(pending, &p)
+				pending = append(pending, p)
 			}
 			return
 		}
@@ -171,7 +169,7 @@ func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement
 		if n == nil {
 			return
 		}
-		req := placement.PodRequests(&p)
+		req := placement.PodRequests(p)
 		req[corev1.ResourcePods] = placement.Quantity(1)
 		for name, q := range req {
 			have := n.Free[name]
@@ -180,6 +178,19 @@ func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement
 		}
 	})
 	return own, pending, more, out, err
+}
+
+// eachPod visits every Pod of the cluster within the bounds of a
+// cluster-wide read, a page at a time, each decoded without the fields
+// no rule reads (unread); a Pod that does not decode is skipped.
+func eachPod(ctx context.Context, c *kube.Conn, visit func(*corev1.Pod)) (bool, kube.Outcome, error) {
+	return c.Each(ctx, kube.Pods, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
+		var p corev1.Pod
+		unread(u)
+		if kube.Decode(u, &p) == nil {
+			visit(&p)
+		}
+	})
 }
 
 // maxPending bounds the pods waiting for the scheduler that are placed

@@ -32,13 +32,7 @@ func (r reader) List(ctx context.Context, gvr schema.GroupVersionResource, ns, s
 
 // EachPod streams the Pods within the bounds of a cluster-wide read.
 func (r reader) EachPod(ctx context.Context, visit func(*corev1.Pod)) (bool, int, scheduler.Outcome, error) {
-	more, out, err := r.c.Each(ctx, kube.Pods, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
-		var p corev1.Pod
-		unread(u)
-		if kube.Decode(u, &p) == nil {
-			visit(&p)
-		}
-	})
+	more, out, err := eachPod(ctx, r.c, visit)
 	return more, kube.MaxClusterItems, outcome(out), err
 }
 
