@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 
-	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -24,21 +23,11 @@ func Tolerations(file string, objs []any) diag.List {
 		return nil
 	}
 	clusters, _ := workload.Clusters(read)
-	byRef := map[string]workload.Cluster{}
 	for _, c := range clusters {
-		byRef[c.Object] = c
+		clusterTolerations(&ds, file, c)
 	}
 	for _, o := range objs {
-		switch t := o.(type) {
-		case *rayv1.RayJob:
-			if c, ok := byRef["RayJob/"+t.Name]; ok {
-				clusterTolerations(&ds, file, c)
-			}
-		case *rayv1.RayCluster:
-			if c, ok := byRef["RayCluster/"+t.Name]; ok {
-				clusterTolerations(&ds, file, c)
-			}
-		case *appsv1.Deployment:
+		if t, ok := o.(*appsv1.Deployment); ok {
 			ref := "Deployment/" + t.Name
 			keylessExists(&ds, file, "output "+ref+" spec.template.spec.tolerations", ref, t.Spec.Template.Spec.Tolerations)
 		}
