@@ -134,3 +134,17 @@ func RefreshStatus(ctx context.Context, env *operator.Env, cq string) error {
 // refreshes makes each RefreshStatus's annotation new (an unchanged
 // object sends no event).
 var refreshes atomic.Int64
+
+// Counts is what ClusterQueue cq's status counts: the Workloads reserving
+// its quota and those pending for it.
+func Counts(ctx context.Context, env *operator.Env, cq string) (reserving, pending int64, err error) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(vocab.KueueAPIVersion)
+	u.SetKind("ClusterQueue")
+	if err := env.Server.Client.Get(ctx, client.ObjectKey{Name: cq}, u); err != nil {
+		return 0, 0, err
+	}
+	reserving, _, _ = unstructured.NestedInt64(u.Object, "status", "reservingWorkloads")
+	pending, _, _ = unstructured.NestedInt64(u.Object, "status", "pendingWorkloads")
+	return reserving, pending, nil
+}

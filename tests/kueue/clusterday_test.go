@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/preflight"
@@ -294,14 +293,10 @@ func reserving(t *testing.T, env *operator.Env, cq string, n, pending int) {
 	t.Helper()
 	var refreshed time.Time
 	require.NoError(t, operator.Wait(context.Background(), waitFor, fmt.Sprintf("ClusterQueue %s reserving for %d Workloads, %d pending", cq, n, pending), func(ctx context.Context) (bool, string, error) {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion("kueue.x-k8s.io/v1beta2")
-		u.SetKind("ClusterQueue")
-		if err := env.Server.Client.Get(ctx, client.ObjectKey{Name: cq}, u); err != nil {
+		got, waiting, err := kueue.Counts(ctx, env, cq)
+		if err != nil {
 			return false, "", err
 		}
-		got, _, _ := unstructured.NestedInt64(u.Object, "status", "reservingWorkloads")
-		waiting, _, _ := unstructured.NestedInt64(u.Object, "status", "pendingWorkloads")
 		done := got == int64(n) && waiting == int64(pending)
 		if !done && time.Since(refreshed) >= refreshEvery {
 			refreshed = time.Now()

@@ -474,17 +474,14 @@ func (w *week) counted(ctx context.Context, held map[string]bool, pending map[st
 	var behind []string // ClusterQueues whose counts are not yet their Workloads'
 	state := ""
 	for team := range weekQuota {
-		cq := &unstructured.Unstructured{}
-		cq.SetAPIVersion(vocab.KueueAPIVersion)
-		cq.SetKind("ClusterQueue")
-		if err := w.env.Server.Client.Get(ctx, client.ObjectKey{Name: "kweek-" + team}, cq); err != nil {
+		cq := "kweek-" + team
+		got, waiting, err := kueue.Counts(ctx, w.env, cq)
+		if err != nil {
 			return false, "", err
 		}
-		got, _, _ := unstructured.NestedInt64(cq.Object, "status", "reservingWorkloads")
-		waiting, _, _ := unstructured.NestedInt64(cq.Object, "status", "pendingWorkloads")
 		if got != reserving[team] || waiting != pending[team] {
-			behind = append(behind, cq.GetName())
-			state = fmt.Sprintf("ClusterQueue %s counts %d reserving, %d pending; its Workloads %d, %d", cq.GetName(), got, waiting, reserving[team], pending[team])
+			behind = append(behind, cq)
+			state = fmt.Sprintf("ClusterQueue %s counts %d reserving, %d pending; its Workloads %d, %d", cq, got, waiting, reserving[team], pending[team])
 		}
 	}
 	if len(behind) > 0 && time.Since(w.refreshed) >= refreshEvery {

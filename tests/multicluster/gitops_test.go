@@ -12,13 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/renderall"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fixtures"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/fluxapply"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/kueue"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/multicluster"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/operator"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
@@ -166,13 +165,10 @@ func (g *gitOps) build(dir string) []*unstructured.Unstructured {
 func quotaFree(t *testing.T, c multicluster.Cluster, cq string) {
 	t.Helper()
 	require.NoError(t, operator.Wait(context.Background(), waitFor, c.Name+"'s ClusterQueue "+cq+" to reserve nothing", func(ctx context.Context) (bool, string, error) {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion(vocab.KueueAPIVersion)
-		u.SetKind("ClusterQueue")
-		if err := c.Env.Server.Client.Get(ctx, client.ObjectKey{Name: cq}, u); err != nil {
+		n, _, err := kueue.Counts(ctx, c.Env, cq)
+		if err != nil {
 			return false, "", err
 		}
-		n, _, _ := unstructured.NestedInt64(u.Object, "status", "reservingWorkloads")
 		return n == 0, "status.reservingWorkloads " + strconv.FormatInt(n, 10), nil
 	}))
 }
