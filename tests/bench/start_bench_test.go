@@ -35,16 +35,30 @@ func nrlKRM(b *testing.B) string {
 	return leanPath
 }
 
+// floorBinary builds testdata/floor: a binary linking only the types and
+// YAML package a render cannot do without, doing nothing.
+func floorBinary(b *testing.B) string {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "floor")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./testdata/floor")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build ./testdata/floor: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // BenchmarkFunctionProcess is one whole function process as kustomize and
 // kpt start it: the README example's run (qwen3-30b, rayjob) as a
 // ResourceList on stdin, through `nrl-k8s fn` (the CLI) and through nrl-krm
 // (the function alone), and each binary's start alone (`nrl-k8s
-// --version`, `nrl-krm --help`). Beside ns/op: cpu-s/op and minflt/op, the
+// --version`, `nrl-krm --help`), beside the floor: a binary linking only
+// the API types and YAML package every render needs (testdata/floor). Beside ns/op: cpu-s/op and minflt/op, the
 // children's CPU time and minor page faults, which a loaded machine moves
 // far less than the wall time (docs/performance.md, "Process start").
 func BenchmarkFunctionProcess(b *testing.B) {
 	in := resourceList(b, 1)
-	cli, lean := nrlK8s(b), nrlKRM(b)
+	cli, lean, floor := nrlK8s(b), nrlKRM(b), floorBinary(b)
 	for _, c := range []struct {
 		name  string
 		bin   string
@@ -55,6 +69,7 @@ func BenchmarkFunctionProcess(b *testing.B) {
 		{"render/nrl-krm", lean, nil, in},
 		{"start/nrl-k8s-version", cli, []string{"--version"}, nil},
 		{"start/nrl-krm-help", lean, []string{"--help"}, nil},
+		{"start/floor", floor, nil, nil},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var faults int64
