@@ -118,7 +118,7 @@ func manifestsAt(rev source.Revision, ref, dir string, budget *source.RenderBudg
 	}
 	var manifests []source.TreeEntry
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name, Ext) || !e.Regular {
+		if !IsManifestName(e.Name) || !e.Regular {
 			continue // a symlink in the base is not a manifest either
 		}
 		name := path.Join(dir, e.Name)

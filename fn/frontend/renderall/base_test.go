@@ -35,6 +35,7 @@ func baseRepo(t *testing.T) (root string, git func(...string)) {
 	write("manifests/a.yaml", "kind: A\n")
 	write("manifests/workers/a.yaml", "kind: W\n")
 	write("manifests/notes.txt", "not a manifest\n")
+	write("manifests/"+KustomizationFile, "resources: [a.yaml]\n")
 	write(AllowFile, allowHead+"default: {namespaces: [team]}\n")
 	require.NoError(t, os.Symlink("a.yaml", filepath.Join(root, "lab", "manifests", "link.yaml")))
 	git("add", "-A")
@@ -48,8 +49,8 @@ func baseRepo(t *testing.T) (root string, git func(...string)) {
 }
 
 // The base is read at the ref's tip, never from the pull request's
-// commits or work tree: its manifests (worker bundles joined, symlinks and
-// other files skipped) and allow-list; an allow-list that does not parse
+// commits or work tree: its manifests (worker bundles joined, symlinks,
+// kustomization.yaml and other files skipped) and allow-list; an allow-list that does not parse
 // names the file and the ref.
 func TestBaseFromRevision(t *testing.T) {
 	root, git := baseRepo(t)

@@ -253,7 +253,7 @@ func fluxRun(rel string) string {
 	case len(parts) == 3 && parts[0] == FluxDir && parts[2] == KustomizationFile,
 		len(parts) == 4 && parts[0] == FluxDir && parts[2] == WorkersDir && parts[3] == KustomizationFile:
 		return parts[1]
-	case len(parts) == 2 && (parts[0] == FluxRunsDir || parts[0] == FluxWorkersDir) && strings.HasSuffix(parts[1], Ext) && parts[1] != KustomizationFile:
+	case len(parts) == 2 && (parts[0] == FluxRunsDir || parts[0] == FluxWorkersDir) && IsManifestName(parts[1]):
 		return strings.TrimSuffix(parts[1], Ext)
 	}
 	return ""

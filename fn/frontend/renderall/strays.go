@@ -81,7 +81,7 @@ func Strays(disk source.Disk, out string, res *Result, committed, workers map[st
 		link := e.Type()&fs.ModeSymlink != 0
 		ext := strings.ToLower(filepath.Ext(name))
 		switch {
-		case link && strings.HasSuffix(name, Ext) && name != KustomizationFile:
+		case link && IsManifestName(name):
 			continue // refused as a run's manifest (ReadManifests)
 		case link:
 		case !containsExt(ext):
@@ -129,7 +129,7 @@ func straysBelow(disk source.Disk, out, dir string, foreign map[string]bool) ([]
 			strays = append(strays, Stray{Path: rel, foreign: true})
 			return nil
 		}
-		if name, ok := strings.CutPrefix(rel, WorkersDir+"/"); ok && !strings.Contains(name, "/") && strings.HasSuffix(name, Ext) && name != KustomizationFile {
+		if name, ok := strings.CutPrefix(rel, WorkersDir+"/"); ok && !strings.Contains(name, "/") && IsManifestName(name) {
 			return nil
 		}
 		strays = append(strays, Stray{Path: rel, nested: true, link: d.Type()&fs.ModeSymlink != 0})

@@ -104,9 +104,7 @@ func ReadManifests(disk source.Disk, out string) (map[string][]byte, []Refused, 
 	var untracked []string
 	var budget source.RenderBudget
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), Ext) || e.Name() == "kustomization"+Ext {
-			// kustomization.yaml: an overlay's entry point listing the
-			// renders, the user's file, never a run.
+		if !IsManifestName(e.Name()) {
 			continue
 		}
 		name := strings.TrimSuffix(e.Name(), Ext)
@@ -162,6 +160,14 @@ func DisplayDir(root, out string) string {
 // KustomizationFile is the overlay entry point render-all maintains beside
 // the renders when asked (--kustomization).
 const KustomizationFile = "kustomization" + Ext
+
+// IsManifestName reports whether a file in manifests/ (or its workers/)
+// is named as a run's manifest: <run>.yaml, but not kustomization.yaml,
+// an overlay's entry point listing the renders and never a run (a run
+// of that name is refused). The same in a checkout and at a revision.
+func IsManifestName(name string) bool {
+	return strings.HasSuffix(name, Ext) && name != KustomizationFile
+}
 
 // Shared is one object the manifests of several runs hold (a profile's
 // shared deployment and its Service, byte-identical in each).
