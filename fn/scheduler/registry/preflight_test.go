@@ -33,6 +33,10 @@ func (absent) Nodes(context.Context) ([]*corev1.Node, scheduler.Outcome, error) 
 	return nil, scheduler.NotFound, nil
 }
 
+func (absent) Exists(context.Context, schema.GroupVersionResource, string, string) (scheduler.Outcome, error) {
+	return scheduler.NotFound, nil
+}
+
 func (absent) Stops(error) bool { return false }
 
 // A LocalQueue is Kueue's to judge (its ClusterQueue is read), a KAI
