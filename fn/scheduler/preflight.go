@@ -31,6 +31,9 @@ const (
 type Reader interface {
 	Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, Outcome, error)
 	List(ctx context.Context, gvr schema.GroupVersionResource, namespace, selector string) ([]unstructured.Unstructured, Outcome, error)
+	// Exists reads an object as metadata only: whether it exists, never
+	// its data (a Secret's credentials never reach the process).
+	Exists(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (Outcome, error)
 	// EachPod visits every Pod of the cluster a page at a time, holding
 	// none past its visit (a cluster runs too many to hold at once); a Pod
 	// that does not decode is skipped. It stops after limit Pods, and more

@@ -9,7 +9,6 @@ package layering_test
 import (
 	"fmt"
 	"os/exec"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -94,17 +93,10 @@ var layers = []layer{
 // so adding one touches its folder and the registry alone.
 var integrations = []string{"fn/scheduler/kai", "fn/scheduler/kueue", "fn/scheduler/defaultsched"}
 
-// direct are the packages outside fn/scheduler/ that still import an
-// integration, and which: each entry is a move into that integration
-// still to make, and none may be added.
-var direct = map[string][]string{
-	"fn/afterapply/preflight": {"fn/scheduler/kueue"}, // the manager's MultiKueue setup (mksetup.go)
-}
-
 // throughRegistry reports an import of an integration from outside
-// fn/scheduler/ that direct does not list.
+// fn/scheduler/.
 func throughRegistry(rel, target string) bool {
-	if matches(rel, "fn/scheduler/") || slices.Contains(direct[rel], target) {
+	if matches(rel, "fn/scheduler/") {
 		return false
 	}
 	for _, i := range integrations {
@@ -196,16 +188,6 @@ func violations(pkgs []pkg) []string {
 func TestLayering(t *testing.T) {
 	pkgs := listPackages(t)
 	require.Empty(t, violations(pkgs), "find the importer with `go list -deps -f '{{.ImportPath}}: {{.Imports}}' ./fn/...`")
-	// direct only shrinks: an import moved into its integration leaves it.
-	imports := map[string][]string{}
-	for _, p := range pkgs {
-		imports[strings.TrimPrefix(p.path, module)] = p.imports
-	}
-	for rel, targets := range direct {
-		for _, target := range targets {
-			require.Contains(t, imports[rel], module+target, "%s no longer imports %s: drop it from direct", rel, target)
-		}
-	}
 }
 
 // The table can fail: each forbidden edge the layering names is reported.
@@ -230,6 +212,7 @@ func TestLayeringRefuses(t *testing.T) {
 		{"a package in no layer", pkg{path: module + "fn/misc"}, "fn/misc: in no layer"},
 		{"check imports an integration", pkg{path: module + "fn/engine/check", imports: []string{module + "fn/scheduler/kai"}}, "fn/engine/check imports fn/scheduler/kai: a scheduler integration is reached through fn/scheduler/registry"},
 		{"preflight imports the default scheduler's", pkg{path: module + "fn/afterapply/preflight", imports: []string{module + "fn/scheduler/defaultsched"}}, "fn/afterapply/preflight imports fn/scheduler/defaultsched"},
+		{"preflight imports Kueue's", pkg{path: module + "fn/afterapply/preflight", imports: []string{module + "fn/scheduler/kueue"}}, "fn/afterapply/preflight imports fn/scheduler/kueue: a scheduler integration is reached through fn/scheduler/registry"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := violations([]pkg{tc.p})

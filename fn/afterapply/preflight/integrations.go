@@ -30,6 +30,13 @@ func (r reader) List(ctx context.Context, gvr schema.GroupVersionResource, ns, s
 	return items, outcome(out), err
 }
 
+// Exists reads the object as metadata only (kube.Conn.GetMetadata): a
+// Secret's data never reaches this process.
+func (r reader) Exists(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (scheduler.Outcome, error) {
+	_, out, err := r.c.GetMetadata(ctx, gvr, ns, name)
+	return outcome(out), err
+}
+
 // EachPod streams the Pods within the bounds of a cluster-wide read.
 func (r reader) EachPod(ctx context.Context, visit func(*corev1.Pod)) (bool, int, scheduler.Outcome, error) {
 	more, out, err := eachPod(ctx, r.c, visit)

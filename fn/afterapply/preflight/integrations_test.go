@@ -52,3 +52,33 @@ func TestReader(t *testing.T) {
 		})
 	}
 }
+
+// Exists asks for an object's metadata alone (a Secret's data never
+// reaches the process): found, absent or refused.
+func TestReaderExists(t *testing.T) {
+	const path = "/api/v1/namespaces/kueue-system/secrets/kc"
+	meta := map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": map[string]any{"name": "kc", "namespace": "kueue-system"}}
+	for _, tc := range []struct {
+		name string
+		gets map[string]map[string]any
+		deny string
+		out  scheduler.Outcome
+	}{
+		{"exists", map[string]map[string]any{path: meta}, "", scheduler.Found},
+		{"absent", nil, "", scheduler.NotFound},
+		{"refused", nil, path, scheduler.Forbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &cluster{gets: tc.gets}
+			c := f.conn(t)
+			if tc.deny != "" {
+				c = deniedCluster(t, tc.deny, nil, nil)
+			}
+			out, _ := reader{c, &cache{}}.Exists(context.Background(), kube.Secrets, "kueue-system", "kc")
+			assert.Equal(t, tc.out, out)
+			for _, accept := range f.secretAccepts {
+				assert.Contains(t, accept, "as=PartialObjectMetadata")
+			}
+		})
+	}
+}

@@ -5,23 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/rendered"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler/registry"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/safetext"
 )
 
 // A run MultiKueue dispatches (rendered.Dispatched) is asked of two kinds
 // of cluster: the manager, which queues the job object and must hold the
 // namespace, the run's LocalQueue (with its quota) and a sound MultiKueue
-// setup behind it (mksetup.go); and each worker, which runs it and must
-// hold everything the run needs, as one cluster does (Run). The worker
-// lines are Run's own; what is added is the verdict: which workers can take
-// the run now, and why each other cannot.
+// setup behind it (Kueue's scheduler.Dispatcher judges it); and each
+// worker, which runs it and must hold everything the run needs, as one
+// cluster does (Run). The worker lines are Run's own; what is added is the
+// verdict: which workers can take the run now, and why each other cannot.
 
 // Worker is one worker cluster: its MultiKueueCluster name on the manager
 // and a connection made from the user's own kubeconfig, never from the
@@ -70,7 +69,7 @@ func RunAcross(ctx context.Context, manager *kube.Conn, workers []Worker, in Inp
 	if err != nil {
 		return a, err
 	}
-	setup, lines, err := readSetup(ctx, manager.Budgeted(kube.MaxReportBytes), mIn)
+	setup, lines, err := registry.PreflightDispatch(ctx, reader{manager.Budgeted(kube.MaxReportBytes), &cache{}}, mIn.run())
 	if err != nil {
 		return a, err
 	}
@@ -135,20 +134,16 @@ func managerInput(in Input, docs []rendered.Doc) Input {
 }
 
 // judgeWorker says whether the worker can take the run now: it answered,
-// the manager's MultiKueueConfig lists it and its MultiKueueCluster is
-// Active, nothing the run needs is missing there, and its LocalQueue's
-// quota holds the run now (the LocalQueue line's Kueue prediction).
-func judgeWorker(w *WorkerReport, s *setup) {
+// the manager's setup dispatches to it (MultiKueue: its MultiKueueConfig
+// lists it and its MultiKueueCluster is Active), nothing the run needs is
+// missing there, and its LocalQueue's quota holds the run now (the
+// LocalQueue line's Kueue prediction).
+func judgeWorker(w *WorkerReport, s scheduler.Workers) {
 	if w.Error != "" {
 		w.WhyNot = append(w.WhyNot, "could not be asked: "+w.Error)
 	}
-	if s != nil && s.config != "" {
-		switch st, listed := s.clusters[w.Name]; {
-		case !listed:
-			w.WhyNot = append(w.WhyNot, fmt.Sprintf("MultiKueueConfig %s does not list it: MultiKueue never dispatches there", s.config))
-		case !st.active:
-			w.WhyNot = append(w.WhyNot, fmt.Sprintf("MultiKueueCluster %s is not Active on the manager: %s", w.Name, st.why))
-		}
+	if why := s.WhyNot(w.Name); why != "" {
+		w.WhyNot = append(w.WhyNot, why)
 	}
 	for _, l := range w.Lines {
 		if l.State == Missing || l.Kind == "LocalQueue" && waitsForQuota(l) {
@@ -169,45 +164,6 @@ func lineRef(l Line) string {
 		return l.Kind + " " + l.Namespace + "/" + l.Name
 	}
 	return l.Kind + " " + l.Name
-}
-
-// setup is what the manager's MultiKueue setup says of the workers: the
-// MultiKueueConfig read ("" when none was) and its clusters.
-type setup struct {
-	config   string
-	clusters map[string]clusterState
-}
-
-type clusterState struct {
-	active bool
-	why    string
-}
-
-// maxClusters bounds the MultiKueueClusters read from one config: a
-// manager's answer is not trusted to be small.
-const maxClusters = 100
-
-// queuesOf are the run's LocalQueues, "namespace/name", sorted.
-func queuesOf(in Input) []string {
-	seen := map[string]bool{}
-	var out []string
-	for key, q := range in.Queues {
-		ns, _, _ := strings.Cut(key, "/")
-		if k := ns + "/" + q; !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// whyMultiKueue is what every setup line is for.
-const whyMultiKueue = "MultiKueue dispatches the run through it"
-
-// mkNeed is the Need of a MultiKueue object of the manager.
-func mkNeed(kind, ns, name, why string) Need {
-	return Need{Kind: kind, APIVersion: vocab.KueueAPIVersion, Namespace: ns, Name: name, Why: why}
 }
 
 // WriteAcross writes the manager's lines, each worker's, and the verdict:

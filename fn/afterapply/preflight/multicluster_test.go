@@ -140,9 +140,10 @@ func dispatchedRun(t *testing.T) []rendered.Doc {
 	return docs
 }
 
-// The manager's MultiKueue setup is judged line by line, each worker as one
-// cluster is, and the verdict names the workers that can take the run and
-// why each other cannot.
+// The manager's MultiKueue setup (judged line by line by Kueue's
+// PreflightDispatch, whose twin holds each line) joins the manager's
+// report, each worker is judged as one cluster is, and the verdict names
+// the workers that can take the run and why each other cannot.
 func TestAcross(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -169,11 +170,6 @@ func TestAcross(t *testing.T) {
 		{name: "a worker the config does not list", workers: map[string]*cluster{"w3": worker("16")},
 			managerLine: "ok MultiKueueConfig mkc", takers: []string{}, failed: true,
 			whyNot: map[string]string{"w3": "MultiKueueConfig mkc does not list it"}},
-		{name: "the ClusterQueue carries no MultiKueue check", workers: map[string]*cluster{"w1": worker("16")},
-			manager: func(g map[string]map[string]any) {
-				g["/apis/"+kv+"/admissionchecks/mk"]["spec"].(map[string]any)["controllerName"] = "example.com/other"
-			},
-			managerLine: "missing ClusterQueue cq", takers: []string{"w1"}, failed: true},
 		{name: "a kubeconfig Secret missing", workers: map[string]*cluster{"w1": worker("16")},
 			manager:     func(g map[string]map[string]any) { delete(g, "/api/v1/namespaces/kueue-system/secrets/w2-kubeconfig") },
 			managerLine: "missing Secret kueue-system/w2-kubeconfig", takers: []string{"w1"}, failed: true},

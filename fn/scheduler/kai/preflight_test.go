@@ -64,6 +64,10 @@ func (f fixtures) Nodes(context.Context) ([]*corev1.Node, scheduler.Outcome, err
 	return f.nodes, scheduler.Found, nil
 }
 
+func (fixtures) Exists(context.Context, schema.GroupVersionResource, string, string) (scheduler.Outcome, error) {
+	return scheduler.NotFound, nil
+}
+
 func (fixtures) Stops(error) bool { return false }
 
 // queue is a KAI Queue deserving gpus GPUs (limit: -1 unlimited), CPU and

@@ -26,6 +26,9 @@ type fakeReader struct {
 
 func pathOf(gvr schema.GroupVersionResource, ns, name string) string {
 	p := "/apis/" + gvr.Group + "/" + gvr.Version
+	if gvr.Group == "" {
+		p = "/api/" + gvr.Version
+	}
 	if ns != "" {
 		p += "/namespaces/" + ns
 	}
@@ -40,6 +43,9 @@ func (f fakeReader) Get(_ context.Context, gvr schema.GroupVersionResource, ns, 
 	p := pathOf(gvr, ns, name)
 	if p == f.deny {
 		return nil, scheduler.Forbidden, errors.New("access refused (403 Forbidden): denied by the test")
+	}
+	if gvr.Resource == "secrets" {
+		return nil, scheduler.NotFound, errors.New("a Secret's data was read: only Exists may ask of a Secret")
 	}
 	if o, ok := f.gets[p]; ok {
 		return &unstructured.Unstructured{Object: o}, scheduler.Found, nil
@@ -61,6 +67,16 @@ func (f fakeReader) List(_ context.Context, gvr schema.GroupVersionResource, ns,
 		out[i] = unstructured.Unstructured{Object: o}
 	}
 	return out, scheduler.Found, nil
+}
+
+// Exists is Get's answer without the object.
+func (f fakeReader) Exists(_ context.Context, gvr schema.GroupVersionResource, ns, name string) (scheduler.Outcome, error) {
+	if p := pathOf(gvr, ns, name); p == f.deny {
+		return scheduler.Forbidden, errors.New("access refused (403 Forbidden): denied by the test")
+	} else if _, ok := f.gets[p]; ok {
+		return scheduler.Found, nil
+	}
+	return scheduler.NotFound, nil
 }
 
 func (fakeReader) EachPod(context.Context, func(*corev1.Pod)) (bool, int, scheduler.Outcome, error) {

@@ -33,6 +33,10 @@ func (absent) Nodes(context.Context) ([]*corev1.Node, scheduler.Outcome, error) 
 	return nil, scheduler.NotFound, nil
 }
 
+func (absent) Exists(context.Context, schema.GroupVersionResource, string, string) (scheduler.Outcome, error) {
+	return scheduler.NotFound, nil
+}
+
 func (absent) Stops(error) bool { return false }
 
 // A LocalQueue is Kueue's to judge (its ClusterQueue is read), a KAI
@@ -65,4 +69,29 @@ func TestPreflightAdmit(t *testing.T) {
 	got, err := PreflightAdmit(context.Background(), absent{}, scheduler.PreflightRun{Pods: pods})
 	require.NoError(t, err)
 	require.Equal(t, pods, got)
+}
+
+// asked finds nothing and records the resources it was asked to get.
+type asked struct {
+	absent
+	gets *[]string
+}
+
+func (a asked) Get(_ context.Context, gvr schema.GroupVersionResource, _, _ string) (*unstructured.Unstructured, scheduler.Outcome, error) {
+	*a.gets = append(*a.gets, gvr.Resource)
+	return nil, scheduler.NotFound, nil
+}
+
+// The dispatch setup is the dispatching integration's (Kueue reads the
+// run's LocalQueue first); a run whose queue is absent has no setup lines
+// and no word on any worker.
+func TestPreflightDispatch(t *testing.T) {
+	var gets []string
+	run := scheduler.PreflightRun{Queues: map[string]string{"a/RayJob/j": "lab"}}
+	w, lines, err := PreflightDispatch(context.Background(), asked{gets: &gets}, run)
+	require.NoError(t, err)
+	require.Equal(t, []string{"localqueues"}, gets)
+	require.Empty(t, lines)
+	require.False(t, w.Known)
+	require.Empty(t, w.WhyNot("w1"))
 }

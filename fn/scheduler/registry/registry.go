@@ -241,3 +241,24 @@ func Dispatchable(p scheduler.Profile, mode runparams.Mode, objs []any) error {
 	}
 	return nil
 }
+
+// PreflightDispatch is the manager's dispatch setup as every integration
+// that dispatches judges it: their lines in registry order, and the
+// workers as the first that names any says them.
+func PreflightDispatch(ctx context.Context, r scheduler.Reader, run scheduler.PreflightRun) (scheduler.Workers, []scheduler.Line, error) {
+	var workers scheduler.Workers
+	var lines []scheduler.Line
+	for _, s := range All() {
+		if d, is := s.(scheduler.Dispatcher); is {
+			w, more, err := d.PreflightDispatch(ctx, r, run)
+			if err != nil {
+				return scheduler.Workers{}, nil, err
+			}
+			lines = append(lines, more...)
+			if !workers.Known {
+				workers = w
+			}
+		}
+	}
+	return workers, lines, nil
+}

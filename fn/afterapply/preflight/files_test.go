@@ -1,0 +1,56 @@
+package preflight
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
+)
+
+// Rendered files and stdin are read within a rendered run's size, their
+// objects in file order; a file or stream with no object, or one over the
+// size, is an error naming it.
+func TestReadRendered(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(data), 0o600))
+		return p
+	}
+	a := write("a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+	b := write("b.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: b}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+	empty := write("empty.yaml", "# nothing\n")
+	for _, tc := range []struct {
+		name  string
+		stdin string
+		files []string
+		kinds []string
+		err   string
+	}{
+		{name: "files in order", files: []string{a, b}, kinds: []string{"ConfigMap/a", "Secret/b", "ConfigMap/c"}},
+		{name: "stdin", stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n", files: []string{"-"}, kinds: []string{"ConfigMap/s"}},
+		{name: "no object", files: []string{empty}, err: empty + ": no Kubernetes object found; expected rendered manifests"},
+		{name: "stdin over the size", stdin: strings.Repeat("#", source.MaxRenderSize+1), files: []string{"-"}, err: "stdin: over the"},
+		{name: "a missing file", files: []string{filepath.Join(dir, "none.yaml")}, err: "none.yaml: cannot read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs, err := ReadRendered(strings.NewReader(tc.stdin), tc.files)
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			var kinds []string
+			for _, d := range docs {
+				kinds = append(kinds, d.Kind+"/"+d.Name)
+			}
+			assert.Equal(t, tc.kinds, kinds)
+		})
+	}
+}
