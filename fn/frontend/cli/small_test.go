@@ -78,17 +78,6 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
-// TestUnknownCommandHelp: `nrl-k8s unknown-cmd --help` is a usage error,
-// not the root's help with exit 0.
-func TestUnknownCommandHelp(t *testing.T) {
-	code, _, errs := clirun.Run("unknown-cmd", "--help")
-	require.Equal(t, cli.ExitUsage, code)
-	require.Contains(t, errs, `unknown command "unknown-cmd"`)
-	code, out, _ := clirun.Run("render", "--help")
-	require.Equal(t, 0, code)
-	require.Contains(t, out, "Render a run:")
-}
-
 // TestBadUserIsOneError: a user that cannot name objects is one error
 // about --user, not one per object it would break.
 func TestBadUserIsOneError(t *testing.T) {
