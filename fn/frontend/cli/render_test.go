@@ -71,7 +71,6 @@ func TestRenderOutputFormat(t *testing.T) {
 	require.True(t, json.Valid(b))
 }
 
-
 // render takes a RECIPE and known flags; a run with an error finding
 // prints its findings on stderr and no object (exit 1).
 func TestRenderRefusals(t *testing.T) {
@@ -96,4 +95,3 @@ func TestRenderWritesFileAndNamespaceOverride(t *testing.T) {
 	require.Equal(t, 3, strings.Count(data, "namespace: team-a"))
 	require.NotContains(t, data, "&id")
 }
-

@@ -12,24 +12,12 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 )
 
-// twoContexts is a kubeconfig of contexts m and w1, on a port nothing
-// answers: every case here is refused before any request.
-const twoContexts = `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: m, context: {cluster: c, user: u}}, {name: w1, context: {cluster: c, user: u}}]
-current-context: m
-`
-
 // --worker NAME=CONTEXT is checked before any request: a malformed one, a
 // worker given twice, a context the kubeconfig lacks, or workers for a run
 // MultiKueue does not dispatch are usage errors naming the flag.
 func TestWorkerFlag(t *testing.T) {
-	dir := t.TempDir()
-	kc := filepath.Join(dir, "kubeconfig")
-	require.NoError(t, os.WriteFile(kc, []byte(twoContexts), 0o600))
-	run := filepath.Join(dir, "run.yaml")
+	kc := deadCluster(t)
+	run := filepath.Join(t.TempDir(), "run.yaml")
 	require.NoError(t, os.WriteFile(run, []byte("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: j, namespace: ml}\nspec: {entrypoint: x}\n"), 0o600))
 	for _, tc := range []struct {
 		name string
