@@ -3,6 +3,7 @@ package cli_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -104,4 +105,35 @@ func runCases(t *testing.T, cases []cliCase) {
 			}
 		})
 	}
+}
+
+// TestCompletion: shell completion offers the values of --mode and -o.
+func TestCompletion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "render", "r.yaml", "--mode", ""}, []string{"rayjob", "raycluster", "dev"}},
+		{[]string{"__complete", "check", "r.yaml", "--mode", ""}, []string{"rayjob", "raycluster", "dev"}},
+		{[]string{"__complete", "render", "r.yaml", "-o", ""}, []string{"yaml", "json"}},
+		{[]string{"__complete", "diff", "a", "b", "-o", ""}, []string{"text", "markdown"}},
+		{[]string{"__complete", "version", "-o", ""}, []string{"json", "yaml"}},
+	} {
+		code, out, errs := clirun.Run(tc.args...)
+		require.Equal(t, 0, code, errs)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		require.Equal(t, tc.want, lines[:len(lines)-1], "%v", tc.args)
+		require.Equal(t, ":4", lines[len(lines)-1], "no file names offered")
+	}
+}
+
+// TestBadUserIsOneError: a user that cannot name objects is one error
+// about --user, not one per object it would break.
+func TestBadUserIsOneError(t *testing.T) {
+	recipe, profile := qwen(t)
+	code, _, errs := clirun.Run("render", recipe, "--infra", profile, "--user", "Bob Smith")
+	require.Equal(t, cli.ExitError, code)
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	require.Len(t, lines, 1, errs)
+	require.Contains(t, lines[0], `--user: found "bob smith"`)
 }

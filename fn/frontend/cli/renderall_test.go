@@ -15,6 +15,19 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/testenv"
 )
 
+// render-all takes at most one DIR; --base and --base-ref go with --check,
+// one of them, never empty (an unset variable); --root must be a directory.
+func TestRenderAllRefusals(t *testing.T) {
+	dir := t.TempDir()
+	runCases(t, []cliCase{
+		{name: "two dirs", args: []string{"render-all", dir, dir}, code: cli.ExitUsage, err: "accepts at most 1 arg(s), received 2"},
+		{name: "base without check", args: []string{"render-all", dir, "--base", dir}, code: cli.ExitUsage, err: "--base and --base-ref go with --check"},
+		{name: "base and base-ref", args: []string{"render-all", dir, "--check", "--base", dir, "--base-ref", "main"}, code: cli.ExitUsage, err: "--base and --base-ref: give one"},
+		{name: "empty base-ref", args: []string{"render-all", dir, "--check", "--base-ref", ""}, code: cli.ExitUsage, err: `--base-ref: "": expected the base branch`},
+		{name: "no root", args: []string{"render-all", dir, "--root", filepath.Join(dir, "nope")}, code: cli.ExitUsage, err: "--root: "},
+	})
+}
+
 // repoCopy copies examples/runs-repo with the recipes and profiles its runs
 // read into dir, in the repository's layout.
 func repoCopy(t *testing.T, dir string) string {
@@ -68,39 +81,7 @@ func TestRenderAllCheckDiffAppliesFromGitRoot(t *testing.T) {
 	out, err := apply.CombinedOutput()
 	require.NoError(t, err, "git apply from the repository root: %s", out)
 	require.Equal(t, want, testenv.ReadFile(t, manifest))
-	code, _, stderr = clirun.Run("render-all", repo, "--check")
+	t.Chdir(repo) // DIR defaults to the working directory
+	code, _, stderr = clirun.Run("render-all", "--check")
 	require.Equal(t, cli.ExitOK, code, stderr)
-}
-
-// `nrl-k8s diff BASE PR` on runs repositories renders both and reports a
-// warning the PR adds though no object changes: the recipe now asks for
-// fewer nodes than the cluster has.
-func TestDiffReportsNewWarnings(t *testing.T) {
-	base := repoCopy(t, t.TempDir())
-	pr := repoCopy(t, t.TempDir())
-	recipe := filepath.Join(filepath.Dir(filepath.Dir(pr)), "recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml")
-	data := testenv.ReadFile(t, recipe)
-	require.Equal(t, 1, strings.Count(data, "\n  num_nodes: 4\n"))
-	// 3 nodes leave 1 for training after the 2 generation nodes: 4 GPUs,
-	// which expert parallelism 8 does not fit (an error, docs/nrl-k8s.md
-	// §5.2); expert parallelism 4 does, and the idle node is the warning.
-	require.Equal(t, 1, strings.Count(data, "expert_model_parallel_size: 8\n"))
-	data = strings.Replace(data, "expert_model_parallel_size: 8\n", "expert_model_parallel_size: 4\n", 1)
-	require.NoError(t, os.WriteFile(recipe, []byte(strings.Replace(data, "\n  num_nodes: 4\n", "\n  num_nodes: 3\n", 1)), 0o644))
-
-	code, out, stderr := clirun.Run("diff", base, pr)
-	require.Equal(t, cli.ExitOK, code, stderr)
-	require.Equal(t, "qwen3-math-4n: changed\n"+
-		"  GPU nodes   4\n"+
-		"  GPUs        16\n"+
-		"  security    pod security level privileged\n"+
-		"              namespaces rl-team\n"+
-		"  warnings    + ../../profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml: kuberay.training.spec.workerGroupSpecs[*].replicas: the training cluster provides 4 GPU nodes but the recipe's cluster.num_nodes is 3 (set by ../../recipes/examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n4g-async-1off.yaml): 1 nodes will sit idle\n"+
-		"3 runs unchanged\n"+
-		"total: GPU nodes 116, GPUs 464\n", out)
-
-	// The manifests alone do not show it: the objects are equal.
-	code, out, _ = clirun.Run("diff", filepath.Join(base, "manifests"), filepath.Join(pr, "manifests"))
-	require.Equal(t, cli.ExitOK, code)
-	require.Equal(t, "4 runs unchanged\ntotal: GPU nodes 116, GPUs 464\n", out)
 }
