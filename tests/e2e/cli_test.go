@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -24,23 +22,6 @@ func TestCheckStrictOnShippedExamples(t *testing.T) {
 			require.Contains(t, string(out), " 0 error(s)")
 		}
 	}
-}
-
-// A value the Go types accept but the CRD's schema does not (an enum)
-// passes a plain check and fails check --strict, naming the field.
-func TestCheckStrictCatchesSchemaViolations(t *testing.T) {
-	dir := t.TempDir()
-	p := strings.Replace(smallProfile, "    spec:\n      headGroupSpec:", "    spec:\n      enableInTreeAutoscaling: true\n      autoscalerOptions: {upscalingMode: Fast}\n      headGroupSpec:", 1)
-	require.NotEqual(t, smallProfile, p)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.infra.yaml"), []byte(p), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "r.yaml"), []byte("cluster: {gpus_per_node: 4, num_nodes: 2}\n"), 0o644))
-
-	code, out, stderr := nrl(t, dir, "check", "r.yaml", "--infra", "p.infra.yaml", "--user", "alice")
-	require.Zero(t, code, "%s%s", out, stderr)
-
-	code, out, _ = nrl(t, dir, "check", "--strict", "r.yaml", "--infra", "p.infra.yaml", "--user", "alice")
-	require.Equal(t, 1, code, "%s", out)
-	require.Contains(t, string(out), "error: p.infra.yaml: output RayJob/c.spec.rayClusterSpec.autoscalerOptions.upscalingMode: Unsupported value: \"Fast\": supported values: \"Default\", \"Aggressive\", \"Conservative\"")
 }
 
 // secretKeyRef and secretRef pass through unchanged to every container.

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -23,6 +24,48 @@ func TestCheckExitCodes(t *testing.T) {
 		{name: "no recipe", args: []string{"check"}, code: cli.ExitUsage, err: "requires at least 1 arg(s), only received 0"},
 		{name: "validate", args: []string{"validate"}, code: cli.ExitUsage, err: "requires at least 1 arg(s), only received 0"},
 		{name: "unknown flag", args: []string{"check", r, "--no-such-flag"}, code: cli.ExitUsage, err: "unknown flag: --no-such-flag"},
+	})
+}
+
+// strictProfile is valid Go but its upscalingMode is not in the RayCluster
+// CRD's enum.
+const strictProfile = `image: img:1
+launch:
+  codeSource: image
+  codePath: /opt/nemo-rl
+  entrypoint: python examples/run_grpo.py --config r.yaml
+kuberay:
+  training:
+    name: c
+    spec:
+      enableInTreeAutoscaling: true
+      autoscalerOptions: {upscalingMode: Fast}
+      headGroupSpec:
+        template:
+          spec:
+            nodeSelector: {nodeGroup: cpu}
+            containers: [{name: ray-head}]
+      workerGroupSpecs:
+        - groupName: gpu
+          replicas: 2
+          template:
+            spec:
+              tolerations: [{operator: Exists}]
+              containers: [{name: ray-worker, resources: {limits: {nvidia.com/gpu: "4"}}}]
+`
+
+// A value the Go types accept but the CRD's schema does not (an enum)
+// passes a plain check and fails check --strict, naming the field.
+func TestCheckStrict(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.infra.yaml"), []byte(strictProfile), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "r.yaml"), []byte("cluster: {gpus_per_node: 4, num_nodes: 2}\n"), 0o644))
+	t.Chdir(dir)
+	args := []string{"check", "r.yaml", "--infra", "p.infra.yaml", "--user", "alice"}
+	runCases(t, []cliCase{
+		{name: "plain", args: args, out: " 0 error(s)"},
+		{name: "strict", args: append(args, "--strict"), code: cli.ExitError,
+			out: `error: p.infra.yaml: output RayJob/c.spec.rayClusterSpec.autoscalerOptions.upscalingMode: Unsupported value: "Fast": supported values: "Default", "Aggressive", "Conservative"`},
 	})
 }
 
