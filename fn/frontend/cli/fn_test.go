@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"bytes"
@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/cli"
+	"github.com/nemo-rl-krm/nemo-rl-krm/internal/clirun"
 )
 
 // `nrl-k8s fn` is the KRM function: the ResourceList goldens of fn/frontend/krm
@@ -20,10 +23,10 @@ func TestFnCommand(t *testing.T) {
 		wantCode int
 		stderr   string
 	}{
-		{name: "renders", fixture: "qwen-rayjob", wantCode: ExitOK},
-		{name: "kpt package", fixture: "kpt-package", wantCode: ExitOK},
-		{name: "error result fails", fixture: "bad-run", wantCode: ExitError, stderr: `unknown field "spec.recipee"`},
-		{name: "missing base file fails", fixture: "missing-base-file", wantCode: ExitError, stderr: "base file recipes/examples/configs/grpo_math_1B.yaml not found"},
+		{name: "renders", fixture: "qwen-rayjob", wantCode: cli.ExitOK},
+		{name: "kpt package", fixture: "kpt-package", wantCode: cli.ExitOK},
+		{name: "error result fails", fixture: "bad-run", wantCode: cli.ExitError, stderr: `unknown field "spec.recipee"`},
+		{name: "missing base file fails", fixture: "missing-base-file", wantCode: cli.ExitError, stderr: "base file recipes/examples/configs/grpo_math_1B.yaml not found"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -32,28 +35,26 @@ func TestFnCommand(t *testing.T) {
 			require.NoError(t, err)
 			want, err := os.ReadFile(filepath.Join(dir, ".expected", "output.yaml"))
 			require.NoError(t, err)
-			var stdout, stderr bytes.Buffer
-			code := Main([]string{"fn"}, bytes.NewReader(in), &stdout, &stderr)
-			require.Equal(t, tc.wantCode, code, "stderr: %s", stderr.String())
-			require.Equal(t, string(want), stdout.String())
+			code, stdout, stderr := clirun.RunStdin(bytes.NewReader(in), "fn")
+			require.Equal(t, tc.wantCode, code, "stderr: %s", stderr)
+			require.Equal(t, string(want), stdout)
 			if tc.stderr == "" {
 				// Warnings and notes (the Pod Security level the run needs) reach
 				// kustomize users on stderr; nothing else may.
-				for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+				for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
 					if line != "" && !strings.Contains(line, "nrl-k8s fn: [info] ") {
 						require.Contains(t, line, "nrl-k8s fn: [warning] ", "stderr carries only warnings and notes")
 					}
 				}
 			} else {
-				require.Contains(t, stderr.String(), tc.stderr)
+				require.Contains(t, stderr, tc.stderr)
 			}
 		})
 	}
 }
 
 func TestFnCommandBadInput(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	code := Main([]string{"fn"}, bytes.NewReader([]byte("kind: [")), &stdout, &stderr)
-	require.Equal(t, ExitError, code)
-	require.Contains(t, stderr.String(), "failed to read ResourceList input")
+	code, _, stderr := clirun.RunStdin(strings.NewReader("kind: ["), "fn")
+	require.Equal(t, cli.ExitError, code)
+	require.Contains(t, stderr, "failed to read ResourceList input")
 }
