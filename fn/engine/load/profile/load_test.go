@@ -61,6 +61,8 @@ func TestLoad(t *testing.T) {
 			err: `infra override "image.tag=2": image is a string, not a mapping`},
 		{name: "an override's value read as YAML", prof: "image: i\n", in: func(in *Input) { in.Overrides = []string{"launch.uploadBytes=7"} },
 			got: func(l *Loaded) any { return l.Infra.Launch.UploadBytes.Value(0) }, want: int64(7)},
+		{name: "an override's value YAML cannot read", prof: "image: i\n", in: func(in *Input) { in.Overrides = []string{"image=[x"} },
+			got: func(l *Loaded) any { return l.Infra.Image }, want: "[x"},
 		{name: "an override's finding names the override", prof: "image: i\n", in: func(in *Input) { in.Overrides = []string{"launch.rayjob={bogus: 1}"} },
 			err: `error: p.infra.yaml: launch.rayjob.bogus: set by override "infra.launch.rayjob={bogus: 1}": unknown key`},
 		// The run's values: ${run.name}, and a value of the run in a shell command.
