@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestKeyDocs: every key of the schema is documented and every documented
-// key is one; each says what it does in a sentence and gives an example its
-// key accepts, as the schema editors read judges a profile holding that
-// key alone (the schema's types and enumerations are the loader's).
-func TestKeyDocs(t *testing.T) {
+// TestEveryKeyDocumented: every key of the schema is documented and every
+// documented key is one; each says what it does in a sentence and gives an
+// example its key accepts, as the schema editors read judges a profile
+// holding that key alone (the schema's types and enumerations are the
+// loader's).
+func TestEveryKeyDocumented(t *testing.T) {
 	require.Empty(t, MissingDocs())
 	s := compiledSchema(t)
 	for key, d := range keyDocs() {
