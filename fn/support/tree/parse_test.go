@@ -60,18 +60,3 @@ func TestParseErrors(t *testing.T) {
 		})
 	}
 }
-
-func TestMergeSemantics(t *testing.T) {
-	dst, _ := tree.Parse("d", []byte("m: {a: 1, b: {c: 1}}\nl: [1, 2]\ns: x\n"))
-	src, _ := tree.Parse("s", []byte("m: {b: {d: 2}}\nl: [3]\ns: null\n"))
-	require.Equal(t, `{"m":{"a":1,"b":{"c":1,"d":2}},"l":[3],"s":null}`, js(t, tree.Merge(dst, src)))
-}
-
-func TestSetAndDeletePath(t *testing.T) {
-	m := tree.NewMap()
-	require.NoError(t, tree.SetPath(m, tree.ParsePath("a.b.c"), int64(1)))
-	require.Error(t, tree.SetPath(m, tree.ParsePath("a.b.c.d"), int64(1)))
-	require.True(t, tree.DeletePath(m, tree.ParsePath("a.b.c")))
-	require.False(t, tree.DeletePath(m, tree.ParsePath("a.b.c")))
-	require.Equal(t, `{"a":{"b":{}}}`, js(t, m))
-}
