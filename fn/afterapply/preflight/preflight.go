@@ -140,7 +140,7 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 			r.Lines = append(r.Lines, podSecurityLine(sp, out, labels))
 		}
 	}
-	k := &cache{served: map[string]map[string]bool{}, servedOut: map[string]Outcome{}}
+	k := &cache{served: map[string]map[string]bool{}, servedOut: map[string]Outcome{}, ours: oursOf(in), placing: in.Nodes}
 	for _, n := range in.Needs {
 		l, err := check(ctx, c, in, nsOut, n, k)
 		if kube.Stops(err) {
@@ -164,11 +164,16 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 }
 
 // cache holds what one preflight reads once for many lines: the
-// discovery documents asked about, and the Nodes.
+// discovery documents asked about, the Nodes and the Pods (the input's
+// own, ours, told apart; the pods waiting for the scheduler kept when
+// placing).
 type cache struct {
 	served    map[string]map[string]bool
 	servedOut map[string]Outcome
 	nodes     *nodeList
+	pods      *podsRead
+	ours      map[string]bool
+	placing   bool
 }
 
 // nodeList is the cluster's Nodes as read once: those counted, and those
