@@ -115,9 +115,8 @@ func fleetOf(ctx context.Context, c *kube.Conn, k *cache) (*placement.Fleet, []p
 // be read.
 func readSlices(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node) (map[string]string, []string, error) {
 	pools := map[string]string{}
-	more, out, err := c.Each(ctx, kube.ResourceSlices, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
-		var s resourcev1.ResourceSlice
-		if kube.Decode(u, &s) != nil || s.Spec.NodeName == nil {
+	more, out, err := kube.EachAs(ctx, c, kube.ResourceSlices, "", kube.MaxClusterItems, kube.MaxKindBytes, func(s *leanSlice, err error) {
+		if err != nil || s.Spec.NodeName == nil {
 			return // a slice for many nodes (a network-attached pool) is not one node's
 		}
 		if n := nodes[*s.Spec.NodeName]; n != nil {
