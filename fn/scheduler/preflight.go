@@ -3,12 +3,14 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/prereq"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
 )
@@ -34,17 +36,75 @@ type Reader interface {
 	// Exists reads an object as metadata only: whether it exists, never
 	// its data (a Secret's credentials never reach the process).
 	Exists(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (Outcome, error)
-	// EachPod visits every Pod of the cluster a page at a time, holding
-	// none past its visit (a cluster runs too many to hold at once); a Pod
-	// that does not decode is skipped. It stops after limit Pods, and more
-	// says it did.
-	EachPod(ctx context.Context, visit func(*corev1.Pod)) (more bool, limit int, out Outcome, err error)
+	// BoundPods is what the cluster's Pods hold on its Nodes, from the
+	// one walk of them preflight makes for every line.
+	BoundPods(ctx context.Context) (BoundPods, Outcome, error)
 	// Nodes are the cluster's Nodes as preflight read them, once for all
 	// its lines (a Node it cannot read left out).
 	Nodes(ctx context.Context) ([]*corev1.Node, Outcome, error)
 	// Stops reports whether a read's error ends the whole preflight (the
 	// cluster unreachable, failing, or refusing the credentials).
 	Stops(err error) bool
+}
+
+// BoundPods is what the unfinished Pods bound to each of the Nodes (as
+// Reader.Nodes lists them) request, summed per Holder, each Pod counting
+// one of "pods": the input's own Pods (a run already applied) are left
+// out, placed again. Read a page at a time, it holds no Pod (a cluster
+// runs too many to hold at once).
+type BoundPods struct {
+	Held map[string]map[Holder]corev1.ResourceList
+	// More says the cluster had more than Limit Pods: not all are counted.
+	More  bool
+	Limit int
+}
+
+// Holder is who holds a Node's resources: the scheduler that bound the
+// Pods, and whether they are being deleted (they hold them until gone).
+type Holder struct {
+	Scheduler string
+	Deleting  bool
+}
+
+// Add counts a bound Pod's requests (placement.PodRequests) on its Node.
+func (b *BoundPods) Add(p *corev1.Pod) {
+	if b.Held == nil {
+		b.Held = map[string]map[Holder]corev1.ResourceList{}
+	}
+	on := b.Held[p.Spec.NodeName]
+	if on == nil {
+		on = map[Holder]corev1.ResourceList{}
+		b.Held[p.Spec.NodeName] = on
+	}
+	h := Holder{Scheduler: p.Spec.SchedulerName, Deleting: p.DeletionTimestamp != nil}
+	sum := on[h]
+	if sum == nil {
+		sum = corev1.ResourceList{}
+		on[h] = sum
+	}
+	req := placement.PodRequests(p)
+	req[corev1.ResourcePods] = placement.Quantity(1)
+	for name, q := range req {
+		have := sum[name]
+		have.Add(q)
+		sum[name] = have
+	}
+}
+
+// Holders are a Node's holders in a fixed order (by scheduler, the
+// deleting after), so sums over them are the same every run.
+func (b BoundPods) Holders(node string) []Holder {
+	hs := make([]Holder, 0, len(b.Held[node]))
+	for h := range b.Held[node] {
+		hs = append(hs, h)
+	}
+	sort.Slice(hs, func(i, j int) bool {
+		if hs[i].Scheduler != hs[j].Scheduler {
+			return hs[i].Scheduler < hs[j].Scheduler
+		}
+		return !hs[i].Deleting && hs[j].Deleting
+	})
+	return hs
 }
 
 // State is a prerequisite's verdict.

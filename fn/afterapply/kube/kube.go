@@ -354,11 +354,19 @@ type badAnswer struct{ error }
 // object asked for.
 func isAsked(gvr schema.GroupVersionResource, u *unstructured.Unstructured, namespace, name string) error {
 	gvk := u.GroupVersionKind()
-	if plural, _ := meta.UnsafeGuessKindToResource(gvk); gvk.GroupVersion() != gvr.GroupVersion() || plural.Resource != gvr.Resource {
-		return badAnswer{fmt.Errorf("expected %s of %s, found kind %q of %q", gvr.Resource, gvr.GroupVersion(), gvk.Kind, u.GetAPIVersion())}
+	if err := isKind(gvr, gvk, u.GetAPIVersion()); err != nil {
+		return err
 	}
 	if name != "" && (u.GetName() != name || u.GetNamespace() != "" && u.GetNamespace() != namespace) {
 		return badAnswer{fmt.Errorf("expected %s %s, found %s %q in namespace %q", gvr.Resource, name, gvk.Kind, u.GetName(), u.GetNamespace())}
+	}
+	return nil
+}
+
+// isKind checks a kind (apiVersion as the object wrote it) is gvr's.
+func isKind(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, apiVersion string) error {
+	if plural, _ := meta.UnsafeGuessKindToResource(gvk); gvk.GroupVersion() != gvr.GroupVersion() || plural.Resource != gvr.Resource {
+		return badAnswer{fmt.Errorf("expected %s of %s, found kind %q of %q", gvr.Resource, gvr.GroupVersion(), gvk.Kind, apiVersion)}
 	}
 	return nil
 }

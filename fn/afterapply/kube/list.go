@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	goruntime "runtime"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,54 +85,6 @@ func (c *Conn) ListSome(ctx context.Context, gvr schema.GroupVersionResource, na
 	}
 }
 
-// Each lists a resource page by page like ListSome, all of it, handing
-// each object to fn as its page is read and keeping none, with a budget
-// of bytes of its own: a cluster-wide list (every Pod, every Node of a
-// thousand-node cluster) is held a page at a time and does not take the
-// report's budget (MaxReportBytes), which bounds what a report holds. At
-// most most objects are handed to fn; more reports whether the server had
-// more. Pages, continue tokens and time are bounded as ListSome's are.
-func (c *Conn) Each(ctx context.Context, gvr schema.GroupVersionResource, namespace string, most int, bytes int64, fn func(*unstructured.Unstructured)) (more bool, out Outcome, err error) {
-	own := c.Budgeted(bytes)
-	q := url.Values{"limit": {fmt.Sprint(PageSize)}}
-	lctx, cancel := context.WithTimeoutCause(ctx, c.listTime, errListTime)
-	defer cancel()
-	p := pager{gvr: gvr, max: most, seen: map[string]bool{}}
-	read := 0
-	for {
-		var l page
-		if out, err := own.fetch(lctx, gvr, namespace, "", q, jsonOnly, p.decoder(&l)); out != Found {
-			if ctx.Err() == nil && errors.Is(context.Cause(lctx), errListTime) {
-				err = fmt.Errorf("%w: listing %s: %w after %d pages (%d objects)", ErrServer, gvr.Resource, errListTime, p.pages, read)
-			}
-			return false, out, err
-		}
-		for i := range l.items {
-			if read == most {
-				return true, Found, nil
-			}
-			fn(&l.items[i])
-			l.items[i].Object = nil // handed on: not held with the page
-			read++
-		}
-		switch {
-		case l.next == "":
-			return false, Found, nil
-		case read >= most:
-			return true, Found, nil
-		}
-		if err := p.next(l.next, read); err != nil {
-			return false, NotFound, err
-		}
-		q.Set("continue", l.next)
-		// A page decodes to several times its size, and a cluster-wide
-		// list has hundreds: collected before the next is read, the
-		// command holds one page's worth at its peak, not three.
-		l = page{}
-		goruntime.GC()
-	}
-}
-
 // MaxClusterItems bounds a cluster-wide list read with Each (every Pod of
 // a large cluster), MaxKindBytes what it reads: streamed, a page at a
 // time, they bound the time and bytes of the read, not what is held.
@@ -175,18 +126,9 @@ type page struct {
 // whole list into one map first, which doubled what a page costs.
 func (p *pager) decoder(into *page) func([]byte) error {
 	return func(body []byte) error {
-		var l struct {
-			APIVersion string            `json:"apiVersion"`
-			Kind       string            `json:"kind"`
-			Metadata   metav1.ListMeta   `json:"metadata"`
-			Items      []json.RawMessage `json:"items"`
-		}
-		if err := json.Unmarshal(body, &l); err != nil {
+		l, err := p.envelope(body)
+		if err != nil {
 			return err
-		}
-		p.pages++
-		if len(l.Items) > PageSize {
-			return badAnswer{fmt.Errorf("listing %s: %d objects in one page, asked for at most %d", p.gvr.Resource, len(l.Items), PageSize)}
 		}
 		into.next, into.items = l.Metadata.Continue, make([]unstructured.Unstructured, len(l.Items))
 		for i, raw := range l.Items {
@@ -205,6 +147,28 @@ func (p *pager) decoder(into *page) func([]byte) error {
 		}
 		return nil
 	}
+}
+
+// listEnvelope is a list answer with its items undecoded.
+type listEnvelope struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ListMeta   `json:"metadata"`
+	Items      []json.RawMessage `json:"items"`
+}
+
+// envelope decodes a page's list, its items left as JSON, and counts it:
+// at most PageSize items.
+func (p *pager) envelope(body []byte) (listEnvelope, error) {
+	var l listEnvelope
+	if err := json.Unmarshal(body, &l); err != nil {
+		return l, err
+	}
+	p.pages++
+	if len(l.Items) > PageSize {
+		return l, badAnswer{fmt.Errorf("listing %s: %d objects in one page, asked for at most %d", p.gvr.Resource, len(l.Items), PageSize)}
+	}
+	return l, nil
 }
 
 // next accepts a page's continue token, or says why the list would never

@@ -150,32 +150,6 @@ func TestListKindsTheItems(t *testing.T) {
 	assert.Equal(t, "i=r", f.seen[0].URL.Query().Get("labelSelector"))
 }
 
-// Each hands on every object of every page, at most most of them.
-func TestEach(t *testing.T) {
-	cases := []struct {
-		name string
-		most int
-		want []string
-		more bool
-	}{
-		{"all", 10, []string{"a", "b", "c"}, false},
-		{"cut inside a page", 1, []string{"a"}, true},
-		{"cut at a page's end", 2, []string{"a", "b"}, true},
-		{"exactly all", 3, []string{"a", "b", "c"}, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := &fakeServer{answers: map[string]func(http.ResponseWriter, *http.Request){podsPath: podPages([]string{pod("a", ""), pod("b", "")}, []string{pod("c", "")})}}
-			var got []string
-			more, out, err := connect(t, f).Each(context.Background(), Pods, "ml", c.most, 1<<20, func(u *unstructured.Unstructured) { got = append(got, u.GetName()) })
-			require.NoError(t, err)
-			assert.Equal(t, Found, out)
-			assert.Equal(t, c.want, got)
-			assert.Equal(t, c.more, more)
-		})
-	}
-}
-
 // A list ends in pages and in time whatever the server's continue tokens:
 // a new one every page, the same one again, or pages that come slowly.
 func TestListsEndInPagesAndTime(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
@@ -45,10 +44,10 @@ func readFailure(what string, out kube.Outcome, err error) string {
 // already waiting for the scheduler, to place ahead of the input. The
 // input's own pods, if it already runs, are not taken from it (they are
 // placed again). gaps say what could not be read.
-func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) (*placement.Fleet, []placement.Run, gaps, error) {
+func fleetOf(ctx context.Context, c *kube.Conn, k *cache) (*placement.Fleet, []placement.Run, gaps, error) {
 	f := &placement.Fleet{Drivers: map[string]string{}, Extended: map[corev1.ResourceName]string{}}
 	byName := map[string]*placement.Node{}
-	for _, n := range nodes {
+	for _, n := range k.nodesOf(ctx, c).nodes {
 		pn := &placement.Node{Node: n, Free: n.Status.Allocatable.DeepCopy(), Devices: map[string]int64{}}
 		f.Nodes = append(f.Nodes, pn)
 		byName[n.Name] = pn
@@ -94,20 +93,21 @@ func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) 
 		return nil, nil, g, err
 	}
 	g.blind = append(g.blind, blind...)
-	own, pending, more, out, err := subtractPods(ctx, c, byName, in)
-	if kube.Stops(err) {
-		return nil, nil, g, err
+	pods := k.podsOf(ctx, c)
+	if kube.Stops(pods.err) {
+		return nil, nil, g, pods.err
 	}
-	note("the pods already bound", out, err, more)
-	if len(pending) == maxPending {
+	subtractPods(byName, pods.bound)
+	note("the pods already bound", pods.out, pods.err, pods.bound.More)
+	if len(pods.pending) == maxPending {
 		g.notes = append(g.notes, fmt.Sprintf("more than %d pods wait for the scheduler: the first %d are placed ahead of the input", maxPending, maxPending))
 	}
-	more, out, err = subtractClaims(ctx, c, byName, pools, own)
+	more, out, err := subtractClaims(ctx, c, byName, pools, pods.own)
 	if kube.Stops(err) {
 		return nil, nil, g, err
 	}
 	note("the ResourceClaims already allocated", out, err, more)
-	return f, aheadOf(pending), g, nil
+	return f, aheadOf(pods.pending), g, nil
 }
 
 // readSlices adds every node's published devices, per driver, and maps
@@ -115,9 +115,8 @@ func fleetOf(ctx context.Context, c *kube.Conn, nodes []*corev1.Node, in Input) 
 // be read.
 func readSlices(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node) (map[string]string, []string, error) {
 	pools := map[string]string{}
-	more, out, err := c.Each(ctx, kube.ResourceSlices, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
-		var s resourcev1.ResourceSlice
-		if kube.Decode(u, &s) != nil || s.Spec.NodeName == nil {
+	more, out, err := kube.EachAs(ctx, c, kube.ResourceSlices, "", kube.MaxClusterItems, kube.MaxKindBytes, func(s *leanSlice, err error) {
+		if err != nil || s.Spec.NodeName == nil {
 			return // a slice for many nodes (a network-attached pool) is not one node's
 		}
 		if n := nodes[*s.Spec.NodeName]; n != nil {
@@ -138,59 +137,21 @@ func readSlices(ctx context.Context, c *kube.Conn, nodes map[string]*placement.N
 	return pools, nil, nil
 }
 
-// subtractPods takes every bound, unfinished pod's requests from its
-// node's free resources, except the input's own pods (the run already
-// applied: its identity label in its namespace, which KubeRay copies onto
-// every pod), whose UIDs it returns.
-func subtractPods(ctx context.Context, c *kube.Conn, nodes map[string]*placement.Node, in Input) (map[types.UID]bool, []*corev1.Pod, bool, kube.Outcome, error) {
-	ours := map[string]bool{}
-	for _, ps := range in.Pods {
-		if run := ps.Meta.Labels[vocab.InstanceLabel]; run != "" {
-			ours[ps.Namespace+"/"+run] = true
+// subtractPods takes from each node what the pods bound to it hold,
+// but those being deleted.
+func subtractPods(nodes map[string]*placement.Node, bound scheduler.BoundPods) {
+	for name, n := range nodes {
+		for _, h := range bound.Holders(name) {
+			if h.Deleting {
+				continue
+			}
+			for res, q := range bound.Held[name][h] {
+				have := n.Free[res]
+				have.Sub(q)
+				n.Free[res] = have
+			}
 		}
 	}
-	own := map[types.UID]bool{}
-	var pending []*corev1.Pod
-	more, out, err := eachPod(ctx, c, func(p *corev1.Pod) {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
-			return
-		}
-		if run := p.Labels[vocab.InstanceLabel]; run != "" && ours[p.Namespace+"/"+run] {
-			own[p.UID] = true
-			return
-		}
-		if p.Spec.NodeName == "" {
-			if len(p.Spec.SchedulingGates) == 0 && len(pending) < maxPending {
-				pending = append(pending, p)
-			}
-			return
-		}
-		n := nodes[p.Spec.NodeName]
-		if n == nil {
-			return
-		}
-		req := placement.PodRequests(p)
-		req[corev1.ResourcePods] = placement.Quantity(1)
-		for name, q := range req {
-			have := n.Free[name]
-			have.Sub(q)
-			n.Free[name] = have
-		}
-	})
-	return own, pending, more, out, err
-}
-
-// eachPod visits every Pod of the cluster within the bounds of a
-// cluster-wide read, a page at a time, each decoded without the fields
-// no rule reads (unread); a Pod that does not decode is skipped.
-func eachPod(ctx context.Context, c *kube.Conn, visit func(*corev1.Pod)) (bool, kube.Outcome, error) {
-	return c.Each(ctx, kube.Pods, "", kube.MaxClusterItems, kube.MaxKindBytes, func(u *unstructured.Unstructured) {
-		var p corev1.Pod
-		unread(u)
-		if kube.Decode(u, &p) == nil {
-			visit(&p)
-		}
-	})
 }
 
 // maxPending bounds the pods waiting for the scheduler that are placed

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/workload"
 )
@@ -99,7 +100,8 @@ func TestFleetOf(t *testing.T) {
 			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-0"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
 				corev1.ResourceCPU: resource.MustParse("100"), corev1.ResourcePods: resource.MustParse("110")}}}
 			in := Input{Pods: []PodShape{{Pod: workload.Pod{Namespace: "a", Meta: metav1.ObjectMeta{Labels: map[string]string{"app.kubernetes.io/instance": "run"}}}}}}
-			f, ahead, g, err := fleetOf(context.Background(), c, []*corev1.Node{node}, in)
+			k := &cache{nodes: &nodeList{nodes: []*corev1.Node{node}, out: kube.Found}, ours: oursOf(in), placing: true}
+			f, ahead, g, err := fleetOf(context.Background(), c, k)
 			require.NoError(t, err)
 			require.Len(t, f.Nodes, 1)
 			free := f.Nodes[0].Free[corev1.ResourceCPU]

@@ -37,10 +37,11 @@ func (r reader) Exists(ctx context.Context, gvr schema.GroupVersionResource, ns,
 	return outcome(out), err
 }
 
-// EachPod streams the Pods within the bounds of a cluster-wide read.
-func (r reader) EachPod(ctx context.Context, visit func(*corev1.Pod)) (bool, int, scheduler.Outcome, error) {
-	more, out, err := eachPod(ctx, r.c, visit)
-	return more, kube.MaxClusterItems, outcome(out), err
+// BoundPods is what the bound Pods hold, from preflight's one walk of
+// the Pods.
+func (r reader) BoundPods(ctx context.Context) (scheduler.BoundPods, scheduler.Outcome, error) {
+	p := r.k.podsOf(ctx, r.c)
+	return p.bound, outcome(p.out), p.err
 }
 
 func (r reader) Nodes(ctx context.Context) ([]*corev1.Node, scheduler.Outcome, error) {

@@ -2,31 +2,33 @@ package preflight
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 )
 
-// The reader an integration gets streams the cluster's Pods, skipping one
-// that does not decode, within a cluster-wide read's bound, and hands the
-// Nodes preflight's cache holds (read once); a refusal is Forbidden.
+// The reader an integration gets hands what the cluster's Pods hold on
+// the Nodes (a Pod that does not decode skipped, within a cluster-wide
+// read's bound) and the Nodes, both from preflight's cache (read once); a
+// refusal is Forbidden, and with the Nodes unread no Pod is counted.
 func TestReader(t *testing.T) {
 	pod := func(name string, spec any) map[string]any {
 		return obj("v1", "Pod", map[string]any{"name": name, "namespace": "b"}, map[string]any{"spec": spec})
 	}
 	for _, tc := range []struct {
 		name, deny        string
-		pods, nodes       []string
+		held, nodes       []string
 		podsOut, nodesOut scheduler.Outcome
 	}{
-		{"read", "", []string{"p1", "p2"}, []string{"n1", "n2"}, scheduler.Found, scheduler.Found},
+		{"read", "", []string{"n1", "n2"}, []string{"n1", "n2"}, scheduler.Found, scheduler.Found},
 		{"Pods refused", "/api/v1/pods", nil, []string{"n1", "n2"}, scheduler.Forbidden, scheduler.Found},
-		{"Nodes refused", "/api/v1/nodes", []string{"p1", "p2"}, nil, scheduler.Found, scheduler.Forbidden},
+		{"Nodes refused", "/api/v1/nodes", nil, nil, scheduler.Found, scheduler.Forbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := deniedCluster(t, tc.deny, map[string][]map[string]any{
@@ -35,11 +37,14 @@ func TestReader(t *testing.T) {
 			}, nil)
 			k := &cache{}
 			r := reader{c, k}
-			var pods []string
-			more, limit, out, _ := r.EachPod(context.Background(), func(p *corev1.Pod) { pods = append(pods, p.Name) })
-			assert.False(t, more)
-			assert.Equal(t, kube.MaxClusterItems, limit)
-			assert.Equal(t, tc.pods, pods)
+			bound, out, _ := r.BoundPods(context.Background())
+			assert.False(t, bound.More)
+			assert.Equal(t, kube.MaxClusterItems, bound.Limit)
+			var held []string
+			if len(bound.Held) > 0 {
+				held = slices.Sorted(maps.Keys(bound.Held))
+			}
+			assert.Equal(t, tc.held, held)
 			nodes, nodesOut, _ := r.Nodes(context.Background())
 			var names []string
 			for _, n := range nodes {
@@ -49,6 +54,7 @@ func TestReader(t *testing.T) {
 			assert.Equal(t, tc.podsOut, out)
 			assert.Equal(t, tc.nodesOut, nodesOut)
 			require.NotNil(t, k.nodes, "the Nodes are preflight's cache's")
+			require.NotNil(t, k.pods, "the Pods are preflight's cache's")
 		})
 	}
 }

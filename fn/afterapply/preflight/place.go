@@ -30,7 +30,7 @@ func placementLines(ctx context.Context, c *kube.Conn, in Input, k *cache) ([]Li
 		l.State, l.Detail = verdict(all.out, all.err)
 		return []Line{l}, nil
 	}
-	f, ahead, g, err := fleetOf(ctx, c, all.nodes, in)
+	f, ahead, g, err := fleetOf(ctx, c, k)
 	if err != nil {
 		return nil, err
 	}

@@ -140,7 +140,7 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 			r.Lines = append(r.Lines, podSecurityLine(sp, out, labels))
 		}
 	}
-	k := &cache{served: map[string]map[string]bool{}, servedOut: map[string]Outcome{}}
+	k := &cache{served: map[string]map[string]bool{}, servedOut: map[string]Outcome{}, ours: oursOf(in), placing: in.Nodes}
 	for _, n := range in.Needs {
 		l, err := check(ctx, c, in, nsOut, n, k)
 		if kube.Stops(err) {
@@ -164,11 +164,16 @@ func Run(ctx context.Context, c *kube.Conn, in Input) (Report, error) {
 }
 
 // cache holds what one preflight reads once for many lines: the
-// discovery documents asked about, and the Nodes.
+// discovery documents asked about, the Nodes and the Pods (the input's
+// own, ours, told apart; the pods waiting for the scheduler kept when
+// placing).
 type cache struct {
 	served    map[string]map[string]bool
 	servedOut map[string]Outcome
 	nodes     *nodeList
+	pods      *podsRead
+	ours      map[string]bool
+	placing   bool
 }
 
 // nodeList is the cluster's Nodes as read once: those counted, and those
@@ -184,8 +189,8 @@ type nodeList struct {
 func (k *cache) nodesOf(ctx context.Context, c *kube.Conn) *nodeList {
 	if k.nodes == nil {
 		l := &nodeList{}
-		more, out, err := c.Each(ctx, kube.Nodes, "", kube.MaxListItems, nodeListBytes, func(u *unstructured.Unstructured) {
-			n, bad := readNode(u)
+		more, out, err := kube.EachAs(ctx, c, kube.Nodes, "", kube.MaxListItems, nodeListBytes, func(ln *leanNode, err error) {
+			n, bad := readNode(ln, err)
 			if n != nil {
 				l.nodes = append(l.nodes, n)
 			} else {
@@ -207,7 +212,7 @@ func (k *cache) nodesOf(ctx context.Context, c *kube.Conn) *nodeList {
 // nodeListBytes bounds the answers of the Nodes list, read a page at a
 // time beside the report's budget: the Nodes of a cluster of over a
 // thousand nodes (about 50 kB each, image lists and all, which are
-// dropped as each node is read). Two pages of the largest answer fit in
+// skipped as each node is read). Two pages of the largest answer fit in
 // it, as in the report's budget: what decoding a page holds, several
 // times its size, stays as it was.
 const nodeListBytes = 64 << 20

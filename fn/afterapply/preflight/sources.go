@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/afterapply/kube"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
@@ -62,22 +61,19 @@ func extendedResourceLine(ctx context.Context, c *kube.Conn, l Line, k *cache) (
 	return l, nil
 }
 
-// readNode decodes a listed Node, leaving out (naming why) one
-// whose allocatable holds a value no node has: counted, a node with 1e30
-// GPUs would place every pod, one with -8 none. What no line reads
-// (annotations, managed fields, images) is not kept.
-func readNode(u *unstructured.Unstructured) (*corev1.Node, string) {
-	var n corev1.Node
-	unstructured.RemoveNestedField(u.Object, "metadata", "annotations")
-	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
-	unstructured.RemoveNestedField(u.Object, "status", "images")
-	if err := kube.Decode(u, &n); err != nil {
+// readNode is a listed Node as read (err: a field that did not decode),
+// leaving out (naming why) one whose allocatable holds a value no node
+// has: counted, a node with 1e30 GPUs would place every pod, one with -8
+// none.
+func readNode(l *leanNode, err error) (*corev1.Node, string) {
+	n := l.node()
+	if err != nil {
 		return nil, "node " + n.Name + " cannot be read"
 	}
-	if why := badAllocatable(&n); why != "" {
+	if why := badAllocatable(n); why != "" {
 		return nil, why
 	}
-	return &n, ""
+	return n, ""
 }
 
 // badAllocatable names the first allocatable value of a node out of range.

@@ -2,11 +2,12 @@ package preflight
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // An extended resource comes from the nodes advertising it, else from a
@@ -48,20 +49,29 @@ func TestExtendedResourceLine(t *testing.T) {
 	}
 }
 
-// A Node is read unless an allocatable value is one no node has; the
-// nodes left out are named, at most three and a count.
+// A Node is read unless a field read does not decode or an allocatable
+// value is one no node has; the nodes left out are named, at most three
+// and a count.
 func TestReadNode(t *testing.T) {
 	for _, tc := range []struct {
 		name, gpus, why string
+		taints          any
 	}{
-		{"in range", "8", ""},
-		{"too many", "1e30", "node n's allocatable nvidia.com/gpu"},
-		{"negative", "-8", "node n's allocatable nvidia.com/gpu"},
+		{"in range", "8", "", nil},
+		{"too many", "1e30", "node n's allocatable nvidia.com/gpu", nil},
+		{"negative", "-8", "node n's allocatable nvidia.com/gpu", nil},
+		{"a field read that does not decode", "8", "node n cannot be read", "none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := gpuNode("n", 0, nil)
 			u["status"].(map[string]any)["allocatable"].(map[string]any)["nvidia.com/gpu"] = tc.gpus
-			n, why := readNode(&unstructured.Unstructured{Object: u})
+			if tc.taints != nil {
+				u["spec"] = map[string]any{"taints": tc.taints}
+			}
+			raw, err := json.Marshal(u)
+			require.NoError(t, err)
+			var l leanNode
+			n, why := readNode(&l, utiljson.Unmarshal(raw, &l))
 			assert.Equal(t, tc.why == "", n != nil)
 			if tc.why == "" {
 				assert.Empty(t, why)

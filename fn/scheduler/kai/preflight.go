@@ -3,6 +3,7 @@ package kai
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/analyse/placement"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/scheduler"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/tree"
@@ -205,7 +205,7 @@ func clusterOf(ctx context.Context, r scheduler.Reader, run scheduler.PreflightR
 		}
 		st.Jobs = append(st.Jobs, j)
 	}
-	why, err := room(ctx, r, run, &st.Cluster)
+	why, err := room(ctx, r, &st.Cluster)
 	return st, why, err
 }
 
@@ -218,47 +218,41 @@ func owned(pg *unstructured.Unstructured, own map[string]bool) bool {
 	return false
 }
 
-// room sets what KAI divides and what of it is free, the run's own pods
-// (a run already applied) not counted as holding any.
-func room(ctx context.Context, r scheduler.Reader, run scheduler.PreflightRun, cl *Cluster) (string, error) {
+// room sets what KAI divides and what of it is free (BoundPods leaves
+// out the run's own pods, a run already applied).
+func room(ctx context.Context, r scheduler.Reader, cl *Cluster) (string, error) {
 	nodes, out, err := r.Nodes(ctx)
 	if out != scheduler.Found {
 		return scheduler.ReadFailure("the Nodes", out, err), err
 	}
-	ready := map[string]bool{}
+	var ready []string
 	for _, n := range nodes {
 		for _, cond := range n.Status.Conditions {
 			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-				ready[n.Name] = true
+				ready = append(ready, n.Name)
 				cl.Total = cl.Total.Add(FromList(n.Status.Allocatable))
 			}
 		}
 	}
-	ours := map[string]bool{}
-	for _, ps := range run.Pods {
-		if name := ps.Meta.Labels[vocab.InstanceLabel]; name != "" {
-			ours[ps.Namespace+"/"+name] = true
-		}
-	}
-	var used Resources
-	more, limit, out, err := r.EachPod(ctx, func(p *corev1.Pod) {
-		if !ready[p.Spec.NodeName] || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || ours[p.Namespace+"/"+p.Labels[vocab.InstanceLabel]] {
-			return
-		}
-		req := FromList(placement.PodRequests(p))
-		if p.Spec.SchedulerName == vocab.KAISchedulerName {
-			used = used.Add(req)
-		} else {
-			cl.Total = cl.Total.Sub(req)
-		}
-	})
+	bound, out, err := r.BoundPods(ctx)
 	switch {
 	case r.Stops(err):
 		return "", err
 	case out != scheduler.Found:
 		return scheduler.ReadFailure("the bound Pods", out, err), nil
-	case more:
-		return fmt.Sprintf("the bound Pods are more than %d", limit), nil
+	case bound.More:
+		return fmt.Sprintf("the bound Pods are more than %d", bound.Limit), nil
+	}
+	var used Resources
+	for _, name := range slices.Compact(slices.Sorted(slices.Values(ready))) {
+		for _, h := range bound.Holders(name) {
+			req := FromList(bound.Held[name][h])
+			if h.Scheduler == vocab.KAISchedulerName {
+				used = used.Add(req)
+			} else {
+				cl.Total = cl.Total.Sub(req)
+			}
+		}
 	}
 	cl.Free = cl.Total.Sub(used)
 	return "", nil

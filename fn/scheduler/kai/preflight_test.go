@@ -47,14 +47,15 @@ func (f fixtures) List(_ context.Context, gvr schema.GroupVersionResource, _, _ 
 	return out, scheduler.Found, nil
 }
 
-func (f fixtures) EachPod(_ context.Context, visit func(*corev1.Pod)) (bool, int, scheduler.Outcome, error) {
+func (f fixtures) BoundPods(context.Context) (scheduler.BoundPods, scheduler.Outcome, error) {
+	b := scheduler.BoundPods{More: f.more, Limit: len(f.pods)}
 	if f.deny == "pods" {
-		return false, 0, scheduler.Forbidden, errRefused
+		return b, scheduler.Forbidden, errRefused
 	}
 	for i := range f.pods {
-		visit(&f.pods[i])
+		b.Add(&f.pods[i])
 	}
-	return f.more, len(f.pods), scheduler.Found, nil
+	return b, scheduler.Found, nil
 }
 
 func (f fixtures) Nodes(context.Context) ([]*corev1.Node, scheduler.Outcome, error) {
@@ -113,6 +114,25 @@ func kaiPod(name, node string) corev1.Pod {
 		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 }
 
+// otherPod is kaiPod bound by another scheduler (sched), or with sched
+// "" KAI's pod being deleted.
+func otherPod(name, node, sched string) corev1.Pod {
+	p := kaiPod(name, node)
+	if sched != "" {
+		p.Spec.SchedulerName = sched
+	} else {
+		p.DeletionTimestamp = &metav1.Time{}
+	}
+	return p
+}
+
+// notReady is node whose Ready condition is False.
+func notReady(name string) *corev1.Node {
+	n := node(name)
+	n.Status.Conditions[0].Status = corev1.ConditionFalse
+	return n
+}
+
 // run is RayJob a/j queued on team: a head of 10 CPUs of PriorityClass
 // high (label, when set, its priorityClassName label) and workers of 8
 // GPUs.
@@ -168,6 +188,12 @@ func TestPreflightObject(t *testing.T) {
 			want: "cannot tell what KAI does with the run: the PodGroups could not be read (access refused (403 Forbidden)"},
 		{name: "Nodes unreadable: says so", workers: 2, queues: team, deny: "nodes",
 			want: "cannot tell what KAI does with the run: the Nodes could not be read (access refused (403 Forbidden)"},
+		{name: "another scheduler's pods take from what KAI divides", workers: 1, queues: team, pods: []corev1.Pod{otherPod("d1", "n1", corev1.DefaultSchedulerName)},
+			want: "needs 8 nvidia.com/gpu; 8 of 8 free: admitted now"},
+		{name: "a KAI pod being deleted still holds its GPUs", workers: 2, queues: team, pods: []corev1.Pod{otherPod("k1", "n1", "")},
+			want: "needs 16 nvidia.com/gpu; 8 of 16 free"},
+		{name: "a pod on a node not ready holds nothing KAI divides", workers: 2, queues: team, pods: []corev1.Pod{kaiPod("p3", "n3")},
+			want: "needs 16 nvidia.com/gpu; 16 of 16 free: admitted now"},
 		{name: "more Pods than a read holds: says so", workers: 2, queues: team, pods: full, more: true,
 			want: "cannot tell what KAI does with the run: the bound Pods are more than 2"},
 	}
@@ -178,7 +204,7 @@ func TestPreflightObject(t *testing.T) {
 				classes = append(classes, map[string]any{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": map[string]any{"name": name}, "value": v})
 			}
 			f := fixtures{lists: map[string][]map[string]any{"queues": tc.queues, "podgroups": tc.groups, "priorityclasses": classes},
-				nodes: []*corev1.Node{node("n1"), node("n2")}, pods: tc.pods, deny: tc.deny, more: tc.more}
+				nodes: []*corev1.Node{node("n1"), node("n2"), notReady("n3")}, pods: tc.pods, deny: tc.deny, more: tc.more}
 			l := scheduler.Line{Need: scheduler.Need{Kind: "Queue", APIVersion: vocab.KAIQueueAPIVersion, Name: "team",
 				ReferencedBy: []string{"RayJob/j metadata.labels[" + vocab.KAIQueueLabel + "]"}}}
 			got, ok, err := Integration{}.PreflightObject(context.Background(), f, run(tc.workers, tc.label), l, nil)

@@ -79,8 +79,8 @@ func (f fakeReader) Exists(_ context.Context, gvr schema.GroupVersionResource, n
 	return scheduler.NotFound, nil
 }
 
-func (fakeReader) EachPod(context.Context, func(*corev1.Pod)) (bool, int, scheduler.Outcome, error) {
-	return false, 0, scheduler.NotFound, nil
+func (fakeReader) BoundPods(context.Context) (scheduler.BoundPods, scheduler.Outcome, error) {
+	return scheduler.BoundPods{}, scheduler.NotFound, nil
 }
 
 func (fakeReader) Nodes(context.Context) ([]*corev1.Node, scheduler.Outcome, error) {

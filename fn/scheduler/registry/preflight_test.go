@@ -25,8 +25,8 @@ func (absent) List(context.Context, schema.GroupVersionResource, string, string)
 	return nil, scheduler.NotFound, nil
 }
 
-func (absent) EachPod(context.Context, func(*corev1.Pod)) (bool, int, scheduler.Outcome, error) {
-	return false, 0, scheduler.NotFound, nil
+func (absent) BoundPods(context.Context) (scheduler.BoundPods, scheduler.Outcome, error) {
+	return scheduler.BoundPods{}, scheduler.NotFound, nil
 }
 
 func (absent) Nodes(context.Context) ([]*corev1.Node, scheduler.Outcome, error) {
