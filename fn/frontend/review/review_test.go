@@ -126,111 +126,12 @@ func TestParseShippedProfiles(t *testing.T) {
 	assert.Equal(t, review.Totals{Nodes: 116, GPUs: 464}, runs.Totals())
 }
 
-func TestParseCounting(t *testing.T) {
-	const worker = `
-  - groupName: %s
-    replicas: %s
-    numOfHosts: %s
-    %s
-    template:
-      spec:
-        containers:
-        - name: w
-          image: img:w
-          resources: {%s}`
-	autoscaling := func(doc string) string {
-		return strings.Replace(doc, "spec:\n  headGroupSpec:", "spec:\n  enableInTreeAutoscaling: true\n  headGroupSpec:", 1)
-	}
-	cases := []struct {
-		name    string
-		doc     string
-		nodes   int64
-		gpus    int64
-		ceiling *review.Totals // nil: equal to nodes and gpus
-	}{
-		{"replicas below minReplicas start minReplicas", rayCluster(false, sprintf(worker, "g", "4", "1", "minReplicas: 16\n    maxReplicas: 16", "limits: {nvidia.com/gpu: 8}")), 16, 128, nil},
-		{"replicas above maxReplicas start maxReplicas", rayCluster(false, sprintf(worker, "g", "2147483647", "1", "maxReplicas: 4", "limits: {nvidia.com/gpu: 8}")), 4, 32, nil},
-		{"autoscaling reports its ceiling", autoscaling(rayCluster(false, sprintf(worker, "g", "2", "1", "maxReplicas: 6", "limits: {nvidia.com/gpu: 8}"))), 2, 16, &review.Totals{Nodes: 6, GPUs: 48}},
-		{"a second GPU container counts", rayCluster(false, strings.Replace(sprintf(worker, "g", "2", "1", "", "limits: {nvidia.com/gpu: 4}"), "        - name: w\n", "        - {name: s, image: img:s, resources: {limits: {nvidia.com/gpu: 2}}}\n        - name: w\n", 1)), 2, 12, nil},
-		{"replicas times hosts", rayCluster(false, sprintf(worker, "g", "3", "2", "", "limits: {nvidia.com/gpu: 4}")), 6, 24, nil},
-		{"requests when no limit", rayCluster(false, sprintf(worker, "g", "2", "1", "", "requests: {nvidia.com/gpu: 8}")), 2, 16, nil},
-		{"suspended group", rayCluster(false, sprintf(worker, "g", "2", "1", "suspend: true", "limits: {nvidia.com/gpu: 4}")), 0, 0, nil},
-		{"cpu workers are no GPU nodes", rayCluster(false, sprintf(worker, "g", "5", "1", "", "limits: {cpu: 4}")), 0, 0, nil},
-		{"head with GPUs counts", rayCluster(true, sprintf(worker, "g", "1", "1", "", "limits: {nvidia.com/gpu: 4}")), 2, 8, nil},
-		{"deployment with GPUs", `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: d}
-spec:
-  replicas: 2
-  template:
-    spec:
-      containers:
-      - {name: c, image: img:d, resources: {limits: {nvidia.com/gpu: 1}}}
-`, 2, 2, nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := review.Parse("r", "r.yaml", []byte(tc.doc))
-			require.NoError(t, err)
-			want := review.Totals{Nodes: tc.nodes, GPUs: tc.gpus}
-			assert.Equal(t, want, r.Totals())
-			if tc.ceiling != nil {
-				want = *tc.ceiling
-			}
-			assert.Equal(t, want, r.Ceiling())
-		})
-	}
-}
-
 func sprintf(format string, args ...any) string {
 	s := format
 	for _, a := range args {
 		s = strings.Replace(s, "%s", a.(string), 1)
 	}
 	return s
-}
-
-func rayCluster(headGPUs bool, workers string) string {
-	head := "limits: {cpu: 1}"
-	if headGPUs {
-		head = "limits: {nvidia.com/gpu: 4}"
-	}
-	return `apiVersion: ray.io/v1
-kind: RayCluster
-metadata: {name: c}
-spec:
-  headGroupSpec:
-    template:
-      spec:
-        containers:
-        - {name: h, image: img:h, resources: {` + head + `}}
-  workerGroupSpecs:` + workers + "\n"
-}
-
-func TestParseErrors(t *testing.T) {
-	cases := []struct {
-		name, doc, want string
-	}{
-		{"not yaml", "kind: [a\n", "bad.yaml: document 1"},
-		{"not an object", "- a\n- b\n", "bad.yaml: document 1"},
-		{"no kind", "metadata: {name: x}\n", "bad.yaml: document 1: kind and metadata.name are required"},
-		{"no name", "---\nkind: ConfigMap\nmetadata: {name: ok}\n---\nkind: Service\n", "bad.yaml: document 2: kind and metadata.name are required"},
-		{"duplicate", "kind: A\nmetadata: {name: x}\n---\nkind: A\nmetadata: {name: x}\n", "A/x appears twice"},
-		{"bad quantity", "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: c}\nspec:\n  headGroupSpec:\n    template:\n      spec:\n        containers:\n        - {name: h, resources: {limits: {nvidia.com/gpu: lots}}}\n",
-			"bad.yaml: document 1 (RayCluster/c):"},
-		{"wrong type", "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: j}\nspec: {entrypoint: [1, 2]}\n", "expected a ray.io/v1 RayJob"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := review.Parse("bad", "bad.yaml", []byte(tc.doc))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-		})
-	}
-	// Comment-only documents (helm template's `# Source:`) and empty ones are skipped.
-	r, err := review.Parse("ok", "ok.yaml", []byte("# Source: x\n---\n---\nkind: A\nmetadata: {name: a}\n"))
-	require.NoError(t, err)
-	assert.Len(t, r.Objects, 1)
 }
 
 // fixture copies the example runs repository with the recipes and the
@@ -393,44 +294,6 @@ func TestMarkdownEscaping(t *testing.T) {
 	md := s.Markdown()
 	assert.Contains(t, md, "| scheduling: `RayJob/rl-team/j` queue | `a\\|b` | `c'd` |")
 	assert.Contains(t, md, "````diff\n-echo ```\n+echo ok\n````\n")
-}
-
-// TestParseTruncated: a render cut anywhere (a bad merge, a half-written
-// file) parses or fails with an error, never a panic.
-func TestParseTruncated(t *testing.T) {
-	file := filepath.Join(testenv.RepoRoot(t), "examples", "runs-repo", "manifests", "ultra-64n.yaml")
-	data := []byte(testenv.ReadFile(t, file))
-	for i := 0; i < len(data); i += 173 {
-		r, err := review.Parse("r", "r.yaml", data[:i])
-		if err != nil {
-			assert.Contains(t, err.Error(), "r.yaml: document ")
-			continue
-		}
-		_ = review.Diff(review.Render{"r": r}, review.Render{}).Markdown()
-	}
-}
-
-// The autoscaling ceiling is reported beside the count, never as it.
-func TestAutoscalingCeilingInSummary(t *testing.T) {
-	const worker = `
-  - groupName: g
-    replicas: 2
-    maxReplicas: 6
-    template:
-      spec:
-        containers:
-        - {name: w, image: img:w, resources: {limits: {nvidia.com/gpu: 8}}}`
-	before, err := review.Parse("r", "r.yaml", []byte(rayCluster(false, worker)))
-	require.NoError(t, err)
-	doc := strings.Replace(rayCluster(false, worker), "spec:\n  headGroupSpec:", "spec:\n  enableInTreeAutoscaling: true\n  headGroupSpec:", 1)
-	after, err := review.Parse("r", "r.yaml", []byte(doc))
-	require.NoError(t, err)
-	s := review.Diff(review.Render{"r": before}, review.Render{"r": after})
-	require.Len(t, s.Runs, 1)
-	require.Equal(t, review.Totals{Nodes: 2, GPUs: 16}, s.Runs[0].After)
-	require.Equal(t, review.Totals{Nodes: 6, GPUs: 48}, s.Runs[0].AfterCeiling)
-	require.Contains(t, s.Text(), "autoscaling up to 2 GPU nodes, 16 GPUs → 6 GPU nodes, 48 GPUs\n")
-	require.Contains(t, s.Markdown(), "| autoscaling up to | 2 GPU nodes, 16 GPUs | 6 GPU nodes, 48 GPUs |")
 }
 
 // TestFoldedEntrypointIsOneLine: the YAML encoder (sigs.k8s.io/yaml, as
