@@ -423,25 +423,3 @@ spec:
 	assert.Contains(t, s.Text(), "  words     + grpo.max_num_steps=10\n")
 	assert.Contains(t, s.Markdown(), "words changed: `+ grpo.max_num_steps=10`")
 }
-
-// diff --full writes the uncut summary when the comment is cut; a file it
-// cannot write is an error naming --full.
-func TestCompareWritesTheUncutSummary(t *testing.T) {
-	dir := filepath.Join(testenv.RepoRoot(t), "examples", "runs-repo", "manifests")
-	full := filepath.Join(t.TempDir(), "summary-full.md")
-	o := review.CompareOptions{
-		Old: filepath.Join(dir, "qwen3-math-4n.yaml"), New: filepath.Join(dir, "ultra-48n.yaml"),
-		Markdown: true, MaxSize: 300, Full: full,
-	}
-	out, err := review.Compare(o)
-	require.NoError(t, err)
-	require.NoError(t, out.Failures)
-	written := testenv.ReadFile(t, full)
-	assert.Contains(t, out.Text, "summary-full.md", "the cut comment says where the rest is")
-	assert.Greater(t, len(written), len(out.Text), "the file is the uncut summary")
-	assert.Contains(t, written, "ultra-48n")
-
-	o.Full = filepath.Join(t.TempDir(), "no-such-dir", "x.md")
-	_, err = review.Compare(o)
-	assert.ErrorContains(t, err, "--full: ")
-}
