@@ -260,67 +260,6 @@ func TestGoldenSummary(t *testing.T) {
 	}
 }
 
-func TestDiffAddedRemovedUnchanged(t *testing.T) {
-	runs := committed(t)
-	s := review.Diff(runs, runs)
-	assert.Empty(t, s.Runs)
-	assert.Equal(t, 4, s.Unchanged)
-	assert.Equal(t, "4 runs unchanged\ntotal: GPU nodes 116, GPUs 464\n", s.Text())
-
-	fewer := review.Render{"qwen3-math-4n": runs["qwen3-math-4n"]}
-	s = review.Diff(fewer, runs)
-	require.Len(t, s.Runs, 3)
-	assert.Equal(t, review.Added, s.Runs[0].Status)
-	assert.Equal(t, "ultra-48n", s.Runs[0].Name)
-	assert.Equal(t, review.Totals{Nodes: 48, GPUs: 192}, s.Runs[0].After)
-	assert.Len(t, s.Runs[0].ObjectsAdded, 3, "its RayJob and DRA objects; the shared services are ultra-tools'")
-	assert.Empty(t, s.Runs[0].Entrypoints, "a new job's entrypoint is not diffed")
-	assert.Equal(t, review.Totals{Nodes: 4, GPUs: 16}, s.Before)
-	assert.Equal(t, review.Totals{Nodes: 116, GPUs: 464}, s.After)
-
-	s = review.Diff(runs, fewer)
-	require.Len(t, s.Runs, 3)
-	assert.Equal(t, review.Removed, s.Runs[1].Status)
-	assert.Equal(t, review.Totals{Nodes: 64, GPUs: 256}, s.Runs[1].Before)
-	assert.Contains(t, s.Text(), "total: GPU nodes 116 → 4 (-112), GPUs 464 → 16 (-448)\n")
-}
-
-func TestMarkdownEscaping(t *testing.T) {
-	s := &review.Summary{Runs: []review.RunDiff{{
-		Name: "r", Status: review.Changed,
-		Scheduling:  []review.FieldChange{{Key: "RayJob/rl-team/j queue", Before: "a|b", After: "c`d"}},
-		Entrypoints: []review.EntrypointDiff{{Job: "RayJob/rl-team/j", Diff: "-echo ```\n+echo ok\n"}},
-	}}}
-	md := s.Markdown()
-	assert.Contains(t, md, "| scheduling: `RayJob/rl-team/j` queue | `a\\|b` | `c'd` |")
-	assert.Contains(t, md, "````diff\n-echo ```\n+echo ok\n````\n")
-}
-
-// TestFoldedEntrypointIsOneLine: the YAML encoder (sigs.k8s.io/yaml, as
-// Helm's toYaml) folds a long entrypoint line over several lines of the
-// manifest; the entrypoint diff is of the decoded string, so a change at
-// the end of that line is one changed shell line, and the fold's
-// continuation is not shown as a line of its own.
-func TestFoldedEntrypointIsOneLine(t *testing.T) {
-	job := func(ep string) review.Render {
-		doc := "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: j}\nspec:\n  entrypoint: \"" + ep + "\"\n"
-		r, err := review.Parse("run", "run.yaml", []byte(doc))
-		require.NoError(t, err)
-		return review.Render{"run": r}
-	}
-	long := "set -eu\\ncd /x \\npython run.py " + strings.Repeat("a.b=c ", 20)
-	// Folded as the encoder writes it: a line break inside a double-quoted
-	// scalar is a space.
-	folded := strings.Replace(long, "a.b=c a.b=c", "a.b=c\n    a.b=c", 3)
-	s := review.Diff(job(folded+"\\n"), job(long+"x=1\\n"))
-	require.Len(t, s.Runs, 1)
-	require.Len(t, s.Runs[0].Entrypoints, 1)
-	d := s.Runs[0].Entrypoints[0].Diff
-	assert.Equal(t, 1, strings.Count(d, "\n-"), d)
-	assert.Equal(t, 1, strings.Count(d, "\n+"), d)
-	assert.Contains(t, d, "\n+python run.py "+strings.Repeat("a.b=c ", 20)+"x=1\n")
-}
-
 // A pull request adding 150 runs and moving one run to another registry:
 // the comment fits GitHub's 65,536 characters, the registry change comes
 // first, and the runs left out are counted with where the full text is.
@@ -397,29 +336,4 @@ spec:
 			assert.Contains(t, s.Markdown(), "| admission: `RayJob/j` |  | "+tc.says+" |")
 		})
 	}
-}
-
-// TestEntrypointWordDiff: one added override on a long driver line reads
-// as that override, not as two 300-character lines.
-func TestEntrypointWordDiff(t *testing.T) {
-	const job = `apiVersion: ray.io/v1
-kind: RayJob
-metadata: {name: j}
-spec:
-  entrypoint: %s
-  rayClusterSpec:
-    headGroupSpec:
-      template: {spec: {containers: [{name: h, image: img:h}]}}
-`
-	long := "python -u examples/run_grpo.py --config examples/configs/recipes/llm/grpo-nano-v2-12b-2n8g-fsdp2tp1.yaml checkpointing.checkpoint_dir=/mnt/nfs/checkpoints/alice/grpo logger.wandb_enabled=false policy.model_name=nvidia/NVIDIA-Nemotron-Nano-12B-v2"
-	before, err := review.Parse("r", "r.yaml", []byte(sprintf(job, long)))
-	require.NoError(t, err)
-	after, err := review.Parse("r", "r.yaml", []byte(sprintf(job, strings.Replace(long, "logger.wandb_enabled=false", "logger.wandb_enabled=false grpo.max_num_steps=10", 1))))
-	require.NoError(t, err)
-	s := review.Diff(review.Render{"r": before}, review.Render{"r": after})
-	require.Len(t, s.Runs, 1)
-	require.Len(t, s.Runs[0].Entrypoints, 1)
-	assert.Equal(t, []string{"+ grpo.max_num_steps=10"}, s.Runs[0].Entrypoints[0].Words)
-	assert.Contains(t, s.Text(), "  words     + grpo.max_num_steps=10\n")
-	assert.Contains(t, s.Markdown(), "words changed: `+ grpo.max_num_steps=10`")
 }
