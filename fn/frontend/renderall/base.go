@@ -3,6 +3,7 @@ package renderall
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -147,6 +148,10 @@ func manifestsAt(rev source.Revision, ref, dir string, budget *source.RenderBudg
 // BaseFromDir reads the base from a checkout of the base branch (the runs
 // repository at dir), under the same rules as the repository itself.
 func BaseFromDir(dir string) (Base, error) {
+	// A missing folder inside a work tree would read as a base with no runs.
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return Base{}, fmt.Errorf("%s: not a directory; expected a checkout of the base branch's runs repository", dir)
+	}
 	disk, err := source.ConfineRepo(RepoRoot(dir), false)
 	if err != nil {
 		return Base{}, err

@@ -150,4 +150,7 @@ func TestBaseFromDirAndUnknown(t *testing.T) {
 	assert.ErrorContains(t, err, "review-allow.yaml: runs.r.podSecurity: \"root\"")
 	_, err = BaseFromDir(dir)
 	assert.ErrorContains(t, err, "runs.r.podSecurity")
+	// A folder that is not there is no base with no runs.
+	_, err = BaseFromDir(filepath.Join(root, "no-such"))
+	assert.ErrorContains(t, err, "no-such: not a directory; expected a checkout of the base branch's runs repository")
 }

@@ -77,20 +77,3 @@ func TestWhoWaitsChangesAreNamed(t *testing.T) {
 		})
 	}
 }
-
-// Parse decodes each object into its type from the JSON it already made
-// of the document; an integer float64 cannot hold is read from the YAML,
-// exactly as written.
-func TestParseKeepsLargeIntegersExact(t *testing.T) {
-	doc := strings.Replace(sprintf(whoWaitsJob, "labels: {}"), "spec: {containers: [{name: w,", "spec: {securityContext: {runAsUser: 9007199254740993}, containers: [{name: w,", 1)
-	r, err := review.Parse("r", "r.yaml", []byte(doc))
-	require.NoError(t, err)
-	var found bool
-	for k, v := range r.Security {
-		if strings.HasSuffix(k, "runAsUser") {
-			found = true
-			assert.Contains(t, v, "9007199254740993", k)
-		}
-	}
-	assert.True(t, found, "a runAsUser fact: %v", r.Security)
-}
