@@ -64,8 +64,8 @@ func TestNameRuleAndPairText(t *testing.T) {
 		{"Service", 63, dns1035},
 		{"ConfigMap", 253, dns1123Sub},
 	} {
-		max, pattern := nameRule(tc.kind)
-		require.Equal(t, tc.max, max, tc.kind)
+		maxLen, pattern := nameRule(tc.kind)
+		require.Equal(t, tc.max, maxLen, tc.kind)
 		require.Equal(t, tc.pattern, pattern, tc.kind)
 	}
 	require.Equal(t, `"a/b":"x \"y\" \u003c\u0026\u003e"`, pairText("a/b", `x "y" <&>`))
