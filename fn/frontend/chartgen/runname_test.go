@@ -98,16 +98,3 @@ func TestTeamChartBothPaths(t *testing.T) {
 		}
 	})
 }
-
-// TestIndexNamespaces: chart-new --namespaces is held to the index's rule
-// for namespaces (index_test.go).
-func TestIndexNamespaces(t *testing.T) {
-	tmp := t.TempDir()
-	f := filepath.Join(tmp, "index.yaml")
-	require.NoError(t, os.WriteFile(f, []byte("profiles:\n- {name: p, description: d, profile: p.yaml, recipe: r.yaml}\n"), 0o644))
-	idx, err := chartgen.LoadIndex(filepath.ToSlash(f))
-	require.NoError(t, err)
-	err = chartgen.NewChart(idx, filepath.Join(tmp, "chart"), chartgen.ChartMeta{Name: "team-rl", Version: "1.0.0", Namespaces: []string{"ok", "-bad"}})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `--namespaces[1]: found "-bad"`)
-}
