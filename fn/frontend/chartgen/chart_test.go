@@ -15,10 +15,8 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/profile"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/resolve/hydra"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/runrequest"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/support/shell"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 )
 
@@ -425,39 +423,6 @@ func TestCapacityMatchesEngine(t *testing.T) {
 			})
 		}
 	}
-}
-
-// TestShellSafePatternMatchesShellQuote: the chart quotes exactly the
-// overrides shell.Quote quotes, and the same way.
-func TestShellSafePatternMatchesShellQuote(t *testing.T) {
-	for _, s := range []string{
-		"a.b=1", "+a=2", "++a.b=x/y:z", "~a.b", "a=[1,2]", "a@b%c", "a=b,c", "k=v-w_x.y",
-		"a=[x]", "~a=1", "a.b[0]=3", "a=~/x", "a=",
-	} {
-		q := s
-		if !regexpMatch(chartgen.ShellSafePattern, s) {
-			q = "'" + s + "'"
-		}
-		assert.Equal(t, shell.Quote(s), q, s)
-	}
-}
-
-// TestOverridePatternParses: whatever the schema lets through is an
-// override the engine reads, and `infra.` ones are recognised.
-func TestOverridePatternParses(t *testing.T) {
-	accepted := []string{"a=1", "a.b=x", "+a.b=[1,2]", "++a.b.c=x/y", "~a.b", "~a.b=1", "a.b[0]=3", "a=", "a-b.c_d=e:f@g%h,i"}
-	for _, s := range accepted {
-		require.True(t, regexpMatch(chartgen.OverridePattern, s), s)
-		_, err := hydra.Parse(s)
-		assert.NoError(t, err, s)
-	}
-	for _, s := range []string{"a", "=1", "a b=1", "a='x'", "a=$X", "a=\"x\"", "+~a=1", "a={b: 1}", "1a=2"} {
-		assert.False(t, regexpMatch(chartgen.OverridePattern, s), s)
-	}
-	for _, s := range []string{"infra.image=x", "+infra.labels.a=b", "infra=x", "~infra"} {
-		assert.True(t, regexpMatch(chartgen.InfraOverridePattern, s), s)
-	}
-	assert.False(t, regexpMatch(chartgen.InfraOverridePattern, "infrastructure.x=1"))
 }
 
 // newValueRuns: release name, image, labels and annotations on every

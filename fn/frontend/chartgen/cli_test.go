@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +19,6 @@ import (
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/frontend/chartgen"
 	"github.com/nemo-rl-krm/nemo-rl-krm/internal/runcheck"
 )
-
-func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
 
 func readMeta(t *testing.T) *chartgen.Meta {
 	t.Helper()

@@ -98,28 +98,3 @@ func TestTeamChartBothPaths(t *testing.T) {
 		}
 	})
 }
-
-// TestIndexNamespaces: an index may bind its chart (namespaces:); each is
-// a namespace name, listed once, and chart-new --namespaces is held to the
-// same rule.
-func TestIndexNamespaces(t *testing.T) {
-	tmp := t.TempDir()
-	for _, tc := range []struct{ list, want string }{
-		{"[team-a, Team_B]", `namespaces[1]: found "Team_B"; expected a namespace name`},
-		{"[team-a, team-a]", `namespaces[1]: "team-a" is listed twice`},
-	} {
-		f := filepath.Join(tmp, "index.yaml")
-		require.NoError(t, os.WriteFile(f, []byte("namespaces: "+tc.list+"\nprofiles:\n- {name: p, description: d, profile: p.yaml, recipe: r.yaml}\n"), 0o644))
-		_, err := chartgen.LoadIndex(filepath.ToSlash(f))
-		require.Error(t, err, tc.list)
-		assert.Contains(t, err.Error(), tc.want)
-	}
-	f := filepath.Join(tmp, "index.yaml")
-	require.NoError(t, os.WriteFile(f, []byte("namespaces: [team-a]\nprofiles:\n- {name: p, description: d, profile: p.yaml, recipe: r.yaml}\n"), 0o644))
-	idx, err := chartgen.LoadIndex(filepath.ToSlash(f))
-	require.NoError(t, err)
-	assert.Equal(t, []string{"team-a"}, idx.Namespaces)
-	err = chartgen.NewChart(idx, filepath.Join(tmp, "chart"), chartgen.ChartMeta{Name: "team-rl", Version: "1.0.0", Namespaces: []string{"ok", "-bad"}})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `--namespaces[1]: found "-bad"`)
-}

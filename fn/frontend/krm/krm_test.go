@@ -12,7 +12,6 @@ import (
 
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runparams"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/runspec"
-	"github.com/nemo-rl-krm/nemo-rl-krm/fn/core/vocab"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/emit"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/recipe"
 	"github.com/nemo-rl-krm/nemo-rl-krm/fn/engine/load/source"
@@ -172,36 +171,6 @@ var processCases = []processCase{{
 	wantIDs:   qwenItems,
 	wantErrs:  []string{"ConfigMap other: file profiles/gb300/qwen3_30b_math_4n_4gpu.gb300.infra.yaml is also in ConfigMap nrl-profiles-gb300 with different content"},
 	wantField: "data.qwen3_30b_math_4n_4gpu.gb300.infra.yaml",
-}, {
-	name:   "single-file ConfigMap",
-	config: qwenRun,
-	items: func(t *testing.T) []*yaml.RNode {
-		items := notLocal(t, qwenFiles(t)[1:])
-		base := filesCM(t, "base", "recipes/examples/configs", "grpo_math_1B.yaml")
-		require.NoError(t, base.PipeE(yaml.ClearAnnotation(vocab.FilesDirAnnotation)))
-		require.NoError(t, base.PipeE(yaml.ClearAnnotation(vocab.LocalConfigAnnotation)))
-		require.NoError(t, base.PipeE(yaml.SetAnnotation(vocab.FileAnnotation, "recipes/examples/configs/grpo_math_1B.yaml")))
-		return append(items, base)
-	},
-	wantIDs: qwenItems,
-}, {
-	name:   "bad ConfigMaps",
-	config: qwenRun,
-	items: func(t *testing.T) []*yaml.RNode {
-		return []*yaml.RNode{
-			node(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: up\n  annotations:\n    nemo-rl.nvidia.com/files-dir: ../x\ndata:\n  a.yaml: x\n"),
-			node(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\n  annotations:\n    nemo-rl.nvidia.com/file: a.yaml\ndata:\n  a.yaml: x\n  b.yaml: y\n"),
-			node(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nested\n  annotations:\n    nemo-rl.nvidia.com/files-dir: .\ndata:\n  a.yaml: {x: 1}\n"),
-		}
-	},
-	wantErrs: []string{
-		`ConfigMap up: found "../x"; expected a slash path relative to the package root`,
-		"ConfigMap two: annotated nemo-rl.nvidia.com/file: a.yaml holds 2 keys; expected exactly one",
-		"ConfigMap nested: data: expected string keys and values",
-		"spec.recipe: no input file",
-		"spec.profile: no input file",
-	},
-	wantField: "metadata.annotations.nemo-rl.nvidia.com/files-dir",
 }, {
 	// A run in runs/ (kpt gives its path) whose paths were written from the
 	// package root: each names the path it read, the run file, and the

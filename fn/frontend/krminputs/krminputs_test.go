@@ -171,46 +171,6 @@ spec:
 	want, err := render.Output()
 	require.NoError(t, err)
 	require.Equal(t, string(bytes.TrimPrefix(want, []byte("---\n"))), string(got))
-
-	// A stale block is reported, with the command that fixes it.
-	require.NoError(t, os.WriteFile(filepath.Join(kdir, "kustomization.yaml"), []byte(
-		"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"+
-			krminputs.BeginMarker+"\n"+krminputs.EndMarker+"\n"), 0o644))
-	check = exec.Command(bin, "kustomize-inputs", "-k", kdir, "--root", tree, "--check", filepath.Join(kdir, "run.yaml"))
-	out, err = check.CombinedOutput()
-	require.Error(t, err)
-	require.Contains(t, string(out), "the inputs block is stale; run nrl-k8s kustomize-inputs --write")
-	require.Contains(t, string(out), "+  - ")
-}
-
-// The kpt form: --check names a missing ConfigMap and one no run needs.
-func TestKptCheck(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the CLI")
-	}
-	root := testenv.RepoRoot(t)
-	bin := clirun.Binary(t)
-	pkg := t.TempDir()
-	runFile := filepath.Join(root, "examples/kpt/run.yaml")
-	cmd := func(args ...string) (string, error) {
-		out, err := exec.Command(bin, append([]string{"kustomize-inputs", "--kpt", pkg, "--root", root}, args...)...).CombinedOutput()
-		return string(out), err
-	}
-	out, err := cmd("--check", runFile)
-	require.Error(t, err)
-	require.Contains(t, out, "inputs/nrl-recipes.yaml: stale or missing")
-	_, err = cmd("--write", runFile)
-	require.NoError(t, err)
-	_, err = cmd("--check", runFile)
-	require.NoError(t, err)
-	for _, f := range []string{"nrl-recipes.yaml", "nrl-recipes-llm-performance.yaml", "nrl-profiles-gb300.yaml"} {
-		require.Equal(t, testenv.ReadFile(t, filepath.Join(root, "examples/kpt/inputs", f)), testenv.ReadFile(t, filepath.Join(pkg, "inputs", f)))
-	}
-	old := testenv.ReadFile(t, filepath.Join(pkg, "inputs", "nrl-recipes.yaml"))
-	require.NoError(t, os.WriteFile(filepath.Join(pkg, "inputs", "nrl-old.yaml"), []byte(old), 0o644))
-	out, err = cmd("--check", runFile)
-	require.Error(t, err)
-	require.Contains(t, out, "nrl-old.yaml: no run reads these files any more")
 }
 
 // kustomizeExampleIsFresh: examples/<example>'s generated configMapGenerator
