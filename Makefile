@@ -57,7 +57,7 @@ kueue:
 test: vet lint build image race
 	@command -v podman >/dev/null && { command -v runc >/dev/null || test -x /usr/sbin/runc; } || \
 	  echo "make test: podman or runc not installed: the container tier (tests/container) is skipped$${CI:+ and fails, CI=true}$${NRL_REQUIRE_PODMAN:+ and fails, NRL_REQUIRE_PODMAN is set}; apt-get install podman runc"
-	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_REQUIRE_APISERVER=1 NRL_IMAGE_TAR=$(CURDIR)/dist/nrl-k8s-image.tar $(GO) test -count=1 -vet=off ./...
+	$(TOOLS_ENV); $(APISERVER_ENV) && $(KUEUE_ENV) && NRL_REQUIRE_APISERVER=1 NRL_IMAGE_TAR=$(CURDIR)/dist/nrl-k8s-image.tar $(GO) test -count=1 -vet=off -timeout 20m ./...
 	@# The multicluster tier last, alone: its three API servers and Kueue
 	@# managers (2.7 GB) never share the machine with the other tiers.
 	$(MAKE) multicluster-test
