@@ -187,7 +187,9 @@ const (
 
 // teamReadme is a team chart's README: its own title, description and
 // install example, the values it takes, and the generated profile table;
-// no links into the nemo-rl-krm repository.
+// no links to files of the nemo-rl-krm repository (a team chart does not
+// ship them), only Chart.yaml's home (the embedded one unless the team
+// gives its own).
 func teamReadme(meta *chart.Metadata, profile string, namespaces []string) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n%s\n\n", meta.Name, meta.Description)
